@@ -1,0 +1,83 @@
+// rgpu: the command-line front end. `rgpu run` starts a program so that it
+// loads rgpu's libcudart.so.13 and uses remote GPUs.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char* kUsage =
+    "usage: rgpu run [--server HOST[:PORT]] [--gpus LIST] [--trace] -- PROGRAM [ARGS...]\n"
+    "  --server HOST[:PORT]  the rgpu-server to use (default: RGPU_DEVICES, else localhost)\n"
+    "  --gpus LIST           that server's GPUs to use, e.g. 0,1 (default 0)\n"
+    "  --trace               log every forwarded call (RGPU_TRACE=1)\n";
+
+std::string executable_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, n);
+  return path.substr(0, path.rfind('/'));
+}
+
+// The build tree keeps the library in lib/; an install in ../lib/rgpu.
+std::string library_dir() {
+  std::string dir = executable_dir();
+  for (std::string candidate : {dir + "/lib", dir + "/../lib/rgpu"})
+    if (access((candidate + "/libcudart.so.13").c_str(), R_OK) == 0) return candidate;
+  return dir + "/lib";
+}
+
+int run(int argc, char** argv) {
+  std::string server, gpus = "0";
+  int i = 0;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "--server" && i + 1 < argc) server = argv[++i];
+    else if (a == "--gpus" && i + 1 < argc) gpus = argv[++i];
+    else if (a == "--trace") setenv("RGPU_TRACE", "1", 1);
+    else if (a[0] != '-') break;
+    else {
+      fprintf(stderr, "rgpu run: unknown option %s\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  if (i >= argc) {
+    fputs(kUsage, stderr);
+    return 2;
+  }
+  if (!server.empty()) {
+    std::string devices;
+    size_t start = 0;
+    while (start <= gpus.size()) {
+      size_t comma = gpus.find(',', start);
+      if (!devices.empty()) devices += ",";
+      devices += server + ":" + gpus.substr(start, comma - start);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    setenv("RGPU_DEVICES", devices.c_str(), 1);
+  }
+  std::string path = library_dir();
+  if (const char* old = getenv("LD_LIBRARY_PATH"); old && *old) path += std::string(":") + old;
+  setenv("LD_LIBRARY_PATH", path.c_str(), 1);
+  execvp(argv[i], argv + i);
+  perror(argv[i]);
+  return 127;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "run") return run(argc - 2, argv + 2);
+  fputs(kUsage, argc >= 2 && std::string(argv[1]) == "--help" ? stdout : stderr);
+  return argc >= 2 && std::string(argv[1]) == "--help" ? 0 : 2;
+}

@@ -1,0 +1,104 @@
+#include "client/core/call.hpp"
+
+#include <chrono>
+#include <cstdlib>
+
+#include "client/core/handles.hpp"
+#include "client/core/per_thread_stream.hpp"
+#include "common/log.hpp"
+#include "protocol/op_names.hpp"
+
+namespace rgpu::client {
+namespace {
+
+bool tracing() {
+  static const bool on = [] {
+    const char* v = std::getenv("RGPU_TRACE");
+    return v && *v && *v != '0';
+  }();
+  return on;
+}
+
+// RGPU_TRACE=1: every forwarded call, its result and its time, on stderr.
+template <typename F>
+cudaError_t traced(uint16_t op, bool async, size_t arg_bytes, F&& f) {
+  if (!tracing()) return f();
+  auto t0 = std::chrono::steady_clock::now();
+  cudaError_t e = f();
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  log::write(log::Level::info, "trace %s%s args=%zuB -> %d (%.1f us)", proto::op_name(op),
+             async ? " [async]" : "", arg_bytes, static_cast<int>(e), us);
+  return e;
+}
+
+}  // namespace
+
+HandleRegistry<cudaStream_t>& streams() {
+  static auto* r = new HandleRegistry<cudaStream_t>;
+  return *r;
+}
+
+HandleRegistry<cudaEvent_t>& events() {
+  static auto* r = new HandleRegistry<cudaEvent_t>;
+  return *r;
+}
+
+cudaError_t Call::route(int index) {
+  Runtime& rt = Runtime::get();
+  if (cudaError_t e = rt.ensure_init()) return e;
+  dev_ = rt.device(index);
+  if (!dev_) return cudaErrorInvalidDevice;
+  index_ = index;
+  return cudaSuccess;
+}
+
+cudaError_t Call::to_current_device() { return route(Runtime::current_device()); }
+
+cudaError_t Call::to_device(int device, int32_t* remote_ordinal) {
+  if (cudaError_t e = route(device)) return e;
+  *remote_ordinal = dev_->remote;
+  return cudaSuccess;
+}
+
+cudaError_t Call::to_stream(cudaStream_t stream, uint64_t* remote) {
+  stream = effective_stream(stream);
+  if (is_default_stream(stream)) {
+    *remote = reinterpret_cast<uint64_t>(stream);
+    return to_current_device();
+  }
+  RemoteObject o;
+  if (!streams().find(stream, &o)) return cudaErrorInvalidResourceHandle;
+  *remote = o.remote;
+  return route(o.device);
+}
+
+cudaError_t Call::to_event(cudaEvent_t event, uint64_t* remote) {
+  RemoteObject o;
+  if (!events().find(event, &o)) return cudaErrorInvalidResourceHandle;
+  *remote = o.remote;
+  return route(o.device);
+}
+
+cudaError_t Call::run(std::span<const iovec> payload) {
+  cudaError_t e = traced(op_, false, args_.size(), [&] {
+    return dev_->session->call(op_, dev_->remote, args_.bytes(), payload, reply_buf_,
+                               report_deferred_);
+  });
+  reply_ = proto::Reader(reply_buf_);
+  return e;
+}
+
+cudaError_t Call::run_into(void* dst, size_t n) {
+  cudaError_t e = traced(op_, false, args_.size(), [&] {
+    return dev_->session->call_into(op_, dev_->remote, args_.bytes(), dst, n, reply_buf_);
+  });
+  reply_ = proto::Reader(reply_buf_);
+  return e;
+}
+
+cudaError_t Call::post(std::span<const iovec> payload) {
+  return traced(op_, true, args_.size(),
+                [&] { return dev_->session->post(op_, dev_->remote, args_.bytes(), payload); });
+}
+
+}  // namespace rgpu::client

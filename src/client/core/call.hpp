@@ -1,0 +1,52 @@
+// One forwarded call: choose the session (by device, stream or event), encode
+// arguments, then run it synchronously or post it asynchronously.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "client/core/runtime.hpp"
+#include "protocol/codec.hpp"
+
+namespace rgpu::client {
+
+class Call {
+ public:
+  explicit Call(uint16_t op) : op_(op) {}
+
+  // Routing; each returns cudaSuccess or the error the API must return.
+  cudaError_t to_current_device();
+  cudaError_t to_device(int device, int32_t* remote_ordinal);
+  cudaError_t to_stream(cudaStream_t stream, uint64_t* remote);
+  cudaError_t to_event(cudaEvent_t event, uint64_t* remote);
+
+  proto::Writer& args() { return args_; }
+  // For calls that only read information: leave asynchronous errors pending.
+  Call& quiet() {
+    report_deferred_ = false;
+    return *this;
+  }
+  cudaError_t run(std::span<const iovec> payload = {});
+  cudaError_t run_into(void* dst, size_t n);
+  cudaError_t post(std::span<const iovec> payload = {});
+  // Outputs of a successful run().
+  proto::Reader& reply() { return reply_; }
+
+  int device_index() const { return index_; }
+  VirtualDevice* device() const { return dev_; }
+
+ private:
+  cudaError_t route(int index);
+
+  uint16_t op_;
+  int index_ = -1;
+  VirtualDevice* dev_ = nullptr;
+  bool report_deferred_ = true;
+  proto::Writer args_;
+  std::vector<uint8_t> reply_buf_;
+  proto::Reader reply_;
+};
+
+}  // namespace rgpu::client

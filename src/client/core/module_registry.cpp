@@ -1,0 +1,140 @@
+#include "client/core/module_registry.hpp"
+
+#include <fatbinary_section.h>
+
+#include <algorithm>
+
+#include "client/core/call.hpp"
+#include "client/core/memory_map.hpp"
+#include "fatbin/fatbin_container.hpp"
+#include "fatbin/fatbin_hash.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::client {
+
+ModuleRegistry& ModuleRegistry::get() {
+  static auto* r = new ModuleRegistry;
+  return *r;
+}
+
+void** ModuleRegistry::add_fatbin(const void* wrapper) {
+  auto fb = std::make_unique<FatBinary>();
+  auto* w = static_cast<const __fatBinC_Wrapper_t*>(wrapper);
+  // nvcc passes the wrapper; a bare fat binary is accepted too.
+  fb->image = w->magic == FATBINC_MAGIC ? static_cast<const void*>(w->data) : wrapper;
+  fb->size = fatbin::fatbin_total_size(fb->image);
+  std::lock_guard lock(mutex_);
+  fatbins_.push_back(std::move(fb));
+  return reinterpret_cast<void**>(fatbins_.back().get());
+}
+
+void ModuleRegistry::add_function(void** handle, const void* host_function, const char* name) {
+  std::lock_guard lock(mutex_);
+  auto* fb = reinterpret_cast<FatBinary*>(handle);
+  kernel_store_.push_back(std::make_unique<KernelEntry>(KernelEntry{fb, host_function, name, {}}));
+  KernelEntry* k = kernel_store_.back().get();
+  fb->kernels.push_back(k);
+  kernels_[host_function] = k;
+  kernels_[k] = k;
+}
+
+void ModuleRegistry::add_var(void** handle, const void* host_var, const char* name, size_t size) {
+  std::lock_guard lock(mutex_);
+  auto* fb = reinterpret_cast<FatBinary*>(handle);
+  var_store_.push_back(std::make_unique<VarEntry>(VarEntry{fb, host_var, name, size, {}}));
+  VarEntry* v = var_store_.back().get();
+  fb->vars.push_back(v);
+  vars_[host_var] = v;
+}
+
+void ModuleRegistry::remove_fatbin(void** handle) {
+  std::lock_guard lock(mutex_);
+  auto* fb = reinterpret_cast<FatBinary*>(handle);
+  for (KernelEntry* k : fb->kernels) {
+    kernels_.erase(k->host_function);
+    kernels_.erase(k);
+  }
+  for (VarEntry* v : fb->vars) vars_.erase(v->host_var);
+}
+
+KernelEntry* ModuleRegistry::find_kernel(const void* func) {
+  std::lock_guard lock(mutex_);
+  auto it = kernels_.find(func);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+VarEntry* ModuleRegistry::find_var(const void* symbol) {
+  std::lock_guard lock(mutex_);
+  auto it = vars_.find(symbol);
+  return it == vars_.end() ? nullptr : it->second;
+}
+
+cudaError_t ModuleRegistry::kernel_on(KernelEntry* k, int device, const LoadedKernel** out) {
+  std::lock_guard lock(mutex_);
+  if (cudaError_t e = load(k->fatbin, device)) return e;
+  const LoadedKernel& lk = k->loaded[device];
+  if (lk.function == 0) return cudaErrorInvalidDeviceFunction;
+  *out = &lk;
+  return cudaSuccess;
+}
+
+cudaError_t ModuleRegistry::var_on(VarEntry* v, int device, const LoadedVar** out) {
+  std::lock_guard lock(mutex_);
+  if (cudaError_t e = load(v->fatbin, device)) return e;
+  const LoadedVar& lv = v->loaded[device];
+  if (lv.address == 0) return cudaErrorInvalidSymbol;
+  *out = &lv;
+  return cudaSuccess;
+}
+
+void ModuleRegistry::forget_device(int device) {
+  std::lock_guard lock(mutex_);
+  for (auto& fb : fatbins_) fb->load_status.erase(device);
+  for (auto& k : kernel_store_) k->loaded.erase(device);
+  for (auto& v : var_store_) v->loaded.erase(device);
+}
+
+// ModuleLoad: first without the image (the server may have it cached by
+// hash), then with it if the server asks.
+cudaError_t ModuleRegistry::load(FatBinary* fb, int device) {
+  if (auto it = fb->load_status.find(device); it != fb->load_status.end()) return it->second;
+  const std::string hash =
+      fatbin::fatbin_hash({static_cast<const std::byte*>(fb->image), fb->size});
+  cudaError_t status = cudaErrorUnknown;
+  for (uint8_t with_image = 0; with_image < 2; ++with_image) {
+    Call call(proto::kOpModuleLoad);
+    int32_t remote;
+    if (cudaError_t e = call.to_device(device, &remote)) return e;
+    auto& a = call.args();
+    a.put_string(hash).put(with_image).put<uint32_t>(fb->kernels.size());
+    for (KernelEntry* k : fb->kernels) a.put_string(k->name);
+    a.put<uint32_t>(fb->vars.size());
+    for (VarEntry* v : fb->vars) a.put_string(v->name).put<uint64_t>(v->size);
+    iovec image{const_cast<void*>(fb->image), fb->size};
+    status = call.run(with_image ? std::span<const iovec>(&image, 1) : std::span<const iovec>());
+    if (status != cudaSuccess) break;
+    auto& r = call.reply();
+    if (r.get<uint8_t>() != 0) continue;  // the server needs the image
+    for (KernelEntry* k : fb->kernels) {
+      LoadedKernel lk;
+      lk.function = r.get<uint64_t>();
+      uint32_t n = r.get<uint32_t>();
+      for (uint32_t i = 0; i < n; ++i) {
+        KernelParamLayout p{r.get<uint32_t>(), r.get<uint32_t>()};
+        lk.args_size = std::max(lk.args_size, p.offset + p.size);
+        lk.params.push_back(p);
+      }
+      k->loaded[device] = std::move(lk);
+    }
+    for (VarEntry* v : fb->vars) {
+      LoadedVar lv{r.get<uint64_t>(), r.get<uint64_t>()};
+      if (lv.address) MemoryMap::get().add_device(lv.address, lv.size, device);
+      v->loaded[device] = lv;
+    }
+    break;
+  }
+  fb->load_status[device] = status;
+  return status;
+}
+
+}  // namespace rgpu::client

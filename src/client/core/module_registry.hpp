@@ -1,0 +1,88 @@
+// The fat binaries, kernels and device variables the application's host code
+// registered (__cudaRegisterFatBinary/Function/Var). Each fat binary is
+// loaded on a device lazily, at the first use of one of its kernels or
+// variables there, and shipped to that server at most once per session.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace rgpu::client {
+
+struct KernelParamLayout {
+  uint32_t offset;
+  uint32_t size;
+};
+
+struct LoadedKernel {
+  uint64_t function = 0;  // server handle; 0 if the module lacks the kernel
+  std::vector<KernelParamLayout> params;
+  uint32_t args_size = 0;
+};
+
+struct LoadedVar {
+  uint64_t address = 0;
+  size_t size = 0;
+};
+
+struct FatBinary;
+
+struct KernelEntry {
+  FatBinary* fatbin;
+  const void* host_function;
+  std::string name;
+  std::unordered_map<int, LoadedKernel> loaded;  // by virtual device
+};
+
+struct VarEntry {
+  FatBinary* fatbin;
+  const void* host_var;
+  std::string name;
+  size_t size;
+  std::unordered_map<int, LoadedVar> loaded;
+};
+
+struct FatBinary {
+  const void* image;
+  size_t size;
+  std::vector<KernelEntry*> kernels;
+  std::vector<VarEntry*> vars;
+  std::unordered_map<int, cudaError_t> load_status;  // by virtual device
+};
+
+class ModuleRegistry {
+ public:
+  static ModuleRegistry& get();
+
+  void** add_fatbin(const void* wrapper);
+  void add_function(void** handle, const void* host_function, const char* name);
+  void add_var(void** handle, const void* host_var, const char* name, size_t size);
+  void remove_fatbin(void** handle);
+
+  // A kernel by host stub address or by the cudaKernel_t we handed out.
+  KernelEntry* find_kernel(const void* func);
+  VarEntry* find_var(const void* symbol);
+
+  // The kernel or variable as loaded on a device, loading its module first.
+  cudaError_t kernel_on(KernelEntry* k, int device, const LoadedKernel** out);
+  cudaError_t var_on(VarEntry* v, int device, const LoadedVar** out);
+  // After cudaDeviceReset the device's modules are gone.
+  void forget_device(int device);
+
+ private:
+  cudaError_t load(FatBinary* fb, int device);
+
+  std::recursive_mutex mutex_;
+  std::vector<std::unique_ptr<FatBinary>> fatbins_;
+  std::vector<std::unique_ptr<KernelEntry>> kernel_store_;
+  std::vector<std::unique_ptr<VarEntry>> var_store_;
+  std::unordered_map<const void*, KernelEntry*> kernels_;  // host stub and cudaKernel_t
+  std::unordered_map<const void*, VarEntry*> vars_;
+};
+
+}  // namespace rgpu::client

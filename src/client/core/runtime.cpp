@@ -1,0 +1,98 @@
+#include "client/core/runtime.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "common/log.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::client {
+namespace {
+thread_local int t_current_device = 0;
+}
+
+Runtime& Runtime::get() {
+  // Never destroyed: application atexit handlers (fat binary unregistration)
+  // may still call in after static destructors would have run.
+  static Runtime* r = new Runtime;
+  return *r;
+}
+
+int Runtime::current_device() { return t_current_device; }
+void Runtime::set_current_device(int index) { t_current_device = index; }
+
+cudaError_t Runtime::ensure_init() {
+  std::call_once(init_once_, [this] { init(); });
+  return init_status_;
+}
+
+void Runtime::init() {
+  if (const char* lvl = std::getenv("RGPU_LOG_LEVEL")) log::set_level(lvl);
+  log::set_prefix("rgpu-client");
+  std::vector<DeviceSpec> specs;
+  try {
+    specs = device_list_from_environment();
+  } catch (const std::exception& e) {
+    RGPU_LOG(error, "bad device list: %s", e.what());
+    init_status_ = cudaErrorNoDevice;
+    return;
+  }
+  // One session per server, asking for all of that server's GPUs at once.
+  std::map<std::string, std::vector<int>> gpus_by_server;
+  std::map<std::string, transport::Endpoint> endpoints;
+  for (const auto& s : specs) {
+    auto key = s.server.to_string();
+    auto& gpus = gpus_by_server[key];
+    if (std::find(gpus.begin(), gpus.end(), s.gpu) == gpus.end()) gpus.push_back(s.gpu);
+    endpoints[key] = s.server;
+  }
+  std::map<std::string, Session*> by_server;
+  for (auto& [key, gpus] : gpus_by_server) {
+    std::string why;
+    auto session = Session::open(endpoints[key], gpus, &why);
+    if (!session) {
+      RGPU_LOG(error, "%s", why.c_str());
+      init_status_ = cudaErrorNoDevice;
+      return;
+    }
+    by_server[key] = session.get();
+    sessions_.push_back(std::move(session));
+  }
+  for (const auto& s : specs) {
+    auto d = std::make_unique<VirtualDevice>();
+    d->session = by_server[s.server.to_string()];
+    d->remote = s.gpu;
+    devices_.push_back(std::move(d));
+  }
+}
+
+VirtualDevice* Runtime::device(int index) {
+  if (index < 0 || index >= device_count()) return nullptr;
+  return devices_[index].get();
+}
+
+cudaError_t Runtime::properties(int index, const cudaDeviceProp** out) {
+  VirtualDevice* d = device(index);
+  if (!d) return cudaErrorInvalidDevice;
+  std::call_once(d->props_once, [d] {
+    proto::Writer w;
+    w.put<int32_t>(d->remote);
+    std::vector<uint8_t> reply;
+    d->props_status =
+        d->session->call(proto::kOpGetDeviceProperties, d->remote, w.bytes(), {}, reply, false);
+    if (d->props_status == cudaSuccess) {
+      if (reply.size() != sizeof(cudaDeviceProp)) {
+        d->props_status = cudaErrorUnknown;
+        return;
+      }
+      std::memcpy(&d->props, reply.data(), sizeof d->props);
+    }
+  });
+  *out = &d->props;
+  return d->props_status;
+}
+
+}  // namespace rgpu::client

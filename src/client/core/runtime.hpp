@@ -1,0 +1,47 @@
+// The client's process-wide state: the remote devices the application sees
+// and the sessions that reach them. Connects lazily at the first CUDA call.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "client/core/device_list.hpp"
+#include "client/core/session.hpp"
+
+namespace rgpu::client {
+
+struct VirtualDevice {
+  Session* session = nullptr;
+  int remote = 0;  // the GPU's ordinal on its server
+  std::once_flag props_once;
+  cudaDeviceProp props{};
+  cudaError_t props_status = cudaSuccess;
+};
+
+class Runtime {
+ public:
+  static Runtime& get();
+
+  // Connects on first use; the error is sticky, as CUDA's init errors are.
+  cudaError_t ensure_init();
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  VirtualDevice* device(int index);
+  // Properties are read once and kept: they never change for a device.
+  cudaError_t properties(int index, const cudaDeviceProp** out);
+
+  static int current_device();
+  static void set_current_device(int index);
+
+ private:
+  Runtime() = default;
+  void init();
+
+  std::once_flag init_once_;
+  cudaError_t init_status_ = cudaSuccess;
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<VirtualDevice>> devices_;
+};
+
+}  // namespace rgpu::client

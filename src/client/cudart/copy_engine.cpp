@@ -1,0 +1,178 @@
+#include "client/cudart/copy_engine.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "client/core/call.hpp"
+#include "client/core/handles.hpp"
+#include "client/core/memory_map.hpp"
+#include "client/core/per_thread_stream.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::client {
+namespace {
+
+enum class Dir { h2h, h2d, d2h, d2d };
+
+bool is_device(const void* p) { return MemoryMap::get().find_device(reinterpret_cast<uint64_t>(p)).has_value(); }
+
+cudaError_t direction(const void* dst, const void* src, cudaMemcpyKind kind, Dir* out) {
+  switch (kind) {
+    case cudaMemcpyHostToHost: *out = Dir::h2h; return cudaSuccess;
+    case cudaMemcpyHostToDevice: *out = Dir::h2d; return cudaSuccess;
+    case cudaMemcpyDeviceToHost: *out = Dir::d2h; return cudaSuccess;
+    case cudaMemcpyDeviceToDevice: *out = Dir::d2d; return cudaSuccess;
+    case cudaMemcpyDefault: {
+      bool d = is_device(dst), s = is_device(src);
+      *out = s ? (d ? Dir::d2d : Dir::d2h) : (d ? Dir::h2d : Dir::h2h);
+      return cudaSuccess;
+    }
+  }
+  return cudaErrorInvalidMemcpyDirection;
+}
+
+// The device that owns [p, p + extent); device memory the client does not
+// know is refused here, before any round trip.
+cudaError_t owner(const void* p, size_t extent, int* device) {
+  auto r = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(p), extent);
+  if (!r) return cudaErrorInvalidValue;
+  *device = r->device;
+  return cudaSuccess;
+}
+
+cudaError_t wait_stream(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
+
+}  // namespace
+
+// Routes to the device that owns the memory; a stream, if one is named, must
+// belong to that device.
+cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_t* remote_stream) {
+  stream = effective_stream(stream);
+  if (is_default_stream(stream)) {
+    *remote_stream = reinterpret_cast<uint64_t>(stream);
+    int32_t remote_device;
+    return call.to_device(device, &remote_device);
+  }
+  if (cudaError_t e = call.to_stream(stream, remote_stream)) return e;
+  return call.device_index() == device ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
+                        bool async) {
+  if (cudaError_t e = Runtime::get().ensure_init()) return e;
+  Dir dir;
+  if (cudaError_t e = direction(dst, src, kind, &dir)) return e;
+  if (n == 0) return cudaSuccess;
+  uint64_t s;
+  int dev;
+  switch (dir) {
+    case Dir::h2h:
+      if (async)
+        if (cudaError_t e = wait_stream(stream)) return e;
+      std::memmove(dst, src, n);
+      return cudaSuccess;
+    case Dir::h2d: {
+      if (cudaError_t e = owner(dst, n, &dev)) return e;
+      Call call(proto::kOpMemcpyHtoD);
+      if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
+      call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
+      iovec data{const_cast<void*>(src), n};
+      // The data is on the wire when post() returns, so the application may
+      // reuse its buffer at once, as after a staged pageable copy.
+      return async ? call.post({&data, 1}) : call.run({&data, 1});
+    }
+    case Dir::d2h: {
+      if (cudaError_t e = owner(src, n, &dev)) return e;
+      Call call(proto::kOpMemcpyDtoH);
+      if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
+      call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);
+      // Device-to-host copies wait for their data even when asynchronous:
+      // it must be in place before anything else can observe the stream.
+      return call.run_into(dst, n);
+    }
+    case Dir::d2d: {
+      int src_dev;
+      if (cudaError_t e = owner(dst, n, &dev)) return e;
+      if (cudaError_t e = owner(src, n, &src_dev)) return e;
+      Runtime& rt = Runtime::get();
+      if (rt.device(src_dev)->session != rt.device(dev)->session) {
+        // Different servers: bounce through client memory.
+        std::vector<uint8_t> bounce(n);
+        if (cudaError_t e = copy_linear(bounce.data(), src, n, cudaMemcpyDeviceToHost, stream, false)) return e;
+        return copy_linear(dst, bounce.data(), n, cudaMemcpyHostToDevice, stream, false);
+      }
+      Call call(proto::kOpMemcpyDtoD);
+      if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
+      call.args()
+          .put<uint64_t>(reinterpret_cast<uint64_t>(dst))
+          .put<uint64_t>(reinterpret_cast<uint64_t>(src))
+          .put<uint64_t>(n)
+          .put<uint64_t>(s)
+          .put<uint8_t>(!async);
+      return async ? call.post() : call.run();
+    }
+  }
+  return cudaErrorInvalidMemcpyDirection;
+}
+
+cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                    cudaMemcpyKind kind, cudaStream_t stream, bool async) {
+  if (cudaError_t e = Runtime::get().ensure_init()) return e;
+  if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
+  Dir dir;
+  if (cudaError_t e = direction(dst, src, kind, &dir)) return e;
+  if (width == 0 || height == 0) return cudaSuccess;
+  auto* d = static_cast<uint8_t*>(dst);
+  auto* sp = static_cast<const uint8_t*>(src);
+  uint64_t s;
+  int dev;
+  switch (dir) {
+    case Dir::h2h:
+      if (async)
+        if (cudaError_t e = wait_stream(stream)) return e;
+      for (size_t r = 0; r < height; ++r) std::memmove(d + r * dpitch, sp + r * spitch, width);
+      return cudaSuccess;
+    case Dir::h2d: {
+      if (cudaError_t e = owner(dst, dpitch * (height - 1) + width, &dev)) return e;
+      Call call(proto::kOpMemcpy2DHtoD);
+      if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
+      call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(dpitch);
+      call.args().put<uint64_t>(width).put<uint64_t>(height).put<uint64_t>(s).put<uint8_t>(!async);
+      // Rows go out as they lie in memory: one gather list, no packing copy.
+      std::vector<iovec> rows(spitch == width ? 1 : height);
+      if (spitch == width)
+        rows[0] = {const_cast<uint8_t*>(sp), width * height};
+      else
+        for (size_t r = 0; r < height; ++r) rows[r] = {const_cast<uint8_t*>(sp + r * spitch), width};
+      return async ? call.post(rows) : call.run(rows);
+    }
+    case Dir::d2h: {
+      if (cudaError_t e = owner(src, spitch * (height - 1) + width, &dev)) return e;
+      Call call(proto::kOpMemcpy2DDtoH);
+      if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
+      call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(spitch);
+      call.args().put<uint64_t>(width).put<uint64_t>(height).put<uint64_t>(s);
+      if (dpitch == width) return call.run_into(dst, width * height);
+      std::vector<uint8_t> packed(width * height);
+      if (cudaError_t e = call.run_into(packed.data(), packed.size())) return e;
+      for (size_t r = 0; r < height; ++r) std::memcpy(d + r * dpitch, packed.data() + r * width, width);
+      return cudaSuccess;
+    }
+    case Dir::d2d: {
+      int src_dev;
+      if (cudaError_t e = owner(dst, dpitch * (height - 1) + width, &dev)) return e;
+      if (cudaError_t e = owner(src, spitch * (height - 1) + width, &src_dev)) return e;
+      if (Runtime::get().device(src_dev)->session != Runtime::get().device(dev)->session)
+        return cudaErrorInvalidValue;
+      Call call(proto::kOpMemcpy2DDtoD);
+      if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
+      call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(dpitch);
+      call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(spitch);
+      call.args().put<uint64_t>(width).put<uint64_t>(height).put<uint64_t>(s).put<uint8_t>(!async);
+      return async ? call.post() : call.run();
+    }
+  }
+  return cudaErrorInvalidMemcpyDirection;
+}
+
+}  // namespace rgpu::client

@@ -1,0 +1,21 @@
+// The one implementation behind every linear copy entry point (cudaMemcpy,
+// the Async and symbol variants): resolves direction and device, then sends
+// host data as the call's payload or receives device data into place.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include "client/core/call.hpp"
+
+namespace rgpu::client {
+
+// Routes a call on memory of `device`; a stream, if named, must be that
+// device's. remote_stream receives the stream's server handle.
+cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_t* remote_stream);
+
+cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
+                        cudaStream_t stream, bool async);
+
+cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                    size_t height, cudaMemcpyKind kind, cudaStream_t stream, bool async);
+
+}  // namespace rgpu::client

@@ -1,0 +1,96 @@
+// Device management: the application's devices are the remote GPUs listed in
+// RGPU_DEVICES, numbered from 0 in that order.
+#include <cuda_runtime_api.h>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/call.hpp"
+#include "client/core/memory_map.hpp"
+#include "client/core/module_registry.hpp"
+#include "protocol/ops.hpp"
+
+using namespace rgpu;
+using namespace rgpu::client;
+
+extern "C" cudaError_t cudaGetDeviceCount(int* count) {
+  return api([&]() -> cudaError_t {
+    if (!count) return cudaErrorInvalidValue;
+    *count = 0;
+    Runtime& rt = Runtime::get();
+    if (cudaError_t e = rt.ensure_init()) return e;
+    *count = rt.device_count();
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  return api([&]() -> cudaError_t {
+    if (!prop) return cudaErrorInvalidValue;
+    Runtime& rt = Runtime::get();
+    if (cudaError_t e = rt.ensure_init()) return e;
+    const cudaDeviceProp* p;
+    if (cudaError_t e = rt.properties(device, &p)) return e;
+    *prop = *p;
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaSetDevice(int device) {
+  return api([&]() -> cudaError_t {
+    Runtime& rt = Runtime::get();
+    if (cudaError_t e = rt.ensure_init()) return e;
+    if (!rt.device(device)) return cudaErrorInvalidDevice;
+    Runtime::set_current_device(device);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaGetDevice(int* device) {
+  return api([&]() -> cudaError_t {
+    if (!device) return cudaErrorInvalidValue;
+    if (cudaError_t e = Runtime::get().ensure_init()) return e;
+    *device = Runtime::current_device();
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaDeviceSynchronize() {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpDeviceSynchronize);
+    if (cudaError_t e = call.to_current_device()) return e;
+    return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaDeviceReset() {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpDeviceReset);
+    if (cudaError_t e = call.to_current_device()) return e;
+    cudaError_t e = call.run();
+    if (e == cudaSuccess) {
+      // The server dropped everything the device held; so do we.
+      ModuleRegistry::get().forget_device(call.device_index());
+      MemoryMap::get().forget_device(call.device_index());
+    }
+    return e;
+  });
+}
+
+extern "C" cudaError_t cudaRuntimeGetVersion(int* version) {
+  return api([&]() -> cudaError_t {
+    if (!version) return cudaErrorInvalidValue;
+    *version = CUDART_VERSION;
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaDriverGetVersion(int* version) {
+  return api([&]() -> cudaError_t {
+    if (!version) return cudaErrorInvalidValue;
+    Call call(proto::kOpDeviceSynchronize);
+    // The driver is the server's: its version came with the handshake.
+    *version = 0;
+    if (cudaError_t e = call.to_current_device()) return e == cudaErrorNoDevice ? cudaSuccess : e;
+    *version = call.device()->session->hello().driver_version;
+    return cudaSuccess;
+  });
+}

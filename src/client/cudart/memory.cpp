@@ -1,0 +1,166 @@
+// Device memory lives on the server; the application gets the real device
+// addresses. Page-locked host memory is ordinary client memory that rgpu
+// remembers, so it is reported and freed the way CUDA would.
+#include <cuda_runtime_api.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/call.hpp"
+#include "client/core/memory_map.hpp"
+#include "protocol/ops.hpp"
+
+using namespace rgpu;
+using namespace rgpu::client;
+
+extern "C" cudaError_t cudaMalloc(void** devPtr, size_t size) {
+  return api([&]() -> cudaError_t {
+    if (!devPtr) return cudaErrorInvalidValue;
+    Call call(proto::kOpMalloc);
+    if (cudaError_t e = call.to_current_device()) return e;
+    if (size == 0) {
+      *devPtr = nullptr;
+      return cudaSuccess;
+    }
+    call.args().put<uint64_t>(size);
+    if (cudaError_t e = call.run()) return e;
+    uint64_t ptr = call.reply().get<uint64_t>();
+    MemoryMap::get().add_device(ptr, size, call.device_index());
+    *devPtr = reinterpret_cast<void*>(ptr);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+  return api([&]() -> cudaError_t {
+    if (!devPtr || !pitch) return cudaErrorInvalidValue;
+    Call call(proto::kOpMallocPitch);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.args().put<uint64_t>(width).put<uint64_t>(height);
+    if (cudaError_t e = call.run()) return e;
+    uint64_t ptr = call.reply().get<uint64_t>();
+    uint64_t p = call.reply().get<uint64_t>();
+    if (ptr) MemoryMap::get().add_device(ptr, p * height, call.device_index());
+    *devPtr = reinterpret_cast<void*>(ptr);
+    *pitch = p;
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaFree(void* devPtr) {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpFree);
+    if (cudaError_t e = call.to_current_device()) return e;
+    if (!devPtr) return cudaSuccess;
+    auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(devPtr));
+    if (!range || range->base != reinterpret_cast<uint64_t>(devPtr)) return cudaErrorInvalidValue;
+    Call on_owner(proto::kOpFree);
+    int32_t remote;
+    if (cudaError_t e = on_owner.to_device(range->device, &remote)) return e;
+    on_owner.args().put<uint64_t>(range->base);
+    cudaError_t e = on_owner.run();
+    if (e == cudaSuccess) MemoryMap::get().remove_device(range->base);
+    return e;
+  });
+}
+
+extern "C" cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
+  return api([&]() -> cudaError_t {
+    if (!free || !total) return cudaErrorInvalidValue;
+    Call call(proto::kOpMemGetInfo);
+    if (cudaError_t e = call.to_current_device()) return e;
+    if (cudaError_t e = call.run()) return e;
+    *free = call.reply().get<uint64_t>();
+    *total = call.reply().get<uint64_t>();
+    return cudaSuccess;
+  });
+}
+
+namespace {
+
+// Page-aligned so the memory can later be registered with a transport.
+cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
+  if (!ptr) return cudaErrorInvalidValue;
+  // Like CUDA, the first host allocation needs a working runtime.
+  if (cudaError_t e = Runtime::get().ensure_init()) return e;
+  if (size == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
+  MemoryMap::get().add_host(reinterpret_cast<uint64_t>(p), size, flags, false);
+  *ptr = p;
+  return cudaSuccess;
+}
+
+}  // namespace
+
+extern "C" cudaError_t cudaMallocHost(void** ptr, size_t size) {
+  return api([&] { return host_alloc(ptr, size, cudaHostAllocDefault); });
+}
+
+extern "C" cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    constexpr unsigned kKnown = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+    if (flags & ~kKnown) return cudaErrorInvalidValue;
+    return host_alloc(pHost, size, flags);
+  });
+}
+
+extern "C" cudaError_t cudaFreeHost(void* ptr) {
+  return api([&]() -> cudaError_t {
+    if (!ptr) return cudaSuccess;
+    auto range = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr));
+    if (!range || range->registered || range->base != reinterpret_cast<uint64_t>(ptr))
+      return cudaErrorInvalidValue;
+    MemoryMap::get().remove_host(range->base);
+    munmap(ptr, range->size);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!ptr || size == 0) return cudaErrorInvalidValue;
+    if (cudaError_t e = Runtime::get().ensure_init()) return e;
+    if (MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
+      return cudaErrorHostMemoryAlreadyRegistered;
+    MemoryMap::get().add_host(reinterpret_cast<uint64_t>(ptr), size, flags, true);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaHostUnregister(void* ptr) {
+  return api([&]() -> cudaError_t {
+    auto range = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr));
+    if (!range || !range->registered || range->base != reinterpret_cast<uint64_t>(ptr))
+      return cudaErrorHostMemoryNotRegistered;
+    MemoryMap::get().remove_host(range->base);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
+  return api([&]() -> cudaError_t {
+    if (!attributes) return cudaErrorInvalidValue;
+    if (cudaError_t e = Runtime::get().ensure_init()) return e;
+    auto addr = reinterpret_cast<uint64_t>(ptr);
+    *attributes = cudaPointerAttributes{};
+    if (auto d = MemoryMap::get().find_device(addr)) {
+      attributes->type = cudaMemoryTypeDevice;
+      attributes->device = d->device;
+      attributes->devicePointer = const_cast<void*>(ptr);
+    } else if (auto h = MemoryMap::get().find_host(addr)) {
+      // The GPU cannot reach client memory, so there is no device pointer.
+      attributes->type = cudaMemoryTypeHost;
+      attributes->device = Runtime::current_device();
+      attributes->hostPointer = const_cast<void*>(ptr);
+    } else {
+      attributes->type = cudaMemoryTypeUnregistered;
+      attributes->device = cudaInvalidDeviceId;
+    }
+    return cudaSuccess;
+  });
+}

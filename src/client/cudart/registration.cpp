@@ -1,0 +1,50 @@
+// The entry points nvcc's generated host code calls at program start to
+// register fat binaries, kernels and device variables.
+#include <cuda_runtime_api.h>
+
+#include "client/core/module_registry.hpp"
+#include "client/core/unsupported.hpp"
+#include "common/log.hpp"
+
+using namespace rgpu::client;
+
+extern "C" void** __cudaRegisterFatBinary(void* fatCubin) {
+  return ModuleRegistry::get().add_fatbin(fatCubin);
+}
+
+extern "C" void __cudaRegisterFatBinaryEnd(void** /*fatCubinHandle*/) {}
+
+extern "C" void __cudaUnregisterFatBinary(void** fatCubinHandle) {
+  ModuleRegistry::get().remove_fatbin(fatCubinHandle);
+}
+
+extern "C" void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* /*deviceFun*/,
+                                       const char* deviceName, int /*thread_limit*/, uint3* /*tid*/,
+                                       uint3* /*bid*/, dim3* /*bDim*/, dim3* /*gDim*/, int* /*wSize*/) {
+  ModuleRegistry::get().add_function(fatCubinHandle, hostFun, deviceName);
+}
+
+extern "C" void __cudaRegisterVar(void** fatCubinHandle, char* hostVar, char* /*deviceAddress*/,
+                                  const char* deviceName, int /*ext*/, size_t size, int /*constant*/,
+                                  int /*global*/) {
+  ModuleRegistry::get().add_var(fatCubinHandle, hostVar, deviceName, size);
+}
+
+// Managed memory cannot be shared with a remote GPU: the variable stays
+// unregistered, so using it fails with cudaErrorInvalidSymbol, not silently.
+extern "C" void __cudaRegisterManagedVar(void** /*fatCubinHandle*/, void** /*hostVarPtrAddress*/,
+                                         char* /*deviceAddress*/, const char* deviceName, int /*ext*/,
+                                         size_t /*size*/, int /*constant*/, int /*global*/) {
+  RGPU_LOG(warn, "managed variable %s is not supported by rgpu", deviceName);
+}
+
+extern "C" char __cudaInitModule(void** /*fatCubinHandle*/) { return 1; }
+
+// Undocumented entry points that no nvcc 13 output we have seen calls; they
+// exist so programs linked against NVIDIA's library load, and report clearly.
+extern "C" cudaError_t __cudaRegisterHostVar(void*) { return unsupported("__cudaRegisterHostVar"); }
+extern "C" cudaError_t __cudaRegisterUnifiedTable(void*) { return unsupported("__cudaRegisterUnifiedTable"); }
+extern "C" cudaError_t __cudaGetProcAddress(void*) { return unsupported("__cudaGetProcAddress"); }
+extern "C" cudaError_t cudaGetExportTable(const void**, const cudaUUID_t*) {
+  return unsupported("cudaGetExportTable");
+}

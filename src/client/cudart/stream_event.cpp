@@ -1,0 +1,151 @@
+// Streams and events are server objects; the application holds client
+// handles that name the owning device (see client/core/handles.hpp).
+#include <cuda_runtime_api.h>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/call.hpp"
+#include "client/core/handles.hpp"
+#include "protocol/ops.hpp"
+
+using namespace rgpu;
+using namespace rgpu::client;
+
+namespace {
+
+cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority) {
+  if (!out) return cudaErrorInvalidValue;
+  if (flags & ~cudaStreamNonBlocking) return cudaErrorInvalidValue;
+  Call call(proto::kOpStreamCreate);
+  if (cudaError_t e = call.to_current_device()) return e;
+  call.args().put<uint32_t>(flags).put<int32_t>(priority);
+  if (cudaError_t e = call.run()) return e;
+  *out = streams().add(call.device_index(), call.reply().get<uint64_t>());
+  return cudaSuccess;
+}
+
+// Calls naming one stream and returning only a status.
+cudaError_t on_stream(uint16_t op, cudaStream_t stream) {
+  Call call(op);
+  uint64_t s;
+  if (cudaError_t e = call.to_stream(stream, &s)) return e;
+  call.args().put<uint64_t>(s);
+  return call.run();
+}
+
+cudaError_t on_event(uint16_t op, cudaEvent_t event) {
+  Call call(op);
+  uint64_t ev;
+  if (cudaError_t e = call.to_event(event, &ev)) return e;
+  call.args().put<uint64_t>(ev);
+  return call.run();
+}
+
+cudaError_t create_event(cudaEvent_t* out, unsigned flags) {
+  if (!out) return cudaErrorInvalidValue;
+  constexpr unsigned kKnown = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
+  if (flags & ~kKnown) return cudaErrorInvalidValue;
+  Call call(proto::kOpEventCreate);
+  if (cudaError_t e = call.to_current_device()) return e;
+  call.args().put<uint32_t>(flags);
+  if (cudaError_t e = call.run()) return e;
+  *out = events().add(call.device_index(), call.reply().get<uint64_t>());
+  return cudaSuccess;
+}
+
+}  // namespace
+
+extern "C" cudaError_t cudaStreamCreate(cudaStream_t* pStream) {
+  return api([&] { return create_stream(pStream, cudaStreamDefault, 0); });
+}
+
+extern "C" cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
+  return api([&] { return create_stream(pStream, flags, 0); });
+}
+
+extern "C" cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, unsigned int flags, int priority) {
+  return api([&] { return create_stream(pStream, flags, priority); });
+}
+
+extern "C" cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  return api([&]() -> cudaError_t {
+    if (is_default_stream(stream)) return cudaErrorInvalidResourceHandle;
+    cudaError_t e = on_stream(proto::kOpStreamDestroy, stream);
+    if (e == cudaSuccess) streams().remove(stream);
+    return e;
+  });
+}
+
+extern "C" cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  return api([&] { return on_stream(proto::kOpStreamSynchronize, stream); });
+}
+
+extern "C" cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  return api([&] { return on_stream(proto::kOpStreamQuery, stream); });
+}
+
+extern "C" cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpStreamWaitEvent);
+    uint64_t s, ev;
+    RemoteObject e_obj;
+    if (!events().find(event, &e_obj)) return cudaErrorInvalidResourceHandle;
+    if (cudaError_t e = call.to_stream(stream, &s)) return e;
+    // Cross-server waits cannot be expressed on one GPU server.
+    if (Runtime::get().device(e_obj.device)->session != call.device()->session) return cudaErrorNotSupported;
+    ev = e_obj.remote;
+    call.args().put<uint64_t>(s).put<uint64_t>(ev).put<uint32_t>(flags);
+    return call.post();
+  });
+}
+
+extern "C" cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  return api([&] { return create_event(event, cudaEventDefault); });
+}
+
+extern "C" cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  return api([&] { return create_event(event, flags); });
+}
+
+extern "C" cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpEventRecord);
+    uint64_t s;
+    RemoteObject e_obj;
+    if (!events().find(event, &e_obj)) return cudaErrorInvalidResourceHandle;
+    if (cudaError_t e = call.to_stream(stream, &s)) return e;
+    if (call.device_index() != e_obj.device) return cudaErrorInvalidResourceHandle;
+    call.args().put<uint64_t>(e_obj.remote).put<uint64_t>(s);
+    return call.post();
+  });
+}
+
+extern "C" cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  return api([&] { return on_event(proto::kOpEventSynchronize, event); });
+}
+
+extern "C" cudaError_t cudaEventQuery(cudaEvent_t event) {
+  return api([&] { return on_event(proto::kOpEventQuery, event); });
+}
+
+extern "C" cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  return api([&]() -> cudaError_t {
+    cudaError_t e = on_event(proto::kOpEventDestroy, event);
+    if (e == cudaSuccess) events().remove(event);
+    return e;
+  });
+}
+
+extern "C" cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  return api([&]() -> cudaError_t {
+    if (!ms) return cudaErrorInvalidValue;
+    RemoteObject a, b;
+    if (!events().find(start, &a) || !events().find(end, &b)) return cudaErrorInvalidResourceHandle;
+    Call call(proto::kOpEventElapsedTime);
+    uint64_t ev;
+    if (cudaError_t e = call.to_event(start, &ev)) return e;
+    call.args().put<uint64_t>(a.remote).put<uint64_t>(b.remote);
+    if (cudaError_t e = call.run()) return e;
+    *ms = call.reply().get<float>();
+    return cudaSuccess;
+  });
+}

@@ -1,0 +1,25 @@
+// Process-wide logging with levels; shared by client and server.
+#pragma once
+#include <cstdio>
+#include <string_view>
+
+namespace rgpu::log {
+
+enum class Level { error = 0, warn = 1, info = 2, debug = 3 };
+
+// Set from a string ("error", "warn", "info", "debug"); false when unknown.
+bool set_level(std::string_view name);
+void set_level(Level level);
+Level level();
+void set_prefix(std::string_view prefix);
+
+void write(Level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+}  // namespace rgpu::log
+
+#define RGPU_LOG(lvl, ...)                                                   \
+  do {                                                                       \
+    if (static_cast<int>(::rgpu::log::Level::lvl) <=                         \
+        static_cast<int>(::rgpu::log::level()))                              \
+      ::rgpu::log::write(::rgpu::log::Level::lvl, __VA_ARGS__);              \
+  } while (0)

@@ -1,0 +1,45 @@
+#include "protocol/handshake.hpp"
+
+namespace rgpu::proto {
+namespace {
+// More GPUs than any host has: a bigger list is a malformed hello.
+constexpr uint32_t kMaxGpus = 1024;
+}  // namespace
+
+void Hello::encode(Writer& w) const {
+  w.put(protocol_version).put(cuda_runtime_version).put<uint32_t>(gpus.size());
+  for (int32_t g : gpus) w.put(g);
+  w.put_string(client_name);
+}
+
+Hello Hello::decode(Reader& r) {
+  Hello h;
+  h.protocol_version = r.get<uint32_t>();
+  h.cuda_runtime_version = r.get<int32_t>();
+  uint32_t n = r.get<uint32_t>();
+  if (n > kMaxGpus) throw DecodeError("hello asks for too many GPUs");
+  for (uint32_t i = 0; i < n; ++i) h.gpus.push_back(r.get<int32_t>());
+  h.client_name = r.get_string();
+  r.expect_end();
+  return h;
+}
+
+void HelloReply::encode(Writer& w) const {
+  w.put(status).put(protocol_version).put(driver_version).put(runtime_version).put(worker_pid);
+  w.put_string(backend).put_string(message);
+}
+
+HelloReply HelloReply::decode(Reader& r) {
+  HelloReply h;
+  h.status = r.get<int32_t>();
+  h.protocol_version = r.get<uint32_t>();
+  h.driver_version = r.get<int32_t>();
+  h.runtime_version = r.get<int32_t>();
+  h.worker_pid = r.get<uint32_t>();
+  h.backend = r.get_string();
+  h.message = r.get_string();
+  r.expect_end();
+  return h;
+}
+
+}  // namespace rgpu::proto

@@ -1,0 +1,35 @@
+// The first exchange on a connection: the client says who it is and which
+// GPUs it wants; the server answers with what it grants.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/codec.hpp"
+
+namespace rgpu::proto {
+
+struct Hello {
+  uint32_t protocol_version = 0;
+  int32_t cuda_runtime_version = 0;  // CUDART_VERSION the client was built with
+  std::vector<int32_t> gpus;         // server-local GPU ordinals asked for
+  std::string client_name;           // program name, for logs and `rgpu ls`
+
+  void encode(Writer& w) const;
+  static Hello decode(Reader& r);
+};
+
+struct HelloReply {
+  int32_t status = 0;  // cudaSuccess or why the session was refused
+  uint32_t protocol_version = 0;
+  int32_t driver_version = 0;
+  int32_t runtime_version = 0;
+  uint32_t worker_pid = 0;
+  std::string backend;  // "cuda", or "host-test" for the test backend
+  std::string message;  // human-readable reason when refused
+
+  void encode(Writer& w) const;
+  static HelloReply decode(Reader& r);
+};
+
+}  // namespace rgpu::proto

@@ -1,0 +1,56 @@
+// Operation numbers. Hand-written calls (those whose semantics need code:
+// memory, copies, streams, modules, launches) live below 1000; the generated
+// forwarding calls are numbered from 1000 by codegen in ops_generated.hpp.
+#pragma once
+#include <cstdint>
+
+namespace rgpu::proto {
+
+enum Op : uint16_t {
+  kOpReply = 1,
+  kOpHello = 2,
+  kOpGoodbye = 3,
+
+  kOpMalloc = 10,
+  kOpFree = 11,
+  kOpMallocPitch = 12,
+  kOpMemcpyHtoD = 13,
+  kOpMemcpyDtoH = 14,
+  kOpMemcpyDtoD = 15,
+  kOpMemset = 16,
+  kOpMemcpy2DHtoD = 17,
+  kOpMemcpy2DDtoH = 18,
+  kOpMemcpy2DDtoD = 19,
+  kOpMemset2D = 20,
+  kOpMemGetInfo = 21,
+  kOpPointerGetAttributes = 22,
+
+  kOpStreamCreate = 30,
+  kOpStreamDestroy = 31,
+  kOpStreamSynchronize = 32,
+  kOpStreamQuery = 33,
+  kOpStreamWaitEvent = 34,
+  kOpEventCreate = 40,
+  kOpEventDestroy = 41,
+  kOpEventRecord = 42,
+  kOpEventSynchronize = 43,
+  kOpEventQuery = 44,
+  kOpEventElapsedTime = 45,
+
+  kOpModuleQuery = 50,
+  kOpModuleLoad = 51,
+  kOpLaunchKernel = 52,
+  kOpFuncGetAttributes = 53,
+  kOpFuncSetAttribute = 54,
+  kOpFuncSetCacheConfig = 55,
+  kOpOccupancyMaxActiveBlocks = 56,
+  kOpGetErrorString = 57,
+
+  kOpDeviceSynchronize = 60,
+  kOpDeviceReset = 61,
+  kOpGetDeviceProperties = 62,
+
+  kOpFirstGenerated = 1000,
+};
+
+}  // namespace rgpu::proto

@@ -1,0 +1,190 @@
+// The real GPU: the CUDA runtime for memory, streams and events, the driver
+// API for modules and launches (fat binaries loaded whole, parameter layouts
+// from cuFuncGetParamInfo). Built as a module the worker loads at run time.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
+
+namespace rgpu::server {
+namespace {
+
+template <typename T>
+T as(Handle h) {
+  return reinterpret_cast<T>(h);
+}
+
+template <typename T>
+Handle handle(T p) {
+  return reinterpret_cast<Handle>(p);
+}
+
+// CUresult and cudaError_t share their numbering for every error the driver
+// calls here return (invalid value/handle/image, not found, out of memory).
+int32_t rt(CUresult r) { return static_cast<int32_t>(r); }
+
+class CudaBackend final : public CudaForwardedApi {
+ public:
+  std::string name() const override { return "cuda"; }
+
+  int32_t init(const std::vector<int>& gpus) override {
+    for (int g : gpus) {
+      if (cudaError_t e = cudaSetDevice(g)) return e;
+      if (cudaError_t e = cudaFree(nullptr)) return e;  // creates the primary context now
+    }
+    return gpus.empty() ? cudaErrorNoDevice : cudaSetDevice(gpus.front());
+  }
+  int32_t set_device(int ordinal) override { return cudaSetDevice(ordinal); }
+  int32_t versions(int* driver, int* runtime) override {
+    cudaDriverGetVersion(driver);
+    return cudaRuntimeGetVersion(runtime);
+  }
+  int32_t device_count(int* count) override { return cudaGetDeviceCount(count); }
+  int32_t get_device_properties(cudaDeviceProp* prop, int ordinal) override {
+    return cudaGetDeviceProperties(prop, ordinal);
+  }
+  int32_t device_synchronize() override { return cudaDeviceSynchronize(); }
+  int32_t device_reset() override { return cudaDeviceReset(); }
+  std::string error_string(int32_t error) override { return cudaGetErrorString(static_cast<cudaError_t>(error)); }
+
+  int32_t malloc(DevPtr* ptr, size_t size) override {
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, size);
+    *ptr = handle(p);
+    return e;
+  }
+  int32_t malloc_pitch(DevPtr* ptr, size_t* pitch, size_t width, size_t height) override {
+    void* p = nullptr;
+    cudaError_t e = cudaMallocPitch(&p, pitch, width, height);
+    *ptr = handle(p);
+    return e;
+  }
+  int32_t free(DevPtr ptr) override { return cudaFree(as<void*>(ptr)); }
+  int32_t mem_get_info(size_t* free, size_t* total) override { return cudaMemGetInfo(free, total); }
+  void* alloc_staging(size_t size) override {
+    void* p = nullptr;
+    return cudaHostAlloc(&p, size, cudaHostAllocPortable) == cudaSuccess ? p : nullptr;
+  }
+  void free_staging(void* p) override { cudaFreeHost(p); }
+
+  int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    return cudaMemcpyAsync(dst, src, n, kind, as<cudaStream_t>(stream));
+  }
+  int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind, Handle stream) override {
+    return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, as<cudaStream_t>(stream));
+  }
+  int32_t memset_async(DevPtr ptr, int value, size_t n, Handle stream) override {
+    return cudaMemsetAsync(as<void*>(ptr), value, n, as<cudaStream_t>(stream));
+  }
+  int32_t memset2d_async(DevPtr ptr, size_t pitch, int value, size_t width, size_t height,
+                         Handle stream) override {
+    return cudaMemset2DAsync(as<void*>(ptr), pitch, value, width, height, as<cudaStream_t>(stream));
+  }
+
+  int32_t stream_create(Handle* stream, unsigned flags, int priority) override {
+    cudaStream_t s = nullptr;
+    cudaError_t e = cudaStreamCreateWithPriority(&s, flags, priority);
+    *stream = handle(s);
+    return e;
+  }
+  int32_t stream_destroy(Handle stream) override { return cudaStreamDestroy(as<cudaStream_t>(stream)); }
+  int32_t stream_synchronize(Handle stream) override { return cudaStreamSynchronize(as<cudaStream_t>(stream)); }
+  int32_t stream_query(Handle stream) override { return cudaStreamQuery(as<cudaStream_t>(stream)); }
+  int32_t stream_wait_event(Handle stream, Handle event, unsigned flags) override {
+    return cudaStreamWaitEvent(as<cudaStream_t>(stream), as<cudaEvent_t>(event), flags);
+  }
+  int32_t event_create(Handle* event, unsigned flags) override {
+    cudaEvent_t e = nullptr;
+    cudaError_t r = cudaEventCreateWithFlags(&e, flags);
+    *event = handle(e);
+    return r;
+  }
+  int32_t event_destroy(Handle event) override { return cudaEventDestroy(as<cudaEvent_t>(event)); }
+  int32_t event_record(Handle event, Handle stream) override {
+    return cudaEventRecord(as<cudaEvent_t>(event), as<cudaStream_t>(stream));
+  }
+  int32_t event_synchronize(Handle event) override { return cudaEventSynchronize(as<cudaEvent_t>(event)); }
+  int32_t event_query(Handle event) override { return cudaEventQuery(as<cudaEvent_t>(event)); }
+  int32_t event_elapsed_time(float* ms, Handle start, Handle end) override {
+    return cudaEventElapsedTime(ms, as<cudaEvent_t>(start), as<cudaEvent_t>(end));
+  }
+
+  int32_t module_load(std::span<const uint8_t> image, Handle* module) override {
+    CUmodule m = nullptr;
+    // The driver picks the image for this GPU from the fat binary, or JITs
+    // its PTX, exactly as for a local program.
+    CUresult r = cuModuleLoadData(&m, image.data());
+    *module = handle(m);
+    return rt(r);
+  }
+  int32_t module_unload(Handle module) override { return rt(cuModuleUnload(as<CUmodule>(module))); }
+  int32_t module_get_function(Handle module, const std::string& name, Handle* function,
+                              std::vector<KernelParam>* params) override {
+    CUfunction f = nullptr;
+    if (CUresult r = cuModuleGetFunction(&f, as<CUmodule>(module), name.c_str())) return rt(r);
+    params->clear();
+    for (size_t i = 0;; ++i) {
+      size_t offset = 0, size = 0;
+      if (cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+      params->push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(size)});
+    }
+    *function = handle(f);
+    return cudaSuccess;
+  }
+  int32_t module_get_global(Handle module, const std::string& name, size_t, DevPtr* ptr, size_t* size) override {
+    CUdeviceptr p = 0;
+    CUresult r = cuModuleGetGlobal(&p, size, as<CUmodule>(module), name.c_str());
+    *ptr = p;
+    return rt(r);
+  }
+  int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t> args) override {
+    size_t size = args.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    return rt(cuLaunchKernel(as<CUfunction>(function), c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y,
+                             c.block.z, c.shared_mem, as<CUstream>(c.stream), nullptr, size ? extra : nullptr));
+  }
+  int32_t func_get_attributes(cudaFuncAttributes* a, Handle function) override {
+    auto f = as<CUfunction>(function);
+    int v = 0;
+    auto get = [&](CUfunction_attribute attr) {
+      return cuFuncGetAttribute(&v, attr, f) == CUDA_SUCCESS ? v : 0;
+    };
+    a->maxThreadsPerBlock = get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    a->sharedSizeBytes = get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    a->constSizeBytes = get(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
+    a->localSizeBytes = get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+    a->numRegs = get(CU_FUNC_ATTRIBUTE_NUM_REGS);
+    a->ptxVersion = get(CU_FUNC_ATTRIBUTE_PTX_VERSION);
+    a->binaryVersion = get(CU_FUNC_ATTRIBUTE_BINARY_VERSION);
+    a->cacheModeCA = get(CU_FUNC_ATTRIBUTE_CACHE_MODE_CA);
+    a->maxDynamicSharedSizeBytes = get(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+    a->preferredShmemCarveout = get(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT);
+    a->clusterDimMustBeSet = get(CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET);
+    a->requiredClusterWidth = get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH);
+    a->requiredClusterHeight = get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT);
+    a->requiredClusterDepth = get(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH);
+    a->nonPortableClusterSizeAllowed = get(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED);
+    a->clusterSchedulingPolicyPreference = get(CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE);
+    return cudaSuccess;
+  }
+  int32_t func_set_attribute(Handle function, cudaFuncAttribute attr, int value) override {
+    // cudaFuncAttribute values are the driver's CUfunction_attribute values.
+    return rt(cuFuncSetAttribute(as<CUfunction>(function), static_cast<CUfunction_attribute>(attr), value));
+  }
+  int32_t func_set_cache_config(Handle function, cudaFuncCache config) override {
+    return rt(cuFuncSetCacheConfig(as<CUfunction>(function), static_cast<CUfunc_cache>(config)));
+  }
+  int32_t occupancy_max_active_blocks(int* blocks, Handle function, int block_size, size_t smem,
+                                      unsigned flags) override {
+    return rt(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, as<CUfunction>(function), block_size,
+                                                                   smem, flags));
+  }
+};
+
+}  // namespace
+}  // namespace rgpu::server
+
+// The entry point the worker looks up after loading this module.
+extern "C" rgpu::server::Backend* rgpu_make_cuda_backend() { return new rgpu::server::CudaBackend; }

@@ -1,0 +1,313 @@
+#include "server/backend/host/host_backend.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "fatbin/fatbin_container.hpp"
+#include "fatbin/kernel_params.hpp"
+
+namespace rgpu::server {
+namespace {
+
+constexpr int kDevices = 2;
+constexpr size_t kDeviceMemory = 4ull << 30;
+constexpr int kMaxThreadsPerBlock = 1024;
+constexpr int kSharedMemOptin = 227 * 1024;
+
+struct Kernel {
+  std::vector<KernelParam> params;
+  int max_dynamic_shared = 48 * 1024;
+};
+
+struct Module {
+  std::unordered_map<std::string, Kernel> kernels;
+  std::unordered_map<std::string, std::vector<uint8_t>> globals;
+};
+
+struct Event {
+  bool timing;
+  bool recorded = false;
+  std::chrono::steady_clock::time_point at;
+};
+
+template <typename T>
+T* as(Handle h) {
+  return reinterpret_cast<T*>(h);
+}
+
+class HostTestBackend final : public Backend {
+ public:
+  std::string name() const override { return "host-test"; }
+  int32_t init(const std::vector<int>& gpus) override {
+    for (int g : gpus)
+      if (g < 0 || g >= kDevices) return cudaErrorInvalidDevice;
+    return cudaSuccess;
+  }
+  int32_t set_device(int ordinal) override {
+    if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
+    device_ = ordinal;
+    return cudaSuccess;
+  }
+  int32_t versions(int* driver, int* runtime) override {
+    *driver = *runtime = CUDART_VERSION;
+    return cudaSuccess;
+  }
+  int32_t device_count(int* count) override {
+    *count = kDevices;
+    return cudaSuccess;
+  }
+  int32_t get_device_properties(cudaDeviceProp* p, int ordinal) override {
+    if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
+    std::memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "rgpu host-memory test backend %d", ordinal);
+    p->totalGlobalMem = kDeviceMemory;
+    p->sharedMemPerBlock = 48 * 1024;
+    p->sharedMemPerBlockOptin = kSharedMemOptin;
+    p->sharedMemPerMultiprocessor = 228 * 1024;
+    p->regsPerBlock = p->regsPerMultiprocessor = 65536;
+    p->warpSize = 32;
+    p->memPitch = SIZE_MAX;
+    p->maxThreadsPerBlock = kMaxThreadsPerBlock;
+    p->maxThreadsDim[0] = p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 0x7fffffff;
+    p->maxGridSize[1] = p->maxGridSize[2] = 65535;
+    p->totalConstMem = 64 * 1024;
+    p->major = 9;
+    p->minor = 0;
+    p->textureAlignment = 512;
+    p->texturePitchAlignment = 32;
+    p->multiProcessorCount = 4;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->l2CacheSize = 4 << 20;
+    p->unifiedAddressing = 1;
+    p->concurrentKernels = 1;
+    p->asyncEngineCount = 2;
+    p->pciDeviceID = ordinal;
+    return cudaSuccess;
+  }
+  int32_t device_synchronize() override { return cudaSuccess; }
+  int32_t device_reset() override {
+    for (auto& [p, size] : memory_[device_]) std::free(reinterpret_cast<void*>(p));
+    memory_[device_].clear();
+    used_[device_] = 0;
+    return cudaSuccess;
+  }
+  std::string error_string(int32_t error) override {
+    return "host-test backend error " + std::to_string(error);
+  }
+
+  int32_t malloc(DevPtr* ptr, size_t size) override {
+    if (size > kDeviceMemory - used_[device_]) return cudaErrorMemoryAllocation;
+    void* p = std::aligned_alloc(256, (size + 255) / 256 * 256);
+    if (!p) return cudaErrorMemoryAllocation;
+    memory_[device_][reinterpret_cast<DevPtr>(p)] = size;
+    used_[device_] += size;
+    *ptr = reinterpret_cast<DevPtr>(p);
+    return cudaSuccess;
+  }
+  int32_t malloc_pitch(DevPtr* ptr, size_t* pitch, size_t width, size_t height) override {
+    *pitch = (width + 511) / 512 * 512;
+    return malloc(ptr, *pitch * height);
+  }
+  int32_t free(DevPtr ptr) override {
+    for (auto& m : memory_) {
+      auto it = m.find(ptr);
+      if (it == m.end()) continue;
+      used_[&m - memory_] -= it->second;
+      std::free(reinterpret_cast<void*>(ptr));
+      m.erase(it);
+      return cudaSuccess;
+    }
+    return cudaErrorInvalidValue;
+  }
+  int32_t mem_get_info(size_t* free, size_t* total) override {
+    *total = kDeviceMemory;
+    *free = kDeviceMemory - used_[device_];
+    return cudaSuccess;
+  }
+  void* alloc_staging(size_t size) override { return std::malloc(size); }
+  void free_staging(void* p) override { std::free(p); }
+
+  // Work runs when queued, so every stream is always idle and in order.
+  int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind, Handle) override {
+    std::memmove(dst, src, n);
+    return cudaSuccess;
+  }
+  int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind, Handle) override {
+    for (size_t r = 0; r < height; ++r)
+      std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+    return cudaSuccess;
+  }
+  int32_t memset_async(DevPtr ptr, int value, size_t n, Handle) override {
+    std::memset(reinterpret_cast<void*>(ptr), value, n);
+    return cudaSuccess;
+  }
+  int32_t memset2d_async(DevPtr ptr, size_t pitch, int value, size_t width, size_t height, Handle) override {
+    for (size_t r = 0; r < height; ++r) std::memset(reinterpret_cast<char*>(ptr) + r * pitch, value, width);
+    return cudaSuccess;
+  }
+
+  int32_t stream_create(Handle* stream, unsigned flags, int priority) override {
+    if (flags & ~cudaStreamNonBlocking) return cudaErrorInvalidValue;
+    (void)priority;
+    *stream = reinterpret_cast<Handle>(new int(0));
+    return cudaSuccess;
+  }
+  int32_t stream_destroy(Handle stream) override {
+    delete as<int>(stream);
+    return cudaSuccess;
+  }
+  int32_t stream_synchronize(Handle) override { return cudaSuccess; }
+  int32_t stream_query(Handle) override { return cudaSuccess; }
+  int32_t stream_wait_event(Handle, Handle, unsigned) override { return cudaSuccess; }
+  int32_t event_create(Handle* event, unsigned flags) override {
+    *event = reinterpret_cast<Handle>(new Event{!(flags & cudaEventDisableTiming), false, {}});
+    return cudaSuccess;
+  }
+  int32_t event_destroy(Handle event) override {
+    delete as<Event>(event);
+    return cudaSuccess;
+  }
+  int32_t event_record(Handle event, Handle) override {
+    as<Event>(event)->recorded = true;
+    as<Event>(event)->at = std::chrono::steady_clock::now();
+    return cudaSuccess;
+  }
+  int32_t event_synchronize(Handle) override { return cudaSuccess; }
+  int32_t event_query(Handle) override { return cudaSuccess; }
+  int32_t event_elapsed_time(float* ms, Handle start, Handle end) override {
+    Event *a = as<Event>(start), *b = as<Event>(end);
+    if (!a->timing || !b->timing) return cudaErrorInvalidResourceHandle;
+    if (!a->recorded || !b->recorded) return cudaErrorInvalidResourceHandle;
+    *ms = std::chrono::duration<float, std::milli>(b->at - a->at).count();
+    return cudaSuccess;
+  }
+
+  int32_t module_load(std::span<const uint8_t> image, Handle* module) override {
+    auto m = std::make_unique<Module>();
+    try {
+      auto fb = fatbin::parse_fatbin({reinterpret_cast<const std::byte*>(image.data()), image.size()});
+      for (const auto& k : fatbin::kernels_in(fb)) {
+        Kernel kernel;
+        for (const auto& p : k.params) kernel.params.push_back({p.offset, p.size});
+        m->kernels[k.name] = std::move(kernel);
+      }
+    } catch (const std::exception&) {
+      return cudaErrorInvalidKernelImage;
+    }
+    *module = reinterpret_cast<Handle>(m.release());
+    return cudaSuccess;
+  }
+  int32_t module_unload(Handle module) override {
+    delete as<Module>(module);
+    return cudaSuccess;
+  }
+  int32_t module_get_function(Handle module, const std::string& name, Handle* function,
+                              std::vector<KernelParam>* params) override {
+    auto& kernels = as<Module>(module)->kernels;
+    auto it = kernels.find(name);
+    if (it == kernels.end()) return cudaErrorInvalidDeviceFunction;
+    *params = it->second.params;
+    *function = reinterpret_cast<Handle>(&it->second);
+    return cudaSuccess;
+  }
+  int32_t module_get_global(Handle module, const std::string& name, size_t size_hint, DevPtr* ptr,
+                            size_t* size) override {
+    // The fat binary's data sections are not modelled: each variable gets the
+    // size its host code registered, zero-filled.
+    auto& g = as<Module>(module)->globals[name];
+    if (g.empty()) g.resize(size_hint ? size_hint : 1);
+    *ptr = reinterpret_cast<DevPtr>(g.data());
+    *size = size_hint;
+    return cudaSuccess;
+  }
+  int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t>) override {
+    const Kernel* k = as<Kernel>(function);
+    uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
+    if (threads == 0 || threads > kMaxThreadsPerBlock || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
+      return cudaErrorInvalidConfiguration;
+    if (c.shared_mem > static_cast<uint32_t>(k->max_dynamic_shared)) return cudaErrorInvalidValue;
+    ++launches_;
+    return cudaSuccess;
+  }
+  int32_t func_get_attributes(cudaFuncAttributes* a, Handle function) override {
+    *a = cudaFuncAttributes{};
+    a->maxThreadsPerBlock = kMaxThreadsPerBlock;
+    a->numRegs = 32;
+    a->ptxVersion = a->binaryVersion = 90;
+    a->maxDynamicSharedSizeBytes = as<Kernel>(function)->max_dynamic_shared;
+    return cudaSuccess;
+  }
+  int32_t func_set_attribute(Handle function, cudaFuncAttribute attr, int value) override {
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
+    if (value < 0 || value > kSharedMemOptin) return cudaErrorInvalidValue;
+    as<Kernel>(function)->max_dynamic_shared = value;
+    return cudaSuccess;
+  }
+  int32_t func_set_cache_config(Handle, cudaFuncCache) override { return cudaSuccess; }
+  int32_t occupancy_max_active_blocks(int* blocks, Handle, int block_size, size_t, unsigned) override {
+    if (block_size <= 0) return cudaErrorInvalidValue;
+    *blocks = std::min(32, 2048 / block_size);
+    return cudaSuccess;
+  }
+
+  int32_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) override {
+    cudaDeviceProp p;
+    if (int32_t e = get_device_properties(&p, device)) return e;
+    switch (attr) {
+      case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
+      case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+      case cudaDevAttrWarpSize: *value = p.warpSize; break;
+      case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+      case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+      case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(p.sharedMemPerBlock); break;
+      case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(p.sharedMemPerBlockOptin); break;
+      case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+      case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+      default: return cudaErrorInvalidValue;
+    }
+    return cudaSuccess;
+  }
+  int32_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) override {
+    auto it = limits_.find(limit);
+    *value = it == limits_.end() ? 1024 : it->second;
+    return cudaSuccess;
+  }
+  int32_t cudaDeviceSetLimit(cudaLimit limit, size_t value) override {
+    limits_[limit] = value;
+    return cudaSuccess;
+  }
+  int32_t cudaDeviceGetCacheConfig(cudaFuncCache* config) override {
+    *config = cache_config_;
+    return cudaSuccess;
+  }
+  int32_t cudaDeviceSetCacheConfig(cudaFuncCache config) override {
+    cache_config_ = config;
+    return cudaSuccess;
+  }
+  int32_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) override {
+    *least = 0;
+    *greatest = -5;
+    return cudaSuccess;
+  }
+
+ private:
+  int device_ = 0;
+  std::map<DevPtr, size_t> memory_[kDevices];
+  size_t used_[kDevices] = {};
+  std::map<int, size_t> limits_;
+  cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
+  uint64_t launches_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_host_test_backend() { return std::make_unique<HostTestBackend>(); }
+
+}  // namespace rgpu::server

@@ -1,0 +1,83 @@
+// rgpu-server: accepts clients and hands each to a pre-started worker.
+#include <poll.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "common/log.hpp"
+#include "protocol/wire.hpp"
+#include "server/daemon/server_config.hpp"
+#include "server/daemon/worker_pool.hpp"
+#include "transport/transport.hpp"
+
+namespace {
+volatile sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace rgpu;
+  server::ServerConfig config;
+  try {
+    if (!server::parse_server_args(argc, argv, &config)) return 0;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "rgpu-server: %s\n", e.what());
+    return 2;
+  }
+  log::set_prefix("rgpu-server");
+  if (!log::set_level(config.log_level)) {
+    fprintf(stderr, "rgpu-server: unknown log level '%s'\n", config.log_level.c_str());
+    return 2;
+  }
+  if (!config.module_cache.empty() && access(config.module_cache.c_str(), W_OK) != 0 &&
+      mkdir(config.module_cache.c_str(), 0700) != 0 && errno != EEXIST) {
+    RGPU_LOG(warn, "module cache %s unusable: %s", config.module_cache.c_str(), strerror(errno));
+    config.module_cache.clear();
+  }
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+
+  std::unique_ptr<transport::Listener> listener;
+  try {
+    listener = transport::make_tcp_transport()->listen(
+        transport::Endpoint{config.listen, static_cast<uint16_t>(config.port)});
+  } catch (const std::exception& e) {
+    RGPU_LOG(error, "%s", e.what());
+    return 1;
+  }
+  RGPU_LOG(info, "listening on %s:%d, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
+           config.backend.c_str(), config.workers);
+  server::WorkerPool pool(config, listener->native_handle());
+  pool.top_up();
+  while (!g_stop) {
+    std::vector<pollfd> fds{{listener->native_handle(), POLLIN, 0}};
+    for (int ch : pool.channels()) fds.push_back({ch, POLLIN, 0});
+    int n = poll(fds.data(), fds.size(), 500);
+    pool.reap();
+    if (n <= 0) continue;
+    if (fds[0].revents & POLLIN) {
+      try {
+        auto conn = listener->accept();
+        int fd = dup(conn->native_handle());
+        RGPU_LOG(info, "client %s connected", conn->peer().c_str());
+        pool.hand_off(fd);
+      } catch (const std::exception& e) {
+        RGPU_LOG(warn, "%s", e.what());
+      }
+    }
+    for (size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents) pool.on_channel_readable(fds[i].fd);
+    pool.top_up();
+  }
+  RGPU_LOG(info, "shutting down");
+  pool.shutdown();
+  return 0;
+}

@@ -1,0 +1,111 @@
+#include "server/daemon/server_config.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+namespace rgpu::server {
+namespace {
+
+const char* kUsage =
+    "usage: rgpu-server [options]\n"
+    "  --listen ADDR        address to listen on (default 0.0.0.0)\n"
+    "  --port N             TCP port (default 18515)\n"
+    "  --gpus LIST          GPUs to export, e.g. 0,1 (default: all)\n"
+    "  --workers N          pre-started workers with CUDA initialised (default 2)\n"
+    "  --backend NAME       cuda (default) or host-test (host memory, for tests only)\n"
+    "  --log-level LEVEL    error, warn, info (default) or debug\n"
+    "  --module-cache DIR   where fat binaries are cached by hash\n"
+    "  --config FILE        read these settings (key = value) from FILE first\n";
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r");
+  auto e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+int to_int(const std::string& key, const std::string& v) {
+  size_t used = 0;
+  int n = 0;
+  try {
+    n = std::stoi(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != v.size()) throw std::invalid_argument(key + " needs a number, not '" + v + "'");
+  return n;
+}
+
+void apply(ServerConfig* c, const std::string& key, const std::string& v) {
+  if (key == "listen") c->listen = v;
+  else if (key == "port") c->port = to_int(key, v);
+  else if (key == "workers") c->workers = to_int(key, v);
+  else if (key == "backend") c->backend = v;
+  else if (key == "log-level") c->log_level = v;
+  else if (key == "module-cache") c->module_cache = v;
+  else if (key == "gpus") {
+    c->gpus.clear();
+    if (v == "all") return;
+    size_t start = 0;
+    while (start <= v.size()) {
+      size_t comma = v.find(',', start);
+      c->gpus.push_back(to_int(key, trim(v.substr(start, comma - start))));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  } else {
+    throw std::invalid_argument("unknown setting '" + key + "'");
+  }
+}
+
+void read_file(ServerConfig* c, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot read config file " + path);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    line = trim(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument(path + ":" + std::to_string(n) + ": expected key = value");
+    apply(c, trim(line.substr(0, eq)), trim(line.substr(eq + 1)));
+  }
+}
+
+}  // namespace
+
+bool parse_server_args(int argc, char** argv, ServerConfig* config) {
+  config->module_cache = "/tmp/rgpu-module-cache-" + std::to_string(getuid());
+  std::map<std::string, std::string> flags;
+  std::vector<std::pair<std::string, std::string>> ordered;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      fputs(kUsage, stdout);
+      return false;
+    }
+    if (a.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + a + "'\n" + kUsage);
+    std::string key = a.substr(2), value;
+    if (auto eq = key.find('='); eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      throw std::invalid_argument("--" + key + " needs a value");
+    }
+    if (key == "config") read_file(config, value);
+    else ordered.emplace_back(key, value);
+  }
+  for (const auto& [k, v] : ordered) apply(config, k, v);
+  if (config->port <= 0 || config->port > 65535) throw std::invalid_argument("port out of range");
+  if (config->workers < 0) throw std::invalid_argument("workers must be >= 0");
+  return true;
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,46 @@
+// The daemon's workers: processes forked ahead of time that initialise CUDA
+// and wait for a connection. Each serves one session and exits, so all of a
+// session's GPU state dies with its process. The daemon itself never loads a
+// backend.
+#pragma once
+#include <sys/types.h>
+
+#include <deque>
+#include <vector>
+
+#include "server/daemon/server_config.hpp"
+
+namespace rgpu::server {
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(const ServerConfig& config, int listener_fd)
+      : config_(config), listener_fd_(listener_fd) {}
+
+  // Keeps `workers` idle or starting workers.
+  void top_up();
+  // Queues an accepted connection; it goes to the next ready worker.
+  void hand_off(int client_fd);
+  // Control channels to watch for readiness or death.
+  std::vector<int> channels() const;
+  void on_channel_readable(int channel);
+  void reap();
+  void shutdown();
+
+ private:
+  struct Worker {
+    pid_t pid;
+    int channel;
+    bool ready = false;
+  };
+  void spawn();
+  void dispatch();
+
+  const ServerConfig& config_;
+  int listener_fd_;
+  std::vector<Worker> waiting_;  // starting or ready, not yet serving
+  std::deque<int> pending_;      // accepted connections waiting for a worker
+  int serving_ = 0;
+};
+
+}  // namespace rgpu::server

@@ -1,0 +1,44 @@
+#include "server/daemon/worker_process.hpp"
+
+#include <unistd.h>
+
+#include <memory>
+
+#include "common/log.hpp"
+#include "server/backend/backend.hpp"
+#include "server/daemon/fd_passing.hpp"
+#include "server/worker/session_loop.hpp"
+
+namespace rgpu::server {
+
+void run_worker(const ServerConfig& config, int channel) {
+  log::set_prefix("rgpu-worker");
+  std::string why;
+  std::unique_ptr<Backend> backend = make_backend(config.backend, &why);
+  if (!backend) {
+    RGPU_LOG(error, "cannot load backend '%s': %s", config.backend.c_str(), why.c_str());
+    _exit(2);
+  }
+  SessionLimits limits{config.gpus, config.module_cache};
+  if (limits.exported_gpus.empty()) {
+    int n = 0;
+    backend->device_count(&n);
+    for (int i = 0; i < n; ++i) limits.exported_gpus.push_back(i);
+  }
+  if (int32_t e = backend->init(limits.exported_gpus)) {
+    RGPU_LOG(error, "backend '%s' failed to initialise the GPUs (error %d)", config.backend.c_str(), e);
+    _exit(2);
+  }
+  char ready = 'r';
+  if (write(channel, &ready, 1) != 1) _exit(0);
+  int fd = recv_fd(channel);
+  close(channel);
+  if (fd < 0) _exit(0);
+  auto conn = transport::make_tcp_transport()->adopt(fd);
+  serve_session(*backend, *conn, limits);
+  conn.reset();
+  backend.reset();
+  _exit(0);
+}
+
+}  // namespace rgpu::server

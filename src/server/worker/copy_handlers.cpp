@@ -1,0 +1,162 @@
+// Copies and memsets. Every device range is checked against the session's
+// own memory before the backend sees it.
+#include "server/worker/copy_pipeline.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/reply.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::server {
+namespace {
+
+void* at(uint64_t p) { return reinterpret_cast<void*>(p); }
+
+// Extent of a pitched region: the last row needs only `width` bytes.
+bool extent(size_t pitch, size_t width, size_t height, size_t* out) {
+  if (height == 0 || width == 0) {
+    *out = 0;
+    return true;
+  }
+  if (width > pitch) return false;
+  return !__builtin_mul_overflow(pitch, height - 1, out) && !__builtin_add_overflow(*out, width, out);
+}
+
+int32_t memcpy_htod(SessionContext& s, Request& req, proto::Writer&) {
+  auto dst = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  bool sync = req.args.get<uint8_t>();
+  req.args.expect_end();
+  size_t n = req.payload_left();
+  if (!s.owns(dst, n)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  return pipeline_in(s, req, n, 1, stream, sync, [&](void* buf, size_t off, size_t len) {
+    return s.backend().memcpy_async(at(dst + off), buf, len, cudaMemcpyHostToDevice, stream);
+  });
+}
+
+int32_t memcpy_dtoh(SessionContext& s, Request& req, proto::Writer&) {
+  auto src = req.args.get<uint64_t>();
+  auto n = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.owns(src, n)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  begin_streamed_reply(req.connection(), s, n);
+  pipeline_out(s, req, n, 1, stream, [&](void* buf, size_t off, size_t len) {
+    return s.backend().memcpy_async(buf, at(src + off), len, cudaMemcpyDeviceToHost, stream);
+  });
+  return cudaSuccess;
+}
+
+int32_t memcpy_dtod(SessionContext& s, Request& req, proto::Writer&) {
+  auto dst = req.args.get<uint64_t>();
+  auto src = req.args.get<uint64_t>();
+  auto n = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  bool sync = req.args.get<uint8_t>();
+  req.args.expect_end();
+  if (!s.owns(dst, n) || !s.owns(src, n)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  if (int32_t e = s.backend().memcpy_async(at(dst), at(src), n, cudaMemcpyDeviceToDevice, stream)) return e;
+  return sync ? s.backend().stream_synchronize(stream) : cudaSuccess;
+}
+
+int32_t memcpy2d_htod(SessionContext& s, Request& req, proto::Writer&) {
+  auto dst = req.args.get<uint64_t>();
+  auto dpitch = req.args.get<uint64_t>();
+  auto width = req.args.get<uint64_t>();
+  auto height = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  bool sync = req.args.get<uint8_t>();
+  req.args.expect_end();
+  size_t span, bytes;
+  if (!extent(dpitch, width, height, &span) || __builtin_mul_overflow(width, height, &bytes))
+    return cudaErrorInvalidPitchValue;
+  if (bytes != req.payload_left() || !s.owns(dst, span)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  return pipeline_in(s, req, bytes, width, stream, sync, [&](void* buf, size_t off, size_t len) {
+    return s.backend().memcpy2d_async(at(dst + off / width * dpitch), dpitch, buf, width, width, len / width,
+                                      cudaMemcpyHostToDevice, stream);
+  });
+}
+
+int32_t memcpy2d_dtoh(SessionContext& s, Request& req, proto::Writer&) {
+  auto src = req.args.get<uint64_t>();
+  auto spitch = req.args.get<uint64_t>();
+  auto width = req.args.get<uint64_t>();
+  auto height = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  req.args.expect_end();
+  size_t span, bytes;
+  if (!extent(spitch, width, height, &span) || __builtin_mul_overflow(width, height, &bytes))
+    return cudaErrorInvalidPitchValue;
+  if (!s.owns(src, span)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  begin_streamed_reply(req.connection(), s, bytes);
+  pipeline_out(s, req, bytes, width, stream, [&](void* buf, size_t off, size_t len) {
+    return s.backend().memcpy2d_async(buf, width, at(src + off / width * spitch), spitch, width, len / width,
+                                      cudaMemcpyDeviceToHost, stream);
+  });
+  return cudaSuccess;
+}
+
+int32_t memcpy2d_dtod(SessionContext& s, Request& req, proto::Writer&) {
+  auto dst = req.args.get<uint64_t>();
+  auto dpitch = req.args.get<uint64_t>();
+  auto src = req.args.get<uint64_t>();
+  auto spitch = req.args.get<uint64_t>();
+  auto width = req.args.get<uint64_t>();
+  auto height = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  bool sync = req.args.get<uint8_t>();
+  req.args.expect_end();
+  size_t dspan, sspan;
+  if (!extent(dpitch, width, height, &dspan) || !extent(spitch, width, height, &sspan))
+    return cudaErrorInvalidPitchValue;
+  if (!s.owns(dst, dspan) || !s.owns(src, sspan)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  if (int32_t e = s.backend().memcpy2d_async(at(dst), dpitch, at(src), spitch, width, height,
+                                             cudaMemcpyDeviceToDevice, stream))
+    return e;
+  return sync ? s.backend().stream_synchronize(stream) : cudaSuccess;
+}
+
+int32_t memset_1d(SessionContext& s, Request& req, proto::Writer&) {
+  auto ptr = req.args.get<uint64_t>();
+  auto value = req.args.get<int32_t>();
+  auto n = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.owns(ptr, n)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  return s.backend().memset_async(ptr, value, n, stream);
+}
+
+int32_t memset_2d(SessionContext& s, Request& req, proto::Writer&) {
+  auto ptr = req.args.get<uint64_t>();
+  auto pitch = req.args.get<uint64_t>();
+  auto value = req.args.get<int32_t>();
+  auto width = req.args.get<uint64_t>();
+  auto height = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  req.args.expect_end();
+  size_t span;
+  if (!extent(pitch, width, height, &span)) return cudaErrorInvalidPitchValue;
+  if (!s.owns(ptr, span)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  return s.backend().memset2d_async(ptr, pitch, value, width, height, stream);
+}
+
+}  // namespace
+
+void register_copy_handlers(Dispatcher& d) {
+  d.add(proto::kOpMemcpyHtoD, memcpy_htod);
+  d.add(proto::kOpMemcpyDtoH, memcpy_dtoh);
+  d.add(proto::kOpMemcpyDtoD, memcpy_dtod);
+  d.add(proto::kOpMemcpy2DHtoD, memcpy2d_htod);
+  d.add(proto::kOpMemcpy2DDtoH, memcpy2d_dtoh);
+  d.add(proto::kOpMemcpy2DDtoD, memcpy2d_dtod);
+  d.add(proto::kOpMemset, memset_1d);
+  d.add(proto::kOpMemset2D, memset_2d);
+}
+
+}  // namespace rgpu::server

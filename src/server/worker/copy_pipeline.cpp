@@ -1,0 +1,71 @@
+#include "server/worker/copy_pipeline.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace rgpu::server {
+namespace {
+
+size_t block_bytes(size_t granule) {
+  return std::max<size_t>(granule, StagingPool::kBlockBytes / granule * granule);
+}
+
+}  // namespace
+
+int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
+                    const IssueBlock& issue) {
+  StagingPool& pool = s.staging(req.header().device);
+  const size_t block = block_bytes(granule);
+  int32_t err = cudaSuccess;
+  size_t i = 0;
+  for (size_t off = 0; off < total && !err; off += block, ++i) {
+    size_t len = std::min(block, total - off);
+    StagingPool::Slot* slot;
+    if ((err = pool.acquire(i, len, &slot))) break;
+    req.read_payload(slot->buffer, len);
+    if ((err = issue(slot->buffer, off, len))) break;
+    err = pool.release_after(*slot, stream);
+  }
+  if (!err && sync) err = s.backend().stream_synchronize(stream);
+  return err;
+}
+
+void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream,
+                  const IssueBlock& issue) {
+  StagingPool& pool = s.staging(req.header().device);
+  const size_t block = block_bytes(granule);
+  const size_t blocks = (total + block - 1) / block;
+  std::vector<StagingPool::Slot*> slots(blocks, nullptr);
+  int32_t err = cudaSuccess;
+  auto start = [&](size_t i) {
+    if (err || i >= blocks) return;
+    size_t off = i * block;
+    size_t len = std::min(block, total - off);
+    if ((err = pool.acquire(i, len, &slots[i]))) return;
+    if ((err = issue(slots[i]->buffer, off, len))) return;
+    err = pool.release_after(*slots[i], stream);
+  };
+  for (size_t i = 0; i < StagingPool::kSlots; ++i) start(i);
+  std::vector<uint8_t> zeros;
+  for (size_t i = 0; i < blocks; ++i) {
+    size_t len = std::min(block, total - i * block);
+    if (!err) {
+      err = s.backend().event_synchronize(slots[i]->event);
+      slots[i]->in_flight = false;
+    }
+    const void* data = slots[i] && !err ? slots[i]->buffer : nullptr;
+    if (!data) {
+      // The reply promised `total` bytes: after a failure send filler; the
+      // final status tells the client the data is not valid.
+      zeros.resize(len);
+      data = zeros.data();
+    }
+    iovec v{const_cast<void*>(data), len};
+    req.connection().send({&v, 1});
+    start(i + StagingPool::kSlots);
+  }
+  iovec tail{&err, sizeof err};
+  req.connection().send({&tail, 1});
+}
+
+}  // namespace rgpu::server

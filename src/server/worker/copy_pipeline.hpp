@@ -1,0 +1,26 @@
+// Bulk copies in blocks through the staging pool, overlapping the network
+// with the GPU's copies. `issue` queues the GPU copy of one block: it gets
+// the staging buffer, the block's byte offset in the whole transfer and its
+// length.
+#pragma once
+#include <functional>
+
+#include "server/worker/request.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+
+using IssueBlock = std::function<int32_t(void* staging, size_t offset, size_t len)>;
+
+// Host to device: the payload of `req` (total bytes) flows in. Blocks are
+// multiples of `granule` bytes (a row, for 2-D copies). When `sync`, returns
+// once the GPU finished.
+int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
+                    const IssueBlock& issue);
+
+// Device to host: streams `total` bytes as the reply's payload, then the
+// final status. The reply header must already be sent.
+void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream,
+                  const IssueBlock& issue);
+
+}  // namespace rgpu::server

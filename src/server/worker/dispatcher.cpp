@@ -1,0 +1,16 @@
+#include "server/worker/dispatcher.hpp"
+
+namespace rgpu::server {
+
+Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
+  register_device_handlers(*this);
+  register_memory_handlers(*this);
+  register_copy_handlers(*this);
+  register_stream_event_handlers(*this);
+  register_module_handlers(*this);
+  register_forwarded_handlers(*this);
+}
+
+void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }
+
+}  // namespace rgpu::server

@@ -1,0 +1,37 @@
+// Op number -> handler. Handlers decode their arguments, check them against
+// the session, call the backend and encode outputs into `out`; the worker
+// sends the reply (status, deferred error, outputs).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "protocol/codec.hpp"
+#include "server/worker/request.hpp"
+
+namespace rgpu::server {
+
+class SessionContext;
+
+// Returns a cudaError_t value. A handler that streams its own reply (device
+// to host copies) sets SessionContext::reply_sent.
+using Handler = int32_t (*)(SessionContext& s, Request& req, proto::Writer& out);
+
+class Dispatcher {
+ public:
+  Dispatcher();
+  void add(uint16_t op, Handler h);
+  Handler find(uint16_t op) const { return handlers_[op]; }
+
+ private:
+  std::vector<Handler> handlers_;
+};
+
+// Each file of handlers registers its own ops.
+void register_device_handlers(Dispatcher& d);
+void register_memory_handlers(Dispatcher& d);
+void register_copy_handlers(Dispatcher& d);
+void register_stream_event_handlers(Dispatcher& d);
+void register_module_handlers(Dispatcher& d);
+void register_forwarded_handlers(Dispatcher& d);  // generated
+
+}  // namespace rgpu::server

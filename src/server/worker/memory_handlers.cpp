@@ -1,0 +1,101 @@
+// Allocation and device-level calls.
+#include <cstring>
+
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+int32_t malloc_linear(SessionContext& s, Request& req, proto::Writer& out) {
+  auto size = req.args.get<uint64_t>();
+  req.args.expect_end();
+  DevPtr p = 0;
+  if (int32_t e = s.backend().malloc(&p, size)) return e;
+  s.allocations.add(p, size);
+  out.put<uint64_t>(p);
+  return cudaSuccess;
+}
+
+int32_t malloc_pitch(SessionContext& s, Request& req, proto::Writer& out) {
+  auto width = req.args.get<uint64_t>();
+  auto height = req.args.get<uint64_t>();
+  req.args.expect_end();
+  DevPtr p = 0;
+  size_t pitch = 0;
+  if (int32_t e = s.backend().malloc_pitch(&p, &pitch, width, height)) return e;
+  if (p) s.allocations.add(p, pitch * height);
+  out.put<uint64_t>(p).put<uint64_t>(pitch);
+  return cudaSuccess;
+}
+
+int32_t free_memory(SessionContext& s, Request& req, proto::Writer&) {
+  auto p = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (s.allocations.remove(p) == 0) return cudaErrorInvalidValue;
+  return s.backend().free(p);
+}
+
+int32_t mem_get_info(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  size_t free = 0, total = 0;
+  if (int32_t e = s.backend().mem_get_info(&free, &total)) return e;
+  out.put<uint64_t>(free).put<uint64_t>(total);
+  return cudaSuccess;
+}
+
+int32_t device_synchronize(SessionContext& s, Request& req, proto::Writer&) {
+  req.args.expect_end();
+  return s.backend().device_synchronize();
+}
+
+int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
+  req.args.expect_end();
+  if (int32_t e = s.backend().device_reset()) return e;
+  // The reset destroyed every object of the device.
+  s.allocations.clear();
+  s.globals.clear();
+  s.streams.clear();
+  s.events.clear();
+  s.modules.clear();
+  s.functions.clear();
+  s.drop_staging(req.header().device);
+  return cudaSuccess;
+}
+
+int32_t get_device_properties(SessionContext& s, Request& req, proto::Writer& out) {
+  auto ordinal = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(ordinal)) return cudaErrorInvalidDevice;
+  cudaDeviceProp prop;
+  std::memset(&prop, 0, sizeof prop);
+  if (int32_t e = s.backend().get_device_properties(&prop, ordinal)) return e;
+  out.put(prop);
+  return cudaSuccess;
+}
+
+int32_t get_error_string(SessionContext& s, Request& req, proto::Writer& out) {
+  auto error = req.args.get<int32_t>();
+  req.args.expect_end();
+  out.put_string(s.backend().error_string(error));
+  return cudaSuccess;
+}
+
+}  // namespace
+
+void register_memory_handlers(Dispatcher& d) {
+  d.add(proto::kOpMalloc, malloc_linear);
+  d.add(proto::kOpMallocPitch, malloc_pitch);
+  d.add(proto::kOpFree, free_memory);
+  d.add(proto::kOpMemGetInfo, mem_get_info);
+}
+
+void register_device_handlers(Dispatcher& d) {
+  d.add(proto::kOpDeviceSynchronize, device_synchronize);
+  d.add(proto::kOpDeviceReset, device_reset);
+  d.add(proto::kOpGetDeviceProperties, get_device_properties);
+  d.add(proto::kOpGetErrorString, get_error_string);
+}
+
+}  // namespace rgpu::server

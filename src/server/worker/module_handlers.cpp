@@ -1,0 +1,144 @@
+// Modules (fat binaries), kernels and launches.
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/module_cache.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+// Bounds on what one module load may name; larger is a malformed request.
+constexpr uint32_t kMaxNames = 1u << 20;
+constexpr uint64_t kMaxImageBytes = 4ull << 30;
+
+int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
+  std::string hash = req.args.get_string();
+  bool with_image = req.args.get<uint8_t>();
+  auto nk = req.args.get<uint32_t>();
+  if (nk > kMaxNames) return cudaErrorInvalidValue;
+  std::vector<std::string> kernels(nk);
+  for (auto& k : kernels) k = req.args.get_string();
+  auto nv = req.args.get<uint32_t>();
+  if (nv > kMaxNames) return cudaErrorInvalidValue;
+  std::vector<std::pair<std::string, uint64_t>> vars(nv);
+  for (auto& v : vars) {
+    v.first = req.args.get_string();
+    v.second = req.args.get<uint64_t>();
+  }
+  req.args.expect_end();
+
+  ModuleCache cache(s.module_cache_dir());
+  std::vector<uint8_t> image;
+  if (with_image) {
+    if (req.payload_left() > kMaxImageBytes) return cudaErrorInvalidValue;
+    image.resize(req.payload_left());
+    req.read_payload(image.data(), image.size());
+    cache.store(image);
+  } else if (auto cached = cache.find(hash)) {
+    image = std::move(*cached);
+  } else {
+    out.put<uint8_t>(1);  // not cached here: send the image
+    return cudaSuccess;
+  }
+
+  Handle module = 0;
+  if (int32_t e = s.backend().module_load(image, &module)) return e;
+  s.modules.add(module);
+  out.put<uint8_t>(0);
+  for (const auto& name : kernels) {
+    Handle fn = 0;
+    FunctionInfo info;
+    if (s.backend().module_get_function(module, name, &fn, &info.params) != cudaSuccess) {
+      out.put<uint64_t>(0).put<uint32_t>(0);
+      continue;
+    }
+    for (const auto& p : info.params) info.args_size = std::max(info.args_size, p.offset + p.size);
+    out.put<uint64_t>(fn).put<uint32_t>(info.params.size());
+    for (const auto& p : info.params) out.put(p.offset).put(p.size);
+    s.functions[fn] = std::move(info);
+  }
+  for (const auto& [name, size_hint] : vars) {
+    DevPtr ptr = 0;
+    size_t size = 0;
+    if (s.backend().module_get_global(module, name, size_hint, &ptr, &size) != cudaSuccess) ptr = size = 0;
+    if (ptr) s.globals.add(ptr, size);
+    out.put<uint64_t>(ptr).put<uint64_t>(size);
+  }
+  return cudaSuccess;
+}
+
+const FunctionInfo* function(SessionContext& s, uint64_t fn) {
+  auto it = s.functions.find(fn);
+  return it == s.functions.end() ? nullptr : &it->second;
+}
+
+int32_t launch_kernel(SessionContext& s, Request& req, proto::Writer&) {
+  auto fn = req.args.get<uint64_t>();
+  LaunchConfig cfg;
+  cfg.grid = req.args.get<dim3>();
+  cfg.block = req.args.get<dim3>();
+  cfg.shared_mem = req.args.get<uint32_t>();
+  cfg.stream = req.args.get<uint64_t>();
+  auto packed = req.args.get_bytes();
+  req.args.expect_end();
+  const FunctionInfo* info = function(s, fn);
+  if (!info) return cudaErrorInvalidResourceHandle;
+  // The layout came from the driver: any other size cannot be this kernel's.
+  if (packed.size() != info->args_size) return cudaErrorInvalidValue;
+  if (!s.valid_stream(cfg.stream)) return cudaErrorInvalidResourceHandle;
+  std::vector<uint8_t> args(packed.begin(), packed.end());
+  return s.backend().launch(fn, cfg, args);
+}
+
+int32_t func_get_attributes(SessionContext& s, Request& req, proto::Writer& out) {
+  auto fn = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!function(s, fn)) return cudaErrorInvalidDeviceFunction;
+  cudaFuncAttributes attr{};
+  if (int32_t e = s.backend().func_get_attributes(&attr, fn)) return e;
+  out.put(attr);
+  return cudaSuccess;
+}
+
+int32_t func_set_attribute(SessionContext& s, Request& req, proto::Writer&) {
+  auto fn = req.args.get<uint64_t>();
+  auto attr = req.args.get<int32_t>();
+  auto value = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!function(s, fn)) return cudaErrorInvalidDeviceFunction;
+  return s.backend().func_set_attribute(fn, static_cast<cudaFuncAttribute>(attr), value);
+}
+
+int32_t func_set_cache_config(SessionContext& s, Request& req, proto::Writer&) {
+  auto fn = req.args.get<uint64_t>();
+  auto config = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!function(s, fn)) return cudaErrorInvalidDeviceFunction;
+  return s.backend().func_set_cache_config(fn, static_cast<cudaFuncCache>(config));
+}
+
+int32_t occupancy_max_active_blocks(SessionContext& s, Request& req, proto::Writer& out) {
+  auto fn = req.args.get<uint64_t>();
+  auto block = req.args.get<int32_t>();
+  auto smem = req.args.get<uint64_t>();
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!function(s, fn)) return cudaErrorInvalidDeviceFunction;
+  int blocks = 0;
+  if (int32_t e = s.backend().occupancy_max_active_blocks(&blocks, fn, block, smem, flags)) return e;
+  out.put<int32_t>(blocks);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+void register_module_handlers(Dispatcher& d) {
+  d.add(proto::kOpModuleLoad, module_load);
+  d.add(proto::kOpLaunchKernel, launch_kernel);
+  d.add(proto::kOpFuncGetAttributes, func_get_attributes);
+  d.add(proto::kOpFuncSetAttribute, func_set_attribute);
+  d.add(proto::kOpFuncSetCacheConfig, func_set_cache_config);
+  d.add(proto::kOpOccupancyMaxActiveBlocks, occupancy_max_active_blocks);
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,38 @@
+#include "server/worker/reply.hpp"
+
+#include "protocol/frame_io.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::server {
+
+namespace {
+proto::Writer prefix(SessionContext& s, int32_t status) {
+  proto::Writer w;
+  w.put(proto::ReplyPrefix{status, s.deferred});
+  s.deferred = cudaSuccess;
+  return w;
+}
+}  // namespace
+
+void send_reply(transport::Connection& c, SessionContext& s, int32_t status, const proto::Writer& out) {
+  proto::Writer w = prefix(s, status);
+  const auto& body = out.bytes();
+  iovec parts[2] = {{const_cast<uint8_t*>(w.bytes().data()), w.size()},
+                    {const_cast<uint8_t*>(body.data()), body.size()}};
+  proto::FrameHeader h{.magic = proto::kFrameMagic, .op = proto::kOpReply};
+  h.args_len = static_cast<uint32_t>(w.size() + body.size());
+  iovec all[3] = {{&h, sizeof h}, parts[0], parts[1]};
+  c.send(all);
+}
+
+void begin_streamed_reply(transport::Connection& c, SessionContext& s, uint64_t n) {
+  proto::Writer w = prefix(s, cudaSuccess);
+  proto::FrameHeader h{.magic = proto::kFrameMagic, .op = proto::kOpReply};
+  h.args_len = static_cast<uint32_t>(w.size());
+  h.payload_len = n + sizeof(int32_t);
+  iovec all[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(w.bytes().data()), w.size()}};
+  c.send(all);
+  s.reply_sent = true;
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,36 @@
+// A request as a handler sees it: decoded header, argument reader, and the
+// bulk payload still on the connection (handlers stream it as they need).
+#pragma once
+#include <span>
+
+#include "protocol/codec.hpp"
+#include "protocol/wire.hpp"
+#include "transport/transport.hpp"
+
+namespace rgpu::server {
+
+class Request {
+ public:
+  Request(const proto::FrameHeader& header, std::span<const uint8_t> args, transport::Connection& conn)
+      : args(args), header_(header), conn_(conn), payload_left_(header.payload_len) {}
+
+  const proto::FrameHeader& header() const { return header_; }
+  bool is_async() const { return header_.flags & proto::kFlagAsync; }
+  uint64_t payload_left() const { return payload_left_; }
+  // Reads the next n payload bytes; throws DecodeError past the payload.
+  void read_payload(void* dst, size_t n) {
+    if (n > payload_left_) throw proto::DecodeError("payload shorter than the call says");
+    conn_.recv(dst, n);
+    payload_left_ -= n;
+  }
+  transport::Connection& connection() { return conn_; }
+
+  proto::Reader args;
+
+ private:
+  const proto::FrameHeader& header_;
+  transport::Connection& conn_;
+  uint64_t payload_left_;
+};
+
+}  // namespace rgpu::server

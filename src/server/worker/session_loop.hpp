@@ -1,0 +1,21 @@
+// A worker serving one client: handshake, then requests until the client
+// leaves. Runs in the worker process that owns the backend.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "server/backend/backend.hpp"
+#include "transport/transport.hpp"
+
+namespace rgpu::server {
+
+struct SessionLimits {
+  std::vector<int> exported_gpus;  // what this server offers
+  std::string module_cache_dir;
+};
+
+// Returns when the session ends (client gone, or a frame so malformed that
+// the stream cannot be trusted). Never throws.
+void serve_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits);
+
+}  // namespace rgpu::server

@@ -1,0 +1,40 @@
+#include "server/worker/staging_pool.hpp"
+
+#include <algorithm>
+
+namespace rgpu::server {
+
+StagingPool::~StagingPool() {
+  for (Slot& s : slots_) {
+    if (s.in_flight) backend_.event_synchronize(s.event);
+    if (s.buffer) backend_.free_staging(s.buffer);
+    if (s.event) backend_.event_destroy(s.event);
+  }
+}
+
+int32_t StagingPool::acquire(size_t i, size_t bytes, Slot** out) {
+  Slot& s = slots_[i % kSlots];
+  if (s.in_flight) {
+    if (int32_t e = backend_.event_synchronize(s.event)) return e;
+    s.in_flight = false;
+  }
+  if (s.capacity < bytes) {
+    if (s.buffer) backend_.free_staging(s.buffer);
+    size_t cap = std::max(bytes, kBlockBytes);
+    s.buffer = backend_.alloc_staging(cap);
+    s.capacity = s.buffer ? cap : 0;
+    if (!s.buffer) return cudaErrorMemoryAllocation;
+  }
+  if (!s.event)
+    if (int32_t e = backend_.event_create(&s.event, cudaEventDisableTiming)) return e;
+  *out = &s;
+  return cudaSuccess;
+}
+
+int32_t StagingPool::release_after(Slot& slot, Handle stream) {
+  if (int32_t e = backend_.event_record(slot.event, stream)) return e;
+  slot.in_flight = true;
+  return cudaSuccess;
+}
+
+}  // namespace rgpu::server

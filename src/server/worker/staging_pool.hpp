@@ -1,0 +1,40 @@
+// Page-locked buffers that bulk copies stream through: while the network
+// fills one block, the GPU copies another. Each slot carries an event that
+// says when the GPU is done with it.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "server/backend/backend.hpp"
+
+namespace rgpu::server {
+
+class StagingPool {
+ public:
+  static constexpr size_t kSlots = 4;
+  static constexpr size_t kBlockBytes = 4u << 20;
+
+  explicit StagingPool(Backend& backend) : backend_(backend) {}
+  ~StagingPool();
+  StagingPool(const StagingPool&) = delete;
+  StagingPool& operator=(const StagingPool&) = delete;
+
+  struct Slot {
+    void* buffer = nullptr;
+    size_t capacity = 0;
+    Handle event = 0;
+    bool in_flight = false;  // the GPU may still be using the buffer
+  };
+
+  // Slot i (round-robin), at least `bytes` large, once the GPU is done with
+  // it. Returns a CUDA error if waiting or allocating failed.
+  int32_t acquire(size_t i, size_t bytes, Slot** out);
+  // Marks the slot busy until the work queued so far on `stream` completes.
+  int32_t release_after(Slot& slot, Handle stream);
+
+ private:
+  Backend& backend_;
+  Slot slots_[kSlots];
+};
+
+}  // namespace rgpu::server

@@ -1,0 +1,121 @@
+// Streams and events: created by the session, then named by handle.
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+// Decodes a handle and checks it belongs to the session's set.
+#define RGPU_STREAM(name)                                         \
+  auto name = req.args.get<uint64_t>();                           \
+  if (!s.valid_stream(name)) return cudaErrorInvalidResourceHandle
+#define RGPU_EVENT(name)                                          \
+  auto name = req.args.get<uint64_t>();                           \
+  if (!s.valid_event(name)) return cudaErrorInvalidResourceHandle
+
+int32_t stream_create(SessionContext& s, Request& req, proto::Writer& out) {
+  auto flags = req.args.get<uint32_t>();
+  auto priority = req.args.get<int32_t>();
+  req.args.expect_end();
+  Handle h = 0;
+  if (int32_t e = s.backend().stream_create(&h, flags, priority)) return e;
+  s.streams.add(h);
+  out.put<uint64_t>(h);
+  return cudaSuccess;
+}
+
+int32_t stream_destroy(SessionContext& s, Request& req, proto::Writer&) {
+  auto h = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.streams.contains(h)) return cudaErrorInvalidResourceHandle;
+  s.streams.remove(h);
+  return s.backend().stream_destroy(h);
+}
+
+int32_t stream_synchronize(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(h);
+  req.args.expect_end();
+  return s.backend().stream_synchronize(h);
+}
+
+int32_t stream_query(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(h);
+  req.args.expect_end();
+  return s.backend().stream_query(h);
+}
+
+int32_t stream_wait_event(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(stream);
+  RGPU_EVENT(event);
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  return s.backend().stream_wait_event(stream, event, flags);
+}
+
+int32_t event_create(SessionContext& s, Request& req, proto::Writer& out) {
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  Handle h = 0;
+  if (int32_t e = s.backend().event_create(&h, flags)) return e;
+  s.events.add(h);
+  out.put<uint64_t>(h);
+  return cudaSuccess;
+}
+
+int32_t event_destroy(SessionContext& s, Request& req, proto::Writer&) {
+  auto h = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.events.remove(h)) return cudaErrorInvalidResourceHandle;
+  return s.backend().event_destroy(h);
+}
+
+int32_t event_record(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_EVENT(event);
+  RGPU_STREAM(stream);
+  req.args.expect_end();
+  return s.backend().event_record(event, stream);
+}
+
+int32_t event_synchronize(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_EVENT(h);
+  req.args.expect_end();
+  return s.backend().event_synchronize(h);
+}
+
+int32_t event_query(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_EVENT(h);
+  req.args.expect_end();
+  return s.backend().event_query(h);
+}
+
+int32_t event_elapsed_time(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_EVENT(start);
+  RGPU_EVENT(end);
+  req.args.expect_end();
+  float ms = 0;
+  if (int32_t e = s.backend().event_elapsed_time(&ms, start, end)) return e;
+  out.put(ms);
+  return cudaSuccess;
+}
+
+#undef RGPU_STREAM
+#undef RGPU_EVENT
+
+}  // namespace
+
+void register_stream_event_handlers(Dispatcher& d) {
+  d.add(proto::kOpStreamCreate, stream_create);
+  d.add(proto::kOpStreamDestroy, stream_destroy);
+  d.add(proto::kOpStreamSynchronize, stream_synchronize);
+  d.add(proto::kOpStreamQuery, stream_query);
+  d.add(proto::kOpStreamWaitEvent, stream_wait_event);
+  d.add(proto::kOpEventCreate, event_create);
+  d.add(proto::kOpEventDestroy, event_destroy);
+  d.add(proto::kOpEventRecord, event_record);
+  d.add(proto::kOpEventSynchronize, event_synchronize);
+  d.add(proto::kOpEventQuery, event_query);
+  d.add(proto::kOpEventElapsedTime, event_elapsed_time);
+}
+
+}  // namespace rgpu::server

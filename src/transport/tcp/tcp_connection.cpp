@@ -1,0 +1,92 @@
+#include "transport/tcp/tcp_connection.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace rgpu::transport {
+
+void tune_tcp_socket(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+TcpConnection::TcpConnection(int fd) : fd_(fd) {}
+
+TcpConnection::~TcpConnection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TcpConnection::send(std::span<const iovec> parts) {
+  std::vector<iovec> iov(parts.begin(), parts.end());
+  size_t first = 0;
+  while (first < iov.size()) {
+    msghdr msg{};
+    msg.msg_iov = iov.data() + first;
+    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    // MSG_NOSIGNAL: a dead peer must be an error, not a SIGPIPE in the application.
+    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw TransportError(std::string("send failed: ") + strerror(errno));
+    }
+    size_t left = static_cast<size_t>(n);
+    while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (first < iov.size()) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+}
+
+void TcpConnection::recv(void* dst, size_t len) {
+  auto p = static_cast<char*>(dst);
+  while (len > 0) {
+    ssize_t n = ::recv(fd_, p, len, 0);
+    if (n == 0) throw TransportError("connection closed by peer");
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw TransportError(std::string("receive failed: ") + strerror(errno));
+    }
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+}
+
+bool TcpConnection::wait_readable(int timeout_ms) {
+  pollfd pfd{fd_, POLLIN, 0};
+  int r;
+  do {
+    r = ::poll(&pfd, 1, timeout_ms);
+  } while (r < 0 && errno == EINTR);
+  return r > 0;
+}
+
+void TcpConnection::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+std::string TcpConnection::peer() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    port = ntohs(a->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+  }
+  return Endpoint{host, port}.to_string();
+}
+
+}  // namespace rgpu::transport

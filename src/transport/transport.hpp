@@ -1,0 +1,67 @@
+// The internal message API every transport implements. A transport lives in
+// src/transport/<name>/ with the same parts: connection setup (connect),
+// endpoint send/receive (Connection), memory registration and a listener.
+#pragma once
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+namespace rgpu::transport {
+
+struct TransportError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Endpoint {
+  std::string host;
+  uint16_t port = 0;
+  std::string to_string() const;
+  // "host", "host:port", "[v6]:port"; the port defaults to default_port.
+  static Endpoint parse(const std::string& text, uint16_t default_port);
+};
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // Sends every part, in order; throws TransportError when the peer is gone.
+  virtual void send(std::span<const iovec> parts) = 0;
+  // Receives exactly len bytes; throws TransportError on EOF or error.
+  virtual void recv(void* dst, size_t len) = 0;
+  // Waits up to timeout_ms for data to read; false on timeout.
+  virtual bool wait_readable(int timeout_ms) = 0;
+  virtual void shutdown() = 0;
+  // The OS handle, so the daemon can hand an accepted connection to a worker.
+  virtual int native_handle() const = 0;
+  virtual std::string peer() const = 0;
+};
+
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  virtual std::unique_ptr<Connection> accept() = 0;
+  virtual int native_handle() const = 0;
+  virtual Endpoint local_endpoint() const = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::string name() const = 0;
+  virtual std::unique_ptr<Connection> connect(const Endpoint& where, int timeout_ms) = 0;
+  virtual std::unique_ptr<Listener> listen(const Endpoint& where) = 0;
+  // Wraps a handle received from another process (see native_handle).
+  virtual std::unique_ptr<Connection> adopt(int handle) = 0;
+  // Makes host memory a fast source/target for transfers. Byte-stream
+  // transports need nothing; shared-memory and RDMA transports map or pin it.
+  virtual void register_memory(void* /*base*/, size_t /*len*/) {}
+  virtual void unregister_memory(void* /*base*/) {}
+};
+
+std::unique_ptr<Transport> make_tcp_transport();
+
+}  // namespace rgpu::transport

@@ -1,0 +1,33 @@
+// Shared by the end-to-end programs: CHECK a condition, EXPECT a CUDA status.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+static int g_failures = 0;
+
+#define CHECK(cond)                                                  \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);  \
+      ++g_failures;                                                  \
+    }                                                                \
+  } while (0)
+
+#define EXPECT_STATUS(expected, call)                                                          \
+  do {                                                                                         \
+    cudaError_t e_ = (call);                                                                   \
+    if (e_ != (expected)) {                                                                    \
+      std::printf("FAILED %s:%d: %s returned %s, expected %s\n", __FILE__, __LINE__, #call,     \
+                  cudaGetErrorName(e_), cudaGetErrorName(expected));                           \
+      ++g_failures;                                                                            \
+    }                                                                                          \
+  } while (0)
+
+#define OK(call) EXPECT_STATUS(cudaSuccess, call)
+
+static int finish() {
+  std::printf("RESULT %s\n", g_failures ? "FAIL" : "PASS");
+  return g_failures ? 1 : 0;
+}

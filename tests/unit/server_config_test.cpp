@@ -1,0 +1,45 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "server/daemon/server_config.hpp"
+#include "transport/transport.hpp"
+
+using namespace rgpu;
+
+namespace {
+bool parse(std::vector<std::string> args, server::ServerConfig* c) {
+  std::vector<char*> argv{const_cast<char*>("rgpu-server")};
+  for (auto& a : args) argv.push_back(a.data());
+  return server::parse_server_args(static_cast<int>(argv.size()), argv.data(), c);
+}
+}  // namespace
+
+TEST(ServerConfig, FlagsOverrideConfigFile) {
+  std::string path = ::testing::TempDir() + "/rgpu-server.conf";
+  std::ofstream(path) << "# comment\nport = 9000\ngpus = 0, 2\nworkers=4\nbackend = host-test\n";
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({"--config", path, "--port", "9100"}, &c));
+  EXPECT_EQ(c.port, 9100);
+  EXPECT_EQ(c.gpus, (std::vector<int>{0, 2}));
+  EXPECT_EQ(c.workers, 4);
+  EXPECT_EQ(c.backend, "host-test");
+}
+
+TEST(ServerConfig, RejectsUnknownAndMalformedSettings) {
+  server::ServerConfig c;
+  EXPECT_THROW(parse({"--bogus", "1"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--port", "12ab"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--port", "70000"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--port"}, &c), std::invalid_argument);
+}
+
+TEST(Endpoint, ParsesHostsAndPorts) {
+  auto e = transport::Endpoint::parse("gpu7:9000", 1);
+  EXPECT_EQ(e.host, "gpu7");
+  EXPECT_EQ(e.port, 9000);
+  EXPECT_EQ(transport::Endpoint::parse("gpu7", 18515).port, 18515);
+  EXPECT_EQ(transport::Endpoint::parse("[fe80::1]:7", 1).host, "fe80::1");
+  EXPECT_THROW(transport::Endpoint::parse("gpu7:", 1), transport::TransportError);
+  EXPECT_THROW(transport::Endpoint::parse("gpu7:0", 1), transport::TransportError);
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The whole GPU run in one command, on a machine with a GPU: builds rgpu,
+# starts rgpu-server on the GPU, runs the corpus locally and through rgpu
+# (outputs compared), measures copy latency/bandwidth locally and through
+# rgpu in the same run, and writes the report to OUT_DIR.
+#   usage: tools/gpu-suite.sh OUT_DIR     (RGPU_COMMIT names the commit measured)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
+export PATH=/usr/local/cuda/bin:$PATH
+export RGPU_PORT=${RGPU_PORT:-18515}
+build=build-gpu
+commit=${RGPU_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
+
+cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
+  ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+
+$build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --workers 4 \
+  --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
+
+set +e
+tests/gpu/run_corpus.sh $build "$out" | tee "$out/corpus.txt"
+corpus_rc=${PIPESTATUS[0]}
+
+nvcc -O2 -cudart shared -o $build/copy_bench bench/copy_bench.cu
+$build/copy_bench >"$out/copy_local.json"
+$build/rgpu run --server 127.0.0.1:"$RGPU_PORT" -- $build/copy_bench >"$out/copy_rgpu.json"
+python3 bench/compare_copy.py "$out/copy_local.json" "$out/copy_rgpu.json" "$out/copy.md" "$out/copy.png"
+set -e
+
+crashes=$(grep -c "killed by signal" "$out/server.log" || true)
+{
+  echo "# rgpu GPU suite report"
+  echo
+  echo "- commit: \`$commit\`"
+  echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+  echo "- transport: tcp over loopback; server workers crashed: $crashes"
+  echo
+  echo "## Corpus: each program run locally and through rgpu"
+  echo
+  grep -E "^corpus:" "$out/corpus.txt" || true
+  echo
+  cat "$out/corpus.md"
+  echo
+  echo "## Copies: local CUDA vs rgpu (same run)"
+  echo
+  cat "$out/copy.md"
+} >"$out/report.md"
+cat "$out/report.md"
+exit $corpus_rc

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One command on a fresh Debian 12 machine with the CUDA 13 toolkit:
+# installs the build dependencies and builds everything into build/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x "$CUDA_HOME/bin/nvcc" ]; then
+  cat >&2 <<MSG
+rgpu setup: no CUDA toolkit found (looked for nvcc on PATH and in $CUDA_HOME/bin).
+rgpu needs the CUDA 13 toolkit's headers and nvcc to build (not a GPU).
+Install it (e.g. NVIDIA's cuda-toolkit-13-0 Debian package) or set CUDA_HOME, then re-run.
+MSG
+  exit 1
+fi
+export PATH="$CUDA_HOME/bin:$PATH"
+
+packages=(cmake ninja-build g++ libgtest-dev libgmock-dev liblz4-dev libzstd-dev libxxhash-dev pkg-config
+          python3 python3-pip)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+python3 -m pip install -q -r codegen/requirements.txt
+
+cmake -S . -B build -G Ninja -DCUDAToolkit_ROOT="$CUDA_HOME"
+ninja -C build
