@@ -44,6 +44,7 @@ void WorkerPool::spawn() {
 void WorkerPool::top_up() {
   // At least one worker for each queued client, plus the idle reserve.
   size_t want = static_cast<size_t>(config_.workers) + pending_.size();
+  if (std::chrono::steady_clock::now() < retry_after_) return;
   while (waiting_.size() < want) {
     size_t before = waiting_.size();
     spawn();
@@ -72,8 +73,8 @@ void WorkerPool::on_channel_readable(int channel) {
     dispatch();
     return;
   }
-  // The worker died while starting (no GPU, bad backend): its exit is logged
-  // by reap(); do not respawn in a tight loop.
+  // The worker died while starting: its exit is logged by reap().
+  retry_after_ = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   close(it->channel);
   waiting_.erase(it);
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <chrono>
 #include <deque>
 #include <vector>
 
@@ -41,6 +42,9 @@ class WorkerPool {
   std::vector<Worker> waiting_;  // starting or ready, not yet serving
   std::deque<int> pending_;      // accepted connections waiting for a worker
   int serving_ = 0;
+  // After a worker fails to start (no GPU, bad backend) new ones wait a
+  // while instead of forking in a tight loop.
+  std::chrono::steady_clock::time_point retry_after_{};
 };
 
 }  // namespace rgpu::server
