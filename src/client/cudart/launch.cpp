@@ -24,17 +24,18 @@ struct CallConfiguration {
 thread_local std::vector<CallConfiguration> t_configs;
 
 // Checked here, as the local runtime checks them before launching, so that
-// the error is the launch's own and not a later call's.
+// the error is the launch's own and not a later call's. CUDA 13 reports
+// every bad grid or block as cudaErrorInvalidValue (seen on the H100).
 cudaError_t check_config(const cudaDeviceProp& p, dim3 grid, dim3 block) {
   if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
-    return cudaErrorInvalidConfiguration;
+    return cudaErrorInvalidValue;
   if (static_cast<uint64_t>(block.x) * block.y * block.z > static_cast<uint64_t>(p.maxThreadsPerBlock) ||
       block.x > static_cast<unsigned>(p.maxThreadsDim[0]) || block.y > static_cast<unsigned>(p.maxThreadsDim[1]) ||
       block.z > static_cast<unsigned>(p.maxThreadsDim[2]))
-    return cudaErrorInvalidConfiguration;
+    return cudaErrorInvalidValue;
   if (grid.x > static_cast<unsigned>(p.maxGridSize[0]) || grid.y > static_cast<unsigned>(p.maxGridSize[1]) ||
       grid.z > static_cast<unsigned>(p.maxGridSize[2]))
-    return cudaErrorInvalidConfiguration;
+    return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 

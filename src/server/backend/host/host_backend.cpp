@@ -231,7 +231,7 @@ class HostTestBackend final : public Backend {
     const Kernel* k = as<Kernel>(function);
     uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
     if (threads == 0 || threads > kMaxThreadsPerBlock || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
-      return cudaErrorInvalidConfiguration;
+      return cudaErrorInvalidValue;
     if (c.shared_mem > static_cast<uint32_t>(k->max_dynamic_shared)) return cudaErrorInvalidValue;
     ++launches_;
     return cudaSuccess;

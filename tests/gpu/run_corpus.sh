@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Build the GPU corpus (tests/gpu/corpus/manifest.txt) and run every program
+# twice: locally against NVIDIA's libcudart, and through rgpu against an
+# already running rgpu-server. A program passes when stdout and exit code are
+# identical in both runs and, except for the error-case programs (err_*), the
+# local run exits 0 and prints "RESULT PASS".
+#
+# usage: tests/gpu/run_corpus.sh BUILD_DIR OUT_DIR [NAME...]
+#   BUILD_DIR  rgpu build tree (holds the `rgpu` launcher)
+#   OUT_DIR    gets bin/, logs/, corpus.json, corpus.md
+#   NAME...    only these manifest entries (default: all)
+# environment:
+#   RGPU_PORT (18515)    port of the rgpu-server on 127.0.0.1
+#   NVCC                 nvcc to use (default: nvcc in PATH, else /usr/local/cuda/bin/nvcc)
+#   NVCC_CCBIN           host compiler for nvcc (default: g++ in PATH, else /opt/gcc/bin/g++)
+#   CUDA_HOME            toolkit root for the local runs' libcudart (/usr/local/cuda)
+#   CORPUS_TIMEOUT (60)  seconds per run;  CORPUS_JOBS (16)  parallel builds
+# Exit status: 0 when every program passed, 1 otherwise, 2 on usage errors.
+set -euo pipefail
+
+if [[ $# -lt 2 ]]; then
+  sed -n '2,20p' "$0" >&2
+  exit 2
+fi
+BUILD_DIR=$(realpath "$1")
+mkdir -p "$2"
+OUT_DIR=$(realpath "$2")
+shift 2
+ONLY=("$@")
+
+CORPUS=$(dirname "$(realpath "$0")")/corpus
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+PORT=${RGPU_PORT:-18515}
+TIMEOUT=${CORPUS_TIMEOUT:-60}
+JOBS=${CORPUS_JOBS:-16}
+RGPU=$BUILD_DIR/rgpu
+BIN=$OUT_DIR/bin
+LOGS=$OUT_DIR/logs
+RESULTS=$OUT_DIR/results.tsv
+rm -rf "$BIN" "$LOGS"
+mkdir -p "$BIN" "$LOGS"
+
+NVCC=${NVCC:-$(command -v nvcc || echo "$CUDA_HOME/bin/nvcc")}
+CCBIN_FLAGS=()
+if [[ -n ${NVCC_CCBIN:-} ]]; then
+  CCBIN_FLAGS=(-ccbin "$NVCC_CCBIN")
+elif ! command -v g++ >/dev/null && [[ -x /opt/gcc/bin/g++ ]]; then
+  CCBIN_FLAGS=(-ccbin /opt/gcc/bin/g++)
+fi
+[[ -x $RGPU ]] || { echo "run_corpus: $RGPU not found" >&2; exit 2; }
+
+# Manifest entries (comments and blank lines dropped), optionally filtered.
+mapfile -t ENTRIES < <(grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$CORPUS/manifest.txt")
+if [[ ${#ONLY[@]} -gt 0 ]]; then
+  keep=()
+  for e in "${ENTRIES[@]}"; do
+    for n in "${ONLY[@]}"; do [[ ${e%%|*} == "$n" ]] && keep+=("$e"); done
+  done
+  ENTRIES=("${keep[@]}")
+fi
+
+# ---- build, in parallel: one nvcc per entry; a failure is recorded, not fatal
+build_one() {
+  local name srcs flags args
+  IFS='|' read -r name srcs flags args <<<"$1"
+  # shellcheck disable=SC2086  # flags and sources are word lists on purpose
+  if (cd "$CORPUS" && "$NVCC" -cudart shared -O2 "${CCBIN_FLAGS[@]}" $flags -o "$BIN/$name" $srcs) \
+      >"$LOGS/$name.build.log" 2>&1; then
+    touch "$BIN/$name.built"
+  fi
+  return 0
+}
+export -f build_one
+export CORPUS NVCC BIN LOGS
+export CCBIN_FLAGS_STR="${CCBIN_FLAGS[*]:-}"
+# shellcheck disable=SC2016  # expanded by the inner bash
+printf '%s\n' "${ENTRIES[@]}" |
+  xargs -d '\n' -P "$JOBS" -n 1 bash -c 'CCBIN_FLAGS=($CCBIN_FLAGS_STR); build_one "$1"' _
+
+# ---- run, one program at a time (the GPU and the server are shared)
+now() { date +%s%N; }  # nanoseconds: integer arithmetic, no bc needed
+: >"$RESULTS"
+cd "$BIN"  # programs run from their build folder
+for e in "${ENTRIES[@]}"; do
+  IFS='|' read -r name srcs flags args <<<"$e"
+  read -r -a argv <<<"$args"
+  if [[ ! -f $BIN/$name.built ]]; then
+    printf '%s\tbuild_failed\t\t\t\t\n' "$name" >>"$RESULTS"
+    echo "[build FAILED] $name (see logs/$name.build.log)"
+    continue
+  fi
+  t0=$(now)
+  lrc=0
+  env LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    timeout -k 5 "$TIMEOUT" "./$name" "${argv[@]}" \
+    >"$LOGS/$name.local.out" 2>"$LOGS/$name.local.err" || lrc=$?
+  t1=$(now)
+  rrc=0
+  timeout -k 5 "$TIMEOUT" "$RGPU" run --server "127.0.0.1:$PORT" -- "./$name" "${argv[@]}" \
+    >"$LOGS/$name.rgpu.out" 2>"$LOGS/$name.rgpu.err" || rrc=$?
+  t2=$(now)
+  printf '%s\tran\t%d\t%d\t%d\t%d\n' "$name" "$lrc" "$rrc" $((t1 - t0)) $((t2 - t1)) >>"$RESULTS"
+  echo "[ran] $name local rc=$lrc rgpu rc=$rrc"
+done
+
+# ---- compare and report
+python3 - "$RESULTS" "$LOGS" "$OUT_DIR" <<'PY'
+import json, sys
+from pathlib import Path
+
+results, logs, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+
+def first_diff(a, b):
+    la, lb = a.splitlines(), b.splitlines()
+    for i in range(max(len(la), len(lb))):
+        x = la[i] if i < len(la) else "<end of output>"
+        y = lb[i] if i < len(lb) else "<end of output>"
+        if x != y:
+            return f"line {i + 1}: local={x!r} rgpu={y!r}"
+    return None
+
+rows = []
+for line in results.read_text().splitlines():
+    name, state, lrc, rrc, lt, rt = line.split("\t")
+    error_case = name.startswith("err_")
+    if state != "ran":
+        rows.append(dict(name=name, built=False, error_case=error_case, local_rc=None, rgpu_rc=None,
+                         match=False, passed=False, local_seconds=None, rgpu_seconds=None,
+                         first_differing_line="build failed"))
+        continue
+    lout = (logs / f"{name}.local.out").read_text(errors="replace")
+    rout = (logs / f"{name}.rgpu.out").read_text(errors="replace")
+    lrc, rrc = int(lrc), int(rrc)
+    diff = first_diff(lout, rout)
+    if diff is None and lrc != rrc:
+        diff = f"exit code: local={lrc} rgpu={rrc}"
+    match = diff is None
+    local_ok = lrc == 0 and "RESULT PASS" in lout.splitlines()
+    passed = match and (error_case or local_ok)
+    rows.append(dict(name=name, built=True, error_case=error_case, local_rc=lrc, rgpu_rc=rrc,
+                     match=match, passed=passed, local_seconds=round(int(lt) / 1e9, 3),
+                     rgpu_seconds=round(int(rt) / 1e9, 3),
+                     local_result_pass=local_ok, first_differing_line=diff))
+
+(out / "corpus.json").write_text(json.dumps(rows, indent=2) + "\n")
+
+def cell(rc, secs, ok=None):
+    if rc is None:
+        return "not built"
+    s = f"rc={rc}, {secs:.2f} s"
+    return s if ok is None else f"{'PASS' if ok else 'FAIL'} ({s})"
+
+md = ["| program | local | rgpu | match |", "|---|---|---|---|"]
+for r in rows:
+    name = r["name"] + (" (error case)" if r["error_case"] else "")
+    match = "yes" if r["match"] else f"**no**: {r['first_differing_line']}".replace("|", "\\|")
+    md.append(f"| {name} | {cell(r['local_rc'], r['local_seconds'], r.get('local_result_pass'))} | "
+              f"{cell(r['rgpu_rc'], r['rgpu_seconds'])} | {match} |")
+passed = sum(r["passed"] for r in rows)
+failed = len(rows) - passed
+md += ["", f"corpus: {passed} passed, {failed} failed", ""]
+(out / "corpus.md").write_text("\n".join(md))
+for r in rows:
+    if not r["passed"]:
+        print(f"FAILED {r['name']}: {r['first_differing_line'] or 'local run did not pass'}")
+print(f"corpus: {passed} passed, {failed} failed")
+sys.exit(0 if failed == 0 else 1)
+PY
