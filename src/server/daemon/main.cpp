@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
         auto conn = listener->accept();
         int fd = dup(conn->native_handle());
         RGPU_LOG(info, "client %s connected", conn->peer().c_str());
+        conn.reset();
         pool.hand_off(fd);
       } catch (const std::exception& e) {
         RGPU_LOG(warn, "%s", e.what());

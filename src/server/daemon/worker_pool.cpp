@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,10 +30,10 @@ void WorkerPool::spawn() {
     return;
   }
   if (pid == 0) {
-    close(sv[0]);
-    close(listener_fd_);
-    for (const Worker& w : waiting_) close(w.channel);
-    for (int fd : pending_) close(fd);
+    // The worker keeps only its channel: an inherited client socket would
+    // keep that client's connection open after its own worker exits.
+    if (sv[1] > 3) close_range(3, sv[1] - 1, 0);
+    close_range(sv[1] + 1, ~0u, 0);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     run_worker(config_, sv[1]);

@@ -1,0 +1,38 @@
+// NVIDIA's fat binary container: a header, then entries of PTX or ELF
+// (cubin) images, each possibly compressed (zstd in CUDA 13, LZ4 before).
+// Malformed input throws FormatError; nothing is read past the buffer.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rgpu::fatbin {
+
+struct FormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+constexpr uint32_t kFatbinMagic = 0xBA55ED50;
+
+enum class EntryKind : uint16_t { ptx = 1, elf = 2 };
+
+struct Entry {
+  EntryKind kind;
+  uint32_t sm_arch;          // e.g. 90 for sm_90 / compute_90
+  std::vector<std::byte> image;  // decompressed
+};
+
+struct FatBinary {
+  std::vector<Entry> entries;
+};
+
+// Bytes the container starting at `data` occupies (header + payload);
+// throws FormatError when `data` is not a fat binary.
+size_t fatbin_total_size(const void* data);
+
+FatBinary parse_fatbin(std::span<const std::byte> bytes);
+
+}  // namespace rgpu::fatbin

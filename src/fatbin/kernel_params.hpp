@@ -1,0 +1,29 @@
+// Kernel names and parameter layouts read from a fat binary: from cubin
+// metadata (.nv.info.<kernel>, EIATTR_KPARAM_INFO), else from PTX .entry
+// signatures. The GPU backend asks the driver instead; the host test backend
+// uses this to validate launches without a GPU.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "fatbin/fatbin_container.hpp"
+
+namespace rgpu::fatbin {
+
+struct KernelParam {
+  uint32_t offset;
+  uint32_t size;
+};
+
+struct KernelInfo {
+  std::string name;  // mangled, as the host code registers it
+  std::vector<KernelParam> params;
+};
+
+// Each kernel once; throws FormatError for malformed images.
+std::vector<KernelInfo> kernels_in(const FatBinary& fb);
+
+std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf);
+std::vector<KernelInfo> kernels_in_ptx(std::string_view ptx);
+
+}  // namespace rgpu::fatbin
