@@ -3,6 +3,7 @@
 // signatures. The GPU backend asks the driver instead; the host test backend
 // uses this to validate launches without a GPU.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -1,5 +1,6 @@
 // Reading and writing whole frames over a transport connection.
 #pragma once
+#include <cstdint>
 #include <span>
 #include <vector>
 

@@ -1,6 +1,7 @@
 // One connection to one rgpu-server: the handshake, then calls. Calls from
 // several application threads are serialised on the connection.
 #pragma once
+#include <cstdint>
 #include <cuda_runtime_api.h>
 
 #include <memory>

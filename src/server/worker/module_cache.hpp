@@ -2,6 +2,7 @@
 // (in any worker) need not send them again. The server computes the hash of
 // what it stores; a client's claimed hash only looks entries up.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>

@@ -1,6 +1,7 @@
 // A request as a handler sees it: decoded header, argument reader, and the
 // bulk payload still on the connection (handlers stream it as they need).
 #pragma once
+#include <cstdint>
 #include <span>
 
 #include "protocol/codec.hpp"
