@@ -87,6 +87,11 @@ cudaError_t ModuleRegistry::var_on(VarEntry* v, int device, const LoadedVar** ou
   return cudaSuccess;
 }
 
+void ModuleRegistry::set_max_dynamic_shared(KernelEntry* k, int device, int32_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (auto it = k->loaded.find(device); it != k->loaded.end()) it->second.max_dynamic_shared = bytes;
+}
+
 void ModuleRegistry::forget_device(int device) {
   std::lock_guard lock(mutex_);
   for (auto& fb : fatbins_) fb->load_status.erase(device);
@@ -118,6 +123,7 @@ cudaError_t ModuleRegistry::load(FatBinary* fb, int device) {
     for (KernelEntry* k : fb->kernels) {
       LoadedKernel lk;
       lk.function = r.get<uint64_t>();
+      lk.max_dynamic_shared = r.get<int32_t>();
       uint32_t n = r.get<uint32_t>();
       for (uint32_t i = 0; i < n; ++i) {
         KernelParamLayout p{r.get<uint32_t>(), r.get<uint32_t>()};

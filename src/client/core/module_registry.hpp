@@ -23,6 +23,7 @@ struct LoadedKernel {
   uint64_t function = 0;  // server handle; 0 if the module lacks the kernel
   std::vector<KernelParamLayout> params;
   uint32_t args_size = 0;
+  int32_t max_dynamic_shared = 0;  // bytes a launch may ask for
 };
 
 struct LoadedVar {
@@ -71,6 +72,8 @@ class ModuleRegistry {
   // The kernel or variable as loaded on a device, loading its module first.
   cudaError_t kernel_on(KernelEntry* k, int device, const LoadedKernel** out);
   cudaError_t var_on(VarEntry* v, int device, const LoadedVar** out);
+  // After cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize).
+  void set_max_dynamic_shared(KernelEntry* k, int device, int32_t bytes);
   // After cudaDeviceReset the device's modules are gone.
   void forget_device(int device);
 

@@ -51,6 +51,7 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
   if (cudaError_t e = check_config(*props, grid, block)) return e;
   const LoadedKernel* lk;
   if (cudaError_t e = ModuleRegistry::get().kernel_on(k, call.device_index(), &lk)) return e;
+  if (shared_mem > static_cast<size_t>(lk->max_dynamic_shared)) return cudaErrorInvalidValue;
   std::vector<uint8_t> packed(lk->args_size);
   if (!lk->params.empty() && !args) return cudaErrorInvalidValue;
   for (size_t i = 0; i < lk->params.size(); ++i)
@@ -133,7 +134,10 @@ extern "C" cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute 
     const LoadedKernel* lk;
     if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
     call.args().put<uint64_t>(lk->function).put<int32_t>(attr).put<int32_t>(value);
-    return call.run();
+    cudaError_t e = call.run();
+    if (e == cudaSuccess && attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
+      ModuleRegistry::get().set_max_dynamic_shared(ModuleRegistry::get().find_kernel(func), call.device_index(), value);
+    return e;
   });
 }
 

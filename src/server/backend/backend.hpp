@@ -52,7 +52,7 @@ class Backend : public ForwardedApi {
   virtual int32_t free(DevPtr ptr) = 0;
   virtual int32_t mem_get_info(size_t* free, size_t* total) = 0;
   // Page-locked host memory for staging copies; host-test uses plain memory.
-  virtual void* alloc_staging(size_t size) = 0;
+  virtual int32_t alloc_staging(size_t size, void** p) = 0;
   virtual void free_staging(void* p) = 0;
 
   // One side of each copy is a worker-local host buffer or both are device.

@@ -49,11 +49,15 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
     Handle fn = 0;
     FunctionInfo info;
     if (s.backend().module_get_function(module, name, &fn, &info.params) != cudaSuccess) {
-      out.put<uint64_t>(0).put<uint32_t>(0);
+      out.put<uint64_t>(0).put<int32_t>(0).put<uint32_t>(0);
       continue;
     }
     for (const auto& p : info.params) info.args_size = std::max(info.args_size, p.offset + p.size);
-    out.put<uint64_t>(fn).put<uint32_t>(info.params.size());
+    // The client checks launches against this limit, as the local runtime
+    // does before launching.
+    cudaFuncAttributes attr{};
+    s.backend().func_get_attributes(&attr, fn);
+    out.put<uint64_t>(fn).put<int32_t>(attr.maxDynamicSharedSizeBytes).put<uint32_t>(info.params.size());
     for (const auto& p : info.params) out.put(p.offset).put(p.size);
     s.functions[fn] = std::move(info);
   }

@@ -20,10 +20,12 @@ int32_t StagingPool::acquire(size_t i, size_t bytes, Slot** out) {
   }
   if (s.capacity < bytes) {
     if (s.buffer) backend_.free_staging(s.buffer);
+    s.buffer = nullptr;
+    s.capacity = 0;
     size_t cap = std::max(bytes, kBlockBytes);
-    s.buffer = backend_.alloc_staging(cap);
-    s.capacity = s.buffer ? cap : 0;
-    if (!s.buffer) return cudaErrorMemoryAllocation;
+    // A sticky context error (after a kernel fault) shows up here too.
+    if (int32_t e = backend_.alloc_staging(cap, &s.buffer)) return e;
+    s.capacity = cap;
   }
   if (!s.event)
     if (int32_t e = backend_.event_create(&s.event, cudaEventDisableTiming)) return e;

@@ -74,6 +74,9 @@ int main() {
   cudaFuncAttributes attr;
   OK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(saxpy)));
   CHECK(attr.maxThreadsPerBlock > 0);
+  // More than 48 KB of dynamic shared memory needs the attribute first.
+  dyn_shared<<<1, 32, 100 * 1024>>>(y);
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaGetLastError());
   OK(cudaFuncSetAttribute(reinterpret_cast<const void*>(dyn_shared), cudaFuncAttributeMaxDynamicSharedMemorySize,
                           100 * 1024));
   dyn_shared<<<1, 32, 100 * 1024>>>(y);

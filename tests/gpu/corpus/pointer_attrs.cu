@@ -24,9 +24,13 @@ static void show(const char* what, const void* p) {
     cudaGetLastError();
     return;
   }
+  // Host memory's device pointer is left out: locally the GPU maps page-locked
+  // memory (devicePointer == the host pointer), while a remote GPU cannot
+  // reach client memory, so rgpu reports none rather than a pointer that
+  // would not work.
   printf("%-22s type=%-12s device=%d devicePointer=%s hostPointer=%s\n", what, type_name(a.type),
          a.type == cudaMemoryTypeUnregistered ? -1 : a.device,
-         a.devicePointer == nullptr ? "null" : a.devicePointer == p ? "self" : "other",
+         a.type == cudaMemoryTypeHost ? "-" : a.devicePointer == nullptr ? "null" : a.devicePointer == p ? "self" : "other",
          a.hostPointer == nullptr ? "null" : a.hostPointer == p ? "self" : "other");
 }
 

@@ -61,10 +61,7 @@ class CudaBackend final : public CudaForwardedApi {
   }
   int32_t free(DevPtr ptr) override { return cudaFree(as<void*>(ptr)); }
   int32_t mem_get_info(size_t* free, size_t* total) override { return cudaMemGetInfo(free, total); }
-  void* alloc_staging(size_t size) override {
-    void* p = nullptr;
-    return cudaHostAlloc(&p, size, cudaHostAllocPortable) == cudaSuccess ? p : nullptr;
-  }
+  int32_t alloc_staging(size_t size, void** p) override { return cudaHostAlloc(p, size, cudaHostAllocPortable); }
   void free_staging(void* p) override { cudaFreeHost(p); }
 
   int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {

@@ -130,7 +130,10 @@ class HostTestBackend final : public Backend {
     *free = kDeviceMemory - used_[device_];
     return cudaSuccess;
   }
-  void* alloc_staging(size_t size) override { return std::malloc(size); }
+  int32_t alloc_staging(size_t size, void** p) override {
+    *p = std::malloc(size);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+  }
   void free_staging(void* p) override { std::free(p); }
 
   // Work runs when queued, so every stream is always idle and in order.
