@@ -160,6 +160,7 @@ extern "C" cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attribute
     } else {
       attributes->type = cudaMemoryTypeUnregistered;
       attributes->device = cudaInvalidDeviceId;
+      attributes->hostPointer = const_cast<void*>(ptr);
     }
     return cudaSuccess;
   });
