@@ -28,7 +28,9 @@ corpus_rc=${PIPESTATUS[0]}
 nvcc -O2 -cudart shared -o $build/copy_bench bench/copy_bench.cu
 $build/copy_bench >"$out/copy_local.json"
 $build/rgpu run --server 127.0.0.1:"$RGPU_PORT" -- $build/copy_bench >"$out/copy_rgpu.json"
-python3 bench/compare_copy.py "$out/copy_local.json" "$out/copy_rgpu.json" "$out/copy.md" "$out/copy.png"
+$build/rgpu-transport-bench >"$out/transport_raw.json"
+python3 bench/compare_copy.py "$out/copy_local.json" "$out/copy_rgpu.json" "$out/copy.md" "$out/copy.png" \
+  --raw "$out/transport_raw.json"
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)

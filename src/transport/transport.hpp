@@ -29,7 +29,9 @@ class Connection {
  public:
   virtual ~Connection() = default;
   // Sends every part, in order; throws TransportError when the peer is gone.
-  virtual void send(std::span<const iovec> parts) = 0;
+  // `more` says another send follows at once, so small pieces may be held
+  // back and leave together.
+  virtual void send(std::span<const iovec> parts, bool more = false) = 0;
   // Receives exactly len bytes; throws TransportError on EOF or error.
   virtual void recv(void* dst, size_t len) = 0;
   // Waits up to timeout_ms for data to read; false on timeout.

@@ -61,7 +61,7 @@ void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule,
       data = zeros.data();
     }
     iovec v{const_cast<void*>(data), len};
-    req.connection().send({&v, 1});
+    req.connection().send({&v, 1}, true);
     start(i + StagingPool::kSlots);
   }
   iovec tail{&err, sizeof err};

@@ -31,7 +31,7 @@ void begin_streamed_reply(transport::Connection& c, SessionContext& s, uint64_t 
   h.args_len = static_cast<uint32_t>(w.size());
   h.payload_len = n + sizeof(int32_t);
   iovec all[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(w.bytes().data()), w.size()}};
-  c.send(all);
+  c.send(all, true);
   s.reply_sent = true;
 }
 

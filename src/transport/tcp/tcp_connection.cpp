@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -28,13 +29,17 @@ void tune_tcp_socket(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
 }
 
-TcpConnection::TcpConnection(int fd) : fd_(fd) {}
+namespace {
+constexpr size_t kReadBuffer = 64 * 1024;
+}
+
+TcpConnection::TcpConnection(int fd) : fd_(fd), buffer_(kReadBuffer) {}
 
 TcpConnection::~TcpConnection() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void TcpConnection::send(std::span<const iovec> parts) {
+void TcpConnection::send(std::span<const iovec> parts, bool more) {
   std::vector<iovec> iov(parts.begin(), parts.end());
   size_t first = 0;
   while (first < iov.size()) {
@@ -42,7 +47,7 @@ void TcpConnection::send(std::span<const iovec> parts) {
     msg.msg_iov = iov.data() + first;
     msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
     // MSG_NOSIGNAL: a dead peer must be an error, not a SIGPIPE in the application.
-    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
     if (n < 0) {
       if (errno == EINTR) continue;
       throw TransportError(std::string("send failed: ") + strerror(errno));
@@ -59,18 +64,33 @@ void TcpConnection::send(std::span<const iovec> parts) {
 void TcpConnection::recv(void* dst, size_t len) {
   auto p = static_cast<char*>(dst);
   while (len > 0) {
-    ssize_t n = ::recv(fd_, p, len, 0);
+    if (buffered_begin_ < buffered_end_) {
+      size_t take = std::min(len, buffered_end_ - buffered_begin_);
+      std::memcpy(p, buffer_.data() + buffered_begin_, take);
+      buffered_begin_ += take;
+      p += take;
+      len -= take;
+      continue;
+    }
+    bool direct = len >= buffer_.size();
+    ssize_t n = ::recv(fd_, direct ? p : buffer_.data(), direct ? len : buffer_.size(), 0);
     if (n == 0) throw TransportError("connection closed by peer");
     if (n < 0) {
       if (errno == EINTR) continue;
       throw TransportError(std::string("receive failed: ") + strerror(errno));
     }
-    p += n;
-    len -= static_cast<size_t>(n);
+    if (direct) {
+      p += n;
+      len -= static_cast<size_t>(n);
+    } else {
+      buffered_begin_ = 0;
+      buffered_end_ = static_cast<size_t>(n);
+    }
   }
 }
 
 bool TcpConnection::wait_readable(int timeout_ms) {
+  if (buffered_begin_ < buffered_end_) return true;
   pollfd pfd{fd_, POLLIN, 0};
   int r;
   do {
