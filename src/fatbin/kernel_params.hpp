@@ -14,6 +14,7 @@ namespace rgpu::fatbin {
 struct KernelParam {
   uint32_t offset;
   uint32_t size;
+  bool operator==(const KernelParam&) const = default;
 };
 
 struct KernelInfo {
