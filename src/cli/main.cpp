@@ -2,11 +2,12 @@
 // loads rgpu's libcudart.so.13 and uses remote GPUs.
 #include <unistd.h>
 
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "common/executable_dir.hpp"
 
 namespace {
 
@@ -16,17 +17,9 @@ const char* kUsage =
     "  --gpus LIST           that server's GPUs to use, e.g. 0,1 (default 0)\n"
     "  --trace               log every forwarded call (RGPU_TRACE=1)\n";
 
-std::string executable_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, n);
-  return path.substr(0, path.rfind('/'));
-}
-
 // The build tree keeps the library in lib/; an install in ../lib/rgpu.
 std::string library_dir() {
-  std::string dir = executable_dir();
+  std::string dir = rgpu::executable_dir();
   for (std::string candidate : {dir + "/lib", dir + "/../lib/rgpu"})
     if (access((candidate + "/libcudart.so.13").c_str(), R_OK) == 0) return candidate;
   return dir + "/lib";

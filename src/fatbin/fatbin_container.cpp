@@ -39,14 +39,6 @@ constexpr uint64_t kFlagCompressedZstd = 0x8000;
 // No sane image decompresses to more than this.
 constexpr uint64_t kMaxImage = 4ull << 30;
 
-template <typename T>
-T read_at(std::span<const std::byte> b, size_t off) {
-  if (off > b.size() || sizeof(T) > b.size() - off) throw FormatError("fat binary truncated");
-  T v;
-  std::memcpy(&v, b.data() + off, sizeof v);
-  return v;
-}
-
 std::vector<std::byte> decompress(const EntryHeader& h, std::span<const std::byte> payload) {
   if (h.uncompressed_size > kMaxImage) throw FormatError("fat binary entry too large");
   size_t in = h.compressed_size ? h.compressed_size : payload.size();

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,15 @@ struct FormatError : std::runtime_error {
 };
 
 constexpr uint32_t kFatbinMagic = 0xBA55ED50;
+
+// Reads a T at `off`, or throws FormatError if it would pass the end.
+template <typename T>
+T read_at(std::span<const std::byte> b, uint64_t off) {
+  if (off > b.size() || sizeof(T) > b.size() - off) throw FormatError("fat binary truncated");
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof v);
+  return v;
+}
 
 enum class EntryKind : uint16_t { ptx = 1, elf = 2 };
 

@@ -10,14 +10,6 @@
 namespace rgpu::fatbin {
 namespace {
 
-template <typename T>
-T at(std::span<const std::byte> b, uint64_t off) {
-  if (off > b.size() || sizeof(T) > b.size() - off) throw FormatError("cubin truncated");
-  T v;
-  std::memcpy(&v, b.data() + off, sizeof v);
-  return v;
-}
-
 std::string c_string(std::span<const std::byte> b, uint64_t off) {
   if (off >= b.size()) throw FormatError("cubin string past the end");
   auto* p = reinterpret_cast<const char*>(b.data() + off);
@@ -34,18 +26,18 @@ std::vector<KernelParam> params_from_nv_info(std::span<const std::byte> info) {
   std::vector<std::pair<uint16_t, KernelParam>> by_ordinal;
   uint64_t p = 0;
   while (p + 4 <= info.size()) {
-    auto fmt = at<uint8_t>(info, p);
-    auto attr = at<uint8_t>(info, p + 1);
+    auto fmt = read_at<uint8_t>(info, p);
+    auto attr = read_at<uint8_t>(info, p + 1);
     if (fmt != kEifmtSval) {
       p += 4;
       continue;
     }
-    auto len = at<uint16_t>(info, p + 2);
+    auto len = read_at<uint16_t>(info, p + 2);
     if (len > info.size() - p - 4) throw FormatError("nv.info attribute past its section");
     if (attr == kEiattrKparamInfo && len >= 12) {
-      auto ordinal = at<uint16_t>(info, p + 8);
-      auto offset = at<uint16_t>(info, p + 10);
-      auto bits = at<uint32_t>(info, p + 12);
+      auto ordinal = read_at<uint16_t>(info, p + 8);
+      auto offset = read_at<uint16_t>(info, p + 10);
+      auto bits = read_at<uint32_t>(info, p + 12);
       by_ordinal.push_back({ordinal, KernelParam{offset, bits >> 18}});
     }
     p += 4 + len;
@@ -67,12 +59,12 @@ uint32_t ptx_type_size(const std::string& t) {
 }  // namespace
 
 std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
-  auto eh = at<Elf64_Ehdr>(elf, 0);
+  auto eh = read_at<Elf64_Ehdr>(elf, 0);
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
     throw FormatError("cubin is not a 64-bit ELF");
   if (eh.e_shentsize != sizeof(Elf64_Shdr)) throw FormatError("cubin section header size");
   std::vector<Elf64_Shdr> sections(eh.e_shnum);
-  for (size_t i = 0; i < sections.size(); ++i) sections[i] = at<Elf64_Shdr>(elf, eh.e_shoff + i * sizeof(Elf64_Shdr));
+  for (size_t i = 0; i < sections.size(); ++i) sections[i] = read_at<Elf64_Shdr>(elf, eh.e_shoff + i * sizeof(Elf64_Shdr));
   if (eh.e_shstrndx >= sections.size()) throw FormatError("cubin section names missing");
   auto section = [&](const Elf64_Shdr& s) {
     if (s.sh_type == SHT_NOBITS) return std::span<const std::byte>();
@@ -90,7 +82,7 @@ std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
     auto syms = section(s);
     auto strs = section(sections[s.sh_link]);
     for (uint64_t off = 0; off + sizeof(Elf64_Sym) <= syms.size(); off += sizeof(Elf64_Sym)) {
-      auto sym = at<Elf64_Sym>(syms, off);
+      auto sym = read_at<Elf64_Sym>(syms, off);
       if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC && (sym.st_other & kStoCudaEntry))
         entries.push_back(c_string(strs, sym.st_name));
     }

@@ -22,14 +22,17 @@ void MemoryMap::add_device(uint64_t base, size_t size, int device) {
   device_[base] = DeviceRange{base, size, device};
 }
 
-std::optional<DeviceRange> MemoryMap::remove_device(uint64_t base) {
+template <typename R>
+std::optional<R> MemoryMap::remove(std::map<uint64_t, R>& m, uint64_t base) {
   std::lock_guard lock(mutex_);
-  auto it = device_.find(base);
-  if (it == device_.end()) return std::nullopt;
-  DeviceRange r = it->second;
-  device_.erase(it);
+  auto it = m.find(base);
+  if (it == m.end()) return std::nullopt;
+  R r = it->second;
+  m.erase(it);
   return r;
 }
+
+std::optional<DeviceRange> MemoryMap::remove_device(uint64_t base) { return remove(device_, base); }
 
 std::optional<DeviceRange> MemoryMap::find_device(uint64_t ptr, size_t n) const {
   std::lock_guard lock(mutex_);
@@ -46,14 +49,7 @@ void MemoryMap::add_host(uint64_t base, size_t size, unsigned flags, bool regist
   host_[base] = HostRange{base, size, flags, registered};
 }
 
-std::optional<HostRange> MemoryMap::remove_host(uint64_t base) {
-  std::lock_guard lock(mutex_);
-  auto it = host_.find(base);
-  if (it == host_.end()) return std::nullopt;
-  HostRange r = it->second;
-  host_.erase(it);
-  return r;
-}
+std::optional<HostRange> MemoryMap::remove_host(uint64_t base) { return remove(host_, base); }
 
 std::optional<HostRange> MemoryMap::find_host(uint64_t ptr) const {
   std::lock_guard lock(mutex_);

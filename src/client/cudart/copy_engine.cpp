@@ -67,10 +67,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
   int dev;
   switch (dir) {
     case Dir::h2h:
-      if (async)
-        if (cudaError_t e = wait_stream(stream)) return e;
-      std::memmove(dst, src, n);
-      return cudaSuccess;
+      return copy_2d(dst, n, src, n, n, 1, cudaMemcpyHostToHost, stream, async);
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, n, &dev)) return e;
       Call call(proto::kOpMemcpyHtoD);

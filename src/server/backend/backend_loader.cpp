@@ -3,24 +3,13 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <climits>
 #include <string>
 
+#include "common/executable_dir.hpp"
 #include "server/backend/backend.hpp"
 #include "server/backend/host/host_backend.hpp"
 
 namespace rgpu::server {
-namespace {
-
-std::string executable_dir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, n);
-  return path.substr(0, path.rfind('/'));
-}
-
-}  // namespace
 
 std::unique_ptr<Backend> make_backend(const std::string& name, std::string* error) {
   if (name == "host-test") return make_host_test_backend();

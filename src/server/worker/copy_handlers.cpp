@@ -20,6 +20,15 @@ bool extent(size_t pitch, size_t width, size_t height, size_t* out) {
   return !__builtin_mul_overflow(pitch, height - 1, out) && !__builtin_add_overflow(*out, width, out);
 }
 
+// Checks a pitched region of the session's memory; `bytes` receives
+// width * height, the size of the packed rows on the wire.
+int32_t check_region(SessionContext& s, uint64_t ptr, size_t pitch, size_t width, size_t height, size_t* bytes) {
+  size_t span;
+  if (!extent(pitch, width, height, &span) || __builtin_mul_overflow(width, height, bytes))
+    return cudaErrorInvalidPitchValue;
+  return s.owns(ptr, span) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 int32_t memcpy_htod(SessionContext& s, Request& req, proto::Writer&) {
   auto dst = req.args.get<uint64_t>();
   auto stream = req.args.get<uint64_t>();
@@ -68,10 +77,9 @@ int32_t memcpy2d_htod(SessionContext& s, Request& req, proto::Writer&) {
   auto stream = req.args.get<uint64_t>();
   bool sync = req.args.get<uint8_t>();
   req.args.expect_end();
-  size_t span, bytes;
-  if (!extent(dpitch, width, height, &span) || __builtin_mul_overflow(width, height, &bytes))
-    return cudaErrorInvalidPitchValue;
-  if (bytes != req.payload_left() || !s.owns(dst, span)) return cudaErrorInvalidValue;
+  size_t bytes;
+  if (int32_t e = check_region(s, dst, dpitch, width, height, &bytes)) return e;
+  if (bytes != req.payload_left()) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   return pipeline_in(s, req, bytes, width, stream, sync, [&](void* buf, size_t off, size_t len) {
     return s.backend().memcpy2d_async(at(dst + off / width * dpitch), dpitch, buf, width, width, len / width,
@@ -86,10 +94,8 @@ int32_t memcpy2d_dtoh(SessionContext& s, Request& req, proto::Writer&) {
   auto height = req.args.get<uint64_t>();
   auto stream = req.args.get<uint64_t>();
   req.args.expect_end();
-  size_t span, bytes;
-  if (!extent(spitch, width, height, &span) || __builtin_mul_overflow(width, height, &bytes))
-    return cudaErrorInvalidPitchValue;
-  if (!s.owns(src, span)) return cudaErrorInvalidValue;
+  size_t bytes;
+  if (int32_t e = check_region(s, src, spitch, width, height, &bytes)) return e;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   begin_streamed_reply(req.connection(), s, bytes);
   pipeline_out(s, req, bytes, width, stream, [&](void* buf, size_t off, size_t len) {
@@ -109,10 +115,9 @@ int32_t memcpy2d_dtod(SessionContext& s, Request& req, proto::Writer&) {
   auto stream = req.args.get<uint64_t>();
   bool sync = req.args.get<uint8_t>();
   req.args.expect_end();
-  size_t dspan, sspan;
-  if (!extent(dpitch, width, height, &dspan) || !extent(spitch, width, height, &sspan))
-    return cudaErrorInvalidPitchValue;
-  if (!s.owns(dst, dspan) || !s.owns(src, sspan)) return cudaErrorInvalidValue;
+  size_t bytes;
+  if (int32_t e = check_region(s, dst, dpitch, width, height, &bytes)) return e;
+  if (int32_t e = check_region(s, src, spitch, width, height, &bytes)) return e;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   if (int32_t e = s.backend().memcpy2d_async(at(dst), dpitch, at(src), spitch, width, height,
                                              cudaMemcpyDeviceToDevice, stream))
@@ -139,9 +144,8 @@ int32_t memset_2d(SessionContext& s, Request& req, proto::Writer&) {
   auto height = req.args.get<uint64_t>();
   auto stream = req.args.get<uint64_t>();
   req.args.expect_end();
-  size_t span;
-  if (!extent(pitch, width, height, &span)) return cudaErrorInvalidPitchValue;
-  if (!s.owns(ptr, span)) return cudaErrorInvalidValue;
+  size_t bytes;
+  if (int32_t e = check_region(s, ptr, pitch, width, height, &bytes)) return e;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   return s.backend().memset2d_async(ptr, pitch, value, width, height, stream);
 }
