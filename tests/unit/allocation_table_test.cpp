@@ -38,3 +38,15 @@ TEST(MemoryMap, FindsOwningDeviceAndForgetsResetDevices) {
   EXPECT_TRUE(m.find_device(0x9000));
   m.remove_device(0x9000);
 }
+
+TEST(MemoryMap, RefusesAddressesAnotherDeviceAlreadyUses) {
+  auto& m = rgpu::client::MemoryMap::get();
+  ASSERT_TRUE(m.add_device(0x10000, 0x1000, 0));
+  EXPECT_FALSE(m.add_device(0x10000, 0x10, 1));   // same base
+  EXPECT_FALSE(m.add_device(0x0ff00, 0x200, 1));  // runs into it
+  EXPECT_FALSE(m.add_device(0x10ff0, 0x100, 1));  // starts inside
+  EXPECT_TRUE(m.add_device(0x11000, 0x100, 1));   // adjacent is fine
+  EXPECT_EQ(m.find_device(0x10010)->device, 0);
+  m.remove_device(0x10000);
+  m.remove_device(0x11000);
+}

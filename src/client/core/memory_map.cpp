@@ -17,9 +17,13 @@ std::optional<R> MemoryMap::lookup(const std::map<uint64_t, R>& m, uint64_t ptr,
   return it->second;
 }
 
-void MemoryMap::add_device(uint64_t base, size_t size, int device) {
+bool MemoryMap::add_device(uint64_t base, size_t size, int device) {
   std::lock_guard lock(mutex_);
+  uint64_t last = base + (size ? size - 1 : 0);
+  auto it = device_.upper_bound(last);
+  if (it != device_.begin() && std::prev(it)->first + std::prev(it)->second.size > base) return false;
   device_[base] = DeviceRange{base, size, device};
+  return true;
 }
 
 template <typename R>

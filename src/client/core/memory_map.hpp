@@ -28,7 +28,10 @@ class MemoryMap {
  public:
   static MemoryMap& get();
 
-  void add_device(uint64_t base, size_t size, int device);
+  // False when the range overlaps memory already known, which happens only
+  // when two servers hand out the same addresses: the pointer could not say
+  // which GPU it belongs to, so the caller must refuse the allocation.
+  bool add_device(uint64_t base, size_t size, int device);
   std::optional<DeviceRange> remove_device(uint64_t base);
   // The allocation containing [ptr, ptr + n), if any.
   std::optional<DeviceRange> find_device(uint64_t ptr, size_t n = 1) const;

@@ -134,7 +134,9 @@ cudaError_t ModuleRegistry::load(FatBinary* fb, int device) {
     }
     for (VarEntry* v : fb->vars) {
       LoadedVar lv{r.get<uint64_t>(), r.get<uint64_t>()};
-      if (lv.address) MemoryMap::get().add_device(lv.address, lv.size, device);
+      // A variable whose address another server's memory already has is
+      // left unusable (cudaErrorInvalidSymbol) rather than ambiguous.
+      if (lv.address && !MemoryMap::get().add_device(lv.address, lv.size, device)) lv.address = 0;
       v->loaded[device] = lv;
     }
     break;

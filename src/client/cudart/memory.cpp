@@ -9,10 +9,30 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
+#include "common/log.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
 using namespace rgpu::client;
+
+namespace {
+
+// An address another server already gave us cannot name this GPU's memory
+// too: give the allocation back and fail rather than mix the two up.
+cudaError_t remember_allocation(Call& call, uint64_t ptr, size_t size) {
+  if (MemoryMap::get().add_device(ptr, size, call.device_index())) return cudaSuccess;
+  RGPU_LOG(error, "device %d returned address 0x%lx that another server's GPU also uses; refusing it",
+           call.device_index(), static_cast<unsigned long>(ptr));
+  Call undo(proto::kOpFree);
+  int32_t remote;
+  if (undo.to_device(call.device_index(), &remote) == cudaSuccess) {
+    undo.args().put<uint64_t>(ptr);
+    undo.run();
+  }
+  return cudaErrorMemoryAllocation;
+}
+
+}  // namespace
 
 extern "C" cudaError_t cudaMalloc(void** devPtr, size_t size) {
   return api([&]() -> cudaError_t {
@@ -26,7 +46,7 @@ extern "C" cudaError_t cudaMalloc(void** devPtr, size_t size) {
     call.args().put<uint64_t>(size);
     if (cudaError_t e = call.run()) return e;
     uint64_t ptr = call.reply().get<uint64_t>();
-    MemoryMap::get().add_device(ptr, size, call.device_index());
+    if (cudaError_t e = remember_allocation(call, ptr, size)) return e;
     *devPtr = reinterpret_cast<void*>(ptr);
     return cudaSuccess;
   });
@@ -41,7 +61,8 @@ extern "C" cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t widt
     if (cudaError_t e = call.run()) return e;
     uint64_t ptr = call.reply().get<uint64_t>();
     uint64_t p = call.reply().get<uint64_t>();
-    if (ptr) MemoryMap::get().add_device(ptr, p * height, call.device_index());
+    if (ptr)
+      if (cudaError_t e = remember_allocation(call, ptr, p * height)) return e;
     *devPtr = reinterpret_cast<void*>(ptr);
     *pitch = p;
     return cudaSuccess;
