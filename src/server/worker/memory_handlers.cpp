@@ -52,6 +52,8 @@ int32_t device_synchronize(SessionContext& s, Request& req, proto::Writer&) {
 
 int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
+  // Staging buffers and their events go first, while they are still valid.
+  s.drop_staging(req.header().device);
   if (int32_t e = s.backend().device_reset()) return e;
   // The reset destroyed every object of the device.
   s.allocations.clear();
@@ -60,7 +62,6 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.events.clear();
   s.modules.clear();
   s.functions.clear();
-  s.drop_staging(req.header().device);
   return cudaSuccess;
 }
 
