@@ -1,17 +1,21 @@
 #include "fatbin/fatbin_hash.hpp"
 
-#include <xxhash.h>
+#include <openssl/evp.h>
+
+#include <stdexcept>
 
 namespace rgpu::fatbin {
 
 std::string fatbin_hash(std::span<const std::byte> image) {
-  XXH128_canonical_t canonical;  // big-endian bytes: the hex reads high to low
-  XXH128_canonicalFromHash(&canonical, XXH3_128bits(image.data(), image.size()));
-  static constexpr char kHex[] = "0123456789abcdef";
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!EVP_Digest(image.data(), image.size(), digest, &len, EVP_sha256(), nullptr))
+    throw std::runtime_error("SHA-256 failed");
+  static const char kHex[] = "0123456789abcdef";
   std::string out;
-  for (unsigned char byte : canonical.digest) {
-    out += kHex[byte >> 4];
-    out += kHex[byte & 15];
+  for (unsigned i = 0; i < len; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
   }
   return out;
 }
