@@ -31,6 +31,7 @@ $build/rgpu run --server 127.0.0.1:"$RGPU_PORT" -- $build/copy_bench >"$out/copy
 $build/rgpu-transport-bench >"$out/transport_raw.json"
 python3 bench/compare_copy.py "$out/copy_local.json" "$out/copy_rgpu.json" "$out/copy.md" "$out/copy.png" \
   --raw "$out/transport_raw.json"
+$build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -51,6 +52,10 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "## Copies: local CUDA vs rgpu (same run)"
   echo
   cat "$out/copy.md"
+  echo
+  echo "## rgpu bench: local CUDA vs rgpu over tcp vs raw tcp (same run; plot bench/bench.png)"
+  echo
+  cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
 } >"$out/report.md"
 cat "$out/report.md"
 exit $corpus_rc
