@@ -1,5 +1,5 @@
 // NVIDIA's fat binary container: a header, then entries of PTX or ELF
-// (cubin) images, each possibly compressed (zstd in CUDA 13, LZ4 before).
+// (cubin) images, each possibly compressed (zstd or LZ4 block).
 // Malformed input throws FormatError; nothing is read past the buffer.
 #pragma once
 #include <cstddef>
@@ -31,16 +31,17 @@ enum class EntryKind : uint16_t { ptx = 1, elf = 2 };
 
 struct Entry {
   EntryKind kind;
-  uint32_t sm_arch;          // e.g. 90 for sm_90 / compute_90
-  std::vector<std::byte> image;  // decompressed
+  uint32_t sm_arch;              // e.g. 90 for sm_90 / compute_90
+  std::vector<std::byte> image;  // decompressed; stored ones keep their padding
 };
 
 struct FatBinary {
-  std::vector<Entry> entries;
+  std::vector<Entry> entries;  // in container order; other kinds are skipped
 };
 
-// Bytes the container starting at `data` occupies (header + payload);
-// throws FormatError when `data` is not a fat binary.
+// Bytes the container starting at `data` occupies (header + payload), for
+// callers that only hold a pointer (__fatBinC_Wrapper_t::data); reads 16
+// bytes; throws FormatError when `data` is not a fat binary.
 size_t fatbin_total_size(const void* data);
 
 FatBinary parse_fatbin(std::span<const std::byte> bytes);

@@ -3,57 +3,151 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
-#include <regex>
+#include <optional>
 
 namespace rgpu::fatbin {
 namespace {
 
+// --- cubin -----------------------------------------------------------------
+
 std::string c_string(std::span<const std::byte> b, uint64_t off) {
-  if (off >= b.size()) throw FormatError("cubin string past the end");
+  if (off >= b.size()) throw FormatError("cubin string past its table");
   auto* p = reinterpret_cast<const char*>(b.data() + off);
   size_t n = strnlen(p, b.size() - off);
   if (n == b.size() - off) throw FormatError("unterminated cubin string");
   return {p, n};
 }
 
-constexpr uint8_t kEifmtSval = 0x04;  // attribute with a size and data
+// .nv.info records: u8 format, u8 attribute, then either a 2-byte value
+// (NVAL/BVAL/HVAL) or, for SVAL, a u16 length and that many bytes.
+constexpr uint8_t kEifmtNval = 0x01, kEifmtBval = 0x02, kEifmtHval = 0x03, kEifmtSval = 0x04;
 constexpr uint8_t kEiattrKparamInfo = 0x17;
-constexpr uint8_t kStoCudaEntry = 0x10;  // st_other bit of a __global__
+constexpr uint8_t kEiattrCbankParamSize = 0x19;  // bytes of all parameters
+constexpr uint8_t kStoCudaEntry = 0x10;          // st_other bit of a __global__
+
+// KPARAM_INFO value (as cudaparsers and CuAssembler decode it): u32 index,
+// u16 ordinal, u16 offset, u32 whose bits 18..31 are the size (bits 0..17:
+// pointee alignment, space, cbank flag).
+struct KparamInfo {
+  uint32_t index;
+  uint16_t ordinal;
+  uint16_t offset;
+  uint32_t bits;
+};
+static_assert(sizeof(KparamInfo) == 12);
 
 std::vector<KernelParam> params_from_nv_info(std::span<const std::byte> info) {
-  std::vector<std::pair<uint16_t, KernelParam>> by_ordinal;
-  uint64_t p = 0;
-  while (p + 4 <= info.size()) {
+  std::vector<KparamInfo> found;
+  std::optional<uint32_t> cbank_size;
+  for (uint64_t p = 0; p < info.size();) {
     auto fmt = read_at<uint8_t>(info, p);
     auto attr = read_at<uint8_t>(info, p + 1);
-    if (fmt != kEifmtSval) {
-      p += 4;
-      continue;
+    auto value = read_at<uint16_t>(info, p + 2);
+    p += 4;
+    if (fmt == kEifmtHval && attr == kEiattrCbankParamSize) cbank_size = value;
+    if (fmt == kEifmtNval || fmt == kEifmtBval || fmt == kEifmtHval) continue;
+    if (fmt != kEifmtSval) throw FormatError("unknown .nv.info record format " + std::to_string(fmt));
+    if (value > info.size() - p) throw FormatError(".nv.info record past its section");
+    if (attr == kEiattrKparamInfo) {
+      if (value != sizeof(KparamInfo)) throw FormatError("KPARAM_INFO record of unexpected size");
+      found.push_back(read_at<KparamInfo>(info, p));
     }
-    auto len = read_at<uint16_t>(info, p + 2);
-    if (len > info.size() - p - 4) throw FormatError("nv.info attribute past its section");
-    if (attr == kEiattrKparamInfo && len >= 12) {
-      auto ordinal = read_at<uint16_t>(info, p + 8);
-      auto offset = read_at<uint16_t>(info, p + 10);
-      auto bits = read_at<uint32_t>(info, p + 12);
-      by_ordinal.push_back({ordinal, KernelParam{offset, bits >> 18}});
-    }
-    p += 4 + len;
+    p += value;
   }
-  std::sort(by_ordinal.begin(), by_ordinal.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  std::sort(found.begin(), found.end(), [](auto& a, auto& b) { return a.ordinal < b.ordinal; });
   std::vector<KernelParam> out;
-  for (auto& [ord, param] : by_ordinal) out.push_back(param);
+  for (const auto& k : found) {
+    if (k.ordinal != out.size()) throw FormatError("KPARAM_INFO ordinals not 0..n-1");
+    KernelParam param{k.offset, k.bits >> 18};
+    if (cbank_size && param.offset + param.size > *cbank_size)
+      throw FormatError("kernel parameter past the parameter bank");
+    out.push_back(param);
+  }
   return out;
 }
 
-uint32_t ptx_type_size(const std::string& t) {
-  if (t == "u8" || t == "s8" || t == "b8") return 1;
-  if (t == "u16" || t == "s16" || t == "b16" || t == "f16") return 2;
-  if (t == "u32" || t == "s32" || t == "b32" || t == "f32") return 4;
-  if (t == "u64" || t == "s64" || t == "b64" || t == "f64") return 8;
-  throw FormatError("unknown PTX parameter type ." + t);
+// --- PTX -------------------------------------------------------------------
+
+std::string strip_comments(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (s.substr(i, 2) == "//") {
+      i = s.find('\n', i);
+      if (i == s.npos) break;
+    } else if (s.substr(i, 2) == "/*") {
+      size_t e = s.find("*/", i + 2);
+      if (e == s.npos) break;
+      out += ' ';
+      i = e + 2;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+bool space(char c) { return std::isspace(static_cast<unsigned char>(c)); }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.'; }
+
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (size_t i = 0;;) {
+    while (i < s.size() && space(s[i])) ++i;
+    if (i == s.size()) return out;
+    size_t b = i;
+    while (i < s.size() && !space(s[i])) ++i;
+    out.push_back(s.substr(b, i - b));
+  }
+}
+
+uint32_t number(std::string_view s) {
+  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw FormatError("bad number in PTX parameter: " + std::string(s));
+  uint32_t v = 0;
+  for (char c : s) v = v * 10 + static_cast<uint32_t>(c - '0');
+  return v;
+}
+
+// .u8/.s16/.b32/.f64 ...: class letter, then width in bits.
+uint32_t ptx_type_size(std::string_view t) {
+  static const std::map<std::string_view, uint32_t> kBytes{{"8", 1}, {"16", 2}, {"32", 4}, {"64", 8}};
+  static constexpr std::string_view kClasses = "usbf";
+  auto it = t.size() >= 3 ? kBytes.find(t.substr(2)) : kBytes.end();
+  if (it == kBytes.end() || t[0] != '.' || kClasses.find(t[1]) == kClasses.npos)
+    throw FormatError("unknown PTX parameter type " + std::string(t));
+  return it->second;
+}
+
+// One `.param [.align A] .type [.ptr <space> .align P] name[N]`; the
+// alignment after .ptr is the pointee's, not the parameter's.
+KernelParam ptx_param(std::string_view decl, uint32_t& offset) {
+  auto w = words(decl);
+  if (w.size() < 3 || w[0] != ".param") throw FormatError("bad PTX parameter: " + std::string(decl));
+  size_t i = 1;
+  std::optional<uint32_t> align;
+  if (w[i] == ".align") {
+    if (w.size() < 5) throw FormatError("bad PTX parameter: " + std::string(decl));
+    align = number(w[i + 1]);
+    i += 2;
+  }
+  uint32_t elem = ptx_type_size(w[i]);
+  std::string_view name = w.back();
+  uint32_t count = 1;
+  if (size_t open = name.find('['); open != name.npos) {
+    if (name.back() != ']') throw FormatError("bad PTX array parameter: " + std::string(name));
+    count = number(name.substr(open + 1, name.size() - open - 2));
+  }
+  uint32_t a = align.value_or(elem);
+  if (a == 0 || (a & (a - 1)) || a > 4096) throw FormatError("bad PTX parameter alignment");
+  if (count > (1u << 20)) throw FormatError("PTX parameter too large");
+  offset = (offset + a - 1) / a * a;
+  KernelParam p{offset, elem * count};
+  offset += p.size;
+  return p;
 }
 
 }  // namespace
@@ -64,7 +158,8 @@ std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
     throw FormatError("cubin is not a 64-bit ELF");
   if (eh.e_shentsize != sizeof(Elf64_Shdr)) throw FormatError("cubin section header size");
   std::vector<Elf64_Shdr> sections(eh.e_shnum);
-  for (size_t i = 0; i < sections.size(); ++i) sections[i] = read_at<Elf64_Shdr>(elf, eh.e_shoff + i * sizeof(Elf64_Shdr));
+  for (size_t i = 0; i < sections.size(); ++i)
+    sections[i] = read_at<Elf64_Shdr>(elf, eh.e_shoff + i * sizeof(Elf64_Shdr));
   if (eh.e_shstrndx >= sections.size()) throw FormatError("cubin section names missing");
   auto section = [&](const Elf64_Shdr& s) {
     if (s.sh_type == SHT_NOBITS) return std::span<const std::byte>();
@@ -76,7 +171,7 @@ std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
   std::vector<std::string> entries;
   for (const auto& s : sections) {
     std::string name = c_string(names, s.sh_name);
-    if (name.rfind(".nv.info.", 0) == 0) nv_info[name.substr(9)] = section(s);
+    if (name.starts_with(".nv.info.")) nv_info[name.substr(9)] = section(s);
     if (s.sh_type != SHT_SYMTAB) continue;
     if (s.sh_link >= sections.size()) throw FormatError("symbol table without strings");
     auto syms = section(s);
@@ -87,6 +182,8 @@ std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
         entries.push_back(c_string(strs, sym.st_name));
     }
   }
+  // A kernel without parameters has no KPARAM_INFO records (and may lack
+  // .nv.info.<name> altogether): the entry symbol is what makes it a kernel.
   std::vector<KernelInfo> out;
   for (const auto& name : entries) {
     auto it = nv_info.find(name);
@@ -95,24 +192,27 @@ std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
   return out;
 }
 
-std::vector<KernelInfo> kernels_in_ptx(std::string_view ptx) {
+std::vector<KernelInfo> kernels_in_ptx(std::string_view ptx_text) {
+  std::string ptx = strip_comments(ptx_text.substr(0, ptx_text.find('\0')));
   std::vector<KernelInfo> out;
-  static const std::regex entry(R"(\.entry\s+([A-Za-z0-9_$.]+)\s*\(([^)]*)\))");
-  static const std::regex param(
-      R"(\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+(?:\.ptr\s+(?:\.\w+\s+)*)?[A-Za-z0-9_$.]+(?:\[(\d+)\])?)");
-  std::string text(ptx);
-  for (std::sregex_iterator it(text.begin(), text.end(), entry), end; it != end; ++it) {
-    KernelInfo k{(*it)[1].str(), {}};
-    std::string list = (*it)[2].str();
+  constexpr std::string_view kEntry = ".entry";
+  for (size_t at = ptx.find(kEntry); at != ptx.npos; at = ptx.find(kEntry, at + kEntry.size())) {
+    size_t i = at + kEntry.size();
+    if ((at > 0 && ident_char(ptx[at - 1])) || i == ptx.size() || !space(ptx[i])) continue;  // in a longer word
+    while (i < ptx.size() && space(ptx[i])) ++i;
+    size_t name_begin = i;
+    while (i < ptx.size() && ident_char(ptx[i])) ++i;
+    KernelInfo k{ptx.substr(name_begin, i - name_begin), {}};
+    while (i < ptx.size() && space(ptx[i])) ++i;
+    if (k.name.empty() || i == ptx.size() || ptx[i] != '(') throw FormatError("bad PTX .entry");
+    size_t close = ptx.find(')', i);
+    if (close == ptx.npos) throw FormatError("unterminated PTX .entry parameter list");
+    std::string_view list(ptx.data() + i + 1, close - i - 1);
     uint32_t offset = 0;
-    for (std::sregex_iterator p(list.begin(), list.end(), param); p != end; ++p) {
-      uint32_t elem = ptx_type_size((*p)[2].str());
-      uint32_t count = (*p)[3].matched ? static_cast<uint32_t>(std::stoul((*p)[3].str())) : 1;
-      uint32_t align = (*p)[1].matched ? static_cast<uint32_t>(std::stoul((*p)[1].str())) : elem;
-      if (align == 0 || (align & (align - 1))) throw FormatError("bad PTX parameter alignment");
-      offset = (offset + align - 1) / align * align;
-      k.params.push_back({offset, elem * count});
-      offset += elem * count;
+    while (!words(list).empty()) {
+      size_t comma = list.find(',');
+      k.params.push_back(ptx_param(list.substr(0, comma), offset));
+      list = comma == list.npos ? std::string_view() : list.substr(comma + 1);
     }
     out.push_back(std::move(k));
   }

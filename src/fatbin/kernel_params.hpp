@@ -4,7 +4,9 @@
 // uses this to validate launches without a GPU.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fatbin/fatbin_container.hpp"
@@ -12,17 +14,18 @@
 namespace rgpu::fatbin {
 
 struct KernelParam {
-  uint32_t offset;
+  uint32_t offset;  // in the kernel's parameter buffer
   uint32_t size;
   bool operator==(const KernelParam&) const = default;
 };
 
 struct KernelInfo {
-  std::string name;  // mangled, as the host code registers it
-  std::vector<KernelParam> params;
+  std::string name;                 // mangled, as the host code registers it
+  std::vector<KernelParam> params;  // in declaration order
 };
 
-// Each kernel once; throws FormatError for malformed images.
+// Each kernel once, the cubin's layout preferred over the PTX one; throws
+// FormatError for malformed images.
 std::vector<KernelInfo> kernels_in(const FatBinary& fb);
 
 std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf);
