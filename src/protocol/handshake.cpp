@@ -6,10 +6,21 @@ namespace {
 constexpr uint32_t kMaxGpus = 1024;
 }  // namespace
 
+void Challenge::encode(Writer& w) const { w.put(nonce).put(token_required); }
+
+Challenge Challenge::decode(Reader& r) {
+  Challenge c;
+  c.nonce = r.get<Nonce>();
+  c.token_required = r.get<uint8_t>();
+  r.expect_end();
+  return c;
+}
+
 void Hello::encode(Writer& w) const {
   w.put(protocol_version).put(cuda_runtime_version).put<uint32_t>(gpus.size());
   for (int32_t g : gpus) w.put(g);
   w.put_string(client_name);
+  w.put_bytes(proof.data(), proof.size());
 }
 
 Hello Hello::decode(Reader& r) {
@@ -20,6 +31,8 @@ Hello Hello::decode(Reader& r) {
   if (n > kMaxGpus) throw DecodeError("hello asks for too many GPUs");
   for (uint32_t i = 0; i < n; ++i) h.gpus.push_back(r.get<int32_t>());
   h.client_name = r.get_string();
+  auto proof = r.get_bytes();
+  h.proof.assign(proof.begin(), proof.end());
   r.expect_end();
   return h;
 }

@@ -1,19 +1,30 @@
-// The first exchange on a connection: the client says who it is and which
-// GPUs it wants; the server answers with what it grants.
+// The first exchange on a connection: the server sends a challenge, the
+// client says who it is, proves it knows the token (when the server has one)
+// and which GPUs it wants; the server answers with what it grants.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "protocol/auth.hpp"
 #include "protocol/codec.hpp"
 
 namespace rgpu::proto {
+
+struct Challenge {
+  Nonce nonce{};
+  uint8_t token_required = 0;
+
+  void encode(Writer& w) const;
+  static Challenge decode(Reader& r);
+};
 
 struct Hello {
   uint32_t protocol_version = 0;
   int32_t cuda_runtime_version = 0;  // CUDART_VERSION the client was built with
   std::vector<int32_t> gpus;         // server-local GPU ordinals asked for
   std::string client_name;           // program name, for logs and `rgpu ls`
+  std::vector<uint8_t> proof;        // HMAC of the challenge; empty without a token
 
   void encode(Writer& w) const;
   static Hello decode(Reader& r);

@@ -9,7 +9,7 @@ namespace rgpu::proto {
 enum Op : uint16_t {
   kOpReply = 1,
   kOpHello = 2,
-  kOpGoodbye = 3,
+  kOpChallenge = 3,
 
   kOpMalloc = 10,
   kOpFree = 11,

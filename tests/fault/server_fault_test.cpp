@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "client/core/session.hpp"
@@ -35,34 +36,46 @@ uint16_t free_port() {
   return ntohs(a.sin_port);
 }
 
+// Starts rgpu-server (host-test backend) in its own process group and waits
+// until it accepts connections.
+pid_t start_server(uint16_t port, std::vector<std::string> extra) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    freopen("/dev/null", "w", stderr);
+    std::vector<std::string> args{RGPU_SERVER_BIN, "--backend", "host-test", "--listen", "127.0.0.1",
+                                  "--port", std::to_string(port), "--module-cache", ""};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(RGPU_SERVER_BIN, argv.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 100; ++i) {
+    try {
+      transport::make_tcp_transport()->connect({"127.0.0.1", port}, 1000);
+      return pid;
+    } catch (const transport::TransportError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ADD_FAILURE() << "server did not start";
+  return pid;
+}
+
+void stop_server(pid_t pid, int signal = SIGTERM) {
+  kill(-pid, signal);
+  waitpid(pid, nullptr, 0);
+}
+
 class ServerFault : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     port_ = free_port();
-    log_ = ::testing::TempDir() + "/rgpu-fault-server.log";
-    pid_ = fork();
-    if (pid_ == 0) {
-      setpgid(0, 0);
-      freopen(log_.c_str(), "w", stderr);
-      std::string port = std::to_string(port_);
-      execl(RGPU_SERVER_BIN, RGPU_SERVER_BIN, "--backend", "host-test", "--listen", "127.0.0.1", "--port",
-            port.c_str(), "--workers", "2", "--module-cache", "", "--log-level", "info", nullptr);
-      _exit(127);
-    }
-    for (int i = 0; i < 100; ++i) {
-      try {
-        transport::make_tcp_transport()->connect(endpoint(), 1000);
-        return;
-      } catch (const transport::TransportError&) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
-    FAIL() << "server did not start";
+    pid_ = start_server(port_, {"--workers", "2"});
   }
-  static void TearDownTestSuite() {
-    kill(-pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-  }
+  static void TearDownTestSuite() { stop_server(pid_); }
   static transport::Endpoint endpoint() { return {"127.0.0.1", port_}; }
 
   static std::unique_ptr<client::Session> session() {
@@ -71,8 +84,14 @@ class ServerFault : public ::testing::Test {
     EXPECT_TRUE(s) << why;
     return s;
   }
+  // A raw connection past the server's challenge.
   static std::unique_ptr<transport::Connection> raw() {
-    return transport::make_tcp_transport()->connect(endpoint(), 1000);
+    auto c = transport::make_tcp_transport()->connect(endpoint(), 1000);
+    auto h = proto::recv_header(*c);
+    EXPECT_EQ(h.op, proto::kOpChallenge);
+    std::vector<uint8_t> args;
+    proto::recv_args(*c, h, args);
+    return c;
   }
   // A raw connection that has completed the handshake.
   static std::unique_ptr<transport::Connection> raw_session() {
@@ -130,7 +149,6 @@ class ServerFault : public ::testing::Test {
 
   static inline pid_t pid_;
   static inline uint16_t port_;
-  static inline std::string log_;
 };
 
 TEST_F(ServerFault, GarbageInsteadOfHelloClosesOnlyThatConnection) {
@@ -282,29 +300,38 @@ TEST_F(ServerFault, ClientVanishingMidCopyEndsOnlyItsSession) {
 TEST_F(ServerFault, DeadServerGivesPromptErrors) {
   // A second server, killed while a session is open.
   uint16_t port = free_port();
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    freopen("/dev/null", "w", stderr);
-    std::string p = std::to_string(port);
-    execl(RGPU_SERVER_BIN, RGPU_SERVER_BIN, "--backend", "host-test", "--listen", "127.0.0.1", "--port", p.c_str(),
-          "--workers", "1", nullptr);
-    _exit(127);
-  }
-  std::unique_ptr<client::Session> s;
-  for (int i = 0; i < 100 && !s; ++i) {
-    std::string why;
-    s = client::Session::open({"127.0.0.1", port}, {0}, &why);
-    if (!s) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(s);
-  kill(-pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
+  pid_t pid = start_server(port, {"--workers", "1"});
+  std::string why;
+  auto s = client::Session::open({"127.0.0.1", port}, {0}, &why);
+  ASSERT_TRUE(s) << why;
+  stop_server(pid, SIGKILL);
   auto t0 = std::chrono::steady_clock::now();
   std::vector<uint8_t> reply;
   EXPECT_EQ(s->call(proto::kOpDeviceSynchronize, 0, {}, {}, reply), cudaErrorDevicesUnavailable);
   EXPECT_EQ(s->call(proto::kOpDeviceSynchronize, 0, {}, {}, reply), cudaErrorDevicesUnavailable);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+TEST(ServerAuth, TokenIsRequiredAndChecked) {
+  std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/rgpu-token") << "s3cret-token\n";
+  std::ofstream(dir + "/rgpu-wrong") << "not-the-token\n";
+  uint16_t port = free_port();
+  pid_t pid = start_server(port, {"--workers", "1", "--token-file", dir + "/rgpu-token"});
+  std::string why;
+  unsetenv("RGPU_TOKEN_FILE");
+  EXPECT_FALSE(client::Session::open({"127.0.0.1", port}, {0}, &why));
+  EXPECT_NE(why.find("requires a token"), std::string::npos) << why;
+  setenv("RGPU_TOKEN_FILE", (dir + "/rgpu-wrong").c_str(), 1);
+  EXPECT_FALSE(client::Session::open({"127.0.0.1", port}, {0}, &why));
+  EXPECT_NE(why.find("authentication failed"), std::string::npos) << why;
+  setenv("RGPU_TOKEN_FILE", (dir + "/rgpu-token").c_str(), 1);
+  auto s = client::Session::open({"127.0.0.1", port}, {0}, &why);
+  EXPECT_TRUE(s) << why;
+  std::vector<uint8_t> reply;
+  if (s) EXPECT_EQ(s->call(proto::kOpDeviceSynchronize, 0, {}, {}, reply), cudaSuccess);
+  unsetenv("RGPU_TOKEN_FILE");
+  stop_server(pid);
 }
 
 }  // namespace

@@ -3,17 +3,24 @@
 #include <cuda_runtime_api.h>
 #include <errno.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "common/log.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/auth.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
 namespace {
 constexpr int kConnectTimeoutMs = 5000;
+
+std::string client_token() {
+  const char* path = std::getenv("RGPU_TOKEN_FILE");
+  return path ? proto::read_token_file(path) : "";
 }
+}  // namespace
 
 Session::Session(transport::Endpoint server, std::unique_ptr<transport::Connection> conn)
     : server_(std::move(server)), conn_(std::move(conn)) {}
@@ -23,7 +30,21 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
   try {
     auto conn = transport::make_tcp_transport()->connect(server, kConnectTimeoutMs);
     std::unique_ptr<Session> s(new Session(server, std::move(conn)));
+    auto ch = proto::recv_header(*s->conn_);
+    std::vector<uint8_t> challenge_args;
+    proto::recv_args(*s->conn_, ch, challenge_args);
+    if (ch.op != proto::kOpChallenge || ch.payload_len != 0) throw proto::DecodeError("expected a challenge");
+    proto::Reader cr(challenge_args);
+    auto challenge = proto::Challenge::decode(cr);
     proto::Hello hello;
+    if (challenge.token_required) {
+      std::string token = client_token();
+      if (token.empty()) {
+        *why = "server " + server.to_string() + " requires a token: set RGPU_TOKEN_FILE";
+        return nullptr;
+      }
+      hello.proof = proto::auth_proof(token, challenge.nonce);
+    }
     hello.protocol_version = proto::kProtocolVersion;
     hello.cuda_runtime_version = CUDART_VERSION;
     hello.gpus = gpus;

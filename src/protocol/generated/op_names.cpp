@@ -11,7 +11,7 @@ const char* op_name(uint16_t op) {
   switch (op) {
     case kOpReply: return "Reply";
     case kOpHello: return "Hello";
-    case kOpGoodbye: return "Goodbye";
+    case kOpChallenge: return "Challenge";
     case kOpMalloc: return "Malloc";
     case kOpFree: return "Free";
     case kOpMallocPitch: return "MallocPitch";

@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "protocol/auth.hpp"
+
 namespace rgpu::server {
 namespace {
 
@@ -19,6 +21,7 @@ const char* kUsage =
     "  --backend NAME       cuda (default) or host-test (host memory, for tests only)\n"
     "  --log-level LEVEL    error, warn, info (default) or debug\n"
     "  --module-cache DIR   where fat binaries are cached by hash\n"
+    "  --token-file FILE    clients must prove they know the token in FILE\n"
     "  --config FILE        read these settings (key = value) from FILE first\n";
 
 std::string trim(const std::string& s) {
@@ -46,6 +49,10 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "backend") c->backend = v;
   else if (key == "log-level") c->log_level = v;
   else if (key == "module-cache") c->module_cache = v;
+  else if (key == "token-file") {
+    c->token = proto::read_token_file(v);
+    if (c->token.empty()) throw std::invalid_argument("token file " + v + " is unreadable or empty");
+  }
   else if (key == "gpus") {
     c->gpus.clear();
     if (v == "all") return;

@@ -14,6 +14,7 @@ struct ServerConfig {
   std::string backend = "cuda";
   std::string log_level = "info";
   std::string module_cache;
+  std::string token;  // from token-file; empty: no authentication
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.

@@ -19,7 +19,7 @@ void run_worker(const ServerConfig& config, int channel) {
     RGPU_LOG(error, "cannot load backend '%s': %s", config.backend.c_str(), why.c_str());
     _exit(2);
   }
-  SessionLimits limits{config.gpus, config.module_cache};
+  SessionLimits limits{config.gpus, config.module_cache, config.token};
   if (limits.exported_gpus.empty()) {
     int n = 0;
     backend->device_count(&n);

@@ -24,6 +24,10 @@ void send_hello_reply(transport::Connection& conn, const proto::HelloReply& r) {
 
 // Returns the GPUs granted, or none when the hello is refused (and says so).
 std::vector<int> handshake(Backend& backend, transport::Connection& conn, const SessionLimits& limits) {
+  proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty())};
+  proto::Writer cw;
+  challenge.encode(cw);
+  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpChallenge}, cw.bytes());
   auto h = proto::recv_header(conn);
   if (h.op != proto::kOpHello || h.payload_len != 0) throw proto::DecodeError("first frame is not a hello");
   std::vector<uint8_t> args;
@@ -36,7 +40,10 @@ std::vector<int> handshake(Backend& backend, transport::Connection& conn, const 
   reply.worker_pid = getpid();
   reply.backend = backend.name();
   backend.versions(&reply.driver_version, &reply.runtime_version);
-  if (hello.protocol_version != proto::kProtocolVersion) {
+  if (!limits.token.empty() && !proto::proof_matches(limits.token, challenge.nonce, hello.proof)) {
+    reply.status = cudaErrorNotPermitted;
+    reply.message = "authentication failed: this server needs its token (RGPU_TOKEN_FILE)";
+  } else if (hello.protocol_version != proto::kProtocolVersion) {
     reply.status = cudaErrorInvalidValue;
     reply.message = "protocol version " + std::to_string(hello.protocol_version) + " is not " +
                     std::to_string(proto::kProtocolVersion);

@@ -12,6 +12,7 @@ namespace rgpu::server {
 struct SessionLimits {
   std::vector<int> exported_gpus;  // what this server offers
   std::string module_cache_dir;
+  std::string token;  // empty: no authentication
 };
 
 // Returns when the session ends (client gone, or a frame so malformed that

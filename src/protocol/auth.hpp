@@ -1,0 +1,21 @@
+// Shared-token authentication: the server sends a random challenge, the
+// client answers with HMAC-SHA256(token, challenge). The token never
+// crosses the wire.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rgpu::proto {
+
+using Nonce = std::array<uint8_t, 32>;
+
+Nonce random_nonce();
+std::vector<uint8_t> auth_proof(const std::string& token, const Nonce& challenge);
+// Constant-time comparison with the expected proof.
+bool proof_matches(const std::string& token, const Nonce& challenge, const std::vector<uint8_t>& proof);
+// The token in a file (surrounding white space ignored); empty if unreadable.
+std::string read_token_file(const std::string& path);
+
+}  // namespace rgpu::proto
