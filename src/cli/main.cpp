@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "cli/bench_command.hpp"
+#include "cli/ls_command.hpp"
 #include "common/executable_dir.hpp"
 
 namespace {
 
 const char* kUsage =
     "usage: rgpu run [--server HOST[:PORT]] [--gpus LIST] [--trace] -- PROGRAM [ARGS...]\n"
+    "       rgpu ls [--server HOST[:PORT]]...\n"
     "       rgpu bench [--server HOST[:PORT]] [--out DIR] [--max-bytes N]\n"
     "  --server HOST[:PORT]  the rgpu-server to use (default: RGPU_DEVICES, else localhost)\n"
     "  --gpus LIST           that server's GPUs to use, e.g. 0,1 (default 0)\n"
@@ -73,6 +75,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "run") return run(argc - 2, argv + 2);
+  if (argc >= 2 && std::string(argv[1]) == "ls") return rgpu::cli::ls_command(argc - 2, argv + 2);
   if (argc >= 2 && std::string(argv[1]) == "bench") return rgpu::cli::bench_command(argc - 2, argv + 2);
   fputs(kUsage, argc >= 2 && std::string(argv[1]) == "--help" ? stdout : stderr);
   return argc >= 2 && std::string(argv[1]) == "--help" ? 0 : 2;

@@ -39,7 +39,8 @@ Hello Hello::decode(Reader& r) {
 
 void HelloReply::encode(Writer& w) const {
   w.put(status).put(protocol_version).put(driver_version).put(runtime_version).put(worker_pid);
-  w.put_string(backend).put_string(message);
+  w.put_string(backend).put_string(message).put<uint32_t>(gpus.size());
+  for (const auto& g : gpus) w.put(g.ordinal).put_string(g.name).put(g.total_memory).put(g.free_memory);
 }
 
 HelloReply HelloReply::decode(Reader& r) {
@@ -51,6 +52,16 @@ HelloReply HelloReply::decode(Reader& r) {
   h.worker_pid = r.get<uint32_t>();
   h.backend = r.get_string();
   h.message = r.get_string();
+  uint32_t n = r.get<uint32_t>();
+  if (n > kMaxGpus) throw DecodeError("reply lists too many GPUs");
+  for (uint32_t i = 0; i < n; ++i) {
+    GpuSummary g;
+    g.ordinal = r.get<int32_t>();
+    g.name = r.get_string();
+    g.total_memory = r.get<uint64_t>();
+    g.free_memory = r.get<uint64_t>();
+    h.gpus.push_back(std::move(g));
+  }
   r.expect_end();
   return h;
 }

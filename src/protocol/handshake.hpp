@@ -22,12 +22,20 @@ struct Challenge {
 struct Hello {
   uint32_t protocol_version = 0;
   int32_t cuda_runtime_version = 0;  // CUDART_VERSION the client was built with
-  std::vector<int32_t> gpus;         // server-local GPU ordinals asked for
+  std::vector<int32_t> gpus;         // server-local GPU ordinals asked for; none: a probe (`rgpu ls`)
   std::string client_name;           // program name, for logs and `rgpu ls`
   std::vector<uint8_t> proof;        // HMAC of the challenge; empty without a token
 
   void encode(Writer& w) const;
   static Hello decode(Reader& r);
+};
+
+// What a probe learns about each GPU a server exports.
+struct GpuSummary {
+  int32_t ordinal = 0;
+  std::string name;
+  uint64_t total_memory = 0;
+  uint64_t free_memory = 0;
 };
 
 struct HelloReply {
@@ -38,6 +46,7 @@ struct HelloReply {
   uint32_t worker_pid = 0;
   std::string backend;  // "cuda", or "host-test" for the test backend
   std::string message;  // human-readable reason when refused
+  std::vector<GpuSummary> gpus;  // filled only in reply to a probe
 
   void encode(Writer& w) const;
   static HelloReply decode(Reader& r);

@@ -61,6 +61,19 @@ std::vector<int> handshake(Backend& backend, transport::Connection& conn, const 
       }
     }
   }
+  if (reply.status == cudaSuccess && hello.gpus.empty()) {
+    for (int g : limits.exported_gpus) {
+      proto::GpuSummary summary{g};
+      cudaDeviceProp prop;
+      size_t free = 0, total = 0;
+      if (backend.get_device_properties(&prop, g) == cudaSuccess) summary.name = prop.name;
+      if (backend.set_device(g) == cudaSuccess && backend.mem_get_info(&free, &total) == cudaSuccess) {
+        summary.total_memory = total;
+        summary.free_memory = free;
+      }
+      reply.gpus.push_back(std::move(summary));
+    }
+  }
   send_hello_reply(conn, reply);
   if (reply.status != cudaSuccess) {
     RGPU_LOG(warn, "refused %s (%s): %s", conn.peer().c_str(), hello.client_name.c_str(), reply.message.c_str());
