@@ -32,6 +32,8 @@ $build/rgpu-transport-bench >"$out/transport_raw.json"
 python3 bench/compare_copy.py "$out/copy_local.json" "$out/copy_rgpu.json" "$out/copy.md" "$out/copy.png" \
   --raw "$out/transport_raw.json"
 $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
+tests/gpu/run_concurrency.sh $build "$out" "${RGPU_CLIENTS:-32}" "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency.txt" 2>&1
+concurrency_rc=$?
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -53,9 +55,13 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo
   cat "$out/copy.md"
   echo
+  echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
+  echo
+  tail -1 "$out/concurrency.txt"
+  echo
   echo "## rgpu bench: local CUDA vs rgpu over tcp vs raw tcp (same run; plot bench/bench.png)"
   echo
   cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
 } >"$out/report.md"
 cat "$out/report.md"
-exit $corpus_rc
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ]
