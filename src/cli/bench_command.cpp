@@ -86,7 +86,7 @@ int bench_command(int argc, char** argv) {
     if (own_server == 0) {
       setpgid(0, 0);
       std::string log = out + "/server.log";
-      freopen(log.c_str(), "w", stderr);
+      if (!freopen(log.c_str(), "w", stderr)) _exit(126);
       execl((dir + "/rgpu-server").c_str(), "rgpu-server", "--listen", "127.0.0.1", "--port", "18599", "--workers",
             "2", nullptr);
       _exit(127);

@@ -42,7 +42,7 @@ pid_t start_server(uint16_t port, std::vector<std::string> extra) {
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
-    freopen("/dev/null", "w", stderr);
+    if (!freopen("/dev/null", "w", stderr)) _exit(126);
     std::vector<std::string> args{RGPU_SERVER_BIN, "--backend", "host-test", "--listen", "127.0.0.1",
                                   "--port", std::to_string(port), "--module-cache", ""};
     args.insert(args.end(), extra.begin(), extra.end());

@@ -63,7 +63,8 @@ std::vector<int> handshake(Backend& backend, transport::Connection& conn, const 
   }
   if (reply.status == cudaSuccess && hello.gpus.empty()) {
     for (int g : limits.exported_gpus) {
-      proto::GpuSummary summary{g};
+      proto::GpuSummary summary;
+      summary.ordinal = g;
       cudaDeviceProp prop;
       size_t free = 0, total = 0;
       if (backend.get_device_properties(&prop, g) == cudaSuccess) summary.name = prop.name;
