@@ -96,7 +96,7 @@ class ServerFault : public ::testing::Test {
   // A raw connection that has completed the handshake.
   static std::unique_ptr<transport::Connection> raw_session() {
     auto c = raw();
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "fault-test"};
+    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "fault-test", {}};
     proto::Writer w;
     hello.encode(w);
     proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
@@ -164,7 +164,7 @@ TEST_F(ServerFault, GarbageInsteadOfHelloClosesOnlyThatConnection) {
 TEST_F(ServerFault, TruncatedFramesAndVanishingClients) {
   for (size_t cut : {1, 10, 23, 30}) {
     auto c = raw();
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "cut"};
+    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "cut", {}};
     proto::Writer w;
     hello.encode(w);
     proto::FrameHeader h{proto::kFrameMagic, proto::kOpHello, 0, static_cast<uint32_t>(w.size()), 0, 0};
@@ -178,7 +178,7 @@ TEST_F(ServerFault, TruncatedFramesAndVanishingClients) {
 
 TEST_F(ServerFault, WrongProtocolVersionIsRefusedWithAReason) {
   auto c = raw();
-  proto::Hello hello{proto::kProtocolVersion + 100, CUDART_VERSION, {0}, "old"};
+  proto::Hello hello{proto::kProtocolVersion + 100, CUDART_VERSION, {0}, "old", {}};
   proto::Writer w;
   hello.encode(w);
   proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
@@ -329,7 +329,9 @@ TEST(ServerAuth, TokenIsRequiredAndChecked) {
   auto s = client::Session::open({"127.0.0.1", port}, {0}, &why);
   EXPECT_TRUE(s) << why;
   std::vector<uint8_t> reply;
-  if (s) EXPECT_EQ(s->call(proto::kOpDeviceSynchronize, 0, {}, {}, reply), cudaSuccess);
+  if (s) {
+    EXPECT_EQ(s->call(proto::kOpDeviceSynchronize, 0, {}, {}, reply), cudaSuccess);
+  }
   unsetenv("RGPU_TOKEN_FILE");
   stop_server(pid);
 }
