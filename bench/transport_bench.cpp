@@ -1,8 +1,12 @@
 // Raw transport figures with no GPU involved, to set rgpu's copy figures
 // against: 64-byte round-trip latency and one-stream bulk throughput over
-// the same transport implementation rgpu uses (loopback TCP here).
-// Prints one JSON object.
+// the same transport implementation rgpu uses: loopback TCP, or the shm
+// transport's Unix socket. Prints one JSON object.
+// usage: rgpu-transport-bench [tcp|shm]
+#include <unistd.h>
+
 #include <algorithm>
+#include <string>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -13,10 +17,12 @@
 using namespace rgpu::transport;
 using Clock = std::chrono::steady_clock;
 
-int main() {
-  auto tcp = make_tcp_transport();
-  auto listener = tcp->listen(Endpoint{"127.0.0.1", 0});
-  Endpoint where{"127.0.0.1", listener->local_endpoint().port};
+int main(int argc, char** argv) {
+  bool shm = argc > 1 && std::string(argv[1]) == "shm";
+  auto tcp = shm ? make_shm_transport() : make_tcp_transport();
+  std::string path = "/tmp/rgpu-transport-bench-" + std::to_string(getpid()) + ".sock";
+  auto listener = tcp->listen(shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", 0});
+  Endpoint where = shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", listener->local_endpoint().port};
   constexpr size_t kBulk = 256u << 20;
   constexpr int kPings = 5000, kBulkRounds = 5;
   std::thread server([&] {

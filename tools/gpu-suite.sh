@@ -22,18 +22,25 @@ trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
 
 set +e
-tests/gpu/run_corpus.sh $build "$out" | tee "$out/corpus.txt"
-corpus_rc=${PIPESTATUS[0]}
+# The corpus over each transport: tcp, and shm (same host, shared page-locked memory).
+corpus_rc=0
+for t in tcp shm; do
+  RGPU_TRANSPORT=$t tests/gpu/run_corpus.sh $build "$out/corpus-$t" | tee "$out/corpus-$t.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+done
 
 nvcc -O2 -cudart shared -o $build/copy_bench bench/copy_bench.cu
 $build/copy_bench >"$out/copy_local.json"
-$build/rgpu run --server 127.0.0.1:"$RGPU_PORT" -- $build/copy_bench >"$out/copy_rgpu.json"
-$build/rgpu-transport-bench >"$out/transport_raw.json"
+RGPU_TRANSPORT=tcp $build/rgpu run --server 127.0.0.1:"$RGPU_PORT" -- $build/copy_bench >"$out/copy_rgpu.json"
+$build/rgpu-transport-bench tcp >"$out/transport_raw.json"
 python3 bench/compare_copy.py "$out/copy_local.json" "$out/copy_rgpu.json" "$out/copy.md" "$out/copy.png" \
   --raw "$out/transport_raw.json"
 $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
-tests/gpu/run_concurrency.sh $build "$out" "${RGPU_CLIENTS:-32}" "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency.txt" 2>&1
-concurrency_rc=$?
+concurrency_rc=0
+for t in tcp shm; do
+  RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
+    "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency-$t.txt" 2>&1 || concurrency_rc=1
+done
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -43,23 +50,26 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- commit: \`$commit\`"
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-  echo "- transport: tcp over loopback; server workers crashed: $crashes"
+  echo "- transports: tcp over loopback, shm (Unix socket + shared page-locked memory); server workers crashed: $crashes"
   echo
-  echo "## Corpus: each program run locally and through rgpu"
+  for t in tcp shm; do
+    echo "## Corpus over $t: each program run locally and through rgpu"
+    echo
+    grep -E "^corpus:" "$out/corpus-$t.txt" || true
+    echo
+    cat "$out/corpus-$t/corpus.md"
+    echo
+  done
   echo
-  grep -E "^corpus:" "$out/corpus.txt" || true
-  echo
-  cat "$out/corpus.md"
-  echo
-  echo "## Copies: local CUDA vs rgpu (same run)"
+  echo "## Copies: local CUDA vs rgpu over tcp (same run)"
   echo
   cat "$out/copy.md"
   echo
   echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
   echo
-  tail -1 "$out/concurrency.txt"
+  for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
   echo
-  echo "## rgpu bench: local CUDA vs rgpu over tcp vs raw tcp (same run; plot bench/bench.png)"
+  echo "## rgpu bench: local CUDA vs rgpu over tcp and shm vs the raw transports (same run; plot bench/bench.png)"
   echo
   cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
 } >"$out/report.md"

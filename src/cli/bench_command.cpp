@@ -105,8 +105,14 @@ int bench_command(int argc, char** argv) {
   // Through rgpu: the same binary, loading rgpu's libcudart.so.13.
   std::string path = "LD_LIBRARY_PATH=" + dir + "/lib";
   if (const char* old = getenv("LD_LIBRARY_PATH"); old && *old) path += std::string(":") + old;
-  rc |= run_to_file(bench, {path, "RGPU_DEVICES=" + server + ":0"}, out + "/tcp.json");
-  rc |= run_to_file({dir + "/rgpu-transport-bench"}, {}, out + "/raw_tcp.json");
+  // shm needs the server on this host; its socket says whether it is.
+  auto endpoint = transport::Endpoint::parse(server, 18515);
+  std::vector<std::string> transports{"tcp"};
+  if (access(transport::default_shm_socket(endpoint.port).c_str(), F_OK) == 0) transports.push_back("shm");
+  for (const auto& t : transports) {
+    rc |= run_to_file(bench, {path, "RGPU_DEVICES=" + server + ":0", "RGPU_TRANSPORT=" + t}, out + "/" + t + ".json");
+    rc |= run_to_file({dir + "/rgpu-transport-bench", t}, {}, out + "/raw_" + t + ".json");
+  }
   if (own_server > 0) {
     kill(-own_server, SIGTERM);
     waitpid(own_server, nullptr, 0);
@@ -117,8 +123,11 @@ int bench_command(int argc, char** argv) {
   }
   {
     std::ofstream json(out + "/bench.json");
-    json << "{\"local\": " << slurp(out + "/local.json") << ", \"tcp\": " << slurp(out + "/tcp.json")
-         << ", \"raw_tcp\": " << slurp(out + "/raw_tcp.json") << "}\n";
+    json << "{\"local\": " << slurp(out + "/local.json");
+    for (const auto& t : transports)
+      json << ", \"" << t << "\": " << slurp(out + "/" + t + ".json") << ", \"raw_" << t
+           << "\": " << slurp(out + "/raw_" + t + ".json");
+    json << "}\n";
   }
   std::string plot = std::string("python3 ") + RGPU_SOURCE_DIR + "/bench/plot_bench.py " + out + "/bench.json " +
                      out + "/bench.md " + out + "/bench.png";

@@ -24,6 +24,9 @@ enum Op : uint16_t {
   kOpMemset2D = 20,
   kOpMemGetInfo = 21,
   kOpPointerGetAttributes = 22,
+  kOpHostRegisterShared = 23,    // shm: a client memfd (passed with the frame) to map and pin
+  kOpHostUnregisterShared = 24,
+  kOpMemcpyShared = 25,          // shm: copy between device memory and registered shared memory
 
   kOpStreamCreate = 30,
   kOpStreamDestroy = 31,

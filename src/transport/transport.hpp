@@ -40,6 +40,11 @@ class Connection {
   // The OS handle, so the daemon can hand an accepted connection to a worker.
   virtual int native_handle() const = 0;
   virtual std::string peer() const = 0;
+  // Passes an open descriptor along with `parts`: only between processes of
+  // one host (the shm transport); elsewhere it throws TransportError.
+  virtual void send_with_fd(std::span<const iovec> parts, int fd) = 0;
+  // The oldest descriptor that arrived with data, or -1.
+  virtual int take_fd() = 0;
 };
 
 class Listener {
@@ -65,5 +70,11 @@ class Transport {
 };
 
 std::unique_ptr<Transport> make_tcp_transport();
+// Client and server on one host: a Unix socket (Endpoint::host is its path)
+// that can also pass shared-memory descriptors.
+std::unique_ptr<Transport> make_shm_transport();
+// The Unix socket a server on TCP `port` also listens on by default; a
+// client given that port finds the server's socket there.
+std::string default_shm_socket(uint16_t port);
 
 }  // namespace rgpu::transport

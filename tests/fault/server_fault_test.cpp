@@ -312,6 +312,40 @@ TEST_F(ServerFault, DeadServerGivesPromptErrors) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }
 
+TEST_F(ServerFault, SharedMemoryCallsAreChecked) {
+  // Over the Unix socket, without the descriptor or outside registered memory.
+  auto c = transport::make_shm_transport()->connect({transport::default_shm_socket(port_), 0}, 1000);
+  auto ch = proto::recv_header(*c);
+  std::vector<uint8_t> args;
+  proto::recv_args(*c, ch, args);
+  proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "shm-fault", {}};
+  proto::Writer hw;
+  hello.encode(hw);
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, hw.bytes());
+  auto h = proto::recv_header(*c);
+  proto::recv_args(*c, h, args);
+  proto::Writer reg;
+  reg.put<uint64_t>(0x10000).put<uint64_t>(4096);
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHostRegisterShared}, reg.bytes());
+  EXPECT_EQ(reply_status(*c), cudaErrorInvalidValue);
+  proto::Writer m;
+  m.put<uint64_t>(64);
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpMalloc}, m.bytes());
+  auto mh = proto::recv_header(*c);
+  proto::recv_args(*c, mh, args);
+  uint64_t dev;
+  std::memcpy(&dev, args.data() + sizeof(proto::ReplyPrefix), sizeof dev);
+  proto::Writer copy;
+  copy.put<uint64_t>(dev).put<uint64_t>(0x10000).put<uint64_t>(64).put<uint8_t>(1).put<uint64_t>(0).put<uint8_t>(1);
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpMemcpyShared}, copy.bytes());
+  EXPECT_EQ(reply_status(*c), cudaErrorInvalidValue);
+  proto::Writer unreg;
+  unreg.put<uint64_t>(0x10000);
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHostUnregisterShared}, unreg.bytes());
+  EXPECT_EQ(reply_status(*c), cudaErrorHostMemoryNotRegistered);
+  expect_healthy();
+}
+
 TEST(ServerAuth, TokenIsRequiredAndChecked) {
   std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/rgpu-token") << "s3cret-token\n";

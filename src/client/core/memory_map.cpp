@@ -48,9 +48,16 @@ void MemoryMap::forget_device(int device) {
   std::erase_if(device_, [device](const auto& kv) { return kv.second.device == device; });
 }
 
-void MemoryMap::add_host(uint64_t base, size_t size, unsigned flags, bool registered) {
+void MemoryMap::add_host(uint64_t base, size_t size, unsigned flags, bool registered, int shared_fd) {
   std::lock_guard lock(mutex_);
-  host_[base] = HostRange{base, size, flags, registered};
+  host_[base] = HostRange{base, size, flags, registered, shared_fd};
+}
+
+std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
+  std::lock_guard lock(mutex_);
+  auto r = lookup(host_, ptr, n == 0 ? 1 : n);
+  if (!r || r->shared_fd < 0) return std::nullopt;
+  return r;
 }
 
 std::optional<HostRange> MemoryMap::remove_host(uint64_t base) { return remove(host_, base); }

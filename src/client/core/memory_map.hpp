@@ -22,6 +22,7 @@ struct HostRange {
   size_t size;
   unsigned flags;
   bool registered;  // cudaHostRegister (true) or allocated by us (false)
+  int shared_fd;    // memfd shared with shm servers, or -1
 };
 
 class MemoryMap {
@@ -37,7 +38,9 @@ class MemoryMap {
   std::optional<DeviceRange> find_device(uint64_t ptr, size_t n = 1) const;
   void forget_device(int device);
 
-  void add_host(uint64_t base, size_t size, unsigned flags, bool registered);
+  void add_host(uint64_t base, size_t size, unsigned flags, bool registered, int shared_fd = -1);
+  // The page-locked range shared with shm servers that holds [ptr, ptr + n).
+  std::optional<HostRange> find_shared(uint64_t ptr, size_t n) const;
   std::optional<HostRange> remove_host(uint64_t base);
   std::optional<HostRange> find_host(uint64_t ptr) const;
 

@@ -69,6 +69,19 @@ void Runtime::init() {
   }
 }
 
+std::vector<std::pair<Session*, int>> Runtime::sharing_sessions() const {
+  std::vector<std::pair<Session*, int>> out;
+  for (const auto& s : sessions_) {
+    if (!s->shares_memory()) continue;
+    for (const auto& d : devices_)
+      if (d->session == s.get()) {
+        out.emplace_back(s.get(), d->remote);
+        break;
+      }
+  }
+  return out;
+}
+
 VirtualDevice* Runtime::device(int index) {
   if (index < 0 || index >= device_count()) return nullptr;
   return devices_[index].get();

@@ -31,6 +31,9 @@ class Runtime {
   // Properties are read once and kept: they never change for a device.
   cudaError_t properties(int index, const cudaDeviceProp** out);
 
+  // Sessions over shm, each with one of its GPUs (for the frame header).
+  std::vector<std::pair<Session*, int>> sharing_sessions() const;
+
   static int current_device();
   static void set_current_device(int index);
 

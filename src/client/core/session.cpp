@@ -9,6 +9,7 @@
 
 #include "common/log.hpp"
 #include "protocol/frame_io.hpp"
+#include "client/core/transport_choice.hpp"
 #include "protocol/auth.hpp"
 #include "protocol/ops.hpp"
 
@@ -28,8 +29,10 @@ Session::Session(transport::Endpoint server, std::unique_ptr<transport::Connecti
 std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const std::vector<int>& gpus,
                                        std::string* why) {
   try {
-    auto conn = transport::make_tcp_transport()->connect(server, kConnectTimeoutMs);
+    std::string transport_name;
+    auto conn = connect_to(server, kConnectTimeoutMs, &transport_name);
     std::unique_ptr<Session> s(new Session(server, std::move(conn)));
+    s->transport_name_ = transport_name;
     auto ch = proto::recv_header(*s->conn_);
     std::vector<uint8_t> challenge_args;
     proto::recv_args(*s->conn_, ch, challenge_args);
@@ -62,8 +65,8 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
       *why = "server " + server.to_string() + " refused the session: " + s->hello_.message;
       return nullptr;
     }
-    RGPU_LOG(info, "session with %s (worker %u, backend %s)", server.to_string().c_str(),
-             s->hello_.worker_pid, s->hello_.backend.c_str());
+    RGPU_LOG(info, "session with %s over %s (worker %u, backend %s)", server.to_string().c_str(),
+             transport_name.c_str(), s->hello_.worker_pid, s->hello_.backend.c_str());
     return s;
   } catch (const std::exception& e) {
     *why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();
@@ -123,6 +126,20 @@ cudaError_t Session::call_into(uint16_t op, uint16_t device, std::span<const uin
   try {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device}, args);
     return receive_reply(reply_args, dst, n, true);
+  } catch (const std::exception& e) {
+    return lost(e.what());
+  }
+}
+
+cudaError_t Session::call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
+                                  std::vector<uint8_t>& reply_args) {
+  std::lock_guard lock(mutex_);
+  if (dead_) return cudaErrorDevicesUnavailable;
+  try {
+    proto::FrameHeader h{.op = op, .device = device, .args_len = static_cast<uint32_t>(args.size())};
+    iovec parts[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(args.data()), args.size()}};
+    conn_->send_with_fd(parts, fd);
+    return receive_reply(reply_args, nullptr, 0, true);
   } catch (const std::exception& e) {
     return lost(e.what());
   }

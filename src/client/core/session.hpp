@@ -32,12 +32,18 @@ class Session {
   // Synchronous call whose reply streams n bytes into dst.
   cudaError_t call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
                         size_t n, std::vector<uint8_t>& reply_args);
+  // Synchronous call that also hands the server an open descriptor (shm).
+  cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
+                           std::vector<uint8_t>& reply_args);
   // Asynchronous call: no reply; its error surfaces at a later call.
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                    std::span<const iovec> payload = {});
 
   const proto::HelloReply& hello() const { return hello_; }
   const transport::Endpoint& server() const { return server_; }
+  // True over shm: page-locked memory can be shared with the server.
+  bool shares_memory() const { return transport_name_ == "shm"; }
+  const std::string& transport_name() const { return transport_name_; }
 
  private:
   Session(transport::Endpoint server, std::unique_ptr<transport::Connection> conn);
@@ -49,6 +55,7 @@ class Session {
   std::unique_ptr<transport::Connection> conn_;
   proto::HelloReply hello_;
   std::mutex mutex_;
+  std::string transport_name_;
   bool dead_ = false;
   cudaError_t pending_deferred_ = cudaSuccess;  // once the server is gone every call fails at once
 };

@@ -57,6 +57,34 @@ cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_
   return call.device_index() == device ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+namespace {
+
+// Host memory the device's server has mapped (shm): the copy is the server's
+// own DMA, and nothing but the call crosses the socket.
+bool shared_with(int device, const void* host, size_t n) {
+  return MemoryMap::get().find_shared(reinterpret_cast<uint64_t>(host), n) &&
+         Runtime::get().device(device)->session->shares_memory();
+}
+
+// Even device-to-host copies can stay asynchronous here: the data lands in
+// the application's memory when the stream gets there, as locally.
+cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_t n, bool to_device,
+                        cudaStream_t stream, bool async) {
+  Call call(proto::kOpMemcpyShared);
+  uint64_t s;
+  if (cudaError_t e = route_to_memory(call, device, stream, &s)) return e;
+  call.args()
+      .put<uint64_t>(reinterpret_cast<uint64_t>(dev_ptr))
+      .put<uint64_t>(reinterpret_cast<uint64_t>(host))
+      .put<uint64_t>(n)
+      .put<uint8_t>(to_device)
+      .put<uint64_t>(s)
+      .put<uint8_t>(!async);
+  return async ? call.post() : call.run();
+}
+
+}  // namespace
+
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
                         bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
@@ -70,6 +98,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       return copy_2d(dst, n, src, n, n, 1, cudaMemcpyHostToHost, stream, async);
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, n, &dev)) return e;
+      if (shared_with(dev, src, n)) return copy_shared(dev, dst, src, n, true, stream, async);
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
@@ -80,6 +109,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     }
     case Dir::d2h: {
       if (cudaError_t e = owner(src, n, &dev)) return e;
+      if (shared_with(dev, dst, n)) return copy_shared(dev, src, dst, n, false, stream, async);
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);

@@ -10,6 +10,7 @@
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
 #include "common/log.hpp"
+#include "transport/shm/shared_memory.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -19,6 +20,8 @@ namespace {
 
 // An address another server already gave us cannot name this GPU's memory
 // too: give the allocation back and fail rather than mix the two up.
+void unshare_with_servers(uint64_t base, size_t count);
+
 cudaError_t remember_allocation(Call& call, uint64_t ptr, size_t size) {
   if (MemoryMap::get().add_device(ptr, size, call.device_index())) return cudaSuccess;
   RGPU_LOG(error, "device %d returned address 0x%lx that another server's GPU also uses; refusing it",
@@ -100,7 +103,34 @@ extern "C" cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
 
 namespace {
 
-// Page-aligned so the memory can later be registered with a transport.
+// Over shm, page-locked memory is a memfd the servers map and pin too, so
+// copies from and to it need nothing on the socket. Returns false when some
+// server refused it (then no server keeps it).
+bool share_with_servers(const transport::SharedMemory& m) {
+  auto sessions = Runtime::get().sharing_sessions();
+  proto::Writer w;
+  w.put<uint64_t>(reinterpret_cast<uint64_t>(m.base)).put<uint64_t>(m.size);
+  std::vector<uint8_t> reply;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    auto [session, gpu] = sessions[i];
+    if (session->call_with_fd(proto::kOpHostRegisterShared, gpu, w.bytes(), m.fd, reply) != cudaSuccess) {
+      unshare_with_servers(reinterpret_cast<uint64_t>(m.base), i);
+      return false;
+    }
+  }
+  return !sessions.empty();
+}
+
+// Tells the first `count` sharing servers to drop the region at `base`.
+void unshare_with_servers(uint64_t base, size_t count) {
+  auto sessions = Runtime::get().sharing_sessions();
+  proto::Writer w;
+  w.put<uint64_t>(base);
+  std::vector<uint8_t> reply;
+  for (size_t i = 0; i < count && i < sessions.size(); ++i)
+    sessions[i].first->call(proto::kOpHostUnregisterShared, sessions[i].second, w.bytes(), {}, reply);
+}
+
 cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
   if (!ptr) return cudaErrorInvalidValue;
   // Like CUDA, the first host allocation needs a working runtime.
@@ -108,6 +138,19 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
   if (size == 0) {
     *ptr = nullptr;
     return cudaSuccess;
+  }
+  if (!Runtime::get().sharing_sessions().empty()) {
+    try {
+      auto m = transport::create_shared_memory(size);
+      if (share_with_servers(m)) {
+        MemoryMap::get().add_host(reinterpret_cast<uint64_t>(m.base), size, flags, false, m.fd);
+        *ptr = m.base;
+        return cudaSuccess;
+      }
+      transport::release_shared_memory(m);
+    } catch (const transport::TransportError& e) {
+      RGPU_LOG(warn, "page-locked memory not shared with the server: %s", e.what());
+    }
   }
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
@@ -137,7 +180,12 @@ extern "C" cudaError_t cudaFreeHost(void* ptr) {
     if (!range || range->registered || range->base != reinterpret_cast<uint64_t>(ptr))
       return cudaErrorInvalidValue;
     MemoryMap::get().remove_host(range->base);
-    munmap(ptr, range->size);
+    if (range->shared_fd >= 0) {
+      unshare_with_servers(range->base, Runtime::get().sharing_sessions().size());
+      transport::release_shared_memory({ptr, range->size, range->shared_fd});
+    } else {
+      munmap(ptr, range->size);
+    }
     return cudaSuccess;
   });
 }

@@ -25,6 +25,9 @@ const char* op_name(uint16_t op) {
     case kOpMemset2D: return "Memset2D";
     case kOpMemGetInfo: return "MemGetInfo";
     case kOpPointerGetAttributes: return "PointerGetAttributes";
+    case kOpHostRegisterShared: return "HostRegisterShared";
+    case kOpHostUnregisterShared: return "HostUnregisterShared";
+    case kOpMemcpyShared: return "MemcpyShared";
     case kOpStreamCreate: return "StreamCreate";
     case kOpStreamDestroy: return "StreamDestroy";
     case kOpStreamSynchronize: return "StreamSynchronize";

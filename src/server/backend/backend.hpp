@@ -54,6 +54,9 @@ class Backend : public ForwardedApi {
   // Page-locked host memory for staging copies; host-test uses plain memory.
   virtual int32_t alloc_staging(size_t size, void** p) = 0;
   virtual void free_staging(void* p) = 0;
+  // Page-locks memory shared with a client on this host (shm transport).
+  virtual int32_t host_register(void* p, size_t size) = 0;
+  virtual int32_t host_unregister(void* p) = 0;
 
   // One side of each copy is a worker-local host buffer or both are device.
   virtual int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind,

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "common/log.hpp"
 #include "protocol/wire.hpp"
@@ -45,27 +46,32 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
-  std::unique_ptr<transport::Listener> listener;
+  std::vector<std::unique_ptr<transport::Listener>> listeners;
   try {
-    listener = transport::make_tcp_transport()->listen(
-        transport::Endpoint{config.listen, static_cast<uint16_t>(config.port)});
+    listeners.push_back(transport::make_tcp_transport()->listen(
+        transport::Endpoint{config.listen, static_cast<uint16_t>(config.port)}));
+    if (!config.unix_socket.empty())
+      listeners.push_back(transport::make_shm_transport()->listen(transport::Endpoint{config.unix_socket, 0}));
   } catch (const std::exception& e) {
     RGPU_LOG(error, "%s", e.what());
     return 1;
   }
-  RGPU_LOG(info, "listening on %s:%d, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
-           config.backend.c_str(), config.workers);
-  server::WorkerPool pool(config, listener->native_handle());
+  RGPU_LOG(info, "listening on %s:%d%s%s, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
+           config.unix_socket.empty() ? "" : " and ", config.unix_socket.c_str(), config.backend.c_str(),
+           config.workers);
+  server::WorkerPool pool(config);
   pool.top_up();
   while (!g_stop) {
-    std::vector<pollfd> fds{{listener->native_handle(), POLLIN, 0}};
+    std::vector<pollfd> fds;
+    for (auto& l : listeners) fds.push_back({l->native_handle(), POLLIN, 0});
     for (int ch : pool.channels()) fds.push_back({ch, POLLIN, 0});
     int n = poll(fds.data(), fds.size(), 500);
     pool.reap();
     if (n <= 0) continue;
-    if (fds[0].revents & POLLIN) {
+    for (size_t i = 0; i < listeners.size(); ++i) {
+      if (!(fds[i].revents & POLLIN)) continue;
       try {
-        auto conn = listener->accept();
+        auto conn = listeners[i]->accept();
         int fd = dup(conn->native_handle());
         RGPU_LOG(info, "client %s connected", conn->peer().c_str());
         conn.reset();
@@ -74,7 +80,7 @@ int main(int argc, char** argv) {
         RGPU_LOG(warn, "%s", e.what());
       }
     }
-    for (size_t i = 1; i < fds.size(); ++i)
+    for (size_t i = listeners.size(); i < fds.size(); ++i)
       if (fds[i].revents) pool.on_channel_readable(fds[i].fd);
     pool.top_up();
   }

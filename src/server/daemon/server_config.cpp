@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "protocol/auth.hpp"
+#include "transport/transport.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -22,6 +23,8 @@ const char* kUsage =
     "  --log-level LEVEL    error, warn, info (default) or debug\n"
     "  --module-cache DIR   where fat binaries are cached by hash\n"
     "  --token-file FILE    clients must prove they know the token in FILE\n"
+    "  --unix-socket PATH   socket for clients on this host, whose page-locked memory\n"
+    "                       is then shared (default /tmp/rgpu-PORT.sock; none: off)\n"
     "  --config FILE        read these settings (key = value) from FILE first\n";
 
 std::string trim(const std::string& s) {
@@ -49,6 +52,7 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "backend") c->backend = v;
   else if (key == "log-level") c->log_level = v;
   else if (key == "module-cache") c->module_cache = v;
+  else if (key == "unix-socket") c->unix_socket = v;
   else if (key == "token-file") {
     c->token = proto::read_token_file(v);
     if (c->token.empty()) throw std::invalid_argument("token file " + v + " is unreadable or empty");
@@ -112,6 +116,8 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
   for (const auto& [k, v] : ordered) apply(config, k, v);
   if (config->port <= 0 || config->port > 65535) throw std::invalid_argument("port out of range");
   if (config->workers < 0) throw std::invalid_argument("workers must be >= 0");
+  if (config->unix_socket.empty()) config->unix_socket = transport::default_shm_socket(config->port);
+  if (config->unix_socket == "none") config->unix_socket.clear();
   return true;
 }
 

@@ -15,6 +15,8 @@ struct ServerConfig {
   std::string log_level = "info";
   std::string module_cache;
   std::string token;  // from token-file; empty: no authentication
+  // Unix socket for clients on this host (shm transport); "none" disables.
+  std::string unix_socket;
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.

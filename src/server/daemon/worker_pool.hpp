@@ -15,8 +15,7 @@ namespace rgpu::server {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(const ServerConfig& config, int listener_fd)
-      : config_(config), listener_fd_(listener_fd) {}
+  explicit WorkerPool(const ServerConfig& config) : config_(config) {}
 
   // Keeps `workers` idle or starting workers.
   void top_up();
@@ -38,7 +37,6 @@ class WorkerPool {
   void dispatch();
 
   const ServerConfig& config_;
-  int listener_fd_;
   std::vector<Worker> waiting_;  // starting or ready, not yet serving
   std::deque<int> pending_;      // accepted connections waiting for a worker
   int serving_ = 0;

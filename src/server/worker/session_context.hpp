@@ -1,6 +1,7 @@
 // Everything the worker knows about the one client session it serves.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +13,12 @@
 
 namespace rgpu::server {
 
+// Client memory shared with this worker (shm): where it is mapped here.
+struct SharedRegion {
+  void* local;
+  size_t size;
+};
+
 struct FunctionInfo {
   std::vector<KernelParam> params;
   uint32_t args_size = 0;  // bytes of the packed parameter buffer
@@ -21,6 +28,9 @@ class SessionContext {
  public:
   SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir)
       : backend_(backend), gpus_(std::move(gpus)), module_cache_dir_(std::move(module_cache_dir)) {}
+  ~SessionContext();
+  SessionContext(const SessionContext&) = delete;
+  SessionContext& operator=(const SessionContext&) = delete;
 
   Backend& backend() { return backend_; }
   const std::vector<int>& gpus() const { return gpus_; }
@@ -36,6 +46,11 @@ class SessionContext {
   bool owns(uint64_t ptr, size_t n) const {
     return allocations.contains(ptr, n) || globals.contains(ptr, n);
   }
+  // This worker's address for client shared memory [client_ptr, +n), or
+  // null when the range is not inside one registered region.
+  void* shared_host(uint64_t client_ptr, size_t n) const;
+  std::map<uint64_t, SharedRegion> shared;  // by client base address
+
   // The staging buffers of the device the current request runs on.
   StagingPool& staging(int device);
   // After a device reset its staging events no longer exist.

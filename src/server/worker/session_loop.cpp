@@ -119,6 +119,8 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
           out.clear();
         }
       }
+      // Descriptors no handler took (a confused or hostile client) are closed.
+      for (int fd; (fd = conn.take_fd()) >= 0;) close(fd);
       if (s.reply_sent) continue;
       // A refused call's payload is still on the wire: drop it to stay in step.
       proto::discard(conn, req.payload_left());

@@ -8,7 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "transport/tcp/tcp_connection.hpp"
+#include "transport/socket/socket_connection.hpp"
+#include "transport/tcp/tcp_socket_options.hpp"
 
 namespace rgpu::transport {
 
@@ -48,7 +49,7 @@ std::unique_ptr<Connection> TcpListener::accept() {
     int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) {
       tune_tcp_socket(fd);
-      return std::make_unique<TcpConnection>(fd);
+      return std::make_unique<SocketConnection>(fd);
     }
     if (errno == EINTR || errno == ECONNABORTED) continue;
     throw TransportError(std::string("accept failed: ") + strerror(errno));

@@ -8,7 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "transport/tcp/tcp_connection.hpp"
+#include "transport/socket/socket_connection.hpp"
+#include "transport/tcp/tcp_socket_options.hpp"
 #include "transport/tcp/tcp_listener.hpp"
 
 namespace rgpu::transport {
@@ -64,7 +65,7 @@ class TcpTransport final : public Transport {
     for (addrinfo* ai = res; ai && fd < 0; ai = ai->ai_next) fd = connect_with_timeout(ai, timeout_ms, why);
     freeaddrinfo(res);
     if (fd < 0) throw TransportError("cannot connect to " + where.to_string() + ": " + why);
-    return std::make_unique<TcpConnection>(fd);
+    return std::make_unique<SocketConnection>(fd);
   }
 
   std::unique_ptr<Listener> listen(const Endpoint& where) override {
@@ -72,7 +73,7 @@ class TcpTransport final : public Transport {
   }
 
   std::unique_ptr<Connection> adopt(int handle) override {
-    return std::make_unique<TcpConnection>(handle);
+    return std::make_unique<SocketConnection>(handle);
   }
 };
 

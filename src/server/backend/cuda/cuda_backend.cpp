@@ -63,6 +63,10 @@ class CudaBackend final : public CudaForwardedApi {
   int32_t mem_get_info(size_t* free, size_t* total) override { return cudaMemGetInfo(free, total); }
   int32_t alloc_staging(size_t size, void** p) override { return cudaHostAlloc(p, size, cudaHostAllocPortable); }
   void free_staging(void* p) override { cudaFreeHost(p); }
+  int32_t host_register(void* p, size_t size) override {
+    return cudaHostRegister(p, size, cudaHostRegisterPortable);
+  }
+  int32_t host_unregister(void* p) override { return cudaHostUnregister(p); }
 
   int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
     return cudaMemcpyAsync(dst, src, n, kind, as<cudaStream_t>(stream));

@@ -135,6 +135,8 @@ class HostTestBackend final : public Backend {
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
   }
   void free_staging(void* p) override { std::free(p); }
+  int32_t host_register(void*, size_t) override { return cudaSuccess; }
+  int32_t host_unregister(void*) override { return cudaSuccess; }
 
   // Work runs when queued, so every stream is always idle and in order.
   int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind, Handle) override {

@@ -1,4 +1,4 @@
-#include "transport/tcp/tcp_connection.hpp"
+#include "transport/socket/socket_connection.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,32 +14,19 @@
 
 namespace rgpu::transport {
 
-void tune_tcp_socket(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  // A peer that vanishes without closing (power loss, network cut) must turn
-  // into an error within seconds, not hang a CUDA call forever; a peer that
-  // is only busy (a long kernel) still answers keepalives.
-  int idle = 5, interval = 2, count = 3;
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
-  unsigned user_timeout_ms = 15000;
-  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
-}
 
 namespace {
 constexpr size_t kReadBuffer = 64 * 1024;
 }
 
-TcpConnection::TcpConnection(int fd) : fd_(fd), buffer_(kReadBuffer) {}
+SocketConnection::SocketConnection(int fd) : fd_(fd), buffer_(kReadBuffer) {}
 
-TcpConnection::~TcpConnection() {
+SocketConnection::~SocketConnection() {
   if (fd_ >= 0) ::close(fd_);
+  for (int fd : fds_) ::close(fd);
 }
 
-void TcpConnection::send(std::span<const iovec> parts, bool more) {
+void SocketConnection::send(std::span<const iovec> parts, bool more) {
   std::vector<iovec> iov(parts.begin(), parts.end());
   size_t first = 0;
   while (first < iov.size()) {
@@ -61,7 +48,7 @@ void TcpConnection::send(std::span<const iovec> parts, bool more) {
   }
 }
 
-void TcpConnection::recv(void* dst, size_t len) {
+void SocketConnection::recv(void* dst, size_t len) {
   auto p = static_cast<char*>(dst);
   while (len > 0) {
     if (buffered_begin_ < buffered_end_) {
@@ -73,7 +60,23 @@ void TcpConnection::recv(void* dst, size_t len) {
       continue;
     }
     bool direct = len >= buffer_.size();
-    ssize_t n = ::recv(fd_, direct ? p : buffer_.data(), direct ? len : buffer_.size(), 0);
+    iovec v{direct ? p : buffer_.data(), direct ? len : buffer_.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+    msghdr msg{};
+    msg.msg_iov = &v;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+    for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int received;
+        std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
+        fds_.push_back(received);
+      }
+    }
     if (n == 0) throw TransportError("connection closed by peer");
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -89,7 +92,7 @@ void TcpConnection::recv(void* dst, size_t len) {
   }
 }
 
-bool TcpConnection::wait_readable(int timeout_ms) {
+bool SocketConnection::wait_readable(int timeout_ms) {
   if (buffered_begin_ < buffered_end_) return true;
   pollfd pfd{fd_, POLLIN, 0};
   int r;
@@ -99,9 +102,42 @@ bool TcpConnection::wait_readable(int timeout_ms) {
   return r > 0;
 }
 
-void TcpConnection::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+void SocketConnection::send_with_fd(std::span<const iovec> parts, int fd) {
+  // The descriptor rides on the first byte; the rest follows as usual.
+  if (parts.empty() || parts[0].iov_len == 0) throw TransportError("a descriptor needs data to travel with");
+  iovec first{parts[0].iov_base, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &first;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  ssize_t n;
+  do {
+    n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) throw TransportError(std::string("cannot pass a descriptor: ") + strerror(errno));
+  std::vector<iovec> rest(parts.begin(), parts.end());
+  rest[0].iov_base = static_cast<char*>(rest[0].iov_base) + 1;
+  rest[0].iov_len -= 1;
+  send(rest);
+}
 
-std::string TcpConnection::peer() const {
+int SocketConnection::take_fd() {
+  if (fds_.empty()) return -1;
+  int fd = fds_.front();
+  fds_.pop_front();
+  return fd;
+}
+
+void SocketConnection::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+std::string SocketConnection::peer() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
@@ -111,6 +147,8 @@ std::string TcpConnection::peer() const {
     auto* a = reinterpret_cast<sockaddr_in*>(&ss);
     inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
     port = ntohs(a->sin_port);
+  } else if (ss.ss_family == AF_UNIX) {
+    return "local";
   } else if (ss.ss_family == AF_INET6) {
     auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
     inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);

@@ -1,17 +1,18 @@
-// A connected TCP socket as an rgpu Connection.
+// A connected stream socket (TCP or Unix) as an rgpu Connection.
 #pragma once
+#include <deque>
 #include <vector>
 
 #include "transport/transport.hpp"
 
 namespace rgpu::transport {
 
-class TcpConnection final : public Connection {
+class SocketConnection final : public Connection {
  public:
-  explicit TcpConnection(int fd);
-  ~TcpConnection() override;
-  TcpConnection(const TcpConnection&) = delete;
-  TcpConnection& operator=(const TcpConnection&) = delete;
+  explicit SocketConnection(int fd);
+  ~SocketConnection() override;
+  SocketConnection(const SocketConnection&) = delete;
+  SocketConnection& operator=(const SocketConnection&) = delete;
 
   void send(std::span<const iovec> parts, bool more = false) override;
   void recv(void* dst, size_t len) override;
@@ -19,6 +20,8 @@ class TcpConnection final : public Connection {
   void shutdown() override;
   int native_handle() const override { return fd_; }
   std::string peer() const override;
+  void send_with_fd(std::span<const iovec> parts, int fd) override;
+  int take_fd() override;
 
  private:
   int fd_;
@@ -26,9 +29,8 @@ class TcpConnection final : public Connection {
   // receive; large ones go straight to their destination.
   std::vector<char> buffer_;
   size_t buffered_begin_ = 0, buffered_end_ = 0;
+  // Descriptors that arrived with data (Unix sockets), oldest first.
+  std::deque<int> fds_;
 };
-
-// Latency matters more than segment count for small calls.
-void tune_tcp_socket(int fd);
 
 }  // namespace rgpu::transport

@@ -1,0 +1,36 @@
+#include "client/core/transport_choice.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace rgpu::client {
+namespace {
+
+bool is_local_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, int timeout_ms,
+                                                  std::string* transport_name) {
+  const char* forced = std::getenv("RGPU_TRANSPORT");
+  std::string want = forced ? forced : "";
+  if (!want.empty() && want != "tcp" && want != "shm")
+    throw transport::TransportError("RGPU_TRANSPORT must be tcp or shm, not '" + want + "'");
+  std::string path = transport::default_shm_socket(server.port);
+  bool try_shm = want == "shm" || (want.empty() && is_local_host(server.host) && access(path.c_str(), F_OK) == 0);
+  if (try_shm) {
+    try {
+      *transport_name = "shm";
+      return transport::make_shm_transport()->connect(transport::Endpoint{path, 0}, timeout_ms);
+    } catch (const transport::TransportError&) {
+      if (want == "shm") throw;
+    }
+  }
+  *transport_name = "tcp";
+  return transport::make_tcp_transport()->connect(server, timeout_ms);
+}
+
+}  // namespace rgpu::client

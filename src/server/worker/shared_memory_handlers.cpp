@@ -1,0 +1,71 @@
+// shm: client page-locked memory mapped into the worker and pinned here, so
+// copies from and to it are the GPU's DMA with nothing through the socket.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/session_context.hpp"
+#include "transport/shm/shared_memory.hpp"
+
+namespace rgpu::server {
+namespace {
+
+int32_t host_register_shared(SessionContext& s, Request& req, proto::Writer&) {
+  auto base = req.args.get<uint64_t>();
+  auto size = req.args.get<uint64_t>();
+  req.args.expect_end();
+  int fd = req.connection().take_fd();
+  if (fd < 0) return cudaErrorInvalidValue;  // not sent over shm, or no descriptor
+  if (size == 0 || s.shared.count(base)) {
+    close(fd);
+    return cudaErrorInvalidValue;
+  }
+  void* local = transport::map_shared_memory(fd, size);
+  if (!local) return cudaErrorInvalidValue;
+  if (int32_t e = s.backend().host_register(local, size)) {
+    munmap(local, size);
+    return e;
+  }
+  s.shared[base] = SharedRegion{local, size};
+  return cudaSuccess;
+}
+
+int32_t host_unregister_shared(SessionContext& s, Request& req, proto::Writer&) {
+  auto base = req.args.get<uint64_t>();
+  req.args.expect_end();
+  auto it = s.shared.find(base);
+  if (it == s.shared.end()) return cudaErrorHostMemoryNotRegistered;
+  int32_t e = s.backend().host_unregister(it->second.local);
+  munmap(it->second.local, it->second.size);
+  s.shared.erase(it);
+  return e;
+}
+
+int32_t memcpy_shared(SessionContext& s, Request& req, proto::Writer&) {
+  auto device = req.args.get<uint64_t>();
+  auto host = req.args.get<uint64_t>();
+  auto n = req.args.get<uint64_t>();
+  bool to_device = req.args.get<uint8_t>();
+  auto stream = req.args.get<uint64_t>();
+  bool sync = req.args.get<uint8_t>();
+  req.args.expect_end();
+  void* local = s.shared_host(host, n);
+  if (!local || !s.owns(device, n)) return cudaErrorInvalidValue;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  void* dev = reinterpret_cast<void*>(device);
+  int32_t e = to_device ? s.backend().memcpy_async(dev, local, n, cudaMemcpyHostToDevice, stream)
+                        : s.backend().memcpy_async(local, dev, n, cudaMemcpyDeviceToHost, stream);
+  if (e) return e;
+  return sync ? s.backend().stream_synchronize(stream) : cudaSuccess;
+}
+
+}  // namespace
+
+void register_shared_memory_handlers(Dispatcher& d) {
+  d.add(proto::kOpHostRegisterShared, host_register_shared);
+  d.add(proto::kOpHostUnregisterShared, host_unregister_shared);
+  d.add(proto::kOpMemcpyShared, memcpy_shared);
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,50 @@
+// shm: connection setup over a Unix socket; bulk data of page-locked memory
+// goes through shared memory (see shared_memory.hpp), the rest through the
+// socket.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "transport/shm/shm_listener.hpp"
+#include "transport/socket/socket_connection.hpp"
+
+namespace rgpu::transport {
+namespace {
+
+class ShmTransport final : public Transport {
+ public:
+  std::string name() const override { return "shm"; }
+
+  std::unique_ptr<Connection> connect(const Endpoint& where, int /*timeout_ms*/) override {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (where.host.size() >= sizeof addr.sun_path) throw TransportError("socket path too long: " + where.host);
+    std::memcpy(addr.sun_path, where.host.c_str(), where.host.size() + 1);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw TransportError(std::string("socket: ") + strerror(errno));
+    // A local connect either succeeds or fails at once: no timeout needed.
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      std::string why = strerror(errno);
+      ::close(fd);
+      throw TransportError("cannot connect to " + where.host + ": " + why);
+    }
+    return std::make_unique<SocketConnection>(fd);
+  }
+
+  std::unique_ptr<Listener> listen(const Endpoint& where) override {
+    return std::make_unique<ShmListener>(where.host);
+  }
+
+  std::unique_ptr<Connection> adopt(int handle) override { return std::make_unique<SocketConnection>(handle); }
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_shm_transport() { return std::make_unique<ShmTransport>(); }
+
+std::string default_shm_socket(uint16_t port) { return "/tmp/rgpu-" + std::to_string(port) + ".sock"; }
+
+}  // namespace rgpu::transport
