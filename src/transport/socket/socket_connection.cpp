@@ -1,5 +1,7 @@
 #include "transport/socket/socket_connection.hpp"
 
+#include "transport/socket/descriptor_passing.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -60,23 +62,7 @@ void SocketConnection::recv(void* dst, size_t len) {
       continue;
     }
     bool direct = len >= buffer_.size();
-    iovec v{direct ? p : buffer_.data(), direct ? len : buffer_.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
-    msghdr msg{};
-    msg.msg_iov = &v;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
-    for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; c; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int received;
-        std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
-        fds_.push_back(received);
-      }
-    }
+    ssize_t n = receive_with_descriptors(fd_, {direct ? p : buffer_.data(), direct ? len : buffer_.size()}, fds_);
     if (n == 0) throw TransportError("connection closed by peer");
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -105,23 +91,8 @@ bool SocketConnection::wait_readable(int timeout_ms) {
 void SocketConnection::send_with_fd(std::span<const iovec> parts, int fd) {
   // The descriptor rides on the first byte; the rest follows as usual.
   if (parts.empty() || parts[0].iov_len == 0) throw TransportError("a descriptor needs data to travel with");
-  iovec first{parts[0].iov_base, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &first;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  ssize_t n;
-  do {
-    n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  if (n != 1) throw TransportError(std::string("cannot pass a descriptor: ") + strerror(errno));
+  if (!send_byte_with_descriptor(fd_, parts[0].iov_base, fd))
+    throw TransportError(std::string("cannot pass a descriptor: ") + strerror(errno));
   std::vector<iovec> rest(parts.begin(), parts.end());
   rest[0].iov_base = static_cast<char*>(rest[0].iov_base) + 1;
   rest[0].iov_len -= 1;

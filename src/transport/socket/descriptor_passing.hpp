@@ -1,0 +1,17 @@
+// Passing open descriptors over Unix sockets (SCM_RIGHTS): used by the shm
+// transport and by the daemon handing connections to workers.
+#pragma once
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <deque>
+
+namespace rgpu::transport {
+
+// Sends one byte of `data` with descriptor `fd` attached; true on success.
+bool send_byte_with_descriptor(int socket, const void* data, int fd);
+// recvmsg() into `into`, appending any descriptors that came with the data
+// to `fds`. Returns what recvmsg returned.
+ssize_t receive_with_descriptors(int socket, iovec into, std::deque<int>& fds);
+
+}  // namespace rgpu::transport
