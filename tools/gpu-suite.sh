@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on a machine with a GPU: builds rgpu,
 # starts rgpu-server on the GPU, runs the corpus locally and through rgpu
-# (outputs compared), measures copy latency/bandwidth locally and through
-# rgpu in the same run, and writes the report to OUT_DIR.
+# over tcp and shm (outputs compared), runs many clients at once, runs
+# `rgpu bench` (local vs each transport vs the raw transport, same run) and
+# writes the report to OUT_DIR.
 #   usage: tools/gpu-suite.sh OUT_DIR     (RGPU_COMMIT names the commit measured)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +30,6 @@ for t in tcp shm; do
   [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
 done
 
-nvcc -O2 -cudart shared -o $build/copy_bench bench/copy_bench.cu
-$build/copy_bench >"$out/copy_local.json"
-RGPU_TRANSPORT=tcp $build/rgpu run --server 127.0.0.1:"$RGPU_PORT" -- $build/copy_bench >"$out/copy_rgpu.json"
-$build/rgpu-transport-bench tcp >"$out/transport_raw.json"
-python3 bench/compare_copy.py "$out/copy_local.json" "$out/copy_rgpu.json" "$out/copy.md" "$out/copy.png" \
-  --raw "$out/transport_raw.json"
 $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
 concurrency_rc=0
 for t in tcp shm; do
@@ -60,10 +55,6 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     cat "$out/corpus-$t/corpus.md"
     echo
   done
-  echo
-  echo "## Copies: local CUDA vs rgpu over tcp (same run)"
-  echo
-  cat "$out/copy.md"
   echo
   echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
   echo

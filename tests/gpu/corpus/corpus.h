@@ -49,3 +49,13 @@ static inline uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103
 
 // Deterministic pseudo-random fill (no rand(): its sequence is libc's choice).
 static inline uint32_t lcg(uint32_t& s) { return s = s * 1664525u + 1013904223u; }
+
+static inline const char* type_name(cudaMemoryType t) {
+  switch (t) {
+    case cudaMemoryTypeUnregistered: return "unregistered";
+    case cudaMemoryTypeHost: return "host";
+    case cudaMemoryTypeDevice: return "device";
+    case cudaMemoryTypeManaged: return "managed";
+  }
+  return "?";
+}

@@ -11,16 +11,6 @@ __global__ void negate(int* d, int n) {
   if (i < n) d[i] = -d[i];
 }
 
-static const char* type_name(cudaMemoryType t) {
-  switch (t) {
-    case cudaMemoryTypeUnregistered: return "unregistered";
-    case cudaMemoryTypeHost: return "host";
-    case cudaMemoryTypeDevice: return "device";
-    case cudaMemoryTypeManaged: return "managed";
-  }
-  return "?";
-}
-
 int main() {
   const int n = 4 << 20;  // 16 MB
   const size_t bytes = n * sizeof(int);

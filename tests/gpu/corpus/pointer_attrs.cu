@@ -6,16 +6,6 @@
 
 __device__ int g_sym[64];
 
-static const char* type_name(cudaMemoryType t) {
-  switch (t) {
-    case cudaMemoryTypeUnregistered: return "unregistered";
-    case cudaMemoryTypeHost: return "host";
-    case cudaMemoryTypeDevice: return "device";
-    case cudaMemoryTypeManaged: return "managed";
-  }
-  return "?";
-}
-
 static void show(const char* what, const void* p) {
   cudaPointerAttributes a;
   cudaError_t e = cudaPointerGetAttributes(&a, p);
