@@ -16,6 +16,17 @@
 namespace rgpu::client {
 namespace {
 constexpr int kConnectTimeoutMs = 5000;
+// A busy server may have to start a worker (CUDA initialisation) first; a
+// peer that is no rgpu server must not hang the application forever.
+constexpr int kHandshakeTimeoutMs = 60000;
+
+proto::FrameHeader handshake_frame(transport::Connection& c, uint16_t op, std::vector<uint8_t>& args) {
+  if (!c.wait_readable(kHandshakeTimeoutMs)) throw transport::TransportError("no handshake from the server");
+  auto h = proto::recv_header(c);
+  proto::recv_args(c, h, args);
+  if (h.op != op || h.payload_len != 0) throw proto::DecodeError("unexpected handshake frame");
+  return h;
+}
 
 std::string client_token() {
   const char* path = std::getenv("RGPU_TOKEN_FILE");
@@ -33,10 +44,8 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     auto conn = connect_to(server, kConnectTimeoutMs, &transport_name);
     std::unique_ptr<Session> s(new Session(server, std::move(conn)));
     s->transport_name_ = transport_name;
-    auto ch = proto::recv_header(*s->conn_);
     std::vector<uint8_t> challenge_args;
-    proto::recv_args(*s->conn_, ch, challenge_args);
-    if (ch.op != proto::kOpChallenge || ch.payload_len != 0) throw proto::DecodeError("expected a challenge");
+    handshake_frame(*s->conn_, proto::kOpChallenge, challenge_args);
     proto::Reader cr(challenge_args);
     auto challenge = proto::Challenge::decode(cr);
     proto::Hello hello;
@@ -55,10 +64,8 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     proto::Writer w;
     hello.encode(w);
     proto::send_frame(*s->conn_, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
-    auto h = proto::recv_header(*s->conn_);
     std::vector<uint8_t> args;
-    proto::recv_args(*s->conn_, h, args);
-    if (h.op != proto::kOpHello || h.payload_len != 0) throw proto::DecodeError("unexpected handshake reply");
+    handshake_frame(*s->conn_, proto::kOpHello, args);
     proto::Reader r(args);
     s->hello_ = proto::HelloReply::decode(r);
     if (s->hello_.status != cudaSuccess) {
