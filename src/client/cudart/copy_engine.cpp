@@ -7,6 +7,7 @@
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/per_thread_stream.hpp"
+#include "client/cudart/staging_ring.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
@@ -66,6 +67,8 @@ bool shared_with(int device, const void* host, size_t n) {
          Runtime::get().device(device)->session->shares_memory();
 }
 
+}  // namespace
+
 // Even device-to-host copies can stay asynchronous here: the data lands in
 // the application's memory when the stream gets there, as locally.
 cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_t n, bool to_device,
@@ -83,8 +86,6 @@ cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_
   return async ? call.post() : call.run();
 }
 
-}  // namespace
-
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
                         bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
@@ -99,6 +100,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, n, &dev)) return e;
       if (shared_with(dev, src, n)) return copy_shared(dev, dst, src, n, true, stream, async);
+      if (staging_ring_suits(dev, n)) return ring_copy_to_device(dev, dst, src, n, stream, async);
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
@@ -110,6 +112,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     case Dir::d2h: {
       if (cudaError_t e = owner(src, n, &dev)) return e;
       if (shared_with(dev, dst, n)) return copy_shared(dev, src, dst, n, false, stream, async);
+      if (staging_ring_suits(dev, n)) return ring_copy_to_host(dev, dst, src, n, stream);
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);

@@ -12,6 +12,11 @@ namespace rgpu::client {
 // device's. remote_stream receives the stream's server handle.
 cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_t* remote_stream);
 
+// A copy between device memory and client memory the server has mapped
+// (shm): the server's own DMA, nothing on the socket.
+cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_t n, bool to_device,
+                        cudaStream_t stream, bool async);
+
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
                         cudaStream_t stream, bool async);
 

@@ -1,0 +1,152 @@
+#include "client/cudart/staging_ring.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "client/core/call.hpp"
+#include "client/cudart/copy_engine.hpp"
+#include "common/log.hpp"
+#include "protocol/ops.hpp"
+#include "transport/shm/shared_memory.hpp"
+
+namespace rgpu::client {
+namespace {
+
+constexpr size_t kSlots = 4;
+constexpr size_t kSlotBytes = 8u << 20;
+// Below this the socket's single copy is as fast as the ring's two.
+constexpr size_t kMinBytes = 1u << 20;
+
+class StagingRing {
+ public:
+  explicit StagingRing(int device) : device_(device) {}
+  ~StagingRing() = delete;  // lives as long as the process, like the session
+
+  // Shared memory registered with the device's server, and one event per
+  // slot; false if anything failed (the caller then uses the socket).
+  bool init() {
+    VirtualDevice* d = Runtime::get().device(device_);
+    try {
+      mem_ = transport::create_shared_memory(kSlots * kSlotBytes);
+    } catch (const transport::TransportError& e) {
+      RGPU_LOG(warn, "no staging ring: %s", e.what());
+      return false;
+    }
+    proto::Writer w;
+    w.put<uint64_t>(reinterpret_cast<uint64_t>(mem_.base)).put<uint64_t>(mem_.size);
+    std::vector<uint8_t> reply;
+    if (d->session->call_with_fd(proto::kOpHostRegisterShared, d->remote, w.bytes(), mem_.fd, reply)) return false;
+    for (auto& ev : events_) {
+      Call call(proto::kOpEventCreate);
+      int32_t remote;
+      if (call.to_device(device_, &remote)) return false;
+      call.args().put<uint32_t>(cudaEventDisableTiming);
+      if (call.run()) return false;
+      ev = call.reply().get<uint64_t>();
+    }
+    return true;
+  }
+
+  cudaError_t to_device(char* dst, const char* src, size_t n, cudaStream_t stream, bool async) {
+    std::lock_guard lock(mutex_);
+    for (size_t off = 0, i = 0; off < n; off += kSlotBytes, ++i) {
+      size_t len = std::min(kSlotBytes, n - off);
+      char* slot = this->slot(i);
+      if (cudaError_t e = wait(i % kSlots)) return e;
+      std::memcpy(slot, src + off, len);
+      if (cudaError_t e = copy_shared(device_, dst + off, slot, len, true, stream, true)) return e;
+      if (cudaError_t e = record(i % kSlots, stream)) return e;
+    }
+    return async ? cudaSuccess : wait_all();
+  }
+
+  cudaError_t to_host(char* dst, const char* src, size_t n, cudaStream_t stream) {
+    std::lock_guard lock(mutex_);
+    size_t chunks = (n + kSlotBytes - 1) / kSlotBytes;
+    auto start = [&](size_t i) -> cudaError_t {
+      if (i >= chunks) return cudaSuccess;
+      size_t off = i * kSlotBytes, len = std::min(kSlotBytes, n - off);
+      if (cudaError_t e = wait(i % kSlots)) return e;
+      if (cudaError_t e = copy_shared(device_, src + off, slot(i), len, false, stream, true)) return e;
+      return record(i % kSlots, stream);
+    };
+    for (size_t i = 0; i < kSlots; ++i)
+      if (cudaError_t e = start(i)) return e;
+    for (size_t i = 0; i < chunks; ++i) {
+      if (cudaError_t e = wait(i % kSlots)) return e;
+      size_t off = i * kSlotBytes;
+      std::memcpy(dst + off, slot(i), std::min(kSlotBytes, n - off));
+      if (cudaError_t e = start(i + kSlots)) return e;
+    }
+    return cudaSuccess;
+  }
+
+ private:
+  char* slot(size_t i) { return static_cast<char*>(mem_.base) + (i % kSlots) * kSlotBytes; }
+
+  // The GPU is done with slot i once its event has completed.
+  cudaError_t wait(size_t i) {
+    if (!pending_[i]) return cudaSuccess;
+    Call call(proto::kOpEventSynchronize);
+    int32_t remote;
+    if (cudaError_t e = call.to_device(device_, &remote)) return e;
+    call.args().put<uint64_t>(events_[i]);
+    pending_[i] = false;
+    return call.run();
+  }
+
+  cudaError_t wait_all() {
+    for (size_t i = 0; i < kSlots; ++i)
+      if (cudaError_t e = wait(i)) return e;
+    return cudaSuccess;
+  }
+
+  cudaError_t record(size_t i, cudaStream_t stream) {
+    Call call(proto::kOpEventRecord);
+    uint64_t s;
+    if (cudaError_t e = route_to_memory(call, device_, stream, &s)) return e;
+    call.args().put<uint64_t>(events_[i]).put<uint64_t>(s);
+    pending_[i] = true;
+    return call.post();
+  }
+
+  int device_;
+  std::mutex mutex_;
+  transport::SharedMemory mem_;
+  uint64_t events_[kSlots] = {};
+  bool pending_[kSlots] = {};
+};
+
+// One ring per device, made at first use; null when it could not be made.
+StagingRing* ring_for(int device) {
+  static std::mutex mutex;
+  static auto* rings = new std::unordered_map<int, StagingRing*>;
+  std::lock_guard lock(mutex);
+  auto [it, fresh] = rings->try_emplace(device, nullptr);
+  if (fresh) {
+    auto* r = new StagingRing(device);
+    if (r->init()) it->second = r;
+  }
+  return it->second;
+}
+
+}  // namespace
+
+bool staging_ring_suits(int device, size_t n) {
+  VirtualDevice* d = Runtime::get().device(device);
+  return n >= kMinBytes && d && d->session->shares_memory() && ring_for(device);
+}
+
+cudaError_t ring_copy_to_device(int device, void* dst, const void* src, size_t n, cudaStream_t stream,
+                                bool async) {
+  return ring_for(device)->to_device(static_cast<char*>(dst), static_cast<const char*>(src), n, stream, async);
+}
+
+cudaError_t ring_copy_to_host(int device, void* dst, const void* src, size_t n, cudaStream_t stream) {
+  return ring_for(device)->to_host(static_cast<char*>(dst), static_cast<const char*>(src), n, stream);
+}
+
+}  // namespace rgpu::client
