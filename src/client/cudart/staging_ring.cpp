@@ -4,6 +4,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <vector>
 #include <unordered_map>
 
 #include "client/core/call.hpp"
@@ -19,6 +21,24 @@ constexpr size_t kSlots = 4;
 constexpr size_t kSlotBytes = 8u << 20;
 // Below this the socket's single copy is as fast as the ring's two.
 constexpr size_t kMinBytes = 1u << 20;
+// One thread's memcpy is slower than the GPU's DMA: large slot copies are
+// split across a few threads.
+constexpr size_t kParallelBytes = 2u << 20;
+constexpr unsigned kMaxCopyThreads = 4;
+
+void parallel_memcpy(char* dst, const char* src, size_t n) {
+  unsigned threads = std::min(kMaxCopyThreads, std::max(1u, std::thread::hardware_concurrency()));
+  if (n < kParallelBytes || threads == 1) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  size_t part = (n + threads - 1) / threads;
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads && t * part < n; ++t)
+    helpers.emplace_back([=] { std::memcpy(dst + t * part, src + t * part, std::min(part, n - t * part)); });
+  std::memcpy(dst, src, std::min(part, n));
+  for (auto& h : helpers) h.join();
+}
 
 class StagingRing {
  public:
@@ -56,7 +76,7 @@ class StagingRing {
       size_t len = std::min(kSlotBytes, n - off);
       char* slot = this->slot(i);
       if (cudaError_t e = wait(i % kSlots)) return e;
-      std::memcpy(slot, src + off, len);
+      parallel_memcpy(slot, src + off, len);
       if (cudaError_t e = copy_shared(device_, dst + off, slot, len, true, stream, true)) return e;
       if (cudaError_t e = record(i % kSlots, stream)) return e;
     }
@@ -78,7 +98,7 @@ class StagingRing {
     for (size_t i = 0; i < chunks; ++i) {
       if (cudaError_t e = wait(i % kSlots)) return e;
       size_t off = i * kSlotBytes;
-      std::memcpy(dst + off, slot(i), std::min(kSlotBytes, n - off));
+      parallel_memcpy(dst + off, slot(i), std::min(kSlotBytes, n - off));
       if (cudaError_t e = start(i + kSlots)) return e;
     }
     return cudaSuccess;
