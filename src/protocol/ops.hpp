@@ -23,7 +23,6 @@ enum Op : uint16_t {
   kOpMemcpy2DDtoD = 19,
   kOpMemset2D = 20,
   kOpMemGetInfo = 21,
-  kOpPointerGetAttributes = 22,
   kOpHostRegisterShared = 23,    // shm: a client memfd (passed with the frame) to map and pin
   kOpHostUnregisterShared = 24,
   kOpMemcpyShared = 25,          // shm: copy between device memory and registered shared memory
@@ -40,7 +39,6 @@ enum Op : uint16_t {
   kOpEventQuery = 44,
   kOpEventElapsedTime = 45,
 
-  kOpModuleQuery = 50,
   kOpModuleLoad = 51,
   kOpLaunchKernel = 52,
   kOpFuncGetAttributes = 53,

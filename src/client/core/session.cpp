@@ -113,56 +113,51 @@ cudaError_t Session::receive_reply(std::vector<uint8_t>& reply_args, void* dst, 
   return std::exchange(pending_deferred_, cudaSuccess);
 }
 
-cudaError_t Session::call(uint16_t op, uint16_t device, std::span<const uint8_t> args,
-                          std::span<const iovec> payload, std::vector<uint8_t>& reply_args,
-                          bool report_deferred) {
+template <typename F>
+cudaError_t Session::exchange(F&& f) {
   std::lock_guard lock(mutex_);
   if (dead_) return cudaErrorDevicesUnavailable;
   try {
-    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device}, args, payload);
-    return receive_reply(reply_args, nullptr, 0, report_deferred);
+    return f();
   } catch (const std::exception& e) {
     return lost(e.what());
   }
+}
+
+cudaError_t Session::call(uint16_t op, uint16_t device, std::span<const uint8_t> args,
+                          std::span<const iovec> payload, std::vector<uint8_t>& reply_args,
+                          bool report_deferred) {
+  return exchange([&] {
+    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device}, args, payload);
+    return receive_reply(reply_args, nullptr, 0, report_deferred);
+  });
 }
 
 cudaError_t Session::call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
                                size_t n, std::vector<uint8_t>& reply_args) {
-  std::lock_guard lock(mutex_);
-  if (dead_) return cudaErrorDevicesUnavailable;
-  try {
+  return exchange([&] {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device}, args);
     return receive_reply(reply_args, dst, n, true);
-  } catch (const std::exception& e) {
-    return lost(e.what());
-  }
+  });
 }
 
 cudaError_t Session::call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
                                   std::vector<uint8_t>& reply_args) {
-  std::lock_guard lock(mutex_);
-  if (dead_) return cudaErrorDevicesUnavailable;
-  try {
+  return exchange([&] {
     proto::FrameHeader h{.op = op, .device = device, .args_len = static_cast<uint32_t>(args.size())};
     iovec parts[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(args.data()), args.size()}};
     conn_->send_with_fd(parts, fd);
     return receive_reply(reply_args, nullptr, 0, true);
-  } catch (const std::exception& e) {
-    return lost(e.what());
-  }
+  });
 }
 
 cudaError_t Session::post(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                           std::span<const iovec> payload) {
-  std::lock_guard lock(mutex_);
-  if (dead_) return cudaErrorDevicesUnavailable;
-  try {
+  return exchange([&] {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync},
                       args, payload);
     return cudaSuccess;
-  } catch (const std::exception& e) {
-    return lost(e.what());
-  }
+  });
 }
 
 }  // namespace rgpu::client

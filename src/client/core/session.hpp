@@ -50,6 +50,10 @@ class Session {
   cudaError_t receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n,
                             bool report_deferred);
   cudaError_t lost(const char* what);
+  // Runs one exchange on the connection under the lock; a transport error
+  // marks the server lost.
+  template <typename F>
+  cudaError_t exchange(F&& f);
 
   transport::Endpoint server_;
   std::unique_ptr<transport::Connection> conn_;

@@ -24,7 +24,6 @@ const char* op_name(uint16_t op) {
     case kOpMemcpy2DDtoD: return "Memcpy2DDtoD";
     case kOpMemset2D: return "Memset2D";
     case kOpMemGetInfo: return "MemGetInfo";
-    case kOpPointerGetAttributes: return "PointerGetAttributes";
     case kOpHostRegisterShared: return "HostRegisterShared";
     case kOpHostUnregisterShared: return "HostUnregisterShared";
     case kOpMemcpyShared: return "MemcpyShared";
@@ -39,7 +38,6 @@ const char* op_name(uint16_t op) {
     case kOpEventSynchronize: return "EventSynchronize";
     case kOpEventQuery: return "EventQuery";
     case kOpEventElapsedTime: return "EventElapsedTime";
-    case kOpModuleQuery: return "ModuleQuery";
     case kOpModuleLoad: return "ModuleLoad";
     case kOpLaunchKernel: return "LaunchKernel";
     case kOpFuncGetAttributes: return "FuncGetAttributes";
