@@ -26,9 +26,12 @@ std::vector<uint8_t> auth_proof(const std::string& token, const Nonce& challenge
   return mac;
 }
 
+bool same_secret(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
 bool proof_matches(const std::string& token, const Nonce& challenge, const std::vector<uint8_t>& proof) {
-  auto expected = auth_proof(token, challenge);
-  return proof.size() == expected.size() && CRYPTO_memcmp(proof.data(), expected.data(), proof.size()) == 0;
+  return same_secret(proof, auth_proof(token, challenge));
 }
 
 std::string read_token_file(const std::string& path) {

@@ -13,6 +13,8 @@ using Nonce = std::array<uint8_t, 32>;
 
 Nonce random_nonce();
 std::vector<uint8_t> auth_proof(const std::string& token, const Nonce& challenge);
+// Constant-time comparison of two secrets.
+bool same_secret(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
 // Constant-time comparison with the expected proof.
 bool proof_matches(const std::string& token, const Nonce& challenge, const std::vector<uint8_t>& proof);
 // The token in a file (surrounding white space ignored); empty if unreadable.

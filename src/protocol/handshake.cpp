@@ -41,6 +41,7 @@ void HelloReply::encode(Writer& w) const {
   w.put(status).put(protocol_version).put(driver_version).put(runtime_version).put(worker_pid);
   w.put_string(backend).put_string(message).put<uint32_t>(gpus.size());
   for (const auto& g : gpus) w.put(g.ordinal).put_string(g.name).put(g.total_memory).put(g.free_memory);
+  w.put(join_port).put_string(join_path).put_bytes(join_secret.data(), join_secret.size());
 }
 
 HelloReply HelloReply::decode(Reader& r) {
@@ -62,8 +63,32 @@ HelloReply HelloReply::decode(Reader& r) {
     g.free_memory = r.get<uint64_t>();
     h.gpus.push_back(std::move(g));
   }
+  h.join_port = r.get<uint16_t>();
+  h.join_path = r.get_string();
+  auto secret = r.get_bytes();
+  h.join_secret.assign(secret.begin(), secret.end());
   r.expect_end();
   return h;
+}
+
+void Join::encode(Writer& w) const { w.put_bytes(secret.data(), secret.size()); }
+
+Join Join::decode(Reader& r) {
+  Join j;
+  auto secret = r.get_bytes();
+  j.secret.assign(secret.begin(), secret.end());
+  r.expect_end();
+  return j;
+}
+
+void JoinReply::encode(Writer& w) const { w.put(status).put_string(message); }
+
+JoinReply JoinReply::decode(Reader& r) {
+  JoinReply j;
+  j.status = r.get<int32_t>();
+  j.message = r.get_string();
+  r.expect_end();
+  return j;
 }
 
 }  // namespace rgpu::proto

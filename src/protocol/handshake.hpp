@@ -47,9 +47,30 @@ struct HelloReply {
   std::string backend;  // "cuda", or "host-test" for the test backend
   std::string message;  // human-readable reason when refused
   std::vector<GpuSummary> gpus;  // filled only in reply to a probe
+  // Where the application's other threads connect to join this session: a
+  // TCP port on the server's host, or a Unix socket (shm); the secret
+  // proves a joining connection belongs to this session. Neither when the
+  // worker has no join point: then all threads share one connection.
+  uint16_t join_port = 0;
+  std::string join_path;
+  std::vector<uint8_t> join_secret;
 
   void encode(Writer& w) const;
   static HelloReply decode(Reader& r);
+};
+
+// The first frame of a joining connection, and the worker's answer.
+struct Join {
+  std::vector<uint8_t> secret;
+  void encode(Writer& w) const;
+  static Join decode(Reader& r);
+};
+
+struct JoinReply {
+  int32_t status = 0;
+  std::string message;
+  void encode(Writer& w) const;
+  static JoinReply decode(Reader& r);
 };
 
 }  // namespace rgpu::proto

@@ -10,6 +10,7 @@ enum Op : uint16_t {
   kOpReply = 1,
   kOpHello = 2,
   kOpChallenge = 3,
+  kOpJoin = 4,  // another connection of an application joins its session
 
   kOpMalloc = 10,
   kOpFree = 11,

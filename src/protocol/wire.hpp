@@ -10,7 +10,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 constexpr uint32_t kFrameMagic = 0x55504752;  // "RGPU"
 // Bumped whenever a frame, an op number or an argument layout changes.
-constexpr uint32_t kProtocolVersion = 2;
+constexpr uint32_t kProtocolVersion = 3;
 constexpr uint16_t kDefaultPort = 18515;
 
 // Arguments are small (handles, sizes, a few structs); anything large travels
@@ -29,8 +29,12 @@ struct FrameHeader {
   uint32_t args_len = 0;
   uint32_t flags = 0;
   uint64_t payload_len = 0;
+  // A client's requests to one server are numbered across all its
+  // connections (one per application thread), so the worker starts them in
+  // the order the application issued them; 0: not ordered (handshakes).
+  uint64_t seq = 0;
 };
-static_assert(sizeof(FrameHeader) == 24);
+static_assert(sizeof(FrameHeader) == 32);
 
 // A reply's arguments start with the call's own status and the first error
 // an earlier asynchronous call hit since the last reply (cudaSuccess if none).

@@ -51,6 +51,8 @@ class Listener {
  public:
   virtual ~Listener() = default;
   virtual std::unique_ptr<Connection> accept() = 0;
+  // Makes a blocked accept() (in another thread) fail.
+  virtual void shutdown() = 0;
   virtual int native_handle() const = 0;
   virtual Endpoint local_endpoint() const = 0;
 };
@@ -73,6 +75,10 @@ std::unique_ptr<Transport> make_tcp_transport();
 // Client and server on one host: a Unix socket (Endpoint::host is its path)
 // that can also pass shared-memory descriptors.
 std::unique_ptr<Transport> make_shm_transport();
+// A listener reachable the way `c` was reached: a new TCP port on c's local
+// address, or a new abstract Unix socket; local_endpoint() says which.
+std::unique_ptr<Listener> listen_beside(const Connection& c);
+
 // The Unix socket a server on TCP `port` also listens on by default; a
 // client given that port finds the server's socket there.
 std::string default_shm_socket(uint16_t port);

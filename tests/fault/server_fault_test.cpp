@@ -213,9 +213,70 @@ TEST_F(ServerFault, UnknownCallAndMalformedArgumentsGetErrorReplies) {
   EXPECT_EQ(reply_status(*c), cudaSuccess);
 }
 
+TEST_F(ServerFault, JoiningNeedsTheSessionSecret) {
+  auto c = raw();
+  proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "join-test", {}};
+  proto::Writer w;
+  hello.encode(w);
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+  auto h = proto::recv_header(*c);
+  std::vector<uint8_t> args;
+  proto::recv_args(*c, h, args);
+  proto::Reader r(args);
+  auto reply = proto::HelloReply::decode(r);
+  ASSERT_EQ(reply.status, cudaSuccess);
+  ASSERT_NE(reply.join_port, 0);
+  ASSERT_EQ(reply.join_secret.size(), 32u);
+  auto join = [&](std::vector<uint8_t> secret) {
+    auto j = transport::make_tcp_transport()->connect({"127.0.0.1", reply.join_port}, 1000);
+    proto::Writer jw;
+    proto::Join{std::move(secret)}.encode(jw);
+    proto::send_frame(*j, proto::FrameHeader{.op = proto::kOpJoin}, jw.bytes());
+    auto jh = proto::recv_header(*j);
+    std::vector<uint8_t> jargs;
+    proto::recv_args(*j, jh, jargs);
+    EXPECT_EQ(jh.op, proto::kOpJoin);
+    proto::Reader jr(jargs);
+    return std::pair{proto::JoinReply::decode(jr).status, std::move(j)};
+  };
+  auto wrong = reply.join_secret;
+  wrong[0] ^= 1;
+  auto [refused, refused_conn] = join(wrong);
+  EXPECT_EQ(refused, cudaErrorNotPermitted);
+  EXPECT_TRUE(closed_by_server(*refused_conn));
+  // A connection that starts with a call instead of a join is dropped.
+  auto rude = transport::make_tcp_transport()->connect({"127.0.0.1", reply.join_port}, 1000);
+  proto::send_frame(*rude, proto::FrameHeader{.op = proto::kOpMemGetInfo}, {});
+  EXPECT_TRUE(closed_by_server(*rude));
+  // The right secret joins: memory allocated on one connection is usable
+  // on the other, and both keep working.
+  auto [joined, lane] = join(reply.join_secret);
+  ASSERT_EQ(joined, cudaSuccess);
+  proto::Writer m;
+  m.put<uint64_t>(256);
+  proto::send_frame(*lane, proto::FrameHeader{.op = proto::kOpMalloc}, m.bytes());
+  auto mh = proto::recv_header(*lane);
+  std::vector<uint8_t> margs;
+  proto::recv_args(*lane, mh, margs);
+  proto::Reader mr(margs);
+  ASSERT_EQ(mr.get<int32_t>(), cudaSuccess);
+  mr.get<int32_t>();
+  uint64_t ptr = mr.get<uint64_t>();
+  proto::Writer f;
+  f.put<uint64_t>(ptr);
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpFree}, f.bytes());
+  EXPECT_EQ(reply_status(*c), cudaSuccess);
+  proto::send_frame(*lane, proto::FrameHeader{.op = proto::kOpFree}, f.bytes());
+  EXPECT_EQ(reply_status(*lane), cudaErrorInvalidValue);
+  // The session ends with its first connection: joined ones are closed.
+  c.reset();
+  EXPECT_TRUE(closed_by_server(*lane));
+  expect_healthy();
+}
+
 TEST_F(ServerFault, BadMagicEndsTheSession) {
   auto c = raw_session();
-  proto::FrameHeader h{0xdeadbeef, proto::kOpMalloc, 0, 0, 0, 0};
+  proto::FrameHeader h{0xdeadbeef, proto::kOpMalloc, 0, 0, 0, 0, 0};
   iovec v{&h, sizeof h};
   c->send({&v, 1});
   EXPECT_TRUE(closed_by_server(*c));

@@ -51,7 +51,8 @@ TEST_P(CopyPipeline, HostToDeviceLandsEveryByte) {
     p.client->send({&v, 1});
   });
   proto::FrameHeader h{.magic = proto::kFrameMagic, .payload_len = n};
-  Request req(h, {}, *p.server);
+  Lane lane(*p.server);
+  Request req(h, {}, lane);
   int32_t e = pipeline_in(session, req, n, 1, 0, true, [&](void* buf, size_t off, size_t len) {
     return backend->memcpy_async(reinterpret_cast<void*>(dev + off), buf, len, cudaMemcpyHostToDevice, 0);
   });
@@ -77,8 +78,9 @@ TEST_P(CopyPipeline, DeviceToHostStreamsPayloadThenStatus) {
     p.client->recv(&status, sizeof status);
   });
   proto::FrameHeader h{.magic = proto::kFrameMagic};
-  Request req(h, {}, *p.server);
-  begin_streamed_reply(*p.server, session, n);
+  Lane lane(*p.server);
+  Request req(h, {}, lane);
+  begin_streamed_reply(lane, n);
   pipeline_out(session, req, n, 1, 0, [&](void* buf, size_t off, size_t len) {
     return backend->memcpy_async(buf, reinterpret_cast<void*>(dev + off), len, cudaMemcpyDeviceToHost, 0);
   });
@@ -104,7 +106,8 @@ TEST(CopyPipelineRows, BlocksAreWholeRows) {
     p.client->send({&v, 1});
   });
   proto::FrameHeader h{.magic = proto::kFrameMagic, .payload_len = data.size()};
-  Request req(h, {}, *p.server);
+  Lane lane(*p.server);
+  Request req(h, {}, lane);
   std::vector<size_t> lengths;
   int32_t e = pipeline_in(session, req, data.size(), width, 0, true, [&](void*, size_t off, size_t len) {
     EXPECT_EQ(off % width, 0u);

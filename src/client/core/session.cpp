@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "common/log.hpp"
-#include "protocol/frame_io.hpp"
 #include "client/core/transport_choice.hpp"
+#include "protocol/frame_io.hpp"
 #include "protocol/auth.hpp"
 #include "protocol/ops.hpp"
 
@@ -28,24 +28,39 @@ proto::FrameHeader handshake_frame(transport::Connection& c, uint16_t op, std::v
   return h;
 }
 
+// The lanes the calling thread holds; released to their sessions when the
+// thread ends. Sessions live as long as the process.
+struct ThreadLanes {
+  struct Entry {
+    Session* session;
+    Lane* lane;
+    bool own;  // false: the session's first lane, shared
+  };
+  std::vector<Entry> entries;
+  ~ThreadLanes() {
+    for (auto& e : entries)
+      if (e.own) e.session->release(e.lane);
+  }
+};
+thread_local ThreadLanes t_lanes;
+
 std::string client_token() {
   const char* path = std::getenv("RGPU_TOKEN_FILE");
   return path ? proto::read_token_file(path) : "";
 }
 }  // namespace
 
-Session::Session(transport::Endpoint server, std::unique_ptr<transport::Connection> conn)
-    : server_(std::move(server)), conn_(std::move(conn)) {}
+Session::Session(transport::Endpoint server, std::string transport_name)
+    : server_(std::move(server)), transport_name_(std::move(transport_name)) {}
 
 std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const std::vector<int>& gpus,
                                        std::string* why) {
   try {
     std::string transport_name;
     auto conn = connect_to(server, kConnectTimeoutMs, &transport_name);
-    std::unique_ptr<Session> s(new Session(server, std::move(conn)));
-    s->transport_name_ = transport_name;
+    std::unique_ptr<Session> s(new Session(server, transport_name));
     std::vector<uint8_t> challenge_args;
-    handshake_frame(*s->conn_, proto::kOpChallenge, challenge_args);
+    handshake_frame(*conn, proto::kOpChallenge, challenge_args);
     proto::Reader cr(challenge_args);
     auto challenge = proto::Challenge::decode(cr);
     proto::Hello hello;
@@ -63,9 +78,9 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     hello.client_name = program_invocation_short_name;
     proto::Writer w;
     hello.encode(w);
-    proto::send_frame(*s->conn_, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+    proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
     std::vector<uint8_t> args;
-    handshake_frame(*s->conn_, proto::kOpHello, args);
+    handshake_frame(*conn, proto::kOpHello, args);
     proto::Reader r(args);
     s->hello_ = proto::HelloReply::decode(r);
     if (s->hello_.status != cudaSuccess) {
@@ -74,6 +89,9 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     }
     RGPU_LOG(info, "session with %s over %s (worker %u, backend %s)", server.to_string().c_str(),
              transport_name.c_str(), s->hello_.worker_pid, s->hello_.backend.c_str());
+    s->lanes_.push_back(std::make_unique<Lane>(*s, std::move(conn)));
+    s->first_ = s->lanes_.back().get();
+    s->idle_.push_back(s->first_);
     return s;
   } catch (const std::exception& e) {
     *why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();
@@ -82,82 +100,67 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
 }
 
 cudaError_t Session::lost(const char* what) {
-  if (!dead_) RGPU_LOG(error, "lost the server %s: %s", server_.to_string().c_str(), what);
-  dead_ = true;
-  conn_->shutdown();
+  if (!dead_.exchange(true)) {
+    RGPU_LOG(error, "lost the server %s: %s", server_.to_string().c_str(), what);
+    std::lock_guard lock(mutex_);
+    for (auto& l : lanes_) l->shutdown();
+  }
   return cudaErrorDevicesUnavailable;
 }
 
-cudaError_t Session::receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n,
-                                   bool report_deferred) {
-  auto h = proto::recv_header(*conn_);
-  if (h.op != proto::kOpReply) return lost("unexpected frame instead of a reply");
-  proto::recv_args(*conn_, h, reply_args);
-  if (reply_args.size() < sizeof(proto::ReplyPrefix)) return lost("short reply");
-  proto::ReplyPrefix prefix;
-  std::memcpy(&prefix, reply_args.data(), sizeof prefix);
-  reply_args.erase(reply_args.begin(), reply_args.begin() + sizeof prefix);
-  if (h.payload_len != 0) {
-    // Only call_into asks for a payload, and then exactly n bytes and the
-    // copy's final status follow.
-    if (h.payload_len != n + sizeof(int32_t)) return lost("reply payload of unexpected size");
-    conn_->recv(dst, n);
-    int32_t final_status;
-    conn_->recv(&final_status, sizeof final_status);
-    if (prefix.status == cudaSuccess) prefix.status = final_status;
-  }
-  if (prefix.deferred != cudaSuccess && pending_deferred_ == cudaSuccess)
-    pending_deferred_ = static_cast<cudaError_t>(prefix.deferred);
-  if (prefix.status != cudaSuccess) return static_cast<cudaError_t>(prefix.status);
-  if (!report_deferred) return cudaSuccess;
-  return std::exchange(pending_deferred_, cudaSuccess);
-}
-
-template <typename F>
-cudaError_t Session::exchange(F&& f) {
+void Session::release(Lane* lane) {
   std::lock_guard lock(mutex_);
-  if (dead_) return cudaErrorDevicesUnavailable;
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    return lost(e.what());
+  idle_.push_back(lane);
+}
+
+Lane& Session::lane() {
+  for (auto& e : t_lanes.entries)
+    if (e.session == this) return *e.lane;
+  Lane* lane = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      lane = idle_.back();
+      idle_.pop_back();
+    }
   }
+  bool own = true;
+  if (!lane) {
+    if (auto conn = join()) {
+      std::lock_guard lock(mutex_);
+      lanes_.push_back(std::make_unique<Lane>(*this, std::move(conn)));
+      lane = lanes_.back().get();
+    } else {
+      lane = first_;
+      own = false;
+    }
+  }
+  t_lanes.entries.push_back({this, lane, own});
+  return *lane;
 }
 
-cudaError_t Session::call(uint16_t op, uint16_t device, std::span<const uint8_t> args,
-                          std::span<const iovec> payload, std::vector<uint8_t>& reply_args,
-                          bool report_deferred) {
-  return exchange([&] {
-    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device}, args, payload);
-    return receive_reply(reply_args, nullptr, 0, report_deferred);
-  });
-}
-
-cudaError_t Session::call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
-                               size_t n, std::vector<uint8_t>& reply_args) {
-  return exchange([&] {
-    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device}, args);
-    return receive_reply(reply_args, dst, n, true);
-  });
-}
-
-cudaError_t Session::call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
-                                  std::vector<uint8_t>& reply_args) {
-  return exchange([&] {
-    proto::FrameHeader h{.op = op, .device = device, .args_len = static_cast<uint32_t>(args.size())};
-    iovec parts[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(args.data()), args.size()}};
-    conn_->send_with_fd(parts, fd);
-    return receive_reply(reply_args, nullptr, 0, true);
-  });
-}
-
-cudaError_t Session::post(uint16_t op, uint16_t device, std::span<const uint8_t> args,
-                          std::span<const iovec> payload) {
-  return exchange([&] {
-    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync},
-                      args, payload);
-    return cudaSuccess;
-  });
+std::unique_ptr<transport::Connection> Session::join() {
+  if (joining_failed_ || dead_) return nullptr;
+  try {
+    if (hello_.join_secret.empty()) throw transport::TransportError("the server offers no way to join");
+    auto conn = hello_.join_path.empty()
+                    ? transport::make_tcp_transport()->connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
+                    : transport::make_shm_transport()->connect({hello_.join_path, 0}, kConnectTimeoutMs);
+    proto::Writer w;
+    proto::Join{hello_.join_secret}.encode(w);
+    proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
+    std::vector<uint8_t> args;
+    handshake_frame(*conn, proto::kOpJoin, args);
+    proto::Reader r(args);
+    auto reply = proto::JoinReply::decode(r);
+    if (reply.status != cudaSuccess) throw transport::TransportError(reply.message);
+    return conn;
+  } catch (const std::exception& e) {
+    RGPU_LOG(warn, "a new thread cannot join the session with %s (%s): threads share one connection",
+             server_.to_string().c_str(), e.what());
+    joining_failed_ = true;
+    return nullptr;
+  }
 }
 
 }  // namespace rgpu::client

@@ -1,15 +1,20 @@
-// One connection to one rgpu-server: the handshake, then calls. Calls from
-// several application threads are serialised on the connection.
+// One application's session with one rgpu-server: the handshake, then calls.
+// Each application thread talks to the session's worker over a connection
+// of its own (a Lane): the first connection opens the session, and a thread
+// without one joins with the secret the server handed out. Lanes of threads
+// that ended are kept for later threads.
 #pragma once
 #include <cstdint>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "client/core/lane.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/wire.hpp"
 #include "transport/transport.hpp"
@@ -23,21 +28,29 @@ class Session {
                                        std::string* why);
 
   // Synchronous call: returns the call's status, or an error an earlier
-  // asynchronous call hit. reply_args receives the reply's outputs.
-  // Calls that only read information pass report_deferred=false so that
-  // error stays pending for the application's next call.
+  // asynchronous call of this thread hit. reply_args receives the reply's
+  // outputs. Calls that only read information pass report_deferred=false so
+  // that error stays pending for the application's next call.
   cudaError_t call(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                    std::span<const iovec> payload, std::vector<uint8_t>& reply_args,
-                   bool report_deferred = true);
+                   bool report_deferred = true) {
+    return lane().call(op, device, args, payload, reply_args, report_deferred);
+  }
   // Synchronous call whose reply streams n bytes into dst.
   cudaError_t call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
-                        size_t n, std::vector<uint8_t>& reply_args);
+                        size_t n, std::vector<uint8_t>& reply_args) {
+    return lane().call_into(op, device, args, dst, n, reply_args);
+  }
   // Synchronous call that also hands the server an open descriptor (shm).
   cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
-                           std::vector<uint8_t>& reply_args);
+                           std::vector<uint8_t>& reply_args) {
+    return lane().call_with_fd(op, device, args, fd, reply_args);
+  }
   // Asynchronous call: no reply; its error surfaces at a later call.
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args,
-                   std::span<const iovec> payload = {});
+                   std::span<const iovec> payload = {}) {
+    return lane().post(op, device, args, payload);
+  }
 
   const proto::HelloReply& hello() const { return hello_; }
   const transport::Endpoint& server() const { return server_; }
@@ -45,23 +58,31 @@ class Session {
   bool shares_memory() const { return transport_name_ == "shm"; }
   const std::string& transport_name() const { return transport_name_; }
 
- private:
-  Session(transport::Endpoint server, std::unique_ptr<transport::Connection> conn);
-  cudaError_t receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n,
-                            bool report_deferred);
+  // For lanes: requests are numbered across all of them (see FrameHeader).
+  uint64_t next_seq() { return next_seq_.fetch_add(1, std::memory_order_relaxed); }
+  bool dead() const { return dead_.load(); }
+  // Marks the server lost (every lane fails from now on) and says why once.
   cudaError_t lost(const char* what);
-  // Runs one exchange on the connection under the lock; a transport error
-  // marks the server lost.
-  template <typename F>
-  cudaError_t exchange(F&& f);
+  // A lane whose thread ended, for a later thread.
+  void release(Lane* lane);
+
+ private:
+  Session(transport::Endpoint server, std::string transport_name);
+  // The calling thread's lane: its own, a released one, or a new one that
+  // joins the session; the first lane when joining is not possible.
+  Lane& lane();
+  std::unique_ptr<transport::Connection> join();
 
   transport::Endpoint server_;
-  std::unique_ptr<transport::Connection> conn_;
-  proto::HelloReply hello_;
-  std::mutex mutex_;
   std::string transport_name_;
-  bool dead_ = false;
-  cudaError_t pending_deferred_ = cudaSuccess;  // once the server is gone every call fails at once
+  proto::HelloReply hello_;
+  std::atomic<uint64_t> next_seq_{1};
+  std::atomic<bool> dead_{false};
+  std::mutex mutex_;  // guards the lane lists
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<Lane*> idle_;
+  Lane* first_ = nullptr;
+  std::atomic<bool> joining_failed_{false};
 };
 
 }  // namespace rgpu::client

@@ -100,7 +100,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, n, &dev)) return e;
       if (shared_with(dev, src, n)) return copy_shared(dev, dst, src, n, true, stream, async);
-      if (staging_ring_suits(dev, n)) return ring_copy_to_device(dev, dst, src, n, stream, async);
+      if (cudaError_t e; ring_copy_to_device(dev, dst, src, n, stream, async, &e)) return e;
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
@@ -112,7 +112,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     case Dir::d2h: {
       if (cudaError_t e = owner(src, n, &dev)) return e;
       if (shared_with(dev, dst, n)) return copy_shared(dev, src, dst, n, false, stream, async);
-      if (staging_ring_suits(dev, n)) return ring_copy_to_host(dev, dst, src, n, stream);
+      if (cudaError_t e; ring_copy_to_host(dev, dst, src, n, stream, &e)) return e;
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);

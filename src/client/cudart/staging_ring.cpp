@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "client/core/call.hpp"
 #include "client/cudart/copy_engine.hpp"
@@ -40,10 +41,13 @@ void parallel_memcpy(char* dst, const char* src, size_t n) {
   for (auto& h : helpers) h.join();
 }
 
+// Used by one thread at a time (RingPool hands it out).
 class StagingRing {
  public:
   explicit StagingRing(int device) : device_(device) {}
-  ~StagingRing() = delete;  // lives as long as the process, like the session
+  ~StagingRing() {
+    if (mem_.base) transport::release_shared_memory(mem_);
+  }
 
   // Shared memory registered with the device's server, and one event per
   // slot; false if anything failed (the caller then uses the socket).
@@ -71,7 +75,6 @@ class StagingRing {
   }
 
   cudaError_t to_device(char* dst, const char* src, size_t n, cudaStream_t stream, bool async) {
-    std::lock_guard lock(mutex_);
     for (size_t off = 0, i = 0; off < n; off += kSlotBytes, ++i) {
       size_t len = std::min(kSlotBytes, n - off);
       char* slot = this->slot(i);
@@ -84,7 +87,6 @@ class StagingRing {
   }
 
   cudaError_t to_host(char* dst, const char* src, size_t n, cudaStream_t stream) {
-    std::lock_guard lock(mutex_);
     size_t chunks = (n + kSlotBytes - 1) / kSlotBytes;
     auto start = [&](size_t i) -> cudaError_t {
       if (i >= chunks) return cudaSuccess;
@@ -134,39 +136,84 @@ class StagingRing {
   }
 
   int device_;
-  std::mutex mutex_;
   transport::SharedMemory mem_;
   uint64_t events_[kSlots] = {};
   bool pending_[kSlots] = {};
 };
 
-// One ring per device, made at first use; null when it could not be made.
-StagingRing* ring_for(int device) {
-  static std::mutex mutex;
-  static auto* rings = new std::unordered_map<int, StagingRing*>;
-  std::lock_guard lock(mutex);
-  auto [it, fresh] = rings->try_emplace(device, nullptr);
-  if (fresh) {
-    auto* r = new StagingRing(device);
-    if (r->init()) it->second = r;
+// Each application thread copying at the same time gets a ring of its own,
+// so one thread's copy (which may wait for the GPU) never holds up
+// another's; past kMaxRings per device, copies go through the connection.
+constexpr size_t kMaxRings = 4;
+
+class RingPool {
+ public:
+  StagingRing* acquire(int device) {
+    std::lock_guard lock(mutex_);
+    auto& rings = rings_[device];
+    for (auto& r : rings)
+      if (!r.busy) {
+        r.busy = true;
+        return r.ring;
+      }
+    if (rings.size() >= kMaxRings || broken_.contains(device)) return nullptr;
+    auto* ring = new StagingRing(device);
+    if (!ring->init()) {
+      delete ring;
+      broken_.insert(device);
+      return nullptr;
+    }
+    rings.push_back({ring, true});
+    return ring;
   }
-  return it->second;
+  void release(int device, StagingRing* ring) {
+    std::lock_guard lock(mutex_);
+    for (auto& r : rings_[device])
+      if (r.ring == ring) r.busy = false;
+  }
+
+ private:
+  struct Entry {
+    StagingRing* ring;  // lives as long as the process
+    bool busy;
+  };
+  std::mutex mutex_;
+  std::unordered_map<int, std::vector<Entry>> rings_;
+  std::unordered_set<int> broken_;  // devices where a ring could not be made
+};
+
+RingPool& ring_pool() {
+  static auto* pool = new RingPool;
+  return *pool;
+}
+
+// Runs f on a free ring of `device`; false when the copy does not suit a
+// ring or none is free.
+template <typename F>
+bool with_ring(int device, size_t n, F&& f) {
+  VirtualDevice* d = Runtime::get().device(device);
+  if (n < kMinBytes || !d || !d->session->shares_memory()) return false;
+  StagingRing* ring = ring_pool().acquire(device);
+  if (!ring) return false;
+  f(*ring);
+  ring_pool().release(device, ring);
+  return true;
 }
 
 }  // namespace
 
-bool staging_ring_suits(int device, size_t n) {
-  VirtualDevice* d = Runtime::get().device(device);
-  return n >= kMinBytes && d && d->session->shares_memory() && ring_for(device);
+bool ring_copy_to_device(int device, void* dst, const void* src, size_t n, cudaStream_t stream, bool async,
+                         cudaError_t* status) {
+  return with_ring(device, n, [&](StagingRing& r) {
+    *status = r.to_device(static_cast<char*>(dst), static_cast<const char*>(src), n, stream, async);
+  });
 }
 
-cudaError_t ring_copy_to_device(int device, void* dst, const void* src, size_t n, cudaStream_t stream,
-                                bool async) {
-  return ring_for(device)->to_device(static_cast<char*>(dst), static_cast<const char*>(src), n, stream, async);
-}
-
-cudaError_t ring_copy_to_host(int device, void* dst, const void* src, size_t n, cudaStream_t stream) {
-  return ring_for(device)->to_host(static_cast<char*>(dst), static_cast<const char*>(src), n, stream);
+bool ring_copy_to_host(int device, void* dst, const void* src, size_t n, cudaStream_t stream,
+                       cudaError_t* status) {
+  return with_ring(device, n, [&](StagingRing& r) {
+    *status = r.to_host(static_cast<char*>(dst), static_cast<const char*>(src), n, stream);
+  });
 }
 
 }  // namespace rgpu::client

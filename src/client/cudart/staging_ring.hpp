@@ -8,10 +8,13 @@
 
 namespace rgpu::client {
 
-// True when `device` is reached over shm and a copy of n bytes is worth it.
-bool staging_ring_suits(int device, size_t n);
-cudaError_t ring_copy_to_device(int device, void* dst, const void* src, size_t n, cudaStream_t stream,
-                                bool async);
-cudaError_t ring_copy_to_host(int device, void* dst, const void* src, size_t n, cudaStream_t stream);
+// Each returns false, doing nothing, when the copy is not for a ring (not
+// over shm, too small to gain) or every ring of the device is in use; the
+// caller then sends the data through its connection. Otherwise *status is
+// the copy's result.
+bool ring_copy_to_device(int device, void* dst, const void* src, size_t n, cudaStream_t stream, bool async,
+                         cudaError_t* status);
+bool ring_copy_to_host(int device, void* dst, const void* src, size_t n, cudaStream_t stream,
+                       cudaError_t* status);
 
 }  // namespace rgpu::client

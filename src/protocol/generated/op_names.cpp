@@ -12,6 +12,7 @@ const char* op_name(uint16_t op) {
     case kOpReply: return "Reply";
     case kOpHello: return "Hello";
     case kOpChallenge: return "Challenge";
+    case kOpJoin: return "Join";
     case kOpMalloc: return "Malloc";
     case kOpFree: return "Free";
     case kOpMallocPitch: return "MallocPitch";

@@ -3,6 +3,7 @@
 namespace rgpu::server {
 
 size_t AllocationTable::remove(uint64_t base) {
+  std::lock_guard lock(mutex_);
   auto it = ranges_.find(base);
   if (it == ranges_.end()) return 0;
   size_t size = it->second;
@@ -11,6 +12,7 @@ size_t AllocationTable::remove(uint64_t base) {
 }
 
 bool AllocationTable::contains(uint64_t ptr, size_t n) const {
+  std::lock_guard lock(mutex_);
   auto it = ranges_.upper_bound(ptr);
   if (it == ranges_.begin()) return false;
   --it;

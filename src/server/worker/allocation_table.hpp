@@ -1,26 +1,31 @@
 // The device memory a session owns. Every pointer a client names in a copy or
 // memset is checked here first, so a client can only touch its own memory.
+// The threads serving one session's connections share it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <mutex>
 
 namespace rgpu::server {
 
 class AllocationTable {
  public:
-  void add(uint64_t base, size_t size) { ranges_[base] = size; }
+  void add(uint64_t base, size_t size) {
+    std::lock_guard lock(mutex_);
+    ranges_[base] = size;
+  }
   // Returns the size freed, or 0 when base does not start an allocation.
   size_t remove(uint64_t base);
   // True when [ptr, ptr + n) lies inside one allocation.
   bool contains(uint64_t ptr, size_t n) const;
-  template <typename F>
-  void for_each(F&& f) const {
-    for (const auto& [base, size] : ranges_) f(base, size);
+  void clear() {
+    std::lock_guard lock(mutex_);
+    ranges_.clear();
   }
-  void clear() { ranges_.clear(); }
 
  private:
+  mutable std::mutex mutex_;
   std::map<uint64_t, size_t> ranges_;
 };
 

@@ -49,7 +49,7 @@ int32_t memcpy_dtoh(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (!s.owns(src, n)) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
-  begin_streamed_reply(req.connection(), s, n);
+  begin_streamed_reply(req.lane(), n);
   pipeline_out(s, req, n, 1, stream, [&](void* buf, size_t off, size_t len) {
     return s.backend().memcpy_async(buf, at(src + off), len, cudaMemcpyDeviceToHost, stream);
   });
@@ -97,7 +97,7 @@ int32_t memcpy2d_dtoh(SessionContext& s, Request& req, proto::Writer&) {
   size_t bytes;
   if (int32_t e = check_region(s, src, spitch, width, height, &bytes)) return e;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
-  begin_streamed_reply(req.connection(), s, bytes);
+  begin_streamed_reply(req.lane(), bytes);
   pipeline_out(s, req, bytes, width, stream, [&](void* buf, size_t off, size_t len) {
     return s.backend().memcpy2d_async(buf, width, at(src + off / width * spitch), spitch, width, len / width,
                                       cudaMemcpyDeviceToHost, stream);

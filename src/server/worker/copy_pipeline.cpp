@@ -14,7 +14,7 @@ size_t block_bytes(size_t granule) {
 
 int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
                     const IssueBlock& issue) {
-  StagingPool& pool = s.staging(req.header().device);
+  StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
   const size_t block = block_bytes(granule);
   int32_t err = cudaSuccess;
   size_t i = 0;
@@ -32,7 +32,7 @@ int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granul
 
 void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream,
                   const IssueBlock& issue) {
-  StagingPool& pool = s.staging(req.header().device);
+  StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
   const size_t block = block_bytes(granule);
   const size_t blocks = (total + block - 1) / block;
   std::vector<StagingPool::Slot*> slots(blocks, nullptr);

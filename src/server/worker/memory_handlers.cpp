@@ -53,8 +53,10 @@ int32_t device_synchronize(SessionContext& s, Request& req, proto::Writer&) {
 int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   // Staging buffers and their events go first, while they are still valid.
-  s.drop_staging(req.header().device);
-  if (int32_t e = s.backend().device_reset()) return e;
+  req.lane().drop_staging(req.header().device);
+  int32_t e = s.backend().device_reset();
+  s.note_reset(req.header().device);
+  if (e) return e;
   // The reset destroyed every object of the device.
   s.allocations.clear();
   s.globals.clear();

@@ -59,7 +59,7 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
     s.backend().func_get_attributes(&attr, fn);
     out.put<uint64_t>(fn).put<int32_t>(attr.maxDynamicSharedSizeBytes).put<uint32_t>(info.params.size());
     for (const auto& p : info.params) out.put(p.offset).put(p.size);
-    s.functions[fn] = std::move(info);
+    s.functions.put(fn, std::move(info));
   }
   for (const auto& [name, size_hint] : vars) {
     DevPtr ptr = 0;
@@ -71,10 +71,6 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
-const FunctionInfo* function(SessionContext& s, uint64_t fn) {
-  auto it = s.functions.find(fn);
-  return it == s.functions.end() ? nullptr : &it->second;
-}
 
 int32_t launch_kernel(SessionContext& s, Request& req, proto::Writer&) {
   auto fn = req.args.get<uint64_t>();
@@ -85,7 +81,7 @@ int32_t launch_kernel(SessionContext& s, Request& req, proto::Writer&) {
   cfg.stream = req.args.get<uint64_t>();
   auto packed = req.args.get_bytes();
   req.args.expect_end();
-  const FunctionInfo* info = function(s, fn);
+  const FunctionInfo* info = s.functions.find(fn);
   if (!info) return cudaErrorInvalidResourceHandle;
   // The layout came from the driver: any other size cannot be this kernel's.
   if (packed.size() != info->args_size) return cudaErrorInvalidValue;
@@ -97,7 +93,7 @@ int32_t launch_kernel(SessionContext& s, Request& req, proto::Writer&) {
 int32_t func_get_attributes(SessionContext& s, Request& req, proto::Writer& out) {
   auto fn = req.args.get<uint64_t>();
   req.args.expect_end();
-  if (!function(s, fn)) return cudaErrorInvalidDeviceFunction;
+  if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
   cudaFuncAttributes attr{};
   if (int32_t e = s.backend().func_get_attributes(&attr, fn)) return e;
   out.put(attr);
@@ -109,7 +105,7 @@ int32_t func_set_attribute(SessionContext& s, Request& req, proto::Writer&) {
   auto attr = req.args.get<int32_t>();
   auto value = req.args.get<int32_t>();
   req.args.expect_end();
-  if (!function(s, fn)) return cudaErrorInvalidDeviceFunction;
+  if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
   return s.backend().func_set_attribute(fn, static_cast<cudaFuncAttribute>(attr), value);
 }
 
@@ -117,7 +113,7 @@ int32_t func_set_cache_config(SessionContext& s, Request& req, proto::Writer&) {
   auto fn = req.args.get<uint64_t>();
   auto config = req.args.get<int32_t>();
   req.args.expect_end();
-  if (!function(s, fn)) return cudaErrorInvalidDeviceFunction;
+  if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
   return s.backend().func_set_cache_config(fn, static_cast<cudaFuncCache>(config));
 }
 
@@ -127,7 +123,7 @@ int32_t occupancy_max_active_blocks(SessionContext& s, Request& req, proto::Writ
   auto smem = req.args.get<uint64_t>();
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
-  if (!function(s, fn)) return cudaErrorInvalidDeviceFunction;
+  if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
   int blocks = 0;
   if (int32_t e = s.backend().occupancy_max_active_blocks(&blocks, fn, block, smem, flags)) return e;
   out.put<int32_t>(blocks);

@@ -6,33 +6,33 @@
 namespace rgpu::server {
 
 namespace {
-proto::Writer prefix(SessionContext& s, int32_t status) {
+proto::Writer prefix(Lane& lane, int32_t status) {
   proto::Writer w;
-  w.put(proto::ReplyPrefix{status, s.deferred});
-  s.deferred = cudaSuccess;
+  w.put(proto::ReplyPrefix{status, lane.deferred});
+  lane.deferred = cudaSuccess;
   return w;
 }
 }  // namespace
 
-void send_reply(transport::Connection& c, SessionContext& s, int32_t status, const proto::Writer& out) {
-  proto::Writer w = prefix(s, status);
+void send_reply(Lane& lane, int32_t status, const proto::Writer& out) {
+  proto::Writer w = prefix(lane, status);
   const auto& body = out.bytes();
   iovec parts[2] = {{const_cast<uint8_t*>(w.bytes().data()), w.size()},
                     {const_cast<uint8_t*>(body.data()), body.size()}};
   proto::FrameHeader h{.magic = proto::kFrameMagic, .op = proto::kOpReply};
   h.args_len = static_cast<uint32_t>(w.size() + body.size());
   iovec all[3] = {{&h, sizeof h}, parts[0], parts[1]};
-  c.send(all);
+  lane.connection().send(all);
 }
 
-void begin_streamed_reply(transport::Connection& c, SessionContext& s, uint64_t n) {
-  proto::Writer w = prefix(s, cudaSuccess);
+void begin_streamed_reply(Lane& lane, uint64_t n) {
+  proto::Writer w = prefix(lane, cudaSuccess);
   proto::FrameHeader h{.magic = proto::kFrameMagic, .op = proto::kOpReply};
   h.args_len = static_cast<uint32_t>(w.size());
   h.payload_len = n + sizeof(int32_t);
   iovec all[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(w.bytes().data()), w.size()}};
-  c.send(all, true);
-  s.reply_sent = true;
+  lane.connection().send(all, true);
+  lane.reply_sent = true;
 }
 
 }  // namespace rgpu::server

@@ -6,14 +6,14 @@
 
 #include "protocol/codec.hpp"
 #include "protocol/wire.hpp"
-#include "transport/transport.hpp"
+#include "server/worker/lane.hpp"
 
 namespace rgpu::server {
 
 class Request {
  public:
-  Request(const proto::FrameHeader& header, std::span<const uint8_t> args, transport::Connection& conn)
-      : args(args), header_(header), conn_(conn), payload_left_(header.payload_len) {}
+  Request(const proto::FrameHeader& header, std::span<const uint8_t> args, Lane& lane)
+      : args(args), header_(header), lane_(lane), payload_left_(header.payload_len) {}
 
   const proto::FrameHeader& header() const { return header_; }
   bool is_async() const { return header_.flags & proto::kFlagAsync; }
@@ -21,16 +21,17 @@ class Request {
   // Reads the next n payload bytes; throws DecodeError past the payload.
   void read_payload(void* dst, size_t n) {
     if (n > payload_left_) throw proto::DecodeError("payload shorter than the call says");
-    conn_.recv(dst, n);
+    lane_.connection().recv(dst, n);
     payload_left_ -= n;
   }
-  transport::Connection& connection() { return conn_; }
+  transport::Connection& connection() { return lane_.connection(); }
+  Lane& lane() { return lane_; }
 
   proto::Reader args;
 
  private:
   const proto::FrameHeader& header_;
-  transport::Connection& conn_;
+  Lane& lane_;
   uint64_t payload_left_;
 };
 

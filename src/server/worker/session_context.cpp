@@ -7,29 +7,47 @@
 namespace rgpu::server {
 
 SessionContext::~SessionContext() {
-  for (auto& [base, region] : shared) {
+  for (auto& [base, region] : shared_) {
     backend_.host_unregister(region.local);
     munmap(region.local, region.size);
   }
 }
 
 void* SessionContext::shared_host(uint64_t client_ptr, size_t n) const {
-  auto it = shared.upper_bound(client_ptr);
-  if (it == shared.begin()) return nullptr;
+  std::lock_guard lock(mutex_);
+  auto it = shared_.upper_bound(client_ptr);
+  if (it == shared_.begin()) return nullptr;
   --it;
   uint64_t offset = client_ptr - it->first;
   if (offset > it->second.size || n > it->second.size - offset) return nullptr;
   return static_cast<char*>(it->second.local) + offset;
 }
 
-bool SessionContext::has_gpu(int ordinal) const {
-  return std::find(gpus_.begin(), gpus_.end(), ordinal) != gpus_.end();
+bool SessionContext::add_shared(uint64_t client_base, SharedRegion region) {
+  std::lock_guard lock(mutex_);
+  return shared_.try_emplace(client_base, region).second;
 }
 
-StagingPool& SessionContext::staging(int device) {
-  auto& pool = staging_[device];
-  if (!pool) pool = std::make_unique<StagingPool>(backend_);
-  return *pool;
+std::optional<SharedRegion> SessionContext::take_shared(uint64_t client_base) {
+  std::lock_guard lock(mutex_);
+  auto node = shared_.extract(client_base);
+  if (node.empty()) return std::nullopt;
+  return node.mapped();
+}
+
+void SessionContext::note_reset(int device) {
+  std::lock_guard lock(mutex_);
+  ++resets_[device];
+}
+
+uint64_t SessionContext::reset_epoch(int device) const {
+  std::lock_guard lock(mutex_);
+  auto it = resets_.find(device);
+  return it == resets_.end() ? 0 : it->second;
+}
+
+bool SessionContext::has_gpu(int ordinal) const {
+  return std::find(gpus_.begin(), gpus_.end(), ordinal) != gpus_.end();
 }
 
 }  // namespace rgpu::server

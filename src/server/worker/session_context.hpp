@@ -1,7 +1,11 @@
-// Everything the worker knows about the one client session it serves.
+// Everything the worker knows about the one client session it serves,
+// shared by the threads serving the session's connections (lane.hpp holds
+// what belongs to one connection).
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -9,7 +13,6 @@
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
 #include "server/worker/handle_set.hpp"
-#include "server/worker/staging_pool.hpp"
 
 namespace rgpu::server {
 
@@ -22,6 +25,29 @@ struct SharedRegion {
 struct FunctionInfo {
   std::vector<KernelParam> params;
   uint32_t args_size = 0;  // bytes of the packed parameter buffer
+};
+
+// Kernels a session loaded, by backend handle. Entries stay put until a
+// device reset clears the table, so a found entry can be read unlocked.
+class FunctionTable {
+ public:
+  void put(uint64_t fn, FunctionInfo info) {
+    std::lock_guard lock(mutex_);
+    functions_[fn] = std::move(info);
+  }
+  const FunctionInfo* find(uint64_t fn) const {
+    std::lock_guard lock(mutex_);
+    auto it = functions_.find(fn);
+    return it == functions_.end() ? nullptr : &it->second;
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    functions_.clear();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<uint64_t, FunctionInfo> functions_;
 };
 
 class SessionContext {
@@ -49,30 +75,30 @@ class SessionContext {
   // This worker's address for client shared memory [client_ptr, +n), or
   // null when the range is not inside one registered region.
   void* shared_host(uint64_t client_ptr, size_t n) const;
-  std::map<uint64_t, SharedRegion> shared;  // by client base address
+  // False when a region already starts at client_base.
+  bool add_shared(uint64_t client_base, SharedRegion region);
+  // The region starting at client_base, taken out of the table.
+  std::optional<SharedRegion> take_shared(uint64_t client_base);
 
-  // The staging buffers of the device the current request runs on.
-  StagingPool& staging(int device);
-  // After a device reset its staging events no longer exist.
-  void drop_staging(int device) { staging_.erase(device); }
+  // Counts the resets of `device`, so that each connection drops the
+  // staging buffers the reset destroyed.
+  void note_reset(int device);
+  uint64_t reset_epoch(int device) const;
 
   AllocationTable allocations;
   AllocationTable globals;
   HandleSet streams;
   HandleSet events;
   HandleSet modules;
-  std::unordered_map<uint64_t, FunctionInfo> functions;
-
-  // Set by handlers that sent their reply themselves.
-  bool reply_sent = false;
-  // The first error of an asynchronous call since the last reply.
-  int32_t deferred = 0;
+  FunctionTable functions;
 
  private:
   Backend& backend_;
   std::vector<int> gpus_;
   std::string module_cache_dir_;
-  std::unordered_map<int, std::unique_ptr<StagingPool>> staging_;
+  mutable std::mutex mutex_;  // guards shared_ and resets_
+  std::map<uint64_t, SharedRegion> shared_;  // by client base address
+  std::map<int, uint64_t> resets_;
 };
 
 }  // namespace rgpu::server

@@ -2,133 +2,193 @@
 
 #include <unistd.h>
 
-#include <algorithm>
+#include <condition_variable>
+#include <list>
+#include <mutex>
+#include <thread>
 
 #include "common/log.hpp"
+#include "protocol/auth.hpp"
 #include "protocol/frame_io.hpp"
-#include "protocol/handshake.hpp"
 #include "protocol/op_names.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
+#include "server/worker/lane.hpp"
 #include "server/worker/reply.hpp"
+#include "server/worker/request.hpp"
+#include "server/worker/sequence_gate.hpp"
 #include "server/worker/session_context.hpp"
+#include "server/worker/session_handshake.hpp"
 
 namespace rgpu::server {
 namespace {
 
-void send_hello_reply(transport::Connection& conn, const proto::HelloReply& r) {
-  proto::Writer w;
-  r.encode(w);
-  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+// How long the end of a session waits for connections still inside a GPU
+// call before the worker exits without them.
+constexpr auto kLaneDrainTimeout = std::chrono::seconds(5);
+
+// What every connection of one session shares.
+struct Session {
+  Backend& backend;
+  SessionContext& context;
+  const Dispatcher& dispatcher;
+  SequenceGate& gate;
+};
+
+int32_t run_request(Session& s, Request& req, proto::Writer& out, int& current) {
+  const proto::FrameHeader& h = req.header();
+  Handler handler = s.dispatcher.find(h.op);
+  if (!handler) {
+    RGPU_LOG(warn, "unknown call %u from %s", h.op, req.connection().peer().c_str());
+    return cudaErrorNotSupported;
+  }
+  if (!s.context.has_gpu(h.device)) return cudaErrorInvalidDevice;
+  if (h.device != current) {
+    if (int32_t e = s.backend.set_device(h.device)) return e;
+    current = h.device;
+  }
+  try {
+    return handler(s.context, req, out);
+  } catch (const proto::DecodeError& e) {
+    RGPU_LOG(warn, "malformed %s from %s: %s", proto::op_name(h.op), req.connection().peer().c_str(), e.what());
+    out.clear();
+    return cudaErrorInvalidValue;
+  }
 }
 
-// Returns the GPUs granted, or none when the hello is refused (and says so).
-std::vector<int> handshake(Backend& backend, transport::Connection& conn, const SessionLimits& limits) {
-  proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty())};
-  proto::Writer cw;
-  challenge.encode(cw);
-  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpChallenge}, cw.bytes());
-  auto h = proto::recv_header(conn);
-  if (h.op != proto::kOpHello || h.payload_len != 0) throw proto::DecodeError("first frame is not a hello");
+// Serves one connection's requests, in order, until it closes. The current
+// device is per thread in CUDA, so each connection has its own.
+void serve_lane(Session& s, Lane& lane) {
+  transport::Connection& conn = lane.connection();
   std::vector<uint8_t> args;
-  proto::recv_args(conn, h, args);
-  proto::Reader r(args);
-  proto::Hello hello = proto::Hello::decode(r);
+  int current = -1;
+  for (;;) {
+    proto::FrameHeader h = proto::recv_header(conn);
+    proto::recv_args(conn, h, args);
+    if (!s.gate.wait_turn(h.seq)) return;
+    const bool async = h.flags & proto::kFlagAsync;
+    if (!async) s.gate.started(h.seq);
+    Request req(h, args, lane);
+    proto::Writer out;
+    lane.reply_sent = false;
+    int32_t status;
+    try {
+      status = run_request(s, req, out, current);
+    } catch (...) {
+      s.gate.started(h.seq);
+      throw;
+    }
+    if (async) s.gate.started(h.seq);
+    // Descriptors no handler took (a confused or hostile client) are closed.
+    for (int fd; (fd = conn.take_fd()) >= 0;) close(fd);
+    if (lane.reply_sent) continue;
+    // A refused call's payload is still on the wire: drop it to stay in step.
+    proto::discard(conn, req.payload_left());
+    if (async) {
+      if (status != cudaSuccess && lane.deferred == cudaSuccess) lane.deferred = status;
+    } else {
+      send_reply(lane, status, out);
+    }
+  }
+}
 
-  proto::HelloReply reply;
-  reply.protocol_version = proto::kProtocolVersion;
-  reply.worker_pid = getpid();
-  reply.backend = backend.name();
-  backend.versions(&reply.driver_version, &reply.runtime_version);
-  if (!limits.token.empty() && !proto::proof_matches(limits.token, challenge.nonce, hello.proof)) {
-    reply.status = cudaErrorNotPermitted;
-    reply.message = "authentication failed: this server needs its token (RGPU_TOKEN_FILE)";
-  } else if (hello.protocol_version != proto::kProtocolVersion) {
-    reply.status = cudaErrorInvalidValue;
-    reply.message = "protocol version " + std::to_string(hello.protocol_version) + " is not " +
-                    std::to_string(proto::kProtocolVersion);
-  } else if (hello.cuda_runtime_version / 1000 != CUDART_VERSION / 1000) {
-    reply.status = cudaErrorInsufficientDriver;
-    reply.message = "client built for CUDA " + std::to_string(hello.cuda_runtime_version) + ", server serves " +
-                    std::to_string(CUDART_VERSION);
-  } else {
-    for (int g : hello.gpus) {
-      const auto& ex = limits.exported_gpus;
-      if (std::find(ex.begin(), ex.end(), g) == ex.end()) {
-        reply.status = cudaErrorInvalidDevice;
-        reply.message = "GPU " + std::to_string(g) + " is not exported by this server";
-        break;
+// Runs serve_lane and reports how the connection ended.
+void serve_connection(Session& s, transport::Connection& conn) {
+  try {
+    Lane lane(conn);
+    serve_lane(s, lane);
+  } catch (const transport::TransportError& e) {
+    RGPU_LOG(debug, "connection %s ended: %s", conn.peer().c_str(), e.what());
+  } catch (const std::exception& e) {
+    RGPU_LOG(warn, "dropping connection %s: %s", conn.peer().c_str(), e.what());
+  }
+}
+
+// The connections that joined the session after its first, each served on
+// a thread of its own.
+class JoinedLanes {
+ public:
+  JoinedLanes(Session& s, std::vector<uint8_t> secret) : session_(s), secret_(std::move(secret)) {}
+
+  void start(std::unique_ptr<transport::Connection> conn) {
+    std::lock_guard lock(mutex_);
+    auto it = conns_.insert(conns_.end(), std::move(conn));
+    std::thread([this, it] {
+      transport::Connection& c = **it;
+      try {
+        if (accept_join(c, secret_)) serve_connection(session_, c);
+      } catch (const std::exception& e) {
+        RGPU_LOG(warn, "dropping a join from %s: %s", c.peer().c_str(), e.what());
       }
-    }
+      std::lock_guard lock(mutex_);
+      conns_.erase(it);
+      if (conns_.empty()) idle_.notify_all();
+    }).detach();
   }
-  if (reply.status == cudaSuccess && hello.gpus.empty()) {
-    for (int g : limits.exported_gpus) {
-      proto::GpuSummary summary;
-      summary.ordinal = g;
-      cudaDeviceProp prop;
-      size_t free = 0, total = 0;
-      if (backend.get_device_properties(&prop, g) == cudaSuccess) summary.name = prop.name;
-      if (backend.set_device(g) == cudaSuccess && backend.mem_get_info(&free, &total) == cudaSuccess) {
-        summary.total_memory = total;
-        summary.free_memory = free;
-      }
-      reply.gpus.push_back(std::move(summary));
-    }
+
+  // Ends every connection; false if some are still inside a call after
+  // the timeout (a GPU call that does not return).
+  bool stop() {
+    std::unique_lock lock(mutex_);
+    for (auto& c : conns_) c->shutdown();
+    return idle_.wait_for(lock, kLaneDrainTimeout, [&] { return conns_.empty(); });
   }
-  send_hello_reply(conn, reply);
-  if (reply.status != cudaSuccess) {
-    RGPU_LOG(warn, "refused %s (%s): %s", conn.peer().c_str(), hello.client_name.c_str(), reply.message.c_str());
-    return {};
-  }
-  RGPU_LOG(info, "session for %s (%s) on GPUs of %zu", conn.peer().c_str(), hello.client_name.c_str(),
-           hello.gpus.size());
-  return hello.gpus;
+
+ private:
+  Session& session_;
+  const std::vector<uint8_t> secret_;
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::list<std::unique_ptr<transport::Connection>> conns_;
+};
+
+std::vector<uint8_t> random_secret() {
+  auto nonce = proto::random_nonce();
+  return {nonce.begin(), nonce.end()};
 }
 
 }  // namespace
 
 void serve_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits) {
   try {
-    std::vector<int> gpus = handshake(backend, conn, limits);
+    // Without a join point every thread of the application shares the first
+    // connection (the client falls back to that).
+    std::unique_ptr<transport::Listener> join_listener;
+    JoinPoint join{{}, random_secret()};
+    try {
+      join_listener = transport::listen_beside(conn);
+      transport::Endpoint where = join_listener->local_endpoint();
+      join.where = where.port ? transport::Endpoint{"", where.port} : where;
+    } catch (const transport::TransportError& e) {
+      RGPU_LOG(warn, "no join point for the session's other threads: %s", e.what());
+    }
+    std::vector<int> gpus = open_session(backend, conn, limits, join);
     if (gpus.empty()) return;
-    SessionContext s(backend, gpus, limits.module_cache_dir);
+    SessionContext context(backend, gpus, limits.module_cache_dir);
     Dispatcher dispatcher;
-    std::vector<uint8_t> args;
-    int current = -1;
-    for (;;) {
-      proto::FrameHeader h = proto::recv_header(conn);
-      proto::recv_args(conn, h, args);
-      Request req(h, args, conn);
-      proto::Writer out;
-      s.reply_sent = false;
-      int32_t status;
-      Handler handler = dispatcher.find(h.op);
-      if (!handler) {
-        RGPU_LOG(warn, "unknown call %u from %s", h.op, conn.peer().c_str());
-        status = cudaErrorNotSupported;
-      } else if (!s.has_gpu(h.device)) {
-        status = cudaErrorInvalidDevice;
-      } else if (h.device != current && (status = backend.set_device(h.device)) != cudaSuccess) {
-      } else {
-        current = h.device;
+    SequenceGate gate;
+    Session s{backend, context, dispatcher, gate};
+    JoinedLanes joined(s, join.secret);
+    std::thread acceptor;
+    if (join_listener) {
+      acceptor = std::thread([&] {
         try {
-          status = handler(s, req, out);
-        } catch (const proto::DecodeError& e) {
-          RGPU_LOG(warn, "malformed %s from %s: %s", proto::op_name(h.op), conn.peer().c_str(), e.what());
-          status = cudaErrorInvalidValue;
-          out.clear();
+          for (;;) joined.start(join_listener->accept());
+        } catch (const transport::TransportError&) {
+          // shut down at the end of the session
         }
-      }
-      // Descriptors no handler took (a confused or hostile client) are closed.
-      for (int fd; (fd = conn.take_fd()) >= 0;) close(fd);
-      if (s.reply_sent) continue;
-      // A refused call's payload is still on the wire: drop it to stay in step.
-      proto::discard(conn, req.payload_left());
-      if (h.flags & proto::kFlagAsync) {
-        if (status != cudaSuccess && s.deferred == cudaSuccess) s.deferred = status;
-      } else {
-        send_reply(conn, s, status, out);
-      }
+      });
+    }
+    serve_connection(s, conn);
+    // The first connection lives as long as the application's session.
+    gate.close();
+    if (join_listener) {
+      join_listener->shutdown();
+      acceptor.join();
+    }
+    if (!joined.stop()) {
+      RGPU_LOG(warn, "session over with calls still running on the GPU: worker exits");
+      _exit(0);
     }
   } catch (const transport::TransportError& e) {
     RGPU_LOG(info, "session with %s ended: %s", conn.peer().c_str(), e.what());

@@ -17,7 +17,7 @@ int32_t host_register_shared(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   int fd = req.connection().take_fd();
   if (fd < 0) return cudaErrorInvalidValue;  // not sent over shm, or no descriptor
-  if (size == 0 || s.shared.count(base)) {
+  if (size == 0) {
     close(fd);
     return cudaErrorInvalidValue;
   }
@@ -27,18 +27,21 @@ int32_t host_register_shared(SessionContext& s, Request& req, proto::Writer&) {
     munmap(local, size);
     return e;
   }
-  s.shared[base] = SharedRegion{local, size};
+  if (!s.add_shared(base, SharedRegion{local, size})) {
+    s.backend().host_unregister(local);
+    munmap(local, size);
+    return cudaErrorInvalidValue;
+  }
   return cudaSuccess;
 }
 
 int32_t host_unregister_shared(SessionContext& s, Request& req, proto::Writer&) {
   auto base = req.args.get<uint64_t>();
   req.args.expect_end();
-  auto it = s.shared.find(base);
-  if (it == s.shared.end()) return cudaErrorHostMemoryNotRegistered;
-  int32_t e = s.backend().host_unregister(it->second.local);
-  munmap(it->second.local, it->second.size);
-  s.shared.erase(it);
+  auto region = s.take_shared(base);
+  if (!region) return cudaErrorHostMemoryNotRegistered;
+  int32_t e = s.backend().host_unregister(region->local);
+  munmap(region->local, region->size);
   return e;
 }
 

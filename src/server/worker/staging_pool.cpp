@@ -33,6 +33,10 @@ int32_t StagingPool::acquire(size_t i, size_t bytes, Slot** out) {
   return cudaSuccess;
 }
 
+void StagingPool::abandon() {
+  for (Slot& s : slots_) s = Slot{};
+}
+
 int32_t StagingPool::release_after(Slot& slot, Handle stream) {
   if (int32_t e = backend_.event_record(slot.event, stream)) return e;
   slot.in_flight = true;

@@ -31,6 +31,8 @@ class StagingPool {
   int32_t acquire(size_t i, size_t bytes, Slot** out);
   // Marks the slot busy until the work queued so far on `stream` completes.
   int32_t release_after(Slot& slot, Handle stream);
+  // Forgets buffers and events that a device reset already destroyed.
+  void abandon();
 
  private:
   Backend& backend_;

@@ -8,31 +8,32 @@
 #include <cerrno>
 #include <cstring>
 
+#include "transport/shm/unix_address.hpp"
 #include "transport/socket/socket_connection.hpp"
 
 namespace rgpu::transport {
 
 ShmListener::ShmListener(const std::string& path) : path_(path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) throw TransportError("socket path too long: " + path);
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  sockaddr_un addr;
+  socklen_t len = unix_address(path, &addr);
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw TransportError(std::string("socket: ") + strerror(errno));
-  ::unlink(path.c_str());  // a stale socket of an earlier server
-  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd_, 128) != 0) {
+  if (!is_abstract(path)) ::unlink(path.c_str());  // a stale socket of an earlier server
+  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd_, 128) != 0) {
     std::string why = strerror(errno);
     ::close(fd_);
     throw TransportError("cannot listen on " + path + ": " + why);
   }
   // Any local user may connect; the token (if set) still decides.
-  ::chmod(path.c_str(), 0666);
+  if (!is_abstract(path)) ::chmod(path.c_str(), 0666);
 }
 
 ShmListener::~ShmListener() {
   ::close(fd_);
-  ::unlink(path_.c_str());
+  if (!is_abstract(path_)) ::unlink(path_.c_str());
 }
+
+void ShmListener::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
 std::unique_ptr<Connection> ShmListener::accept() {
   for (;;) {

@@ -12,6 +12,7 @@ class ShmListener final : public Listener {
   ShmListener& operator=(const ShmListener&) = delete;
 
   std::unique_ptr<Connection> accept() override;
+  void shutdown() override;
   int native_handle() const override { return fd_; }
   Endpoint local_endpoint() const override { return Endpoint{path_, 0}; }
 

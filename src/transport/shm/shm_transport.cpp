@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "transport/shm/shm_listener.hpp"
+#include "transport/shm/unix_address.hpp"
 #include "transport/socket/socket_connection.hpp"
 
 namespace rgpu::transport {
@@ -19,14 +20,12 @@ class ShmTransport final : public Transport {
   std::string name() const override { return "shm"; }
 
   std::unique_ptr<Connection> connect(const Endpoint& where, int /*timeout_ms*/) override {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (where.host.size() >= sizeof addr.sun_path) throw TransportError("socket path too long: " + where.host);
-    std::memcpy(addr.sun_path, where.host.c_str(), where.host.size() + 1);
+    sockaddr_un addr;
+    socklen_t len = unix_address(where.host, &addr);
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw TransportError(std::string("socket: ") + strerror(errno));
     // A local connect either succeeds or fails at once: no timeout needed.
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
       std::string why = strerror(errno);
       ::close(fd);
       throw TransportError("cannot connect to " + where.host + ": " + why);

@@ -44,6 +44,8 @@ TcpListener::~TcpListener() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void TcpListener::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
 std::unique_ptr<Connection> TcpListener::accept() {
   for (;;) {
     int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);

@@ -12,6 +12,7 @@ class TcpListener final : public Listener {
   TcpListener& operator=(const TcpListener&) = delete;
 
   std::unique_ptr<Connection> accept() override;
+  void shutdown() override;
   int native_handle() const override { return fd_; }
   Endpoint local_endpoint() const override;
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <unordered_map>
 
 #include "fatbin/fatbin_container.hpp"
@@ -38,6 +39,10 @@ T* as(Handle h) {
   return reinterpret_cast<T*>(h);
 }
 
+// The worker serves each connection of a session on its own thread: the
+// current device is per thread, as in CUDA, and the tables below are locked.
+thread_local int t_device = 0;
+
 class HostTestBackend final : public Backend {
  public:
   std::string name() const override { return "host-test"; }
@@ -48,7 +53,7 @@ class HostTestBackend final : public Backend {
   }
   int32_t set_device(int ordinal) override {
     if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
-    device_ = ordinal;
+    t_device = ordinal;
     return cudaSuccess;
   }
   int32_t versions(int* driver, int* runtime) override {
@@ -92,9 +97,10 @@ class HostTestBackend final : public Backend {
   }
   int32_t device_synchronize() override { return cudaSuccess; }
   int32_t device_reset() override {
-    for (auto& [p, size] : memory_[device_]) std::free(reinterpret_cast<void*>(p));
-    memory_[device_].clear();
-    used_[device_] = 0;
+    std::lock_guard lock(mutex_);
+    for (auto& [p, size] : memory_[t_device]) std::free(reinterpret_cast<void*>(p));
+    memory_[t_device].clear();
+    used_[t_device] = 0;
     return cudaSuccess;
   }
   std::string error_string(int32_t error) override {
@@ -102,11 +108,12 @@ class HostTestBackend final : public Backend {
   }
 
   int32_t malloc(DevPtr* ptr, size_t size) override {
-    if (size > kDeviceMemory - used_[device_]) return cudaErrorMemoryAllocation;
+    std::lock_guard lock(mutex_);
+    if (size > kDeviceMemory - used_[t_device]) return cudaErrorMemoryAllocation;
     void* p = std::aligned_alloc(256, (size + 255) / 256 * 256);
     if (!p) return cudaErrorMemoryAllocation;
-    memory_[device_][reinterpret_cast<DevPtr>(p)] = size;
-    used_[device_] += size;
+    memory_[t_device][reinterpret_cast<DevPtr>(p)] = size;
+    used_[t_device] += size;
     *ptr = reinterpret_cast<DevPtr>(p);
     return cudaSuccess;
   }
@@ -115,6 +122,7 @@ class HostTestBackend final : public Backend {
     return malloc(ptr, *pitch * height);
   }
   int32_t free(DevPtr ptr) override {
+    std::lock_guard lock(mutex_);
     for (auto& m : memory_) {
       auto it = m.find(ptr);
       if (it == m.end()) continue;
@@ -126,8 +134,9 @@ class HostTestBackend final : public Backend {
     return cudaErrorInvalidValue;
   }
   int32_t mem_get_info(size_t* free, size_t* total) override {
+    std::lock_guard lock(mutex_);
     *total = kDeviceMemory;
-    *free = kDeviceMemory - used_[device_];
+    *free = kDeviceMemory - used_[t_device];
     return cudaSuccess;
   }
   int32_t alloc_staging(size_t size, void** p) override {
@@ -215,6 +224,7 @@ class HostTestBackend final : public Backend {
   }
   int32_t module_get_function(Handle module, const std::string& name, Handle* function,
                               std::vector<KernelParam>* params) override {
+    std::lock_guard lock(mutex_);
     auto& kernels = as<Module>(module)->kernels;
     auto it = kernels.find(name);
     if (it == kernels.end()) return cudaErrorInvalidDeviceFunction;
@@ -224,6 +234,7 @@ class HostTestBackend final : public Backend {
   }
   int32_t module_get_global(Handle module, const std::string& name, size_t size_hint, DevPtr* ptr,
                             size_t* size) override {
+    std::lock_guard lock(mutex_);
     // The fat binary's data sections are not modelled: each variable gets the
     // size its host code registered, zero-filled.
     auto& g = as<Module>(module)->globals[name];
@@ -233,6 +244,7 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
   int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t>) override {
+    std::lock_guard lock(mutex_);
     const Kernel* k = as<Kernel>(function);
     uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
     if (threads == 0 || threads > kMaxThreadsPerBlock || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
@@ -242,6 +254,7 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
   int32_t func_get_attributes(cudaFuncAttributes* a, Handle function) override {
+    std::lock_guard lock(mutex_);
     *a = cudaFuncAttributes{};
     a->maxThreadsPerBlock = kMaxThreadsPerBlock;
     a->numRegs = 32;
@@ -250,6 +263,7 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
   int32_t func_set_attribute(Handle function, cudaFuncAttribute attr, int value) override {
+    std::lock_guard lock(mutex_);
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
     if (value < 0 || value > kSharedMemOptin) return cudaErrorInvalidValue;
     as<Kernel>(function)->max_dynamic_shared = value;
@@ -280,19 +294,23 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
   int32_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) override {
+    std::lock_guard lock(mutex_);
     auto it = limits_.find(limit);
     *value = it == limits_.end() ? 1024 : it->second;
     return cudaSuccess;
   }
   int32_t cudaDeviceSetLimit(cudaLimit limit, size_t value) override {
+    std::lock_guard lock(mutex_);
     limits_[limit] = value;
     return cudaSuccess;
   }
   int32_t cudaDeviceGetCacheConfig(cudaFuncCache* config) override {
+    std::lock_guard lock(mutex_);
     *config = cache_config_;
     return cudaSuccess;
   }
   int32_t cudaDeviceSetCacheConfig(cudaFuncCache config) override {
+    std::lock_guard lock(mutex_);
     cache_config_ = config;
     return cudaSuccess;
   }
@@ -303,7 +321,7 @@ class HostTestBackend final : public Backend {
   }
 
  private:
-  int device_ = 0;
+  std::mutex mutex_;
   std::map<DevPtr, size_t> memory_[kDevices];
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;

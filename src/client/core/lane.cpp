@@ -1,0 +1,81 @@
+#include "client/core/lane.hpp"
+
+#include <cstring>
+#include <utility>
+
+#include "client/core/session.hpp"
+#include "protocol/frame_io.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::client {
+
+cudaError_t Lane::receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred) {
+  auto h = proto::recv_header(*conn_);
+  if (h.op != proto::kOpReply) return session_.lost("unexpected frame instead of a reply");
+  proto::recv_args(*conn_, h, reply_args);
+  if (reply_args.size() < sizeof(proto::ReplyPrefix)) return session_.lost("short reply");
+  proto::ReplyPrefix prefix;
+  std::memcpy(&prefix, reply_args.data(), sizeof prefix);
+  reply_args.erase(reply_args.begin(), reply_args.begin() + sizeof prefix);
+  if (h.payload_len != 0) {
+    // Only call_into asks for a payload, and then exactly n bytes and the
+    // copy's final status follow.
+    if (h.payload_len != n + sizeof(int32_t)) return session_.lost("reply payload of unexpected size");
+    conn_->recv(dst, n);
+    int32_t final_status;
+    conn_->recv(&final_status, sizeof final_status);
+    if (prefix.status == cudaSuccess) prefix.status = final_status;
+  }
+  if (prefix.deferred != cudaSuccess && pending_deferred_ == cudaSuccess)
+    pending_deferred_ = static_cast<cudaError_t>(prefix.deferred);
+  if (prefix.status != cudaSuccess) return static_cast<cudaError_t>(prefix.status);
+  if (!report_deferred) return cudaSuccess;
+  return std::exchange(pending_deferred_, cudaSuccess);
+}
+
+template <typename F>
+cudaError_t Lane::exchange(F&& f) {
+  std::lock_guard lock(mutex_);
+  if (session_.dead()) return cudaErrorDevicesUnavailable;
+  try {
+    return f(session_.next_seq());
+  } catch (const std::exception& e) {
+    return session_.lost(e.what());
+  }
+}
+
+cudaError_t Lane::call(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
+                       std::vector<uint8_t>& reply_args, bool report_deferred) {
+  return exchange([&](uint64_t seq) {
+    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .seq = seq}, args, payload);
+    return receive_reply(reply_args, nullptr, 0, report_deferred);
+  });
+}
+
+cudaError_t Lane::call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
+                            std::vector<uint8_t>& reply_args) {
+  return exchange([&](uint64_t seq) {
+    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .seq = seq}, args);
+    return receive_reply(reply_args, dst, n, true);
+  });
+}
+
+cudaError_t Lane::call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
+                               std::vector<uint8_t>& reply_args) {
+  return exchange([&](uint64_t seq) {
+    proto::FrameHeader h{.op = op, .device = device, .args_len = static_cast<uint32_t>(args.size()), .seq = seq};
+    iovec parts[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(args.data()), args.size()}};
+    conn_->send_with_fd(parts, fd);
+    return receive_reply(reply_args, nullptr, 0, true);
+  });
+}
+
+cudaError_t Lane::post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload) {
+  return exchange([&](uint64_t seq) {
+    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync, .seq = seq},
+                      args, payload);
+    return cudaSuccess;
+  });
+}
+
+}  // namespace rgpu::client

@@ -1,0 +1,52 @@
+// One connection from the application to a server's worker. Each
+// application thread gets one of its own (see Session), so the blocking call
+// of one thread never holds up another's; the worker serves each connection
+// on a thread of its own.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace rgpu::client {
+
+class Session;
+
+class Lane {
+ public:
+  Lane(Session& session, std::unique_ptr<transport::Connection> conn)
+      : session_(session), conn_(std::move(conn)) {}
+
+  cudaError_t call(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
+                   std::vector<uint8_t>& reply_args, bool report_deferred);
+  cudaError_t call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
+                        std::vector<uint8_t>& reply_args);
+  cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
+                           std::vector<uint8_t>& reply_args);
+  cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload);
+
+  // Makes a call blocked on this connection fail (the server is lost).
+  void shutdown() { conn_->shutdown(); }
+
+ private:
+  cudaError_t receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred);
+  // Runs one exchange under the lock (a lane is shared by threads only
+  // when the server offers no way to join); a transport error loses the
+  // server.
+  template <typename F>
+  cudaError_t exchange(F&& f);
+
+  Session& session_;
+  std::unique_ptr<transport::Connection> conn_;
+  std::mutex mutex_;
+  // The first error of this lane's asynchronous calls, reported by its next
+  // synchronising call.
+  cudaError_t pending_deferred_ = cudaSuccess;
+};
+
+}  // namespace rgpu::client

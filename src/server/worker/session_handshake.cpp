@@ -1,0 +1,114 @@
+#include "server/worker/session_handshake.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/log.hpp"
+#include "protocol/frame_io.hpp"
+#include "protocol/handshake.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::server {
+namespace {
+// A joining connection that says nothing is dropped after this long.
+constexpr int kJoinTimeoutMs = 10000;
+
+void send_hello_reply(transport::Connection& conn, const proto::HelloReply& r) {
+  proto::Writer w;
+  r.encode(w);
+  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+}
+
+}  // namespace
+
+std::vector<int> open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
+                              const JoinPoint& join) {
+  proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty())};
+  proto::Writer cw;
+  challenge.encode(cw);
+  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpChallenge}, cw.bytes());
+  auto h = proto::recv_header(conn);
+  if (h.op != proto::kOpHello || h.payload_len != 0) throw proto::DecodeError("first frame is not a hello");
+  std::vector<uint8_t> args;
+  proto::recv_args(conn, h, args);
+  proto::Reader r(args);
+  proto::Hello hello = proto::Hello::decode(r);
+
+  proto::HelloReply reply;
+  reply.protocol_version = proto::kProtocolVersion;
+  reply.worker_pid = getpid();
+  reply.backend = backend.name();
+  backend.versions(&reply.driver_version, &reply.runtime_version);
+  if (!limits.token.empty() && !proto::proof_matches(limits.token, challenge.nonce, hello.proof)) {
+    reply.status = cudaErrorNotPermitted;
+    reply.message = "authentication failed: this server needs its token (RGPU_TOKEN_FILE)";
+  } else if (hello.protocol_version != proto::kProtocolVersion) {
+    reply.status = cudaErrorInvalidValue;
+    reply.message = "protocol version " + std::to_string(hello.protocol_version) + " is not " +
+                    std::to_string(proto::kProtocolVersion);
+  } else if (hello.cuda_runtime_version / 1000 != CUDART_VERSION / 1000) {
+    reply.status = cudaErrorInsufficientDriver;
+    reply.message = "client built for CUDA " + std::to_string(hello.cuda_runtime_version) + ", server serves " +
+                    std::to_string(CUDART_VERSION);
+  } else {
+    for (int g : hello.gpus) {
+      const auto& ex = limits.exported_gpus;
+      if (std::find(ex.begin(), ex.end(), g) == ex.end()) {
+        reply.status = cudaErrorInvalidDevice;
+        reply.message = "GPU " + std::to_string(g) + " is not exported by this server";
+        break;
+      }
+    }
+  }
+  if (reply.status == cudaSuccess && hello.gpus.empty()) {
+    for (int g : limits.exported_gpus) {
+      proto::GpuSummary summary;
+      summary.ordinal = g;
+      cudaDeviceProp prop;
+      size_t free = 0, total = 0;
+      if (backend.get_device_properties(&prop, g) == cudaSuccess) summary.name = prop.name;
+      if (backend.set_device(g) == cudaSuccess && backend.mem_get_info(&free, &total) == cudaSuccess) {
+        summary.total_memory = total;
+        summary.free_memory = free;
+      }
+      reply.gpus.push_back(std::move(summary));
+    }
+  }
+  if (reply.status == cudaSuccess && !hello.gpus.empty()) {
+    reply.join_port = join.where.host.empty() ? join.where.port : 0;
+    reply.join_path = join.where.host;
+    reply.join_secret = join.secret;
+  }
+  send_hello_reply(conn, reply);
+  if (reply.status != cudaSuccess) {
+    RGPU_LOG(warn, "refused %s (%s): %s", conn.peer().c_str(), hello.client_name.c_str(), reply.message.c_str());
+    return {};
+  }
+  RGPU_LOG(info, "session for %s (%s) on GPUs of %zu", conn.peer().c_str(), hello.client_name.c_str(),
+           hello.gpus.size());
+  return hello.gpus;
+}
+
+
+bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret) {
+  if (!conn.wait_readable(kJoinTimeoutMs)) return false;
+  auto h = proto::recv_header(conn);
+  if (h.op != proto::kOpJoin || h.payload_len != 0) throw proto::DecodeError("first frame is not a join");
+  std::vector<uint8_t> args;
+  proto::recv_args(conn, h, args);
+  proto::Reader r(args);
+  proto::Join join = proto::Join::decode(r);
+  proto::JoinReply reply;
+  if (!proto::same_secret(join.secret, secret)) {
+    reply.status = cudaErrorNotPermitted;
+    reply.message = "not a connection of this session";
+    RGPU_LOG(warn, "refused a join from %s: wrong secret", conn.peer().c_str());
+  }
+  proto::Writer w;
+  reply.encode(w);
+  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
+  return reply.status == cudaSuccess;
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,28 @@
+// The first exchange on each connection a worker serves: the hello that
+// opens a session, and the join that adds an application thread's
+// connection to it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "server/backend/backend.hpp"
+#include "server/worker/session_loop.hpp"
+#include "transport/transport.hpp"
+
+namespace rgpu::server {
+
+// Where and how the session's other connections join it.
+struct JoinPoint {
+  transport::Endpoint where;  // host empty: a TCP port on the server's host
+  std::vector<uint8_t> secret;
+};
+
+// Returns the GPUs granted, or none when the hello is refused (and says so).
+std::vector<int> open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
+                              const JoinPoint& join);
+
+// True when the connection proved it belongs to the session; answers it.
+bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret);
+
+}  // namespace rgpu::server
