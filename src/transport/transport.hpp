@@ -75,6 +75,10 @@ std::unique_ptr<Transport> make_tcp_transport();
 // Client and server on one host: a Unix socket (Endpoint::host is its path)
 // that can also pass shared-memory descriptors.
 std::unique_ptr<Transport> make_shm_transport();
+// Wraps a connected socket received from another process (the daemon hands
+// accepted connections to workers): shm for a Unix socket, else tcp.
+std::unique_ptr<Connection> adopt_socket(int fd);
+
 // A listener reachable the way `c` was reached: a new TCP port on c's local
 // address, or a new abstract Unix socket; local_endpoint() says which.
 std::unique_ptr<Listener> listen_beside(const Connection& c);

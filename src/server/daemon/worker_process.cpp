@@ -34,7 +34,7 @@ void run_worker(const ServerConfig& config, int channel) {
   int fd = recv_fd(channel);
   close(channel);
   if (fd < 0) _exit(0);
-  auto conn = transport::make_tcp_transport()->adopt(fd);
+  auto conn = transport::adopt_socket(fd);
   serve_session(*backend, *conn, limits);
   conn.reset();
   backend.reset();

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "transport/shm/unix_address.hpp"
-#include "transport/socket/socket_connection.hpp"
+#include "transport/shm/shm_ring_connection.hpp"
 
 namespace rgpu::transport {
 
@@ -38,7 +38,7 @@ void ShmListener::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 std::unique_ptr<Connection> ShmListener::accept() {
   for (;;) {
     int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) return std::make_unique<SocketConnection>(fd);
+    if (fd >= 0) return std::make_unique<ShmRingConnection>(fd);
     if (errno == EINTR || errno == ECONNABORTED) continue;
     throw TransportError(std::string("accept failed: ") + strerror(errno));
   }

@@ -1,6 +1,6 @@
-// shm: connection setup over a Unix socket; bulk data of page-locked memory
-// goes through shared memory (see shared_memory.hpp), the rest through the
-// socket.
+// shm: connection setup over a Unix socket; frames travel through shared
+// rings (shm_ring_connection.hpp), and page-locked memory the application
+// allocates is shared with the worker (shared_memory.hpp).
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "transport/shm/shm_listener.hpp"
 #include "transport/shm/unix_address.hpp"
-#include "transport/socket/socket_connection.hpp"
+#include "transport/shm/shm_ring_connection.hpp"
 
 namespace rgpu::transport {
 namespace {
@@ -30,14 +30,14 @@ class ShmTransport final : public Transport {
       ::close(fd);
       throw TransportError("cannot connect to " + where.host + ": " + why);
     }
-    return std::make_unique<SocketConnection>(fd);
+    return ShmRingConnection::offer(fd);
   }
 
   std::unique_ptr<Listener> listen(const Endpoint& where) override {
     return std::make_unique<ShmListener>(where.host);
   }
 
-  std::unique_ptr<Connection> adopt(int handle) override { return std::make_unique<SocketConnection>(handle); }
+  std::unique_ptr<Connection> adopt(int handle) override { return std::make_unique<ShmRingConnection>(handle); }
 };
 
 }  // namespace

@@ -27,14 +27,14 @@ bool send_byte_with_descriptor(int socket, const void* data, int fd) {
   return n == 1;
 }
 
-ssize_t receive_with_descriptors(int socket, iovec into, std::deque<int>& fds) {
+ssize_t receive_with_descriptors(int socket, iovec into, std::deque<int>& fds, int flags) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
   msghdr msg{};
   msg.msg_iov = &into;
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
+  ssize_t n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC | flags);
   for (cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);

@@ -11,7 +11,7 @@ namespace rgpu::transport {
 // Sends one byte of `data` with descriptor `fd` attached; true on success.
 bool send_byte_with_descriptor(int socket, const void* data, int fd);
 // recvmsg() into `into`, appending any descriptors that came with the data
-// to `fds`. Returns what recvmsg returned.
-ssize_t receive_with_descriptors(int socket, iovec into, std::deque<int>& fds);
+// to `fds`. Returns what recvmsg returned; `flags` go to recvmsg.
+ssize_t receive_with_descriptors(int socket, iovec into, std::deque<int>& fds, int flags = 0);
 
 }  // namespace rgpu::transport

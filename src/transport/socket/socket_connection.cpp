@@ -1,5 +1,6 @@
 #include "transport/socket/socket_connection.hpp"
 
+#include "transport/poll_window.hpp"
 #include "transport/socket/descriptor_passing.hpp"
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -62,7 +64,7 @@ void SocketConnection::recv(void* dst, size_t len) {
       continue;
     }
     bool direct = len >= buffer_.size();
-    ssize_t n = receive_with_descriptors(fd_, {direct ? p : buffer_.data(), direct ? len : buffer_.size()}, fds_);
+    ssize_t n = receive(direct ? p : buffer_.data(), direct ? len : buffer_.size());
     if (n == 0) throw TransportError("connection closed by peer");
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -76,6 +78,19 @@ void SocketConnection::recv(void* dst, size_t len) {
       buffered_end_ = static_cast<size_t>(n);
     }
   }
+}
+
+ssize_t SocketConnection::receive(char* into, size_t len) {
+  // Poll first (see poll_window.hpp), then sleep in recvmsg.
+  const auto window = poll_window();
+  if (window.count() > 0) {
+    const auto until = std::chrono::steady_clock::now() + window;
+    do {
+      ssize_t n = receive_with_descriptors(fd_, {into, len}, fds_, MSG_DONTWAIT);
+      if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return n;
+    } while (std::chrono::steady_clock::now() < until);
+  }
+  return receive_with_descriptors(fd_, {into, len}, fds_);
 }
 
 bool SocketConnection::wait_readable(int timeout_ms) {

@@ -24,6 +24,8 @@ class SocketConnection final : public Connection {
   int take_fd() override;
 
  private:
+  ssize_t receive(char* into, size_t len);
+
   int fd_;
   // Small reads (headers, arguments, short payloads) come out of one
   // receive; large ones go straight to their destination.

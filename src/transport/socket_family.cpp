@@ -1,3 +1,4 @@
+// Choosing the transport by what kind of socket a connection is.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,12 +14,25 @@
 #include "transport/transport.hpp"
 
 namespace rgpu::transport {
+namespace {
 
-std::unique_ptr<Listener> listen_beside(const Connection& c) {
+sockaddr_storage local_address(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (getsockname(c.native_handle(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0)
     throw TransportError(std::string("getsockname: ") + strerror(errno));
+  return ss;
+}
+
+}  // namespace
+
+std::unique_ptr<Connection> adopt_socket(int fd) {
+  bool local = local_address(fd).ss_family == AF_UNIX;
+  return (local ? make_shm_transport() : make_tcp_transport())->adopt(fd);
+}
+
+std::unique_ptr<Listener> listen_beside(const Connection& c) {
+  sockaddr_storage ss = local_address(c.native_handle());
   if (ss.ss_family == AF_UNIX) {
     static std::atomic<int> counter{0};
     return std::make_unique<ShmListener>("@rgpu-join-" + std::to_string(getpid()) + "-" +

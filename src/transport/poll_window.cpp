@@ -1,0 +1,19 @@
+#include "transport/poll_window.hpp"
+
+#include <cstdlib>
+
+namespace rgpu::transport {
+namespace {
+constexpr long kDefaultPollUs = 50;
+}
+
+std::chrono::nanoseconds poll_window() {
+  static const std::chrono::nanoseconds window = [] {
+    const char* v = std::getenv("RGPU_POLL_US");
+    long us = v ? std::strtol(v, nullptr, 10) : kDefaultPollUs;
+    return std::chrono::microseconds(us < 0 ? 0 : us);
+  }();
+  return window;
+}
+
+}  // namespace rgpu::transport
