@@ -45,7 +45,7 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- commit: \`$commit\`"
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-  echo "- transports: tcp over loopback, shm (Unix socket + shared page-locked memory); server workers crashed: $crashes"
+  echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm; do
     echo "## Corpus over $t: each program run locally and through rgpu"
