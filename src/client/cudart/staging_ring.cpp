@@ -4,13 +4,13 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "client/core/call.hpp"
 #include "client/cudart/copy_engine.hpp"
+#include "client/cudart/parallel_copy.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "transport/shm/shared_memory.hpp"
@@ -22,25 +22,6 @@ constexpr size_t kSlots = 4;
 constexpr size_t kSlotBytes = 8u << 20;
 // Below this the socket's single copy is as fast as the ring's two.
 constexpr size_t kMinBytes = 1u << 20;
-// One thread's memcpy is slower than the GPU's DMA: large slot copies are
-// split across a few threads.
-constexpr size_t kParallelBytes = 2u << 20;
-constexpr unsigned kMaxCopyThreads = 4;
-
-void parallel_memcpy(char* dst, const char* src, size_t n) {
-  unsigned threads = std::min(kMaxCopyThreads, std::max(1u, std::thread::hardware_concurrency()));
-  if (n < kParallelBytes || threads == 1) {
-    std::memcpy(dst, src, n);
-    return;
-  }
-  size_t part = (n + threads - 1) / threads;
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < threads && t * part < n; ++t)
-    helpers.emplace_back([=] { std::memcpy(dst + t * part, src + t * part, std::min(part, n - t * part)); });
-  std::memcpy(dst, src, std::min(part, n));
-  for (auto& h : helpers) h.join();
-}
-
 // Used by one thread at a time (RingPool hands it out).
 class StagingRing {
  public:

@@ -6,6 +6,16 @@
 namespace rgpu::server {
 namespace {
 
+// Copies up to this size skip the staging slots: the driver stages a small
+// pageable copy itself, for less than a slot's event costs.
+constexpr size_t kDirectBytes = 64 * 1024;
+
+// This thread's buffer for such small copies.
+uint8_t* direct_buffer() {
+  thread_local std::vector<uint8_t> buffer(kDirectBytes);
+  return buffer.data();
+}
+
 size_t block_bytes(size_t granule) {
   return std::max<size_t>(granule, StagingPool::kBlockBytes / granule * granule);
 }
@@ -14,6 +24,13 @@ size_t block_bytes(size_t granule) {
 
 int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
                     const IssueBlock& issue) {
+  if (total <= kDirectBytes) {
+    uint8_t* buf = direct_buffer();
+    req.read_payload(buf, total);
+    int32_t err = issue(buf, 0, total);
+    if (!err && sync) err = s.backend().stream_synchronize(stream);
+    return err;
+  }
   StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
   const size_t block = block_bytes(granule);
   int32_t err = cudaSuccess;
@@ -32,6 +49,14 @@ int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granul
 
 void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream,
                   const IssueBlock& issue) {
+  if (total <= kDirectBytes) {
+    uint8_t* buf = direct_buffer();
+    int32_t err = issue(buf, 0, total);
+    if (!err) err = s.backend().stream_synchronize(stream);
+    iovec parts[2] = {{buf, total}, {&err, sizeof err}};
+    req.connection().send(parts);
+    return;
+  }
   StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
   const size_t block = block_bytes(granule);
   const size_t blocks = (total + block - 1) / block;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include "transport/poll_window.hpp"
 #include "transport/transport.hpp"
@@ -61,6 +62,8 @@ bool ByteRing::wait(Ready ready, std::atomic<uint32_t>& event, std::atomic<uint3
     if (ready()) return true;
     if (c_->closed.load(std::memory_order_acquire)) throw TransportError("connection closed");
     if (Clock::now() >= poll_until) break;
+    // Other runnable threads (many clients on few cores) go first.
+    std::this_thread::yield();
   }
   for (;;) {
     uint32_t seen = event.load(std::memory_order_relaxed);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace rgpu::transport {
@@ -88,6 +89,7 @@ ssize_t SocketConnection::receive(char* into, size_t len) {
     do {
       ssize_t n = receive_with_descriptors(fd_, {into, len}, fds_, MSG_DONTWAIT);
       if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return n;
+      std::this_thread::yield();
     } while (std::chrono::steady_clock::now() < until);
   }
   return receive_with_descriptors(fd_, {into, len}, fds_);
