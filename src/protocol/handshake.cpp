@@ -21,6 +21,7 @@ void Hello::encode(Writer& w) const {
   for (int32_t g : gpus) w.put(g);
   w.put_string(client_name);
   w.put_bytes(proof.data(), proof.size());
+  w.put(pipeline_block);
 }
 
 Hello Hello::decode(Reader& r) {
@@ -33,6 +34,7 @@ Hello Hello::decode(Reader& r) {
   h.client_name = r.get_string();
   auto proof = r.get_bytes();
   h.proof.assign(proof.begin(), proof.end());
+  h.pipeline_block = r.get<uint32_t>();
   r.expect_end();
   return h;
 }

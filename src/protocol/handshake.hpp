@@ -25,6 +25,7 @@ struct Hello {
   std::vector<int32_t> gpus;         // server-local GPU ordinals asked for; none: a probe (`rgpu ls`)
   std::string client_name;           // program name, for logs and `rgpu ls`
   std::vector<uint8_t> proof;        // HMAC of the challenge; empty without a token
+  uint32_t pipeline_block = 0;       // bytes per block of bulk copies; 0: chosen by size
 
   void encode(Writer& w) const;
   static Hello decode(Reader& r);

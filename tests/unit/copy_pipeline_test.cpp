@@ -90,6 +90,42 @@ TEST_P(CopyPipeline, DeviceToHostStreamsPayloadThenStatus) {
   EXPECT_EQ(received, data);
 }
 
+// Blocks a transfer is cut into, with the client's block size or by size.
+std::vector<size_t> block_lengths(size_t total, size_t asked) {
+  auto backend = make_host_test_backend();
+  SessionContext session{*backend, {0}, ""};
+  session.pipeline_block = asked;
+  Pair p;
+  std::vector<uint8_t> data(total, 1);
+  std::thread sender([&] {
+    iovec v{data.data(), data.size()};
+    p.client->send({&v, 1});
+  });
+  proto::FrameHeader h{.magic = proto::kFrameMagic, .payload_len = total};
+  Lane lane(*p.server);
+  Request req(h, {}, lane);
+  std::vector<size_t> lengths;
+  EXPECT_EQ(pipeline_in(session, req, total, 1, 0, true, [&](void*, size_t, size_t len) {
+              lengths.push_back(len);
+              return 0;
+            }),
+            0);
+  sender.join();
+  return lengths;
+}
+
+TEST(CopyPipelineBlocks, ChosenBySizeOrAsked) {
+  // By size: a 1 MB copy still fills the four staging slots.
+  EXPECT_EQ(block_lengths(1 << 20, 0), std::vector<size_t>(4, 256 * 1024));
+  // Large copies use whole slots.
+  EXPECT_EQ(block_lengths(64 << 20, 0), std::vector<size_t>(16, StagingPool::kBlockBytes));
+  // The client's size, the last block shorter.
+  auto asked = block_lengths(1000 * 1000, 300 * 1024);
+  EXPECT_EQ(asked, (std::vector<size_t>{307200, 307200, 307200, 78400}));
+  // Small copies go in one piece.
+  EXPECT_EQ(block_lengths(4096, 300 * 1024), std::vector<size_t>{4096});
+}
+
 constexpr size_t kBlock = StagingPool::kBlockBytes;
 INSTANTIATE_TEST_SUITE_P(Sizes, CopyPipeline,
                          ::testing::Values(1, 64, kBlock - 1, kBlock, kBlock + 1, 3 * kBlock + kBlock / 2,

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/log.hpp"
+#include "client/core/pipeline_block.hpp"
 #include "client/core/transport_choice.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/auth.hpp"
@@ -76,6 +77,7 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     hello.cuda_runtime_version = CUDART_VERSION;
     hello.gpus = gpus;
     hello.client_name = program_invocation_short_name;
+    hello.pipeline_block = pipeline_block_from_environment();
     proto::Writer w;
     hello.encode(w);
     proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());

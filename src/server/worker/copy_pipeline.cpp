@@ -16,8 +16,17 @@ uint8_t* direct_buffer() {
   return buffer.data();
 }
 
-size_t block_bytes(size_t granule) {
-  return std::max<size_t>(granule, StagingPool::kBlockBytes / granule * granule);
+// The block size the client asked for (within sane bounds: each of the
+// staging slots grows to it), or one by size: enough blocks to keep the
+// slots busy, none too small to pay for its event. Whole rows of a 2-D copy.
+size_t block_bytes(size_t total, size_t granule, size_t asked) {
+  constexpr size_t kStep = 64 * 1024, kMinAuto = 256 * 1024, kMaxAsked = 64u << 20;
+  size_t block = std::clamp(asked, kStep, kMaxAsked);
+  if (!asked) {
+    block = (total / StagingPool::kSlots + kStep - 1) / kStep * kStep;
+    block = std::clamp(block, kMinAuto, StagingPool::kBlockBytes);
+  }
+  return std::max(granule, block / granule * granule);
 }
 
 }  // namespace
@@ -32,7 +41,7 @@ int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granul
     return err;
   }
   StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
-  const size_t block = block_bytes(granule);
+  const size_t block = block_bytes(total, granule, s.pipeline_block);
   int32_t err = cudaSuccess;
   size_t i = 0;
   for (size_t off = 0; off < total && !err; off += block, ++i) {
@@ -58,7 +67,7 @@ void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule,
     return;
   }
   StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
-  const size_t block = block_bytes(granule);
+  const size_t block = block_bytes(total, granule, s.pipeline_block);
   const size_t blocks = (total + block - 1) / block;
   std::vector<StagingPool::Slot*> slots(blocks, nullptr);
   int32_t err = cudaSuccess;

@@ -91,6 +91,8 @@ class SessionContext {
   HandleSet events;
   HandleSet modules;
   FunctionTable functions;
+  // Bytes per block of a pipelined copy the client asked for; 0: by size.
+  size_t pipeline_block = 0;
 
  private:
   Backend& backend_;

@@ -22,7 +22,7 @@ void send_hello_reply(transport::Connection& conn, const proto::HelloReply& r) {
 
 }  // namespace
 
-std::vector<int> open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
+SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
                               const JoinPoint& join) {
   proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty())};
   proto::Writer cw;
@@ -87,7 +87,7 @@ std::vector<int> open_session(Backend& backend, transport::Connection& conn, con
   }
   RGPU_LOG(info, "session for %s (%s) on GPUs of %zu", conn.peer().c_str(), hello.client_name.c_str(),
            hello.gpus.size());
-  return hello.gpus;
+  return {hello.gpus, hello.pipeline_block};
 }
 
 

@@ -18,8 +18,13 @@ struct JoinPoint {
   std::vector<uint8_t> secret;
 };
 
-// Returns the GPUs granted, or none when the hello is refused (and says so).
-std::vector<int> open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
+// What a client asked for and was granted.
+struct SessionGrant {
+  std::vector<int> gpus;  // none: the hello was refused (and told why)
+  uint32_t pipeline_block = 0;
+};
+
+SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
                               const JoinPoint& join);
 
 // True when the connection proved it belongs to the session; answers it.

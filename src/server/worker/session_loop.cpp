@@ -162,9 +162,10 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     } catch (const transport::TransportError& e) {
       RGPU_LOG(warn, "no join point for the session's other threads: %s", e.what());
     }
-    std::vector<int> gpus = open_session(backend, conn, limits, join);
-    if (gpus.empty()) return;
-    SessionContext context(backend, gpus, limits.module_cache_dir);
+    SessionGrant grant = open_session(backend, conn, limits, join);
+    if (grant.gpus.empty()) return;
+    SessionContext context(backend, grant.gpus, limits.module_cache_dir);
+    context.pipeline_block = grant.pipeline_block;
     Dispatcher dispatcher;
     SequenceGate gate;
     Session s{backend, context, dispatcher, gate};
