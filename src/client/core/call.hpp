@@ -34,6 +34,7 @@ class Call {
   // Outputs of a successful run().
   proto::Reader& reply() { return reply_; }
 
+  uint16_t op() const { return op_; }
   int device_index() const { return index_; }
   VirtualDevice* device() const { return dev_; }
 

@@ -34,35 +34,38 @@ cudaError_t Lane::receive_reply(std::vector<uint8_t>& reply_args, void* dst, siz
 }
 
 template <typename F>
-cudaError_t Lane::exchange(F&& f) {
+cudaError_t Lane::exchange(uint64_t seq, uint64_t* used, F&& f) {
   std::lock_guard lock(mutex_);
   if (session_.dead()) return cudaErrorDevicesUnavailable;
+  // Numbered under the lock: a lane's requests leave in number order.
+  if (seq == 0) seq = session_.next_seq();
+  if (used) *used = seq;
   try {
-    return f(session_.next_seq());
+    return f(seq);
   } catch (const std::exception& e) {
     return session_.lost(e.what());
   }
 }
 
 cudaError_t Lane::call(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
-                       std::vector<uint8_t>& reply_args, bool report_deferred) {
-  return exchange([&](uint64_t seq) {
+                       std::vector<uint8_t>& reply_args, bool report_deferred, uint64_t* used) {
+  return exchange(0, used, [&](uint64_t seq) {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .seq = seq}, args, payload);
     return receive_reply(reply_args, nullptr, 0, report_deferred);
   });
 }
 
 cudaError_t Lane::call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
-                            std::vector<uint8_t>& reply_args) {
-  return exchange([&](uint64_t seq) {
+                            std::vector<uint8_t>& reply_args, uint64_t seq_in, uint64_t* used) {
+  return exchange(seq_in, used, [&](uint64_t seq) {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .seq = seq}, args);
     return receive_reply(reply_args, dst, n, true);
   });
 }
 
 cudaError_t Lane::call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
-                               std::vector<uint8_t>& reply_args) {
-  return exchange([&](uint64_t seq) {
+                               std::vector<uint8_t>& reply_args, uint64_t* used) {
+  return exchange(0, used, [&](uint64_t seq) {
     proto::FrameHeader h{.op = op, .device = device, .args_len = static_cast<uint32_t>(args.size()), .seq = seq};
     iovec parts[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(args.data()), args.size()}};
     conn_->send_with_fd(parts, fd);
@@ -70,8 +73,9 @@ cudaError_t Lane::call_with_fd(uint16_t op, uint16_t device, std::span<const uin
   });
 }
 
-cudaError_t Lane::post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload) {
-  return exchange([&](uint64_t seq) {
+cudaError_t Lane::post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
+                       uint64_t seq_in) {
+  return exchange(seq_in, nullptr, [&](uint64_t seq) {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync, .seq = seq},
                       args, payload);
     return cudaSuccess;

@@ -22,13 +22,17 @@ class Lane {
   Lane(Session& session, std::unique_ptr<transport::Connection> conn)
       : session_(session), conn_(std::move(conn)) {}
 
+  // Each request gets the session's next number as it is sent, or `seq`
+  // when that is not 0 (numbered earlier, see BackgroundCopies); *used says
+  // which.
   cudaError_t call(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
-                   std::vector<uint8_t>& reply_args, bool report_deferred);
+                   std::vector<uint8_t>& reply_args, bool report_deferred, uint64_t* used);
   cudaError_t call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
-                        std::vector<uint8_t>& reply_args);
+                        std::vector<uint8_t>& reply_args, uint64_t seq, uint64_t* used);
   cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
-                           std::vector<uint8_t>& reply_args);
-  cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload);
+                           std::vector<uint8_t>& reply_args, uint64_t* used);
+  cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
+                   uint64_t seq = 0);
 
   // Makes a call blocked on this connection fail (the server is lost).
   void shutdown() { conn_->shutdown(); }
@@ -39,7 +43,7 @@ class Lane {
   // when the server offers no way to join); a transport error loses the
   // server.
   template <typename F>
-  cudaError_t exchange(F&& f);
+  cudaError_t exchange(uint64_t seq, uint64_t* used, F&& f);
 
   Session& session_;
   std::unique_ptr<transport::Connection> conn_;

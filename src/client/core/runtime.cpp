@@ -82,6 +82,10 @@ std::vector<std::pair<Session*, int>> Runtime::sharing_sessions() const {
   return out;
 }
 
+void Runtime::finish_background_copies() {
+  for (const auto& s : sessions_) s->finish_background_copies();
+}
+
 VirtualDevice* Runtime::device(int index) {
   if (index < 0 || index >= device_count()) return nullptr;
   return devices_[index].get();

@@ -31,6 +31,10 @@ class Runtime {
   // Properties are read once and kept: they never change for a device.
   cudaError_t properties(int index, const cudaDeviceProp** out);
 
+  // Waits for every session's background copies: page-locked memory they
+  // use is about to go.
+  void finish_background_copies();
+
   // Sessions over shm, each with one of its GPUs (for the frame header).
   std::vector<std::pair<Session*, int>> sharing_sessions() const;
 

@@ -115,6 +115,41 @@ void Session::release(Lane* lane) {
   idle_.push_back(lane);
 }
 
+Lane* Session::dedicated_lane() {
+  if (joining_failed_) return nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      Lane* lane = idle_.back();
+      idle_.pop_back();
+      return lane;
+    }
+  }
+  auto conn = join();
+  if (!conn) return nullptr;
+  std::lock_guard lock(mutex_);
+  lanes_.push_back(std::make_unique<Lane>(*this, std::move(conn)));
+  return lanes_.back().get();
+}
+
+bool Session::copy_in_background(BackgroundCopies::Copy copy) {
+  std::call_once(background_once_, [this] { background_ = std::make_unique<BackgroundCopies>(*this); });
+  if (!background_->queue(std::move(copy))) return false;
+  background_used_ = true;
+  return true;
+}
+
+void Session::finish_background_copies() {
+  if (background_used_) background_->drain();
+}
+
+cudaError_t Session::settle(cudaError_t status, uint64_t seq) {
+  // A query answering "not ready" promises nothing about earlier work.
+  if (!background_used_ || dead_ || status == cudaErrorNotReady) return status;
+  cudaError_t copies = background_->settle(seq);
+  return status == cudaSuccess ? copies : status;
+}
+
 Lane& Session::lane() {
   for (auto& e : t_lanes.entries)
     if (e.session == this) return *e.lane;

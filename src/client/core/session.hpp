@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "client/core/background_copies.hpp"
 #include "client/core/lane.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/wire.hpp"
@@ -34,18 +35,27 @@ class Session {
   cudaError_t call(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                    std::span<const iovec> payload, std::vector<uint8_t>& reply_args,
                    bool report_deferred = true) {
-    return lane().call(op, device, args, payload, reply_args, report_deferred);
+    uint64_t seq = 0;
+    cudaError_t e = lane().call(op, device, args, payload, reply_args, report_deferred, &seq);
+    return report_deferred ? settle(e, seq) : e;
   }
   // Synchronous call whose reply streams n bytes into dst.
   cudaError_t call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
                         size_t n, std::vector<uint8_t>& reply_args) {
-    return lane().call_into(op, device, args, dst, n, reply_args);
+    uint64_t seq = 0;
+    return settle(lane().call_into(op, device, args, dst, n, reply_args, 0, &seq), seq);
   }
   // Synchronous call that also hands the server an open descriptor (shm).
   cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
                            std::vector<uint8_t>& reply_args) {
-    return lane().call_with_fd(op, device, args, fd, reply_args);
+    uint64_t seq = 0;
+    return settle(lane().call_with_fd(op, device, args, fd, reply_args, &seq), seq);
   }
+  // An asynchronous copy from or to page-locked memory, moved by a thread of
+  // the session; false when that is not possible (copy synchronously).
+  bool copy_in_background(BackgroundCopies::Copy copy);
+  // Waits for every background copy (before page-locked memory goes).
+  void finish_background_copies();
   // Asynchronous call: no reply; its error surfaces at a later call.
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                    std::span<const iovec> payload = {}) {
@@ -65,6 +75,8 @@ class Session {
   cudaError_t lost(const char* what);
   // A lane whose thread ended, for a later thread.
   void release(Lane* lane);
+  // A lane for one thread's use only, or null when none can be had.
+  Lane* dedicated_lane();
 
  private:
   Session(transport::Endpoint server, std::string transport_name);
@@ -72,6 +84,9 @@ class Session {
   // joins the session; the first lane when joining is not possible.
   Lane& lane();
   std::unique_ptr<transport::Connection> join();
+  // A synchronous call's status, once the background copies numbered
+  // before it (seq) are done; their error if the call had none.
+  cudaError_t settle(cudaError_t status, uint64_t seq);
 
   transport::Endpoint server_;
   std::string transport_name_;
@@ -83,6 +98,9 @@ class Session {
   std::vector<Lane*> idle_;
   Lane* first_ = nullptr;
   std::atomic<bool> joining_failed_{false};
+  std::once_flag background_once_;
+  std::unique_ptr<BackgroundCopies> background_;
+  std::atomic<bool> background_used_{false};
 };
 
 }  // namespace rgpu::client

@@ -67,6 +67,22 @@ bool shared_with(int device, const void* host, size_t n) {
          Runtime::get().device(device)->session->shares_memory();
 }
 
+// Application memory that is page-locked over all of [p, p + n).
+bool page_locked(const void* p, size_t n) {
+  auto r = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(p));
+  return r && reinterpret_cast<uint64_t>(p) - r->base <= r->size - n;
+}
+
+// An asynchronous copy from or to page-locked memory the server cannot
+// reach: it returns at once, as locally, and a thread of the session moves
+// the data. False when that is not possible (the caller copies itself).
+bool copy_in_background(Call& call, void* host, size_t n, bool to_device) {
+  VirtualDevice* d = call.device();
+  const auto& args = call.args().bytes();
+  return d->session->copy_in_background(
+      {call.op(), static_cast<uint16_t>(d->remote), {args.begin(), args.end()}, host, n, to_device});
+}
+
 }  // namespace
 
 // Even device-to-host copies can stay asynchronous here: the data lands in
@@ -104,6 +120,8 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
+      if (async && page_locked(src, n) && copy_in_background(call, const_cast<void*>(src), n, true))
+        return cudaSuccess;
       iovec data{const_cast<void*>(src), n};
       // The data is on the wire when post() returns, so the application may
       // reuse its buffer at once, as after a staged pageable copy.
@@ -116,8 +134,9 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);
-      // Device-to-host copies wait for their data even when asynchronous:
-      // it must be in place before anything else can observe the stream.
+      if (async && page_locked(dst, n) && copy_in_background(call, dst, n, false)) return cudaSuccess;
+      // Into pageable memory even an asynchronous copy returns only once the
+      // data is there, as locally.
       return call.run_into(dst, n);
     }
     case Dir::d2d: {

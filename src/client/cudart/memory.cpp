@@ -179,6 +179,7 @@ extern "C" cudaError_t cudaFreeHost(void* ptr) {
     auto range = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr));
     if (!range || range->registered || range->base != reinterpret_cast<uint64_t>(ptr))
       return cudaErrorInvalidValue;
+    Runtime::get().finish_background_copies();
     MemoryMap::get().remove_host(range->base);
     if (range->shared_fd >= 0) {
       unshare_with_servers(range->base, Runtime::get().sharing_sessions().size());
@@ -206,6 +207,7 @@ extern "C" cudaError_t cudaHostUnregister(void* ptr) {
     auto range = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr));
     if (!range || !range->registered || range->base != reinterpret_cast<uint64_t>(ptr))
       return cudaErrorHostMemoryNotRegistered;
+    Runtime::get().finish_background_copies();
     MemoryMap::get().remove_host(range->base);
     return cudaSuccess;
   });

@@ -1,0 +1,75 @@
+#include "client/core/background_copies.hpp"
+
+#include <thread>
+#include <utility>
+
+#include "client/core/session.hpp"
+
+namespace rgpu::client {
+namespace {
+// Copies waiting on different streams each need a thread: one waits for
+// its GPU work while another's data moves.
+constexpr unsigned kMaxThreads = 4;
+}  // namespace
+
+bool BackgroundCopies::queue(Copy copy) {
+  std::unique_lock lock(mutex_);
+  if (idle_ == 0 && threads_ < kMaxThreads) {
+    lock.unlock();
+    Lane* lane = session_.dedicated_lane();
+    lock.lock();
+    if (lane) {
+      ++threads_;
+      ++idle_;
+      std::thread([this, lane] { serve(lane); }).detach();
+    } else if (threads_ == 0) {
+      return false;
+    }
+  }
+  // Numbered under the lock, so the queue is in number order.
+  uint64_t seq = session_.next_seq();
+  unfinished_.insert(seq);
+  queue_.push_back({std::move(copy), seq});
+  work_.notify_one();
+  return true;
+}
+
+void BackgroundCopies::serve(Lane* lane) {
+  std::vector<uint8_t> reply;
+  for (;;) {
+    Queued q;
+    {
+      std::unique_lock lock(mutex_);
+      work_.wait(lock, [&] { return !queue_.empty(); });
+      q = std::move(queue_.front());
+      queue_.pop_front();
+      --idle_;
+    }
+    const Copy& c = q.copy;
+    cudaError_t e;
+    if (c.to_device) {
+      iovec data{c.host, c.n};
+      e = lane->post(c.op, c.device, c.args, {&data, 1}, q.seq);
+    } else {
+      e = lane->call_into(c.op, c.device, c.args, c.host, c.n, reply, q.seq, nullptr);
+    }
+    std::lock_guard lock(mutex_);
+    if (e != cudaSuccess && error_ == cudaSuccess) error_ = e;
+    unfinished_.erase(q.seq);
+    ++idle_;
+    finished_.notify_all();
+  }
+}
+
+cudaError_t BackgroundCopies::settle(uint64_t seq) {
+  std::unique_lock lock(mutex_);
+  finished_.wait(lock, [&] { return unfinished_.empty() || *unfinished_.begin() >= seq; });
+  return std::exchange(error_, cudaSuccess);
+}
+
+void BackgroundCopies::drain() {
+  std::unique_lock lock(mutex_);
+  finished_.wait(lock, [&] { return unfinished_.empty(); });
+}
+
+}  // namespace rgpu::client

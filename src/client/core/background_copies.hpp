@@ -1,0 +1,60 @@
+// Asynchronous copies between device memory and the application's
+// page-locked memory where the transport cannot share that memory (tcp):
+// cudaMemcpyAsync returns at once, as it does locally, and threads of the
+// session move the data, each on a lane of its own. Every copy is numbered
+// when queued, so the worker runs it in the application's order; a
+// synchronous call returns only once the copies queued before it finished.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <vector>
+
+namespace rgpu::client {
+
+class Session;
+class Lane;
+
+class BackgroundCopies {
+ public:
+  struct Copy {
+    uint16_t op;
+    uint16_t device;
+    std::vector<uint8_t> args;
+    void* host;  // page-locked application memory
+    size_t n;
+    bool to_device;  // sent as the request's payload; else received into host
+  };
+
+  explicit BackgroundCopies(Session& session) : session_(session) {}
+
+  // False when no thread can take the copy (the server offers no way to
+  // join): the caller then copies synchronously.
+  bool queue(Copy copy);
+  // Returns once every copy numbered below `seq` has finished, with the
+  // first error one of them hit (cudaSuccess if none), reported once.
+  cudaError_t settle(uint64_t seq);
+  // Waits for every queued copy (before page-locked memory is freed).
+  void drain();
+
+ private:
+  struct Queued {
+    Copy copy;
+    uint64_t seq;
+  };
+  void serve(Lane* lane);
+
+  Session& session_;
+  std::mutex mutex_;
+  std::condition_variable work_, finished_;
+  std::deque<Queued> queue_;
+  std::set<uint64_t> unfinished_;  // numbers queued or in flight
+  unsigned threads_ = 0, idle_ = 0;
+  cudaError_t error_ = cudaSuccess;
+};
+
+}  // namespace rgpu::client
