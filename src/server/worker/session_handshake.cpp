@@ -14,10 +14,22 @@ namespace {
 // A joining connection that says nothing is dropped after this long.
 constexpr int kJoinTimeoutMs = 10000;
 
-void send_hello_reply(transport::Connection& conn, const proto::HelloReply& r) {
+template <typename M>
+void send_message(transport::Connection& conn, uint16_t op, const M& m) {
   proto::Writer w;
-  r.encode(w);
-  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+  m.encode(w);
+  proto::send_frame(conn, proto::FrameHeader{.op = op}, w.bytes());
+}
+
+// The connection's first frame, which must carry an `op` message.
+template <typename M>
+M first_message(transport::Connection& conn, uint16_t op, const char* what) {
+  auto h = proto::recv_header(conn);
+  if (h.op != op || h.payload_len != 0) throw proto::DecodeError(std::string("first frame is not a ") + what);
+  std::vector<uint8_t> args;
+  proto::recv_args(conn, h, args);
+  proto::Reader r(args);
+  return M::decode(r);
 }
 
 }  // namespace
@@ -25,15 +37,8 @@ void send_hello_reply(transport::Connection& conn, const proto::HelloReply& r) {
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
                               const JoinPoint& join) {
   proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty())};
-  proto::Writer cw;
-  challenge.encode(cw);
-  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpChallenge}, cw.bytes());
-  auto h = proto::recv_header(conn);
-  if (h.op != proto::kOpHello || h.payload_len != 0) throw proto::DecodeError("first frame is not a hello");
-  std::vector<uint8_t> args;
-  proto::recv_args(conn, h, args);
-  proto::Reader r(args);
-  proto::Hello hello = proto::Hello::decode(r);
+  send_message(conn, proto::kOpChallenge, challenge);
+  auto hello = first_message<proto::Hello>(conn, proto::kOpHello, "hello");
 
   proto::HelloReply reply;
   reply.protocol_version = proto::kProtocolVersion;
@@ -80,7 +85,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
     reply.join_path = join.where.host;
     reply.join_secret = join.secret;
   }
-  send_hello_reply(conn, reply);
+  send_message(conn, proto::kOpHello, reply);
   if (reply.status != cudaSuccess) {
     RGPU_LOG(warn, "refused %s (%s): %s", conn.peer().c_str(), hello.client_name.c_str(), reply.message.c_str());
     return {};
@@ -93,21 +98,14 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
 
 bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret) {
   if (!conn.wait_readable(kJoinTimeoutMs)) return false;
-  auto h = proto::recv_header(conn);
-  if (h.op != proto::kOpJoin || h.payload_len != 0) throw proto::DecodeError("first frame is not a join");
-  std::vector<uint8_t> args;
-  proto::recv_args(conn, h, args);
-  proto::Reader r(args);
-  proto::Join join = proto::Join::decode(r);
+  auto join = first_message<proto::Join>(conn, proto::kOpJoin, "join");
   proto::JoinReply reply;
   if (!proto::same_secret(join.secret, secret)) {
     reply.status = cudaErrorNotPermitted;
     reply.message = "not a connection of this session";
     RGPU_LOG(warn, "refused a join from %s: wrong secret", conn.peer().c_str());
   }
-  proto::Writer w;
-  reply.encode(w);
-  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
+  send_message(conn, proto::kOpJoin, reply);
   return reply.status == cudaSuccess;
 }
 

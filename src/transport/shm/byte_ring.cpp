@@ -89,38 +89,35 @@ bool ByteRing::wait(Ready ready, std::atomic<uint32_t>& event, std::atomic<uint3
 }
 
 void ByteRing::write(const void* src, size_t n) {
-  auto p = static_cast<const char*>(src);
-  while (n > 0) {
-    size_t room = writable_bytes();
-    if (room == 0) {
-      wait([&] { return writable_bytes() > 0; }, c_->space_event, c_->producer_sleeping, Clock::time_point::max());
-      continue;
-    }
-    uint64_t head = c_->head.load(std::memory_order_relaxed);
-    size_t at = static_cast<size_t>(head % capacity_);
-    size_t chunk = std::min({n, room, capacity_ - at});
-    std::memcpy(data_ + at, p, chunk);
-    c_->head.store(head + chunk, std::memory_order_release);
-    notify(c_->data_event, c_->consumer_sleeping);
-    p += chunk;
-    n -= chunk;
-  }
+  transfer(const_cast<char*>(static_cast<const char*>(src)), n, true);
 }
 
-void ByteRing::read(void* dst, size_t n) {
-  auto p = static_cast<char*>(dst);
+void ByteRing::read(void* dst, size_t n) { transfer(static_cast<char*>(dst), n, false); }
+
+void ByteRing::transfer(char* p, size_t n, bool produce) {
+  std::atomic<uint64_t>& index = produce ? c_->head : c_->tail;
+  auto room = [&] { return produce ? writable_bytes() : readable_bytes(); };
   while (n > 0) {
-    size_t ready = readable_bytes();
+    size_t ready = room();
     if (ready == 0) {
-      wait([&] { return readable_bytes() > 0; }, c_->data_event, c_->consumer_sleeping, Clock::time_point::max());
+      if (produce)
+        wait([&] { return room() > 0; }, c_->space_event, c_->producer_sleeping, Clock::time_point::max());
+      else
+        wait([&] { return room() > 0; }, c_->data_event, c_->consumer_sleeping, Clock::time_point::max());
       continue;
     }
-    uint64_t tail = c_->tail.load(std::memory_order_relaxed);
-    size_t at = static_cast<size_t>(tail % capacity_);
+    uint64_t done = index.load(std::memory_order_relaxed);
+    size_t at = static_cast<size_t>(done % capacity_);
     size_t chunk = std::min({n, ready, capacity_ - at});
-    std::memcpy(p, data_ + at, chunk);
-    c_->tail.store(tail + chunk, std::memory_order_release);
-    notify(c_->space_event, c_->producer_sleeping);
+    if (produce) {
+      std::memcpy(data_ + at, p, chunk);
+      index.store(done + chunk, std::memory_order_release);
+      notify(c_->data_event, c_->consumer_sleeping);
+    } else {
+      std::memcpy(p, data_ + at, chunk);
+      index.store(done + chunk, std::memory_order_release);
+      notify(c_->space_event, c_->producer_sleeping);
+    }
     p += chunk;
     n -= chunk;
   }

@@ -45,6 +45,8 @@ class ByteRing {
   void close();
 
  private:
+  // Copies n bytes in (produce) or out, waiting for room or data.
+  void transfer(char* p, size_t n, bool produce);
   size_t readable_bytes() const;
   size_t writable_bytes() const;
   // Polls, then sleeps on `event` until ready() or the deadline.
