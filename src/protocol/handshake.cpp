@@ -73,12 +73,14 @@ HelloReply HelloReply::decode(Reader& r) {
   return h;
 }
 
-void Join::encode(Writer& w) const { w.put_bytes(secret.data(), secret.size()); }
+void Join::encode(Writer& w) const { w.put_bytes(secret.data(), secret.size()).put(purpose); }
 
 Join Join::decode(Reader& r) {
   Join j;
   auto secret = r.get_bytes();
   j.secret.assign(secret.begin(), secret.end());
+  j.purpose = r.get<uint8_t>();
+  if (j.purpose > kJoinCallbacks) throw DecodeError("unknown join purpose");
   r.expect_end();
   return j;
 }

@@ -60,9 +60,16 @@ struct HelloReply {
   static HelloReply decode(Reader& r);
 };
 
+// What a joining connection is for.
+enum JoinPurpose : uint8_t {
+  kJoinCalls = 0,      // an application thread's calls
+  kJoinCallbacks = 1,  // the worker asks the application to run host callbacks
+};
+
 // The first frame of a joining connection, and the worker's answer.
 struct Join {
   std::vector<uint8_t> secret;
+  uint8_t purpose = kJoinCalls;
   void encode(Writer& w) const;
   static Join decode(Reader& r);
 };

@@ -11,6 +11,7 @@ enum Op : uint16_t {
   kOpHello = 2,
   kOpChallenge = 3,
   kOpJoin = 4,  // another connection of an application joins its session
+  kOpHostCallback = 5,  // on the callback connection: run callback n / it ran
 
   kOpMalloc = 10,
   kOpFree = 11,
@@ -47,6 +48,8 @@ enum Op : uint16_t {
   kOpFuncSetCacheConfig = 55,
   kOpOccupancyMaxActiveBlocks = 56,
   kOpGetErrorString = 57,
+
+  kOpLaunchHostFunc = 46,  // a host callback in stream order (cudaLaunchHostFunc, cudaStreamAddCallback)
 
   kOpDeviceSynchronize = 60,
   kOpDeviceReset = 61,

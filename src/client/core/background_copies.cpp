@@ -61,9 +61,14 @@ void BackgroundCopies::serve(Lane* lane) {
   }
 }
 
-cudaError_t BackgroundCopies::settle(uint64_t seq) {
+void BackgroundCopies::wait_before(uint64_t seq) {
   std::unique_lock lock(mutex_);
   finished_.wait(lock, [&] { return unfinished_.empty() || *unfinished_.begin() >= seq; });
+}
+
+cudaError_t BackgroundCopies::settle(uint64_t seq) {
+  wait_before(seq);
+  std::lock_guard lock(mutex_);
   return std::exchange(error_, cudaSuccess);
 }
 

@@ -38,6 +38,8 @@ class BackgroundCopies {
   // Returns once every copy numbered below `seq` has finished, with the
   // first error one of them hit (cudaSuccess if none), reported once.
   cudaError_t settle(uint64_t seq);
+  // Returns once every copy numbered below `seq` has finished.
+  void wait_before(uint64_t seq);
   // Waits for every queued copy (before page-locked memory is freed).
   void drain();
 

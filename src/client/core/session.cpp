@@ -125,7 +125,7 @@ Lane* Session::dedicated_lane() {
       return lane;
     }
   }
-  auto conn = join();
+  auto conn = join(proto::kJoinCalls);
   if (!conn) return nullptr;
   std::lock_guard lock(mutex_);
   lanes_.push_back(std::make_unique<Lane>(*this, std::move(conn)));
@@ -141,6 +141,15 @@ bool Session::copy_in_background(BackgroundCopies::Copy copy) {
 
 void Session::finish_background_copies() {
   if (background_used_) background_->drain();
+}
+
+void Session::wait_background_copies(uint64_t seq) {
+  if (background_used_) background_->wait_before(seq);
+}
+
+HostCallbackRunner& Session::host_callbacks() {
+  std::call_once(callbacks_once_, [this] { callbacks_ = std::make_unique<HostCallbackRunner>(*this); });
+  return *callbacks_;
 }
 
 cudaError_t Session::settle(cudaError_t status, uint64_t seq) {
@@ -163,7 +172,7 @@ Lane& Session::lane() {
   }
   bool own = true;
   if (!lane) {
-    if (auto conn = join()) {
+    if (auto conn = join(proto::kJoinCalls)) {
       std::lock_guard lock(mutex_);
       lanes_.push_back(std::make_unique<Lane>(*this, std::move(conn)));
       lane = lanes_.back().get();
@@ -176,7 +185,7 @@ Lane& Session::lane() {
   return *lane;
 }
 
-std::unique_ptr<transport::Connection> Session::join() {
+std::unique_ptr<transport::Connection> Session::join(uint8_t purpose) {
   if (joining_failed_ || dead_) return nullptr;
   try {
     if (hello_.join_secret.empty()) throw transport::TransportError("the server offers no way to join");
@@ -184,7 +193,7 @@ std::unique_ptr<transport::Connection> Session::join() {
                     ? transport::make_tcp_transport()->connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
                     : transport::make_shm_transport()->connect({hello_.join_path, 0}, kConnectTimeoutMs);
     proto::Writer w;
-    proto::Join{hello_.join_secret}.encode(w);
+    proto::Join{hello_.join_secret, purpose}.encode(w);
     proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
     std::vector<uint8_t> args;
     handshake_frame(*conn, proto::kOpJoin, args);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client/core/background_copies.hpp"
+#include "client/core/host_callback_runner.hpp"
 #include "client/core/lane.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/wire.hpp"
@@ -56,6 +57,9 @@ class Session {
   bool copy_in_background(BackgroundCopies::Copy copy);
   // Waits for every background copy (before page-locked memory goes).
   void finish_background_copies();
+  // Waits for the background copies numbered below seq.
+  void wait_background_copies(uint64_t seq);
+  HostCallbackRunner& host_callbacks();
   // Asynchronous call: no reply; its error surfaces at a later call.
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                    std::span<const iovec> payload = {}) {
@@ -77,13 +81,15 @@ class Session {
   void release(Lane* lane);
   // A lane for one thread's use only, or null when none can be had.
   Lane* dedicated_lane();
+  // A new connection joining the session for `purpose` (a
+  // proto::JoinPurpose), or null when joining is not possible.
+  std::unique_ptr<transport::Connection> join(uint8_t purpose);
 
  private:
   Session(transport::Endpoint server, std::string transport_name);
   // The calling thread's lane: its own, a released one, or a new one that
   // joins the session; the first lane when joining is not possible.
   Lane& lane();
-  std::unique_ptr<transport::Connection> join();
   // A synchronous call's status, once the background copies numbered
   // before it (seq) are done; their error if the call had none.
   cudaError_t settle(cudaError_t status, uint64_t seq);
@@ -101,6 +107,8 @@ class Session {
   std::once_flag background_once_;
   std::unique_ptr<BackgroundCopies> background_;
   std::atomic<bool> background_used_{false};
+  std::once_flag callbacks_once_;
+  std::unique_ptr<HostCallbackRunner> callbacks_;
 };
 
 }  // namespace rgpu::client

@@ -2,9 +2,13 @@
 // handles that name the owning device (see client/core/handles.hpp).
 #include <cuda_runtime_api.h>
 
+#include <functional>
+
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/core/handles.hpp"
+#include "client/core/host_callback_runner.hpp"
+#include "client/core/session.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -30,6 +34,21 @@ cudaError_t on_stream(uint16_t op, cudaStream_t stream) {
   if (cudaError_t e = call.to_stream(stream, &s)) return e;
   call.args().put<uint64_t>(s);
   return call.run();
+}
+
+// Queues fn on the stream; the session's callback thread runs it when the
+// server's stream gets there (see client/core/host_callback_runner.hpp).
+cudaError_t host_callback(cudaStream_t stream, std::function<void()> fn) {
+  Call call(proto::kOpLaunchHostFunc);
+  uint64_t s;
+  if (cudaError_t e = call.to_stream(stream, &s)) return e;
+  HostCallbackRunner& runner = call.device()->session->host_callbacks();
+  uint64_t id = runner.add(std::move(fn));
+  if (!id) return cudaErrorNotSupported;
+  call.args().put<uint64_t>(s).put<uint64_t>(id);
+  cudaError_t e = call.post();
+  if (e) runner.drop(id);
+  return e;
 }
 
 cudaError_t on_event(uint16_t op, cudaEvent_t event) {
@@ -147,5 +166,20 @@ extern "C" cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEv
     if (cudaError_t e = call.run()) return e;
     *ms = call.reply().get<float>();
     return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* user_data) {
+  return api([&]() -> cudaError_t {
+    if (!fn) return cudaErrorInvalidValue;
+    return host_callback(stream, [fn, user_data] { fn(user_data); });
+  });
+}
+
+extern "C" cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data,
+                                             unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!callback || flags != 0) return cudaErrorInvalidValue;
+    return host_callback(stream, [callback, stream, user_data] { callback(stream, cudaSuccess, user_data); });
   });
 }

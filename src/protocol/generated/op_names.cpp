@@ -13,6 +13,7 @@ const char* op_name(uint16_t op) {
     case kOpHello: return "Hello";
     case kOpChallenge: return "Challenge";
     case kOpJoin: return "Join";
+    case kOpHostCallback: return "HostCallback";
     case kOpMalloc: return "Malloc";
     case kOpFree: return "Free";
     case kOpMallocPitch: return "MallocPitch";
@@ -46,6 +47,7 @@ const char* op_name(uint16_t op) {
     case kOpFuncSetCacheConfig: return "FuncSetCacheConfig";
     case kOpOccupancyMaxActiveBlocks: return "OccupancyMaxActiveBlocks";
     case kOpGetErrorString: return "GetErrorString";
+    case kOpLaunchHostFunc: return "LaunchHostFunc";
     case kOpDeviceSynchronize: return "DeviceSynchronize";
     case kOpDeviceReset: return "DeviceReset";
     case kOpGetDeviceProperties: return "GetDeviceProperties";

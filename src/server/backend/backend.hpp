@@ -79,6 +79,9 @@ class Backend : public ForwardedApi {
   virtual int32_t event_synchronize(Handle event) = 0;
   virtual int32_t event_query(Handle event) = 0;
   virtual int32_t event_elapsed_time(float* ms, Handle start, Handle end) = 0;
+  // Runs fn(arg) on a host thread once the stream gets there; later work on
+  // the stream waits for it to return.
+  virtual int32_t launch_host_func(Handle stream, void (*fn)(void*), void* arg) = 0;
 
   // image is a whole fat binary; the module lives on the current device.
   virtual int32_t module_load(std::span<const uint8_t> image, Handle* module) = 0;

@@ -13,6 +13,7 @@
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
 #include "server/worker/handle_set.hpp"
+#include "server/worker/host_callbacks.hpp"
 
 namespace rgpu::server {
 
@@ -91,6 +92,7 @@ class SessionContext {
   HandleSet events;
   HandleSet modules;
   FunctionTable functions;
+  HostCallbacks host_callbacks;
   // Bytes per block of a pipelined copy the client asked for; 0: by size.
   size_t pipeline_block = 0;
 

@@ -96,9 +96,10 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
 }
 
 
-bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret) {
+bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, uint8_t* purpose) {
   if (!conn.wait_readable(kJoinTimeoutMs)) return false;
   auto join = first_message<proto::Join>(conn, proto::kOpJoin, "join");
+  *purpose = join.purpose;
   proto::JoinReply reply;
   if (!proto::same_secret(join.secret, secret)) {
     reply.status = cudaErrorNotPermitted;

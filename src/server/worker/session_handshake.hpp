@@ -27,7 +27,8 @@ struct SessionGrant {
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
                               const JoinPoint& join);
 
-// True when the connection proved it belongs to the session; answers it.
-bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret);
+// True when the connection proved it belongs to the session (and says
+// what for, a proto::JoinPurpose); answers it.
+bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, uint8_t* purpose);
 
 }  // namespace rgpu::server

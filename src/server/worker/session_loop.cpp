@@ -10,6 +10,7 @@
 #include "common/log.hpp"
 #include "protocol/auth.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/handshake.hpp"
 #include "protocol/op_names.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
@@ -116,7 +117,13 @@ class JoinedLanes {
     std::thread([this, it] {
       transport::Connection& c = **it;
       try {
-        if (accept_join(c, secret_)) serve_connection(session_, c);
+        uint8_t purpose;
+        if (accept_join(c, secret_, &purpose)) {
+          if (purpose == proto::kJoinCallbacks)
+            session_.context.host_callbacks.serve(c);
+          else
+            serve_connection(session_, c);
+        }
       } catch (const std::exception& e) {
         RGPU_LOG(warn, "dropping a join from %s: %s", c.peer().c_str(), e.what());
       }
@@ -183,6 +190,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     serve_connection(s, conn);
     // The first connection lives as long as the application's session.
     gate.close();
+    context.host_callbacks.close();
     if (join_listener) {
       join_listener->shutdown();
       acceptor.join();

@@ -1,6 +1,7 @@
 // Streams and events: created by the session, then named by handle.
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
+#include "server/worker/host_callbacks.hpp"
 #include "server/worker/session_context.hpp"
 
 namespace rgpu::server {
@@ -99,6 +100,28 @@ int32_t event_elapsed_time(SessionContext& s, Request& req, proto::Writer& out) 
   return cudaSuccess;
 }
 
+// What a host function queued on a stream needs when the stream gets there.
+struct DueCallback {
+  HostCallbacks* callbacks;
+  uint64_t id, seq;
+};
+
+void run_due_callback(void* arg) {
+  auto* due = static_cast<DueCallback*>(arg);
+  due->callbacks->run(due->id, due->seq);
+  delete due;
+}
+
+int32_t launch_host_func(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(stream);
+  auto id = req.args.get<uint64_t>();
+  req.args.expect_end();
+  auto* due = new DueCallback{&s.host_callbacks, id, req.header().seq};
+  int32_t e = s.backend().launch_host_func(stream, run_due_callback, due);
+  if (e) delete due;
+  return e;
+}
+
 #undef RGPU_STREAM
 #undef RGPU_EVENT
 
@@ -116,6 +139,7 @@ void register_stream_event_handlers(Dispatcher& d) {
   d.add(proto::kOpEventSynchronize, event_synchronize);
   d.add(proto::kOpEventQuery, event_query);
   d.add(proto::kOpEventElapsedTime, event_elapsed_time);
+  d.add(proto::kOpLaunchHostFunc, launch_host_func);
 }
 
 }  // namespace rgpu::server

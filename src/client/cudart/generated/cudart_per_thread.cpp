@@ -12,6 +12,7 @@
 // Declared by the headers only for --default-stream per-thread builds.
 extern "C" {
 cudaError_t CUDARTAPI cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void* userData);
 cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind);
@@ -25,6 +26,7 @@ cudaError_t CUDARTAPI cudaMemset2DAsync_ptsz(void* devPtr, size_t pitch, int val
 cudaError_t CUDARTAPI cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, size_t width, size_t height);
 cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t count);
+cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags);
 cudaError_t CUDARTAPI cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags);
 cudaError_t CUDARTAPI cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long* streamId);
 cudaError_t CUDARTAPI cudaStreamGetPriority_ptsz(cudaStream_t hStream, int* priority);
@@ -37,6 +39,11 @@ cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t 
 extern "C" cudaError_t CUDARTAPI cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaEventRecord(event, stream);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaLaunchHostFunc(stream, fn, userData);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream) {
@@ -102,6 +109,11 @@ extern "C" cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void* devPtr, int value, s
 extern "C" cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t count) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaMemset(devPtr, value, count);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaStreamAddCallback(stream, callback, userData, flags);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags) {

@@ -17,7 +17,6 @@ cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cuda
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaLaunchCooperativeKernel_ptsz(const void*, dim3, dim3, void**, size_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaLaunchHostFunc_ptsz(cudaStream_t, cudaHostFn_t, void*);
 cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
 cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void**, size_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void**, size_t, cudaMemPool_t, cudaStream_t);
@@ -44,7 +43,6 @@ cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const 
 cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent);
 cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t);
-cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t, cudaStreamCallback_t, void*, unsigned int);
 cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int);
 cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode);
 cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptureMode);
@@ -272,8 +270,6 @@ extern "C" cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void**, cudaIpcMemHandle_t
 extern "C" cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t, cudaFuncAttribute, int, int) { return rgpu::client::unsupported("cudaKernelSetAttributeForDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaLaunchCooperativeKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaLaunchCooperativeKernel"); }
 extern "C" cudaError_t CUDARTAPI cudaLaunchCooperativeKernel_ptsz(const void*, dim3, dim3, void**, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaLaunchCooperativeKernel_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t, void*) { return rgpu::client::unsupported("cudaLaunchHostFunc"); }
-extern "C" cudaError_t CUDARTAPI cudaLaunchHostFunc_ptsz(cudaStream_t, cudaHostFn_t, void*) { return rgpu::client::unsupported("cudaLaunchHostFunc_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC"); }
 extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryEnumerateKernels(cudaKernel_t*, unsigned int, cudaLibrary_t) { return rgpu::client::unsupported("cudaLibraryEnumerateKernels"); }
@@ -370,8 +366,6 @@ extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxPotentialClusterSize(int*, cons
 extern "C" cudaError_t CUDARTAPI cudaSetValidDevices(int*, int) { return rgpu::client::unsupported("cudaSetValidDevices"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamAddCallback(cudaStream_t, cudaStreamCallback_t, void*, unsigned int) { return rgpu::client::unsupported("cudaStreamAddCallback"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t, cudaStreamCallback_t, void*, unsigned int) { return rgpu::client::unsupported("cudaStreamAddCallback_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCapture"); }

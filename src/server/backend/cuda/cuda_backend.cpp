@@ -110,6 +110,9 @@ class CudaBackend final : public CudaForwardedApi {
   int32_t event_elapsed_time(float* ms, Handle start, Handle end) override {
     return cudaEventElapsedTime(ms, as<cudaEvent_t>(start), as<cudaEvent_t>(end));
   }
+  int32_t launch_host_func(Handle stream, void (*fn)(void*), void* arg) override {
+    return cudaLaunchHostFunc(as<cudaStream_t>(stream), fn, arg);
+  }
 
   int32_t module_load(std::span<const uint8_t> image, Handle* module) override {
     CUmodule m = nullptr;

@@ -193,6 +193,10 @@ class HostTestBackend final : public Backend {
     as<Event>(event)->at = std::chrono::steady_clock::now();
     return cudaSuccess;
   }
+  int32_t launch_host_func(Handle, void (*fn)(void*), void* arg) override {
+    fn(arg);
+    return cudaSuccess;
+  }
   int32_t event_synchronize(Handle) override { return cudaSuccess; }
   int32_t event_query(Handle) override { return cudaSuccess; }
   int32_t event_elapsed_time(float* ms, Handle start, Handle end) override {

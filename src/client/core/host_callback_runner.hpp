@@ -1,0 +1,39 @@
+// The application's side of host callbacks (see
+// server/worker/host_callbacks.hpp): a thread of the session waits on the
+// session's callback connection, runs each callback the worker says is due,
+// in order, and tells the worker it ran, which lets the stream go on.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "transport/transport.hpp"
+
+namespace rgpu::client {
+
+class Session;
+
+class HostCallbackRunner {
+ public:
+  explicit HostCallbackRunner(Session& session) : session_(session) {}
+
+  // Registers a callback to run once; its number, or 0 when the session has
+  // no callback connection (the server offers no way to join).
+  uint64_t add(std::function<void()> fn);
+  // Forgets a callback whose queueing failed.
+  void drop(uint64_t id);
+
+ private:
+  void serve(std::unique_ptr<transport::Connection> conn);
+
+  Session& session_;
+  std::mutex mutex_;
+  std::unordered_map<uint64_t, std::function<void()>> pending_;
+  uint64_t next_id_ = 1;
+  bool started_ = false;
+  bool failed_ = false;
+};
+
+}  // namespace rgpu::client

@@ -1,0 +1,58 @@
+#include "server/worker/host_callbacks.hpp"
+
+#include "common/log.hpp"
+#include "protocol/frame_io.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::server {
+
+void HostCallbacks::run(uint64_t id, uint64_t seq) {
+  Due due{id, seq};
+  std::unique_lock lock(mutex_);
+  if (closed_) return;
+  due_.push_back(&due);
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return due.done; });
+}
+
+void HostCallbacks::serve(transport::Connection& conn) {
+  std::unique_lock lock(mutex_);
+  try {
+    for (;;) {
+      changed_.wait(lock, [&] { return closed_ || !due_.empty(); });
+      if (closed_) return;
+      Due* due = due_.front();
+      lock.unlock();
+      proto::Writer w;
+      w.put(due->id).put(due->seq);
+      proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHostCallback}, w.bytes());
+      auto h = proto::recv_header(conn);
+      std::vector<uint8_t> args;
+      proto::recv_args(conn, h, args);
+      if (h.op != proto::kOpHostCallback || h.payload_len != 0) throw proto::DecodeError("not a callback's end");
+      lock.lock();
+      due_.pop_front();
+      due->done = true;
+      changed_.notify_all();
+    }
+  } catch (const std::exception& e) {
+    RGPU_LOG(info, "callback connection ended: %s", e.what());
+    if (!lock.owns_lock()) lock.lock();
+    closed_ = true;
+    finish_all();
+  }
+}
+
+void HostCallbacks::close() {
+  std::lock_guard lock(mutex_);
+  closed_ = true;
+  finish_all();
+}
+
+void HostCallbacks::finish_all() {
+  for (Due* d : due_) d->done = true;
+  due_.clear();
+  changed_.notify_all();
+}
+
+}  // namespace rgpu::server

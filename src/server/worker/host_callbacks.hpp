@@ -1,0 +1,40 @@
+// Host callbacks (cudaLaunchHostFunc, cudaStreamAddCallback) run in the
+// application's process, in stream order: the worker queues a host function
+// on the GPU stream that asks the client, over the session's callback
+// connection, to run callback n, and returns only once it has, so later
+// work on the stream waits for it as it would locally.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+#include "transport/transport.hpp"
+
+namespace rgpu::server {
+
+class HostCallbacks {
+ public:
+  // On the thread where CUDA runs host functions: returns once the client
+  // ran callback `id` (queued by request `seq`), or is gone.
+  void run(uint64_t id, uint64_t seq);
+  // Serves the client's callback connection until it closes.
+  void serve(transport::Connection& conn);
+  // The session is over: nothing more runs, nobody waits.
+  void close();
+
+ private:
+  struct Due {
+    uint64_t id;
+    uint64_t seq;
+    bool done = false;
+  };
+  void finish_all();  // with mutex_ held
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Due*> due_;
+  bool closed_ = false;
+};
+
+}  // namespace rgpu::server
