@@ -28,8 +28,8 @@ bool BackgroundCopies::queue(Copy copy) {
   }
   // Numbered under the lock, so the queue is in number order.
   uint64_t seq = session_.next_seq();
-  unfinished_.insert(seq);
   queue_.push_back({std::move(copy), seq});
+  unfinished_.emplace(seq, &queue_.back().copy);
   work_.notify_one();
   return true;
 }
@@ -43,6 +43,7 @@ void BackgroundCopies::serve(Lane* lane) {
       work_.wait(lock, [&] { return !queue_.empty(); });
       q = std::move(queue_.front());
       queue_.pop_front();
+      unfinished_[q.seq] = &q.copy;
       --idle_;
     }
     const Copy& c = q.copy;
@@ -61,14 +62,19 @@ void BackgroundCopies::serve(Lane* lane) {
   }
 }
 
-void BackgroundCopies::wait_before(uint64_t seq) {
+void BackgroundCopies::wait_before_on(uint64_t seq, uint16_t device, uint64_t stream) {
+  const bool legacy = stream == reinterpret_cast<uint64_t>(cudaStreamLegacy) || stream == 0;
   std::unique_lock lock(mutex_);
-  finished_.wait(lock, [&] { return unfinished_.empty() || *unfinished_.begin() >= seq; });
+  finished_.wait(lock, [&] {
+    for (auto it = unfinished_.begin(); it != unfinished_.end() && it->first < seq; ++it)
+      if (legacy || (it->second->device == device && it->second->stream == stream)) return false;
+    return true;
+  });
 }
 
 cudaError_t BackgroundCopies::settle(uint64_t seq) {
-  wait_before(seq);
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  finished_.wait(lock, [&] { return unfinished_.empty() || unfinished_.begin()->first >= seq; });
   return std::exchange(error_, cudaSuccess);
 }
 

@@ -10,8 +10,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
-#include <set>
 #include <vector>
 
 namespace rgpu::client {
@@ -24,6 +24,7 @@ class BackgroundCopies {
   struct Copy {
     uint16_t op;
     uint16_t device;
+    uint64_t stream;  // the server's handle; never a per-thread stream
     std::vector<uint8_t> args;
     void* host;  // page-locked application memory
     size_t n;
@@ -38,8 +39,10 @@ class BackgroundCopies {
   // Returns once every copy numbered below `seq` has finished, with the
   // first error one of them hit (cudaSuccess if none), reported once.
   cudaError_t settle(uint64_t seq);
-  // Returns once every copy numbered below `seq` has finished.
-  void wait_before(uint64_t seq);
+  // Returns once the copies numbered below `seq` on `stream` of `device`
+  // have finished (on the legacy default stream: all of them). Copies on
+  // other streams may still wait for GPU work, even for this very callback.
+  void wait_before_on(uint64_t seq, uint16_t device, uint64_t stream);
   // Waits for every queued copy (before page-locked memory is freed).
   void drain();
 
@@ -54,7 +57,8 @@ class BackgroundCopies {
   std::mutex mutex_;
   std::condition_variable work_, finished_;
   std::deque<Queued> queue_;
-  std::set<uint64_t> unfinished_;  // numbers queued or in flight
+  // Queued or in flight, by number.
+  std::map<uint64_t, const Copy*> unfinished_;
   unsigned threads_ = 0, idle_ = 0;
   cudaError_t error_ = cudaSuccess;
 };

@@ -143,8 +143,8 @@ void Session::finish_background_copies() {
   if (background_used_) background_->drain();
 }
 
-void Session::wait_background_copies(uint64_t seq) {
-  if (background_used_) background_->wait_before(seq);
+void Session::wait_background_copies(uint64_t seq, uint16_t device, uint64_t stream) {
+  if (background_used_) background_->wait_before_on(seq, device, stream);
 }
 
 HostCallbackRunner& Session::host_callbacks() {
