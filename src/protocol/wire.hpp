@@ -20,6 +20,9 @@ constexpr uint64_t kMaxPayloadBytes = 1ull << 40;
 
 enum FrameFlags : uint32_t {
   kFlagAsync = 1u << 0,  // no reply: errors surface at the next synchronous call
+  // With kFlagAsync: ordered as an asynchronous call (it counts as started
+  // once queued on the GPU), yet answered with its status.
+  kFlagAnswer = 1u << 1,
 };
 
 struct FrameHeader {

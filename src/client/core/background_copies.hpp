@@ -1,16 +1,21 @@
-// Asynchronous copies between device memory and the application's
-// page-locked memory where the transport cannot share that memory (tcp):
+// Asynchronous copies from the application's page-locked memory to the
+// device where the transport cannot share that memory (tcp):
 // cudaMemcpyAsync returns at once, as it does locally, and threads of the
-// session move the data, each on a lane of its own. Every copy is numbered
-// when queued, so the worker runs it in the application's order; a
-// synchronous call returns only once the copies queued before it finished.
+// session send the data, each on a lane of its own. Every copy is numbered
+// when queued, so the worker queues it on the GPU in the application's
+// order; their errors surface at the next synchronous call.
+//
+// Device-to-host copies are not done this way: the worker streams their
+// data as the GPU copies it, block by block, so their requests would count
+// as started before the GPU had all of them queued, and a host callback
+// queued behind them could wait for data that waits for the callback.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <map>
+#include <set>
 #include <mutex>
 #include <vector>
 
@@ -24,11 +29,9 @@ class BackgroundCopies {
   struct Copy {
     uint16_t op;
     uint16_t device;
-    uint64_t stream;  // the server's handle; never a per-thread stream
     std::vector<uint8_t> args;
-    void* host;  // page-locked application memory
+    const void* host;  // page-locked application memory, sent as the payload
     size_t n;
-    bool to_device;  // sent as the request's payload; else received into host
   };
 
   explicit BackgroundCopies(Session& session) : session_(session) {}
@@ -39,10 +42,6 @@ class BackgroundCopies {
   // Returns once every copy numbered below `seq` has finished, with the
   // first error one of them hit (cudaSuccess if none), reported once.
   cudaError_t settle(uint64_t seq);
-  // Returns once the copies numbered below `seq` on `stream` of `device`
-  // have finished (on the legacy default stream: all of them). Copies on
-  // other streams may still wait for GPU work, even for this very callback.
-  void wait_before_on(uint64_t seq, uint16_t device, uint64_t stream);
   // Waits for every queued copy (before page-locked memory is freed).
   void drain();
 
@@ -57,8 +56,7 @@ class BackgroundCopies {
   std::mutex mutex_;
   std::condition_variable work_, finished_;
   std::deque<Queued> queue_;
-  // Queued or in flight, by number.
-  std::map<uint64_t, const Copy*> unfinished_;
+  std::set<uint64_t> unfinished_;  // numbers queued or in flight
   unsigned threads_ = 0, idle_ = 0;
   cudaError_t error_ = cudaSuccess;
 };

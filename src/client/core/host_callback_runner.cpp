@@ -10,7 +10,7 @@
 
 namespace rgpu::client {
 
-uint64_t HostCallbackRunner::add(std::function<void()> fn, uint16_t device, uint64_t stream) {
+uint64_t HostCallbackRunner::add(std::function<void()> fn) {
   std::lock_guard lock(mutex_);
   if (!started_ && !failed_) {
     auto conn = session_.join(proto::kJoinCallbacks);
@@ -23,7 +23,7 @@ uint64_t HostCallbackRunner::add(std::function<void()> fn, uint16_t device, uint
   }
   if (failed_) return 0;
   uint64_t id = next_id_++;
-  pending_.emplace(id, Pending{std::move(fn), device, stream});
+  pending_.emplace(id, std::move(fn));
   return id;
 }
 
@@ -41,22 +41,17 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
       if (h.op != proto::kOpHostCallback || h.payload_len != 0) throw proto::DecodeError("not a due callback");
       proto::Reader r(args);
       auto id = r.get<uint64_t>();
-      auto seq = r.get<uint64_t>();
       r.expect_end();
-      Pending p{};
+      std::function<void()> fn;
       {
         std::lock_guard lock(mutex_);
         auto it = pending_.find(id);
         if (it != pending_.end()) {
-          p = std::move(it->second);
+          fn = std::move(it->second);
           pending_.erase(it);
         }
       }
-      if (p.fn) {
-        // Copies queued before the callback on its stream are in place.
-        session_.wait_background_copies(seq, p.device, p.stream);
-        p.fn();
-      }
+      if (fn) fn();
       proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpHostCallback}, {});
     }
   } catch (const std::exception& e) {

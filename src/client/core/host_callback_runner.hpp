@@ -19,10 +19,9 @@ class HostCallbackRunner {
  public:
   explicit HostCallbackRunner(Session& session) : session_(session) {}
 
-  // Registers a callback to run once, queued on `stream` (the server's
-  // handle) of `device`; its number, or 0 when the session has no callback
-  // connection (the server offers no way to join).
-  uint64_t add(std::function<void()> fn, uint16_t device, uint64_t stream);
+  // Registers a callback to run once; its number, or 0 when the session has
+  // no callback connection (the server offers no way to join).
+  uint64_t add(std::function<void()> fn);
   // Forgets a callback whose queueing failed.
   void drop(uint64_t id);
 
@@ -31,12 +30,7 @@ class HostCallbackRunner {
 
   Session& session_;
   std::mutex mutex_;
-  struct Pending {
-    std::function<void()> fn;
-    uint16_t device;
-    uint64_t stream;
-  };
-  std::unordered_map<uint64_t, Pending> pending_;
+  std::unordered_map<uint64_t, std::function<void()>> pending_;
   uint64_t next_id_ = 1;
   bool started_ = false;
   bool failed_ = false;

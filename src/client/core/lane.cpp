@@ -56,8 +56,8 @@ cudaError_t Lane::call(uint16_t op, uint16_t device, std::span<const uint8_t> ar
 }
 
 cudaError_t Lane::call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
-                            std::vector<uint8_t>& reply_args, uint64_t seq_in, uint64_t* used) {
-  return exchange(seq_in, used, [&](uint64_t seq) {
+                            std::vector<uint8_t>& reply_args, uint64_t* used) {
+  return exchange(0, used, [&](uint64_t seq) {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .seq = seq}, args);
     return receive_reply(reply_args, dst, n, true);
   });
@@ -73,9 +73,20 @@ cudaError_t Lane::call_with_fd(uint16_t op, uint16_t device, std::span<const uin
   });
 }
 
-cudaError_t Lane::post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
-                       uint64_t seq_in) {
+cudaError_t Lane::post_answered(uint16_t op, uint16_t device, std::span<const uint8_t> args,
+                               std::span<const iovec> payload, uint64_t seq_in) {
+  std::vector<uint8_t> reply;
   return exchange(seq_in, nullptr, [&](uint64_t seq) {
+    proto::send_frame(*conn_,
+                      proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync | proto::kFlagAnswer,
+                                         .seq = seq},
+                      args, payload);
+    return receive_reply(reply, nullptr, 0, true);
+  });
+}
+
+cudaError_t Lane::post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload) {
+  return exchange(0, nullptr, [&](uint64_t seq) {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync, .seq = seq},
                       args, payload);
     return cudaSuccess;

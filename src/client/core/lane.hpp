@@ -22,17 +22,18 @@ class Lane {
   Lane(Session& session, std::unique_ptr<transport::Connection> conn)
       : session_(session), conn_(std::move(conn)) {}
 
-  // Each request gets the session's next number as it is sent, or `seq`
-  // when that is not 0 (numbered earlier, see BackgroundCopies); *used says
+  // Each request gets the session's next number as it is sent; *used says
   // which.
   cudaError_t call(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
                    std::vector<uint8_t>& reply_args, bool report_deferred, uint64_t* used);
   cudaError_t call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
-                        std::vector<uint8_t>& reply_args, uint64_t seq, uint64_t* used);
+                        std::vector<uint8_t>& reply_args, uint64_t* used);
   cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
                            std::vector<uint8_t>& reply_args, uint64_t* used);
-  cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload,
-                   uint64_t seq = 0);
+  cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload);
+  // An asynchronous call numbered `seq` earlier, answered with its status.
+  cudaError_t post_answered(uint16_t op, uint16_t device, std::span<const uint8_t> args,
+                            std::span<const iovec> payload, uint64_t seq);
 
   // Makes a call blocked on this connection fail (the server is lost).
   void shutdown() { conn_->shutdown(); }

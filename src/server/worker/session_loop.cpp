@@ -85,7 +85,7 @@ void serve_lane(Session& s, Lane& lane) {
     if (lane.reply_sent) continue;
     // A refused call's payload is still on the wire: drop it to stay in step.
     proto::discard(conn, req.payload_left());
-    if (async) {
+    if (async && !(h.flags & proto::kFlagAnswer)) {
       if (status != cudaSuccess && lane.deferred == cudaSuccess) lane.deferred = status;
     } else {
       send_reply(lane, status, out);

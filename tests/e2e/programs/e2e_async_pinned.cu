@@ -1,6 +1,6 @@
-// Asynchronous copies from and to page-locked memory return at once, as
-// locally, and are in place (in order) once the stream is synchronised,
-// also when another thread synchronises.
+// An asynchronous copy from page-locked memory returns at once, as locally,
+// and copies are in place (in order) once the stream is synchronised, also
+// when another thread synchronises.
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -28,13 +28,13 @@ int main() {
 
   auto t0 = Clock::now();
   OK(cudaMemcpyAsync(d, src, n, cudaMemcpyHostToDevice, s));
-  OK(cudaMemcpyAsync(dst, d, n, cudaMemcpyDeviceToHost, s));
   double queued_ms = ms_since(t0);
+  OK(cudaMemcpyAsync(dst, d, n, cudaMemcpyDeviceToHost, s));
   OK(cudaStreamSynchronize(s));
   double done_ms = ms_since(t0);
   CHECK(std::memcmp(src, dst, n) == 0);
   std::printf("queued in %.2f ms, done in %.2f ms\n", queued_ms, done_ms);
-  // Over tcp the data crosses the socket twice: queueing must not wait for it.
+  // Over tcp queueing must not wait for the data to cross the socket.
   const char* transport = std::getenv("RGPU_TRANSPORT");
   if (transport && std::strcmp(transport, "tcp") == 0) CHECK(queued_ms * 4 < done_ms);
 
