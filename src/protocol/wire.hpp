@@ -17,11 +17,15 @@ constexpr uint16_t kDefaultPort = 18515;
 // as payload, which handlers validate against the sizes in the arguments.
 constexpr uint32_t kMaxArgsBytes = 1u << 20;
 constexpr uint64_t kMaxPayloadBytes = 1ull << 40;
+// The largest device-to-host copy the client may leave in flight (answered
+// asynchronous call): the worker stages all of it at once.
+constexpr uint64_t kMaxQueuedDownload = 64ull << 20;
 
 enum FrameFlags : uint32_t {
   kFlagAsync = 1u << 0,  // no reply: errors surface at the next synchronous call
   // With kFlagAsync: ordered as an asynchronous call (it counts as started
-  // once queued on the GPU), yet answered with its status.
+  // once queued on the GPU), yet answered: with its status, or with the data
+  // of a device-to-host copy.
   kFlagAnswer = 1u << 1,
 };
 

@@ -29,7 +29,7 @@ bool BackgroundCopies::queue(Copy copy) {
   // Numbered under the lock, so the queue is in number order.
   uint64_t seq = session_.next_seq();
   queue_.push_back({std::move(copy), seq});
-  unfinished_.insert(seq);
+  unfinished_.emplace(seq, &queue_.back().copy);
   work_.notify_one();
   return true;
 }
@@ -42,11 +42,13 @@ void BackgroundCopies::serve(Lane* lane) {
       work_.wait(lock, [&] { return !queue_.empty(); });
       q = std::move(queue_.front());
       queue_.pop_front();
+      unfinished_[q.seq] = &q.copy;
       --idle_;
     }
     const Copy& c = q.copy;
-    iovec data{const_cast<void*>(c.host), c.n};
-    cudaError_t e = lane->post_answered(c.op, c.device, c.args, {&data, 1}, q.seq);
+    iovec data{c.host, c.n};
+    cudaError_t e = c.to_device ? lane->post_answered(c.op, c.device, c.args, {&data, 1}, q.seq)
+                                : lane->post_answered_into(c.op, c.device, c.args, c.host, c.n, q.seq);
     std::lock_guard lock(mutex_);
     if (e != cudaSuccess && error_ == cudaSuccess) error_ = e;
     unfinished_.erase(q.seq);
@@ -55,9 +57,19 @@ void BackgroundCopies::serve(Lane* lane) {
   }
 }
 
+void BackgroundCopies::wait_before_on(uint64_t seq, uint16_t device, uint64_t stream) {
+  const bool legacy = stream == 0 || stream == reinterpret_cast<uint64_t>(cudaStreamLegacy);
+  std::unique_lock lock(mutex_);
+  finished_.wait(lock, [&] {
+    for (auto it = unfinished_.begin(); it != unfinished_.end() && it->first < seq; ++it)
+      if (legacy || (it->second->device == device && it->second->stream == stream)) return false;
+    return true;
+  });
+}
+
 cudaError_t BackgroundCopies::settle(uint64_t seq) {
   std::unique_lock lock(mutex_);
-  finished_.wait(lock, [&] { return unfinished_.empty() || *unfinished_.begin() >= seq; });
+  finished_.wait(lock, [&] { return unfinished_.empty() || unfinished_.begin()->first >= seq; });
   return std::exchange(error_, cudaSuccess);
 }
 

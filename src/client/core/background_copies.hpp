@@ -1,21 +1,18 @@
-// Asynchronous copies from the application's page-locked memory to the
-// device where the transport cannot share that memory (tcp):
+// Asynchronous copies between the device and the application's page-locked
+// memory where the transport cannot share that memory (tcp):
 // cudaMemcpyAsync returns at once, as it does locally, and threads of the
-// session send the data, each on a lane of its own. Every copy is numbered
-// when queued, so the worker queues it on the GPU in the application's
-// order; their errors surface at the next synchronous call.
-//
-// Device-to-host copies are not done this way: the worker streams their
-// data as the GPU copies it, block by block, so their requests would count
-// as started before the GPU had all of them queued, and a host callback
-// queued behind them could wait for data that waits for the callback.
+// session move the data, each on a lane of its own. Every copy is numbered
+// when queued, and the worker queues each on the GPU whole before it lets
+// later requests start, so the application's order holds. A synchronous
+// call returns once the copies numbered before it are done; their errors
+// surface there.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <set>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -29,9 +26,11 @@ class BackgroundCopies {
   struct Copy {
     uint16_t op;
     uint16_t device;
+    uint64_t stream;  // the server's handle
     std::vector<uint8_t> args;
-    const void* host;  // page-locked application memory, sent as the payload
+    void* host;  // page-locked application memory
     size_t n;
+    bool to_device;  // host data is the payload; else the answer fills host
   };
 
   explicit BackgroundCopies(Session& session) : session_(session) {}
@@ -42,6 +41,10 @@ class BackgroundCopies {
   // Returns once every copy numbered below `seq` has finished, with the
   // first error one of them hit (cudaSuccess if none), reported once.
   cudaError_t settle(uint64_t seq);
+  // Returns once the copies numbered below `seq` on `stream` of `device`
+  // are done (on the legacy default stream: all of them). A copy on another
+  // stream may be waiting for the GPU, even for the host callback asking.
+  void wait_before_on(uint64_t seq, uint16_t device, uint64_t stream);
   // Waits for every queued copy (before page-locked memory is freed).
   void drain();
 
@@ -56,7 +59,7 @@ class BackgroundCopies {
   std::mutex mutex_;
   std::condition_variable work_, finished_;
   std::deque<Queued> queue_;
-  std::set<uint64_t> unfinished_;  // numbers queued or in flight
+  std::map<uint64_t, const Copy*> unfinished_;  // queued or in flight, by number
   unsigned threads_ = 0, idle_ = 0;
   cudaError_t error_ = cudaSuccess;
 };

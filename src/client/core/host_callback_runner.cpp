@@ -10,7 +10,7 @@
 
 namespace rgpu::client {
 
-uint64_t HostCallbackRunner::add(std::function<void()> fn) {
+uint64_t HostCallbackRunner::add(std::function<void()> fn, uint16_t device, uint64_t stream) {
   std::lock_guard lock(mutex_);
   if (!started_ && !failed_) {
     auto conn = session_.join(proto::kJoinCallbacks);
@@ -23,7 +23,7 @@ uint64_t HostCallbackRunner::add(std::function<void()> fn) {
   }
   if (failed_) return 0;
   uint64_t id = next_id_++;
-  pending_.emplace(id, std::move(fn));
+  pending_.emplace(id, Pending{std::move(fn), device, stream});
   return id;
 }
 
@@ -41,17 +41,22 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
       if (h.op != proto::kOpHostCallback || h.payload_len != 0) throw proto::DecodeError("not a due callback");
       proto::Reader r(args);
       auto id = r.get<uint64_t>();
+      auto seq = r.get<uint64_t>();
       r.expect_end();
-      std::function<void()> fn;
+      Pending p{};
       {
         std::lock_guard lock(mutex_);
         auto it = pending_.find(id);
         if (it != pending_.end()) {
-          fn = std::move(it->second);
+          p = std::move(it->second);
           pending_.erase(it);
         }
       }
-      if (fn) fn();
+      if (p.fn) {
+        // Copies queued before the callback on its stream are in place.
+        session_.wait_background_copies(seq, p.device, p.stream);
+        p.fn();
+      }
       proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpHostCallback}, {});
     }
   } catch (const std::exception& e) {

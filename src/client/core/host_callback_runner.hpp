@@ -19,9 +19,10 @@ class HostCallbackRunner {
  public:
   explicit HostCallbackRunner(Session& session) : session_(session) {}
 
-  // Registers a callback to run once; its number, or 0 when the session has
-  // no callback connection (the server offers no way to join).
-  uint64_t add(std::function<void()> fn);
+  // Registers a callback to run once, queued on `stream` (the server's
+  // handle) of `device`; its number, or 0 when the session has no callback
+  // connection (the server offers no way to join).
+  uint64_t add(std::function<void()> fn, uint16_t device, uint64_t stream);
   // Forgets a callback whose queueing failed.
   void drop(uint64_t id);
 
@@ -30,7 +31,12 @@ class HostCallbackRunner {
 
   Session& session_;
   std::mutex mutex_;
-  std::unordered_map<uint64_t, std::function<void()>> pending_;
+  struct Pending {
+    std::function<void()> fn;
+    uint16_t device;
+    uint64_t stream;
+  };
+  std::unordered_map<uint64_t, Pending> pending_;
   uint64_t next_id_ = 1;
   bool started_ = false;
   bool failed_ = false;

@@ -85,6 +85,18 @@ cudaError_t Lane::post_answered(uint16_t op, uint16_t device, std::span<const ui
   });
 }
 
+cudaError_t Lane::post_answered_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
+                                    size_t n, uint64_t seq_in) {
+  std::vector<uint8_t> reply;
+  return exchange(seq_in, nullptr, [&](uint64_t seq) {
+    proto::send_frame(*conn_,
+                      proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync | proto::kFlagAnswer,
+                                         .seq = seq},
+                      args);
+    return receive_reply(reply, dst, n, true);
+  });
+}
+
 cudaError_t Lane::post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload) {
   return exchange(0, nullptr, [&](uint64_t seq) {
     proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync, .seq = seq},

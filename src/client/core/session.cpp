@@ -143,6 +143,10 @@ void Session::finish_background_copies() {
   if (background_used_) background_->drain();
 }
 
+void Session::wait_background_copies(uint64_t seq, uint16_t device, uint64_t stream) {
+  if (background_used_) background_->wait_before_on(seq, device, stream);
+}
+
 HostCallbackRunner& Session::host_callbacks() {
   std::call_once(callbacks_once_, [this] { callbacks_ = std::make_unique<HostCallbackRunner>(*this); });
   return *callbacks_;

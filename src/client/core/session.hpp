@@ -52,11 +52,14 @@ class Session {
     uint64_t seq = 0;
     return settle(lane().call_with_fd(op, device, args, fd, reply_args, &seq), seq);
   }
-  // An asynchronous copy from page-locked memory, sent by a thread of the
-  // session; false when that is not possible (copy synchronously).
+  // An asynchronous copy from or to page-locked memory, moved by a thread of
+  // the session; false when that is not possible (copy synchronously).
   bool copy_in_background(BackgroundCopies::Copy copy);
   // Waits for every background copy (before page-locked memory goes).
   void finish_background_copies();
+  // Waits for the background copies numbered below seq on a stream (see
+  // BackgroundCopies::wait_before_on).
+  void wait_background_copies(uint64_t seq, uint16_t device, uint64_t stream);
   HostCallbackRunner& host_callbacks();
   // Asynchronous call: no reply; its error surfaces at a later call.
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args,

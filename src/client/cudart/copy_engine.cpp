@@ -73,16 +73,18 @@ bool page_locked(const void* p, size_t n) {
   return r && reinterpret_cast<uint64_t>(p) - r->base <= r->size - n;
 }
 
-// An asynchronous copy from page-locked memory the server cannot reach: it
-// returns at once, as locally, and a thread of the session sends the data.
-// False when that is not possible (the caller copies itself), as on the
-// per-thread default stream, which only this thread's connection names.
-bool copy_in_background(Call& call, uint64_t stream, const void* host, size_t n) {
+// An asynchronous copy from or to page-locked memory the server cannot
+// reach: it returns at once, as locally, and a thread of the session moves
+// the data. False when that is not possible (the caller copies itself): on
+// the per-thread default stream, which only this thread's connection names,
+// or for a download too big for the worker to stage whole.
+bool copy_in_background(Call& call, uint64_t stream, const void* host, size_t n, bool to_device) {
   if (stream == reinterpret_cast<uint64_t>(cudaStreamPerThread)) return false;
+  if (!to_device && n > proto::kMaxQueuedDownload) return false;
   VirtualDevice* d = call.device();
   const auto& args = call.args().bytes();
-  return d->session->copy_in_background(
-      {call.op(), static_cast<uint16_t>(d->remote), {args.begin(), args.end()}, host, n});
+  return d->session->copy_in_background({call.op(), static_cast<uint16_t>(d->remote), stream,
+                                         {args.begin(), args.end()}, const_cast<void*>(host), n, to_device});
 }
 
 }  // namespace
@@ -122,7 +124,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
-      if (async && page_locked(src, n) && copy_in_background(call, s, src, n))
+      if (async && page_locked(src, n) && copy_in_background(call, s, src, n, true))
         return cudaSuccess;
       iovec data{const_cast<void*>(src), n};
       // The data is on the wire when post() returns, so the application may
@@ -136,8 +138,9 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);
-      // Even an asynchronous copy returns once the data is in place (see
-      // background_copies.hpp for why not in the background).
+      if (async && page_locked(dst, n) && copy_in_background(call, s, dst, n, false)) return cudaSuccess;
+      // Into pageable memory even an asynchronous copy returns only once the
+      // data is there, as locally.
       return call.run_into(dst, n);
     }
     case Dir::d2d: {

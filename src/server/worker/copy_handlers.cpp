@@ -4,6 +4,7 @@
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/reply.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/wire.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -42,6 +43,25 @@ int32_t memcpy_htod(SessionContext& s, Request& req, proto::Writer&) {
   });
 }
 
+// A device-to-host copy the client does not wait for: queued on the GPU
+// whole, into one staging buffer, so that it counts as started only once all
+// of it is queued; its data follows when the GPU is done.
+int32_t queued_download(SessionContext& s, Request& req, uint64_t src, size_t n, uint64_t stream) {
+  if (n > proto::kMaxQueuedDownload) return cudaErrorInvalidValue;
+  StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
+  StagingPool::Slot* slot;
+  if (int32_t e = pool.acquire(0, n, &slot)) return e;
+  if (int32_t e = s.backend().memcpy_async(slot->buffer, at(src), n, cudaMemcpyDeviceToHost, stream)) return e;
+  if (int32_t e = pool.release_after(*slot, stream)) return e;
+  req.queued();
+  int32_t err = s.backend().event_synchronize(slot->event);
+  slot->in_flight = false;
+  begin_streamed_reply(req.lane(), n);
+  iovec parts[2] = {{slot->buffer, n}, {&err, sizeof err}};
+  req.connection().send(parts);
+  return cudaSuccess;
+}
+
 int32_t memcpy_dtoh(SessionContext& s, Request& req, proto::Writer&) {
   auto src = req.args.get<uint64_t>();
   auto n = req.args.get<uint64_t>();
@@ -49,6 +69,7 @@ int32_t memcpy_dtoh(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (!s.owns(src, n)) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  if (req.is_async()) return queued_download(s, req, src, n, stream);
   begin_streamed_reply(req.lane(), n);
   pipeline_out(s, req, n, 1, stream, [&](void* buf, size_t off, size_t len) {
     return s.backend().memcpy_async(buf, at(src + off), len, cudaMemcpyDeviceToHost, stream);

@@ -6,8 +6,8 @@
 
 namespace rgpu::server {
 
-void HostCallbacks::run(uint64_t id) {
-  Due due{id};
+void HostCallbacks::run(uint64_t id, uint64_t seq) {
+  Due due{id, seq};
   std::unique_lock lock(mutex_);
   if (closed_) return;
   due_.push_back(&due);
@@ -24,7 +24,7 @@ void HostCallbacks::serve(transport::Connection& conn) {
       Due* due = due_.front();
       lock.unlock();
       proto::Writer w;
-      w.put(due->id);
+      w.put(due->id).put(due->seq);
       proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHostCallback}, w.bytes());
       auto h = proto::recv_header(conn);
       std::vector<uint8_t> args;

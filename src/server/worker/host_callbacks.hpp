@@ -16,8 +16,8 @@ namespace rgpu::server {
 class HostCallbacks {
  public:
   // On the thread where CUDA runs host functions: returns once the client
-  // ran callback `id`, or is gone.
-  void run(uint64_t id);
+  // ran callback `id` (queued by request `seq`), or is gone.
+  void run(uint64_t id, uint64_t seq);
   // Serves the client's callback connection until it closes.
   void serve(transport::Connection& conn);
   // The session is over: nothing more runs, nobody waits.
@@ -26,6 +26,7 @@ class HostCallbacks {
  private:
   struct Due {
     uint64_t id;
+    uint64_t seq;
     bool done = false;
   };
   void finish_all();  // with mutex_ held

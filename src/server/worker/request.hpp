@@ -7,13 +7,15 @@
 #include "protocol/codec.hpp"
 #include "protocol/wire.hpp"
 #include "server/worker/lane.hpp"
+#include "server/worker/sequence_gate.hpp"
 
 namespace rgpu::server {
 
 class Request {
  public:
-  Request(const proto::FrameHeader& header, std::span<const uint8_t> args, Lane& lane)
-      : args(args), header_(header), lane_(lane), payload_left_(header.payload_len) {}
+  Request(const proto::FrameHeader& header, std::span<const uint8_t> args, Lane& lane,
+          SequenceGate* gate = nullptr)
+      : args(args), header_(header), lane_(lane), gate_(gate), payload_left_(header.payload_len) {}
 
   const proto::FrameHeader& header() const { return header_; }
   bool is_async() const { return header_.flags & proto::kFlagAsync; }
@@ -26,12 +28,18 @@ class Request {
   }
   transport::Connection& connection() { return lane_.connection(); }
   Lane& lane() { return lane_; }
+  // For an asynchronous request whose handler goes on after its GPU work
+  // is queued: later requests may start now (see SequenceGate).
+  void queued() {
+    if (gate_) gate_->started(header_.seq);
+  }
 
   proto::Reader args;
 
  private:
   const proto::FrameHeader& header_;
   Lane& lane_;
+  SequenceGate* gate_;
   uint64_t payload_left_;
 };
 

@@ -69,7 +69,7 @@ void serve_lane(Session& s, Lane& lane) {
     if (!s.gate.wait_turn(h.seq)) return;
     const bool async = h.flags & proto::kFlagAsync;
     if (!async) s.gate.started(h.seq);
-    Request req(h, args, lane);
+    Request req(h, args, lane, &s.gate);
     proto::Writer out;
     lane.reply_sent = false;
     int32_t status;

@@ -103,12 +103,12 @@ int32_t event_elapsed_time(SessionContext& s, Request& req, proto::Writer& out) 
 // What a host function queued on a stream needs when the stream gets there.
 struct DueCallback {
   HostCallbacks* callbacks;
-  uint64_t id;
+  uint64_t id, seq;
 };
 
 void run_due_callback(void* arg) {
   auto* due = static_cast<DueCallback*>(arg);
-  due->callbacks->run(due->id);
+  due->callbacks->run(due->id, due->seq);
   delete due;
 }
 
@@ -116,7 +116,7 @@ int32_t launch_host_func(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_STREAM(stream);
   auto id = req.args.get<uint64_t>();
   req.args.expect_end();
-  auto* due = new DueCallback{&s.host_callbacks, id};
+  auto* due = new DueCallback{&s.host_callbacks, id, req.header().seq};
   int32_t e = s.backend().launch_host_func(stream, run_due_callback, due);
   if (e) delete due;
   return e;
