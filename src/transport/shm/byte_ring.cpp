@@ -17,6 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kLivenessPeriod = std::chrono::milliseconds(50);
+constexpr auto kSpinBeforeYield = std::chrono::microseconds(5);
 
 // Shared between processes: no FUTEX_PRIVATE_FLAG.
 void futex_wait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds timeout) {
@@ -57,13 +58,16 @@ size_t ByteRing::writable_bytes() const {
 template <typename Ready>
 bool ByteRing::wait(Ready ready, std::atomic<uint32_t>& event, std::atomic<uint32_t>& sleeping,
                     Clock::time_point deadline) {
-  const auto poll_until = std::min(deadline, Clock::now() + poll_window());
+  const auto start = Clock::now();
+  const auto poll_until = std::min(deadline, start + poll_window());
   for (;;) {
     if (ready()) return true;
     if (c_->closed.load(std::memory_order_acquire)) throw TransportError("connection closed");
-    if (Clock::now() >= poll_until) break;
-    // Other runnable threads (many clients on few cores) go first.
-    std::this_thread::yield();
+    auto now = Clock::now();
+    if (now >= poll_until) break;
+    // After a short spin, other runnable threads (many clients on few
+    // cores) go first.
+    if (now - start > kSpinBeforeYield) std::this_thread::yield();
   }
   for (;;) {
     uint32_t seen = event.load(std::memory_order_relaxed);
