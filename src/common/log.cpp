@@ -10,6 +10,7 @@ namespace rgpu::log {
 namespace {
 std::atomic<Level> g_level{Level::warn};
 std::string g_prefix = "rgpu";
+std::atomic<int> g_fd{STDERR_FILENO};
 const char* kNames[] = {"error", "warn", "info", "debug"};
 }  // namespace
 
@@ -26,6 +27,7 @@ bool set_level(std::string_view name) {
 void set_level(Level level) { g_level = level; }
 Level level() { return g_level.load(std::memory_order_relaxed); }
 void set_prefix(std::string_view prefix) { g_prefix = prefix; }
+void set_fd(int fd) { g_fd = fd; }
 
 void write(Level level, const char* fmt, ...) {
   char buf[2048];
@@ -38,7 +40,7 @@ void write(Level level, const char* fmt, ...) {
   if (n > static_cast<int>(sizeof buf) - 2) n = sizeof buf - 2;
   buf[n++] = '\n';
   // One write() so lines from concurrent processes do not interleave.
-  ssize_t ignored = ::write(STDERR_FILENO, buf, n);
+  ssize_t ignored = ::write(g_fd.load(std::memory_order_relaxed), buf, n);
   (void)ignored;
 }
 

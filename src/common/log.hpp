@@ -12,6 +12,8 @@ bool set_level(std::string_view name);
 void set_level(Level level);
 Level level();
 void set_prefix(std::string_view prefix);
+// Where lines go (default: standard error).
+void set_fd(int fd);
 
 void write(Level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 

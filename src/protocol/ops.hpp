@@ -12,6 +12,7 @@ enum Op : uint16_t {
   kOpChallenge = 3,
   kOpJoin = 4,  // another connection of an application joins its session
   kOpHostCallback = 5,  // on the callback connection: run callback n / it ran
+  kOpDeviceOutput = 6,  // ahead of a reply: what kernels printed (args: fd; payload: text)
 
   kOpMalloc = 10,
   kOpFree = 11,

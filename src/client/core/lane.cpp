@@ -1,6 +1,8 @@
 #include "client/core/lane.hpp"
 
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "client/core/session.hpp"
@@ -9,8 +11,22 @@
 
 namespace rgpu::client {
 
+void Lane::print_device_output(const proto::FrameHeader& h) {
+  std::vector<uint8_t> args;
+  proto::recv_args(*conn_, h, args);
+  proto::Reader r(args);
+  auto fd = r.get<uint8_t>();
+  r.expect_end();
+  std::string text(h.payload_len, '\0');
+  conn_->recv(text.data(), text.size());
+  // Through the application's own stdio buffers, so that its lines and the
+  // kernels' keep their order.
+  fwrite(text.data(), 1, text.size(), fd == 2 ? stderr : stdout);
+}
+
 cudaError_t Lane::receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred) {
   auto h = proto::recv_header(*conn_);
+  for (; h.op == proto::kOpDeviceOutput; h = proto::recv_header(*conn_)) print_device_output(h);
   if (h.op != proto::kOpReply) return session_.lost("unexpected frame instead of a reply");
   proto::recv_args(*conn_, h, reply_args);
   if (reply_args.size() < sizeof(proto::ReplyPrefix)) return session_.lost("short reply");

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "protocol/wire.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::client {
@@ -43,6 +44,8 @@ class Lane {
 
  private:
   cudaError_t receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred);
+  // What kernels printed, sent ahead of a reply.
+  void print_device_output(const proto::FrameHeader& h);
   // Runs one exchange under the lock (a lane is shared by threads only
   // when the server offers no way to join); a transport error loses the
   // server.

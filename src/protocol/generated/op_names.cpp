@@ -14,6 +14,7 @@ const char* op_name(uint16_t op) {
     case kOpChallenge: return "Challenge";
     case kOpJoin: return "Join";
     case kOpHostCallback: return "HostCallback";
+    case kOpDeviceOutput: return "DeviceOutput";
     case kOpMalloc: return "Malloc";
     case kOpFree: return "Free";
     case kOpMallocPitch: return "MallocPitch";

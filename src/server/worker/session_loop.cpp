@@ -13,6 +13,7 @@
 #include "protocol/handshake.hpp"
 #include "protocol/op_names.hpp"
 #include "protocol/ops.hpp"
+#include "server/worker/device_output.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/lane.hpp"
 #include "server/worker/reply.hpp"
@@ -34,7 +35,41 @@ struct Session {
   SessionContext& context;
   const Dispatcher& dispatcher;
   SequenceGate& gate;
+  DeviceOutput& output;
 };
+
+// Calls during which CUDA prints what kernels wrote with printf.
+bool flushes_device_output(uint16_t op) {
+  switch (op) {
+    case proto::kOpDeviceSynchronize:
+    case proto::kOpStreamSynchronize:
+    case proto::kOpEventSynchronize:
+    case proto::kOpDeviceReset:
+    case proto::kOpMemcpyHtoD:
+    case proto::kOpMemcpyDtoD:
+    case proto::kOpMemcpy2DHtoD:
+    case proto::kOpMemcpy2DDtoD:
+    case proto::kOpMemcpyShared:
+    case proto::kOpMemset:
+    case proto::kOpMemset2D:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Sends what kernels printed ahead of a reply, so that it reaches the
+// application's output before the call returns, as locally.
+void send_device_output(Session& s, Lane& lane, uint16_t op) {
+  bool flush = flushes_device_output(op);
+  if (!flush && !s.output.pending()) return;
+  for (const auto& chunk : s.output.take(flush)) {
+    proto::Writer w;
+    w.put<uint8_t>(static_cast<uint8_t>(chunk.fd));
+    iovec text{const_cast<char*>(chunk.text.data()), chunk.text.size()};
+    proto::send_frame(lane.connection(), proto::FrameHeader{.op = proto::kOpDeviceOutput}, w.bytes(), {&text, 1});
+  }
+}
 
 int32_t run_request(Session& s, Request& req, proto::Writer& out, int& current) {
   const proto::FrameHeader& h = req.header();
@@ -88,6 +123,7 @@ void serve_lane(Session& s, Lane& lane) {
     if (async && !(h.flags & proto::kFlagAnswer)) {
       if (status != cudaSuccess && lane.deferred == cudaSuccess) lane.deferred = status;
     } else {
+      send_device_output(s, lane, h.op);
       send_reply(lane, status, out);
     }
   }
@@ -175,7 +211,9 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     context.pipeline_block = grant.pipeline_block;
     Dispatcher dispatcher;
     SequenceGate gate;
-    Session s{backend, context, dispatcher, gate};
+    DeviceOutput output;
+    if (!output.capture()) RGPU_LOG(warn, "device printf output stays on the server: cannot capture it");
+    Session s{backend, context, dispatcher, gate, output};
     JoinedLanes joined(s, join.secret);
     std::thread acceptor;
     if (join_listener) {
