@@ -51,6 +51,10 @@ enum Op : uint16_t {
   kOpDeviceReset = 61,
   kOpGetDeviceProperties = 62,
 
+  // Driver API (libcuda.so.1): 100-199.
+  kOpModuleLoadImage = 100,      // a whole image (fat binary, cubin, PTX) -> module handle
+  kOpModuleGetFunction = 101,    // module handle + kernel name -> function and layout
+
   kOpFirstGenerated = 1000,
 };
 

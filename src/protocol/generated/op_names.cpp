@@ -48,6 +48,8 @@ const char* op_name(uint16_t op) {
     case kOpDeviceSynchronize: return "DeviceSynchronize";
     case kOpDeviceReset: return "DeviceReset";
     case kOpGetDeviceProperties: return "GetDeviceProperties";
+    case kOpModuleLoadImage: return "ModuleLoadImage";
+    case kOpModuleGetFunction: return "ModuleGetFunction";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

@@ -1,0 +1,130 @@
+// Device and page-locked memory, copies and memsets: the runtime's paths on
+// the current context's device, with their errors as CUresult.
+#include "client/cuda/cuda_api.hpp"
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <vector>
+
+#include "client/cuda/driver_errors.hpp"
+
+using namespace rgpu::client;
+
+namespace {
+
+void* ptr(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
+cudaStream_t rt(CUstream s) { return reinterpret_cast<cudaStream_t>(s); }
+
+CUresult ready() { return driver_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+
+// D16/D32 memsets whose bytes differ cannot use the byte memset: the
+// pattern is built on the host and copied, which writes the same memory.
+template <typename T>
+CUresult memset_elements(CUdeviceptr dst, T value, size_t n, CUstream stream, bool async) {
+  if (CUresult e = ready()) return e;
+  if (dst % sizeof(T)) return CUDA_ERROR_INVALID_VALUE;
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  bool uniform = std::memcmp(bytes, bytes + 1, sizeof(T) - 1) == 0;
+  if (uniform)
+    return to_cu(async ? cudaMemsetAsync(ptr(dst), bytes[0], n * sizeof(T), rt(stream))
+                       : cudaMemset(ptr(dst), bytes[0], n * sizeof(T)));
+  std::vector<T> pattern(n, value);
+  // A pageable source is copied before cudaMemcpyAsync returns.
+  return to_cu(async ? cudaMemcpyAsync(ptr(dst), pattern.data(), n * sizeof(T), cudaMemcpyHostToDevice, rt(stream))
+                     : cudaMemcpy(ptr(dst), pattern.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+}  // namespace
+
+extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = ready()) return e;
+  void* p = nullptr;
+  if (CUresult e = to_cu(cudaMalloc(&p, bytesize))) return e;
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaFree(ptr(dptr)));
+}
+
+extern "C" CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemGetInfo(free, total));
+}
+
+extern "C" CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t bytesize) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMallocHost(pp, bytesize));
+}
+
+// CU_MEMHOSTALLOC_* and cudaHostAlloc* flags have the same values.
+extern "C" CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaHostAlloc(pp, bytesize, Flags));
+}
+
+extern "C" CUresult CUDAAPI cuMemFreeHost(void* p) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaFreeHost(p));
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemcpy(ptr(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice));
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemcpy(dstHost, ptr(srcDevice), ByteCount, cudaMemcpyDeviceToHost));
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemcpy(ptr(dstDevice), ptr(srcDevice), ByteCount, cudaMemcpyDeviceToDevice));
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount,
+                                                 CUstream hStream) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemcpyAsync(ptr(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice, rt(hStream)));
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+                                                 CUstream hStream) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemcpyAsync(dstHost, ptr(srcDevice), ByteCount, cudaMemcpyDeviceToHost, rt(hStream)));
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                                 CUstream hStream) {
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemcpyAsync(ptr(dstDevice), ptr(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, rt(hStream)));
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  return memset_elements(dstDevice, uc, N, nullptr, false);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) {
+  return memset_elements(dstDevice, us, N, nullptr, false);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+  return memset_elements(dstDevice, ui, N, nullptr, false);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+  return memset_elements(dstDevice, uc, N, hStream, true);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
+  return memset_elements(dstDevice, us, N, hStream, true);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
+  return memset_elements(dstDevice, ui, N, hStream, true);
+}

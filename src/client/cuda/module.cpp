@@ -1,0 +1,121 @@
+// Modules the application loads itself: the whole image (fat binary, cubin
+// or PTX, which the server's driver JIT-compiles) goes to the current
+// device's server, and kernels are looked up there by name with their
+// parameter layout. cuModuleUnload forgets the handles; the server frees the
+// module with the session.
+#include "client/cuda/cuda_api.hpp"
+#include <elf.h>
+#include <sys/uio.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/call.hpp"
+#include "client/cuda/driver_errors.hpp"
+#include "client/cuda/module_handles.hpp"
+#include "fatbin/fatbin_container.hpp"
+#include "protocol/ops.hpp"
+
+using namespace rgpu;
+using namespace rgpu::client;
+
+namespace {
+
+// The image's length, which cuModuleLoadData is not told: from the fat
+// binary header, the ELF header's tables, or the PTX text's terminator.
+size_t image_size(const void* image) {
+  uint32_t magic;
+  std::memcpy(&magic, image, sizeof magic);
+  if (magic == fatbin::kFatbinMagic) return fatbin::fatbin_total_size(image);
+  if (std::memcmp(image, ELFMAG, SELFMAG) == 0) {
+    Elf64_Ehdr h;
+    std::memcpy(&h, image, sizeof h);
+    return std::max<size_t>(h.e_shoff + size_t{h.e_shnum} * h.e_shentsize,
+                            h.e_phoff + size_t{h.e_phnum} * h.e_phentsize);
+  }
+  return std::strlen(static_cast<const char*>(image)) + 1;
+}
+
+cudaError_t load(CUmodule* module, const void* image) {
+  Call call(proto::kOpModuleLoadImage);
+  if (cudaError_t e = call.to_current_device()) return e;
+  size_t size;
+  try {
+    size = image_size(image);
+  } catch (const fatbin::FormatError&) {
+    return cudaErrorInvalidKernelImage;
+  }
+  iovec payload{const_cast<void*>(image), size};
+  if (cudaError_t e = call.run({&payload, 1})) return e;
+  *module = DriverHandles::get().add(
+      std::make_unique<DriverModule>(DriverModule{call.device_index(), call.reply().get<uint64_t>()}));
+  return cudaSuccess;
+}
+
+cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
+  Call call(proto::kOpModuleGetFunction);
+  int32_t remote;
+  if (cudaError_t e = call.to_device(m->device, &remote)) return e;
+  call.args().put<uint64_t>(m->remote).put_string(name);
+  if (cudaError_t e = call.quiet().run()) return e;
+  auto f = std::make_unique<DriverFunction>();
+  f->module = m;
+  auto& r = call.reply();
+  f->kernel.function = r.get<uint64_t>();
+  f->kernel.max_dynamic_shared = r.get<int32_t>();
+  uint32_t n = r.get<uint32_t>();
+  for (uint32_t i = 0; i < n; ++i) {
+    KernelParamLayout p{r.get<uint32_t>(), r.get<uint32_t>()};
+    f->kernel.args_size = std::max(f->kernel.args_size, p.offset + p.size);
+    f->kernel.params.push_back(p);
+  }
+  *out = DriverHandles::get().add(std::move(f));
+  return cudaSuccess;
+}
+
+}  // namespace
+
+extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
+  if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(api([&] { return load(module, image); }));
+}
+
+// JIT options only tune or report on compilation, which the server does.
+extern "C" CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
+                                               CUjit_option* options, void** optionValues) {
+  if (numOptions && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
+  return cuModuleLoadData(module, image);
+}
+
+extern "C" CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return cuModuleLoadData(module, fatCubin);
+}
+
+extern "C" CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
+  if (!module || !fname) return CUDA_ERROR_INVALID_VALUE;
+  std::ifstream in(fname, std::ios::binary);
+  if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
+  std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // PTX files carry no terminator of their own.
+  image.push_back('\0');
+  return cuModuleLoadData(module, image.data());
+}
+
+extern "C" CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return DriverHandles::get().remove(hmod) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+extern "C" CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+  if (!hfunc || !name) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(hmod);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  cudaError_t e = api([&] { return get_function(hfunc, m, name); });
+  // The driver reports an unknown kernel name as not found.
+  return e == cudaErrorInvalidDeviceFunction || e == cudaErrorSymbolNotFound ? CUDA_ERROR_NOT_FOUND : to_cu(e);
+}

@@ -1,0 +1,41 @@
+// The driver API's modules: images the application hands over itself (fat
+// binary, cubin or PTX, which the GPU backend gives to cuModuleLoadData), and
+// their kernels looked up by name. Launches use the runtime's launch op.
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/module_functions.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+constexpr uint64_t kMaxImageBytes = 4ull << 30;
+
+int32_t module_load_image(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  if (req.payload_left() == 0 || req.payload_left() > kMaxImageBytes) return cudaErrorInvalidValue;
+  std::vector<uint8_t> image(req.payload_left());
+  req.read_payload(image.data(), image.size());
+  Handle module = 0;
+  if (int32_t e = s.backend().module_load(image, &module)) return e;
+  s.modules.add(module);
+  out.put<uint64_t>(module);
+  return cudaSuccess;
+}
+
+int32_t module_get_function(SessionContext& s, Request& req, proto::Writer& out) {
+  auto module = req.args.get<uint64_t>();
+  std::string name = req.args.get_string();
+  req.args.expect_end();
+  if (!s.modules.contains(module)) return cudaErrorInvalidResourceHandle;
+  return put_function(s, module, name, out);
+}
+
+}  // namespace
+
+void register_driver_module_handlers(Dispatcher& d) {
+  d.add(proto::kOpModuleLoadImage, module_load_image);
+  d.add(proto::kOpModuleGetFunction, module_get_function);
+}
+
+}  // namespace rgpu::server
