@@ -110,3 +110,13 @@ extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute att
   *pi = value;
   return CUDA_SUCCESS;
 }
+
+extern "C" CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
+                                             void** extra) {
+  if (!config || (config->numAttrs && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  // Launch attributes (clusters, cooperative launch, priorities...) are not carried to the server yet.
+  if (config->numAttrs) return CUDA_ERROR_NOT_SUPPORTED;
+  return cuLaunchKernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                        config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams,
+                        extra);
+}

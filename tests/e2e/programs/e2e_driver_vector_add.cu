@@ -1,7 +1,10 @@
 // Driver API only: cuInit, devices, a context, PTX modules loaded from a file
 // and from memory, kernel lookup, cuLaunchKernel with kernelParams and with
-// the `extra` buffer, copies, memsets, streams, events and cuGetProcAddress.
+// the `extra` buffer, cuLaunchKernelEx, libraries, copies, memsets, streams,
+// events and cuGetProcAddress.
 // (The test backend validates launches but does not run them.)
+#include <dlfcn.h>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -88,6 +91,28 @@ int main() {
   void* scale_args[] = {&s, &dc, &nn};
   CU_OK(cuLaunchKernel(scale, (n + 255) / 256, 1, 1, 256, 1, 1, 0, stream, scale_args, nullptr));
 
+  CUlaunchConfig config{};
+  config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = 128;
+  config.blockDimY = config.blockDimZ = 1;
+  config.hStream = stream;
+  CU_OK(cuLaunchKernelEx(&config, vadd, args, nullptr));
+
+  // A library is a module here; its CUkernel launches as a CUfunction.
+  CUlibrary library;
+  CU_OK(cuLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CUkernel kernel;
+  CU_OK(cuLibraryGetKernel(&kernel, library, "vadd"));
+  CUfunction kernel_function;
+  CU_OK(cuKernelGetFunction(&kernel_function, kernel));
+  CU_OK(cuLaunchKernel(kernel_function, 1, 1, 1, 64, 1, 1, 0, stream, args, nullptr));
+  CUmodule library_module;
+  CU_OK(cuLibraryGetModule(&library_module, library));
+  CUfunction scale_again;
+  CU_OK(cuModuleGetFunction(&scale_again, library_module, "scale"));
+  CU_OK(cuLibraryUnload(library));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuKernelGetFunction(&kernel_function, kernel));
+
   // Copies and memsets, whose results the test backend does compute.
   CUevent start, stop;
   CU_OK(cuEventCreate(&start, CU_EVENT_DEFAULT));
@@ -136,7 +161,12 @@ int main() {
   CUdeviceptr extra_alloc = 0;
   CU_OK(reinterpret_cast<CUresult (*)(CUdeviceptr*, size_t)>(fn)(&extra_alloc, 256));
   CU_OK(cuMemFree(extra_alloc));
+  CU_OK(cuGetProcAddress("cuMemcpyHtoDAsync", &fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status));
+  CHECK(fn == dlsym(RTLD_DEFAULT, "cuMemcpyHtoDAsync_v2_ptsz"));
+  CU_OK(cuGetProcAddress("cuInit", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &status));
+  CHECK(fn == reinterpret_cast<void*>(&cuInit));
   EXPECT_CU(CUDA_ERROR_NOT_FOUND, cuGetProcAddress("cuNoSuchFunction", &fn, 13000, 0, &status));
+  EXPECT_CU(CUDA_ERROR_NOT_FOUND, cuGetProcAddress("cudaMalloc", &fn, 13000, 0, &status));
   CHECK(status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
 
   CU_OK(cuEventDestroy(start));

@@ -223,7 +223,6 @@ extern "C" CUresult CUDAAPI cuIpcOpenEventHandle(CUevent*, CUipcEventHandle) { r
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle"); }
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
 extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelGetAttribute"); }
-extern "C" CUresult CUDAAPI cuKernelGetFunction(CUfunction*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetFunction"); }
 extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
 extern "C" CUresult CUDAAPI cuKernelGetName(const char**, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetName"); }
 extern "C" CUresult CUDAAPI cuKernelGetParamInfo(CUkernel, size_t, size_t*, size_t*) { return rgpu::client::driver_unsupported("cuKernelGetParamInfo"); }
@@ -237,18 +236,11 @@ extern "C" CUresult CUDAAPI cuLaunchGrid(CUfunction, int, int) { return rgpu::cl
 extern "C" CUresult CUDAAPI cuLaunchGridAsync(CUfunction, int, int, CUstream) { return rgpu::client::driver_unsupported("cuLaunchGridAsync"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc_ptsz"); }
-extern "C" CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void**, void**) { return rgpu::client::driver_unsupported("cuLaunchKernelEx"); }
-extern "C" CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig*, CUfunction, void**, void**) { return rgpu::client::driver_unsupported("cuLaunchKernelEx_ptsz"); }
 extern "C" CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel*, unsigned int, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryEnumerateKernels"); }
 extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetGlobal"); }
-extern "C" CUresult CUDAAPI cuLibraryGetKernel(CUkernel*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetKernel"); }
 extern "C" CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int*, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryGetKernelCount"); }
 extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
-extern "C" CUresult CUDAAPI cuLibraryGetModule(CUmodule*, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryGetModule"); }
 extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
-extern "C" CUresult CUDAAPI cuLibraryLoadData(CUlibrary*, const void*, CUjit_option*, void**, unsigned int, CUlibraryOption*, void**, unsigned int) { return rgpu::client::driver_unsupported("cuLibraryLoadData"); }
-extern "C" CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary*, const char*, CUjit_option*, void**, unsigned int, CUlibraryOption*, void**, unsigned int) { return rgpu::client::driver_unsupported("cuLibraryLoadFromFile"); }
-extern "C" CUresult CUDAAPI cuLibraryUnload(CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryUnload"); }
 extern "C" CUresult CUDAAPI cuLinkAddData(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddData"); }
 extern "C" CUresult CUDAAPI cuLinkAddData_v2(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddData_v2"); }
 extern "C" CUresult CUDAAPI cuLinkAddFile(CUlinkState, CUjitInputType, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddFile"); }
