@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "client/core/api_guard.hpp"
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
 
@@ -73,6 +74,7 @@ extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) { return 
 // Resetting the primary context frees everything the device holds for this
 // program, which is what cudaDeviceReset does on the server.
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  KeepLastError keep;
   if (CUresult e = check_device(dev)) return e;
   int current = Runtime::current_device();
   Runtime::set_current_device(dev);
@@ -166,6 +168,7 @@ extern "C" CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
 }
 
 extern "C" CUresult CUDAAPI cuCtxSynchronize() {
+  KeepLastError keep;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   return to_cu(cudaDeviceSynchronize());
 }

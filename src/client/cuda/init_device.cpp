@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "client/core/api_guard.hpp"
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
 
@@ -22,6 +23,7 @@ CUresult device_properties(CUdevice dev, const cudaDeviceProp** out) {
 }  // namespace
 
 extern "C" CUresult CUDAAPI cuInit(unsigned int Flags) {
+  KeepLastError keep;
   if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = to_cu(Runtime::get().ensure_init())) return e;
   set_driver_initialized();
@@ -29,6 +31,7 @@ extern "C" CUresult CUDAAPI cuInit(unsigned int Flags) {
 }
 
 extern "C" CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
+  KeepLastError keep;
   return to_cu(cudaDriverGetVersion(driverVersion));
 }
 
@@ -60,6 +63,7 @@ extern "C" CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
 
 // CUdevice_attribute and cudaDeviceAttr number every attribute alike.
 extern "C" CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  KeepLastError keep;
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   const cudaDeviceProp* p;
   if (CUresult e = device_properties(dev, &p)) return e;

@@ -78,6 +78,7 @@ extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, 
                                            unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
                                            unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                                            void** kernelParams, void** extra) {
+  KeepLastError keep;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   DriverFunction* fn = DriverHandles::get().find(f);
   if (!fn) return CUDA_ERROR_INVALID_HANDLE;
@@ -89,6 +90,7 @@ extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, 
 }
 
 extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+  KeepLastError keep;
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   DriverFunction* fn = DriverHandles::get().find(hfunc);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "client/core/api_guard.hpp"
 #include "client/cuda/driver_errors.hpp"
 
 using namespace rgpu::client;
@@ -21,6 +22,7 @@ CUresult ready() { return driver_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_I
 // pattern is built on the host and copied, which writes the same memory.
 template <typename T>
 CUresult memset_elements(CUdeviceptr dst, T value, size_t n, CUstream stream, bool async) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   if (dst % sizeof(T)) return CUDA_ERROR_INVALID_VALUE;
   unsigned char bytes[sizeof(T)];
@@ -38,6 +40,7 @@ CUresult memset_elements(CUdeviceptr dst, T value, size_t n, CUstream stream, bo
 }  // namespace
 
 extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  KeepLastError keep;
   if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = ready()) return e;
   void* p = nullptr;
@@ -47,60 +50,71 @@ extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
 }
 
 extern "C" CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaFree(ptr(dptr)));
 }
 
 extern "C" CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaMemGetInfo(free, total));
 }
 
 extern "C" CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t bytesize) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaMallocHost(pp, bytesize));
 }
 
 // CU_MEMHOSTALLOC_* and cudaHostAlloc* flags have the same values.
 extern "C" CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaHostAlloc(pp, bytesize, Flags));
 }
 
 extern "C" CUresult CUDAAPI cuMemFreeHost(void* p) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaFreeHost(p));
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaMemcpy(ptr(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice));
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaMemcpy(dstHost, ptr(srcDevice), ByteCount, cudaMemcpyDeviceToHost));
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaMemcpy(ptr(dstDevice), ptr(srcDevice), ByteCount, cudaMemcpyDeviceToDevice));
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount,
                                                  CUstream hStream) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaMemcpyAsync(ptr(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice, rt(hStream)));
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount,
                                                  CUstream hStream) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaMemcpyAsync(dstHost, ptr(srcDevice), ByteCount, cudaMemcpyDeviceToHost, rt(hStream)));
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
                                                  CUstream hStream) {
+  KeepLastError keep;
   if (CUresult e = ready()) return e;
   return to_cu(cudaMemcpyAsync(ptr(dstDevice), ptr(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, rt(hStream)));
 }

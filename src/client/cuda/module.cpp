@@ -79,6 +79,7 @@ cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
 }  // namespace
 
 extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
+  KeepLastError keep;
   if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   return to_cu(api([&] { return load(module, image); }));
@@ -111,6 +112,7 @@ extern "C" CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
 }
 
 extern "C" CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+  KeepLastError keep;
   if (!hfunc || !name) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   DriverModule* m = DriverHandles::get().find(hmod);

@@ -47,6 +47,9 @@ int main() {
   CUmodule module;
   CU_OK(cuModuleLoadDataEx(&module, ptx.c_str(), 0, nullptr, nullptr));
   CUfunction vadd;
+  // A driver error is the driver call's own: cudaGetLastError does not see it.
+  EXPECT_CU(CUDA_ERROR_NOT_FOUND, cuModuleGetFunction(&vadd, module, "no_such_kernel"));
+  OK(cudaGetLastError());
   CU_OK(cuModuleGetFunction(&vadd, module, "vadd"));
   cudaStream_t stream;
   OK(cudaStreamCreate(&stream));

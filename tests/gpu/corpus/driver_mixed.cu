@@ -36,6 +36,10 @@ int main() {
   CUmodule module;
   CU(cuModuleLoadData(&module, kDriverKernelsPtx));
   CUfunction vadd;
+  // A driver error is the driver call's own: cudaGetLastError does not see it.
+  CUresult missing = cuModuleGetFunction(&vadd, module, "no_such_kernel");
+  printf("unknown kernel: %s, then cudaGetLastError: %s\n", cu_error_name(missing),
+         cudaGetErrorName(cudaGetLastError()));
   CU(cuModuleGetFunction(&vadd, module, "vadd"));
   cudaStream_t stream;
   CK(cudaStreamCreate(&stream));
