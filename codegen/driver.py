@@ -151,21 +151,41 @@ def emit_map(m: DriverModel) -> str:
     return "\n".join(lines)
 
 
+LIMITS = [
+    "Contexts are emulated: every context of a device is its primary context, and the current "
+    "context is the runtime's current device (so cuCtxGetCurrent is never NULL once CUDA is "
+    "initialised). cuCtxCreate retains the primary context and pushes it, cuCtxDestroy releases it; "
+    "a release frees nothing (memory goes with cuMemFree, cuDevicePrimaryCtxReset or the end of the "
+    "session). cuDevicePrimaryCtxSetFlags records the flags without applying them. cuCtxCreate_v4 "
+    "with CUctxCreateParams returns CUDA_ERROR_NOT_SUPPORTED.",
+    "cuModuleUnload and cuLibraryUnload forget the handles; the server frees the module when the "
+    "session ends. JIT options are accepted and ignored (the server's driver compiles PTX).",
+    "Libraries are modules loaded on the current device when the library is loaded; library "
+    "options return CUDA_ERROR_NOT_SUPPORTED.",
+    "cuLaunchKernelEx with launch attributes returns CUDA_ERROR_NOT_SUPPORTED.",
+    "cuGetProcAddress returns the binding cuda.h of this toolkit gives each name, whatever "
+    "cudaVersion asks for.",
+    "cuMemsetD16/D32 whose value's bytes differ copy a host pattern (same result, more traffic).",
+    "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
+    "unsupported; programs built with this toolkit bind the _v2 names.",
+]
+
+
 def emit_coverage(m: DriverModel) -> str:
     status = {n: ("implemented", "hand-written (src/client/cuda)") for n in m.manual}
     for d, base in m.per_thread:
         status[d.name] = ("implemented", f"per-thread default stream variant of {base}")
+    exported = set(m.exports)
     for d in m.unsupported:
-        status[d.name] = ("unsupported", "not implemented yet: returns CUDA_ERROR_NOT_SUPPORTED, "
-                          "logs its name once")
+        newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
+        why = (f"legacy binding, superseded by {newer[-1]}" if newer else "not implemented yet")
+        status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
     done = [n for n in m.exports if status[n][0] != "unsupported"]
     lines = ["", "# CUDA driver coverage", "",
              f"{len(done)} of {len(m.exports)} functions exported by libcuda.so.1 are implemented "
              f"({100 * len(done) / len(m.exports):.1f} %).", "",
-             "Limits of the implemented ones: a context is the device's primary context on the "
-             "server (cuCtxCreate retains it, cuCtxDestroy releases it; flags and the context "
-             "stack are kept per client thread only); cuDevicePrimaryCtxSetFlags records flags "
-             "without effect.", "",
+             "Limits of the implemented ones:", "",
+             *[f"- {limit}" for limit in LIMITS], "",
              "| function | status | how |", "|---|---|---|"]
     lines += [f"| `{n}` | {status[n][0]} | {status[n][1]} |" for n in sorted(m.exports, key=str.lower)]
     return "\n".join(lines) + "\n"
