@@ -1,4 +1,4 @@
-// Kernels the driver-API programs load as PTX (nvcc -ptx at build time).
+// Kernels the driver-API programs load as PTX, cubin and fat binary (built by nvcc).
 // extern "C" keeps their names unmangled for cuModuleGetFunction.
 extern "C" __global__ void vadd(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

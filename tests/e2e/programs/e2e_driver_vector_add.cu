@@ -1,5 +1,5 @@
-// Driver API only: cuInit, devices, a context, PTX modules loaded from a file
-// and from memory, kernel lookup, cuLaunchKernel with kernelParams and with
+// Driver API only: cuInit, devices, a context, modules (PTX from a file and
+// from memory, a cubin, a fat binary), kernel lookup, cuLaunchKernel with kernelParams and with
 // the `extra` buffer, cuLaunchKernelEx, libraries, copies, memsets, streams,
 // events and cuGetProcAddress.
 // (The test backend validates launches but does not run them.)
@@ -52,6 +52,15 @@ int main() {
   std::ifstream in(RGPU_PTX_FILE);
   std::string ptx((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CU_OK(cuModuleLoadData(&from_data, ptx.c_str()));
+  // A cubin (ELF) from a file, a fat binary from memory.
+  CUmodule from_cubin, from_fatbin;
+  CU_OK(cuModuleLoad(&from_cubin, RGPU_CUBIN_FILE));
+  std::ifstream fatbin_in(RGPU_FATBIN_FILE, std::ios::binary);
+  std::vector<char> fatbin((std::istreambuf_iterator<char>(fatbin_in)), std::istreambuf_iterator<char>());
+  CU_OK(cuModuleLoadFatBinary(&from_fatbin, fatbin.data()));
+  CUfunction from_each;
+  CU_OK(cuModuleGetFunction(&from_each, from_cubin, "scale"));
+  CU_OK(cuModuleGetFunction(&from_each, from_fatbin, "vadd"));
   CUfunction vadd, scale;
   CU_OK(cuModuleGetFunction(&vadd, from_data, "vadd"));
   CU_OK(cuModuleGetFunction(&scale, from_file, "scale"));
@@ -177,6 +186,8 @@ int main() {
   CU_OK(cuMemFree(dc));
   CU_OK(cuModuleUnload(from_file));
   CU_OK(cuModuleUnload(from_data));
+  CU_OK(cuModuleUnload(from_cubin));
+  CU_OK(cuModuleUnload(from_fatbin));
   CU_OK(cuCtxDestroy(ctx));
   return finish();
 }
