@@ -172,3 +172,40 @@ extern "C" CUresult CUDAAPI cuCtxSynchronize() {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   return to_cu(cudaDeviceSynchronize());
 }
+
+// CUlimit and cudaLimit, CUfunc_cache and cudaFuncCache number alike.
+extern "C" CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceSetLimit(static_cast<cudaLimit>(limit), value));
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceGetLimit(pvalue, static_cast<cudaLimit>(limit)));
+}
+
+extern "C" CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceSetCacheConfig(static_cast<cudaFuncCache>(config)));
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceGetCacheConfig(reinterpret_cast<cudaFuncCache*>(pconfig)));
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceGetStreamPriorityRange(leastPriority, greatestPriority));
+}
+
+extern "C" CUresult CUDAAPI cuCtxResetPersistingL2Cache() {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaCtxResetPersistingL2Cache());
+}

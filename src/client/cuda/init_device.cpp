@@ -97,3 +97,10 @@ extern "C" CUresult CUDAAPI cuDeviceComputeCapability(int* major, int* minor, CU
   *minor = p->minor;
   return CUDA_SUCCESS;
 }
+
+extern "C" CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+  KeepLastError keep;
+  const cudaDeviceProp* p;
+  if (CUresult e = device_properties(dev, &p)) return e;
+  return to_cu(cudaDeviceGetPCIBusId(pciBusId, len, dev));
+}

@@ -72,6 +72,25 @@ int attribute(const cudaFuncAttributes& a, CUfunction_attribute attrib, bool* kn
   }
 }
 
+// A per-function op of the runtime's, on the function's device.
+template <typename Fill, typename Read>
+CUresult function_call(CUfunction hfunc, uint16_t op, Fill&& fill, Read&& read) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverFunction* fn = DriverHandles::get().find(hfunc);
+  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(op);
+    int32_t remote;
+    if (cudaError_t e = call.to_device(fn->module->device, &remote)) return e;
+    call.args().put<uint64_t>(fn->kernel.function);
+    fill(call.args());
+    if (cudaError_t e = call.run()) return e;
+    read(*fn, call.reply());
+    return cudaSuccess;
+  }));
+}
+
 }  // namespace
 
 extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -90,21 +109,11 @@ extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, 
 }
 
 extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
-  KeepLastError keep;
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
-  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  DriverFunction* fn = DriverHandles::get().find(hfunc);
-  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
   cudaFuncAttributes attrs{};
-  CUresult r = to_cu(api([&]() -> cudaError_t {
-    Call call(proto::kOpFuncGetAttributes);
-    int32_t remote;
-    if (cudaError_t e = call.to_device(fn->module->device, &remote)) return e;
-    call.args().put<uint64_t>(fn->kernel.function);
-    if (cudaError_t e = call.quiet().run()) return e;
-    attrs = call.reply().get<cudaFuncAttributes>();
-    return cudaSuccess;
-  }));
+  CUresult r = function_call(
+      hfunc, proto::kOpFuncGetAttributes, [](proto::Writer&) {},
+      [&](DriverFunction&, proto::Reader& reply) { attrs = reply.get<cudaFuncAttributes>(); });
   if (r) return r;
   bool known;
   int value = attribute(attrs, attrib, &known);
@@ -121,4 +130,35 @@ extern "C" CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfun
   return cuLaunchKernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
                         config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams,
                         extra);
+}
+
+// The attributes that can be set have the same numbers as cudaFuncAttribute's.
+extern "C" CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  return function_call(
+      hfunc, proto::kOpFuncSetAttribute, [&](proto::Writer& w) { w.put<int32_t>(attrib).put<int32_t>(value); },
+      [&](DriverFunction& f, proto::Reader&) {
+        if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) f.kernel.max_dynamic_shared = value;
+      });
+}
+
+extern "C" CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+  return function_call(
+      hfunc, proto::kOpFuncSetCacheConfig, [&](proto::Writer& w) { w.put<int32_t>(config); },
+      [](DriverFunction&, proto::Reader&) {});
+}
+
+extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func,
+                                                                                 int blockSize, size_t dynamicSMemSize,
+                                                                                 unsigned int flags) {
+  if (!numBlocks) return CUDA_ERROR_INVALID_VALUE;
+  return function_call(
+      func, proto::kOpOccupancyMaxActiveBlocks,
+      [&](proto::Writer& w) { w.put<int32_t>(blockSize).put<uint64_t>(dynamicSMemSize).put<uint32_t>(flags); },
+      [&](DriverFunction&, proto::Reader& r) { *numBlocks = r.get<int32_t>(); });
+}
+
+extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
+                                                                        size_t dynamicSMemSize) {
+  return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
+                                                              CU_OCCUPANCY_DEFAULT);
 }

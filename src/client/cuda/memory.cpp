@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "client/core/api_guard.hpp"
+#include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 
 using namespace rgpu::client;
@@ -141,4 +142,39 @@ extern "C" CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned sho
 
 extern "C" CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
   return memset_elements(dstDevice, ui, N, hStream, true);
+}
+
+// Unified addressing: the pointers themselves say where the memory is.
+extern "C" CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemcpy(ptr(dst), ptr(src), ByteCount, cudaMemcpyDefault));
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemcpyAsync(ptr(dst), ptr(src), ByteCount, cudaMemcpyDefault, rt(hStream)));
+}
+
+extern "C" CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
+  if (CUresult e = ready()) return e;
+  auto range = MemoryMap::get().find_device(dptr);
+  if (!range) return CUDA_ERROR_NOT_FOUND;
+  if (pbase) *pbase = range->base;
+  if (psize) *psize = range->size;
+  return CUDA_SUCCESS;
+}
+
+// CU_MEMHOSTREGISTER_* and cudaHostRegister* flags have the same values.
+extern "C" CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaHostRegister(p, bytesize, Flags));
+}
+
+extern "C" CUresult CUDAAPI cuMemHostUnregister(void* p) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaHostUnregister(p));
 }

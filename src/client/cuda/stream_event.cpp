@@ -85,3 +85,27 @@ extern "C" CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent) {
   if (CUresult e = ready()) return e;
   return to_cu(cudaEventDestroy(rt(hEvent)));
 }
+
+extern "C" CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaStreamCreateWithPriority(reinterpret_cast<cudaStream_t*>(phStream), flags, priority));
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int* priority) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaStreamGetPriority(rt(hStream), priority));
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int* flags) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaStreamGetFlags(rt(hStream), flags));
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long* streamId) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaStreamGetId(rt(hStream), streamId));
+}

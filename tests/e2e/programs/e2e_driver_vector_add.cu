@@ -122,6 +122,43 @@ int main() {
   CU_OK(cuLibraryUnload(library));
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuKernelGetFunction(&kernel_function, kernel));
 
+  // Per-function settings and queries.
+  CU_OK(cuFuncSetAttribute(vadd, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 * 1024));
+  CU_OK(cuLaunchKernel(vadd, 1, 1, 1, 64, 1, 1, 64 * 1024, stream, args, nullptr));
+  CU_OK(cuFuncSetCacheConfig(vadd, CU_FUNC_CACHE_PREFER_SHARED));
+  int blocks = 0;
+  CU_OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, vadd, 256, 0));
+  CHECK(blocks > 0);
+
+  // Context-wide settings.
+  size_t heap = 0;
+  CU_OK(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, 16 << 20));
+  CU_OK(cuCtxGetLimit(&heap, CU_LIMIT_MALLOC_HEAP_SIZE));
+  CHECK(heap == 16 << 20);
+  CUfunc_cache cache;
+  CU_OK(cuCtxSetCacheConfig(CU_FUNC_CACHE_PREFER_L1));
+  CU_OK(cuCtxGetCacheConfig(&cache));
+  CHECK(cache == CU_FUNC_CACHE_PREFER_L1);
+  int least = 0, greatest = 0;
+  CU_OK(cuCtxGetStreamPriorityRange(&least, &greatest));
+  CHECK(greatest <= least);
+
+  // Unified copies, address ranges, registered host memory.
+  CU_OK(cuMemcpy(dc, reinterpret_cast<CUdeviceptr>(a.data()), n * sizeof(float)));
+  CU_OK(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(c.data()), dc, n * sizeof(float), stream));
+  CU_OK(cuStreamSynchronize(stream));
+  CHECK(c == a);
+  CUdeviceptr base = 0;
+  size_t range = 0;
+  CU_OK(cuMemGetAddressRange(&base, &range, dc + 100));
+  CHECK(base == dc && range == n * sizeof(float));
+  EXPECT_CU(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &range, 16));
+  std::vector<float> registered(n, 0.f);
+  CU_OK(cuMemHostRegister(registered.data(), n * sizeof(float), 0));
+  CU_OK(cuMemcpyDtoH(registered.data(), dc, n * sizeof(float)));
+  CHECK(registered == a);
+  CU_OK(cuMemHostUnregister(registered.data()));
+
   // Copies and memsets, whose results the test backend does compute.
   CUevent start, stop;
   CU_OK(cuEventCreate(&start, CU_EVENT_DEFAULT));

@@ -79,6 +79,34 @@ int main() {
   EXPECT(bad == 0, "%d wrong results (extra buffer)", bad);
   printf("affine extra buffer: %d elements checked\n", n);
 
+  // Stream priorities, function settings, unified copies and address ranges.
+  int least = 0, greatest = 0;
+  CU(cuCtxGetStreamPriorityRange(&least, &greatest));
+  CUstream urgent;
+  CU(cuStreamCreateWithPriority(&urgent, CU_STREAM_NON_BLOCKING, greatest));
+  int priority = 1;
+  unsigned flags = 0;
+  CU(cuStreamGetPriority(urgent, &priority));
+  CU(cuStreamGetFlags(urgent, &flags));
+  EXPECT(priority == greatest && flags == CU_STREAM_NON_BLOCKING, "priority %d flags %u", priority, flags);
+  CU(cuFuncSetAttribute(vadd, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 * 1024));
+  int blocks = 0;
+  CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, vadd, 256, 64 * 1024));
+  EXPECT(blocks > 0, "occupancy %d", blocks);
+  CU(cuMemcpyHtoD(da, a.data(), bytes));  // the affine step reused da and db
+  CU(cuMemcpyHtoD(db, b.data(), bytes));
+  CU(cuLaunchKernel(vadd, grid, 1, 1, 256, 1, 1, 64 * 1024, urgent, args, nullptr));
+  std::vector<float> c2(n, -1.f);
+  CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(c2.data()), dc, bytes, urgent));
+  CU(cuStreamSynchronize(urgent));
+  EXPECT(c2 == c, "second vadd on a priority stream differs");
+  CUdeviceptr base = 0;
+  size_t range = 0;
+  CU(cuMemGetAddressRange(&base, &range, dc + 100));
+  EXPECT(base == dc && range == bytes, "address range %zu bytes", range);
+  CU(cuStreamDestroy(urgent));
+  printf("priority stream, dynamic shared memory and address range checked\n");
+
   std::vector<uint32_t> words(n);
   CU(cuMemsetD32(dc, 0x12345678u, n));
   CU(cuMemcpyDtoH(words.data(), dc, n * sizeof(uint32_t)));

@@ -23,6 +23,11 @@ extern "C" CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridD
   return cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
+extern "C" CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyAsync(dst, src, ByteCount, hStream);
+}
+
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
@@ -53,6 +58,11 @@ extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const vo
   return cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
 }
 
+extern "C" CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy(dst, src, ByteCount);
+}
+
 extern "C" CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemsetD16Async(dstDevice, us, N, hStream);
@@ -81,6 +91,21 @@ extern "C" CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned
 extern "C" CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemsetD8_v2(dstDevice, uc, N);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetFlags(hStream, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetId_ptsz(CUstream hStream, unsigned long long* streamId) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetId(hStream, streamId);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream, int* priority) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetPriority(hStream, priority);
 }
 
 extern "C" CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) {

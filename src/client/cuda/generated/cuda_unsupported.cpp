@@ -39,22 +39,16 @@ extern "C" CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext) { return rgpu::cli
 extern "C" CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return rgpu::client::driver_unsupported("cuCtxEnablePeerAccess"); }
 extern "C" CUresult CUDAAPI cuCtxFromGreenCtx(CUcontext*, CUgreenCtx) { return rgpu::client::driver_unsupported("cuCtxFromGreenCtx"); }
 extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext, unsigned int*) { return rgpu::client::driver_unsupported("cuCtxGetApiVersion"); }
-extern "C" CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache*) { return rgpu::client::driver_unsupported("cuCtxGetCacheConfig"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevResource(CUcontext, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuCtxGetDevResource"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice*, CUcontext) { return rgpu::client::driver_unsupported("cuCtxGetDevice_v2"); }
 extern "C" CUresult CUDAAPI cuCtxGetExecAffinity(CUexecAffinityParam*, CUexecAffinityType) { return rgpu::client::driver_unsupported("cuCtxGetExecAffinity"); }
 extern "C" CUresult CUDAAPI cuCtxGetFlags(unsigned int*) { return rgpu::client::driver_unsupported("cuCtxGetFlags"); }
 extern "C" CUresult CUDAAPI cuCtxGetId(CUcontext, unsigned long long*) { return rgpu::client::driver_unsupported("cuCtxGetId"); }
-extern "C" CUresult CUDAAPI cuCtxGetLimit(size_t*, CUlimit) { return rgpu::client::driver_unsupported("cuCtxGetLimit"); }
 extern "C" CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig*) { return rgpu::client::driver_unsupported("cuCtxGetSharedMemConfig"); }
-extern "C" CUresult CUDAAPI cuCtxGetStreamPriorityRange(int*, int*) { return rgpu::client::driver_unsupported("cuCtxGetStreamPriorityRange"); }
 extern "C" CUresult CUDAAPI cuCtxPopCurrent(CUcontext*) { return rgpu::client::driver_unsupported("cuCtxPopCurrent"); }
 extern "C" CUresult CUDAAPI cuCtxPushCurrent(CUcontext) { return rgpu::client::driver_unsupported("cuCtxPushCurrent"); }
 extern "C" CUresult CUDAAPI cuCtxRecordEvent(CUcontext, CUevent) { return rgpu::client::driver_unsupported("cuCtxRecordEvent"); }
-extern "C" CUresult CUDAAPI cuCtxResetPersistingL2Cache(void) { return rgpu::client::driver_unsupported("cuCtxResetPersistingL2Cache"); }
-extern "C" CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache) { return rgpu::client::driver_unsupported("cuCtxSetCacheConfig"); }
 extern "C" CUresult CUDAAPI cuCtxSetFlags(unsigned int) { return rgpu::client::driver_unsupported("cuCtxSetFlags"); }
-extern "C" CUresult CUDAAPI cuCtxSetLimit(CUlimit, size_t) { return rgpu::client::driver_unsupported("cuCtxSetLimit"); }
 extern "C" CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig) { return rgpu::client::driver_unsupported("cuCtxSetSharedMemConfig"); }
 extern "C" CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext) { return rgpu::client::driver_unsupported("cuCtxSynchronize_v2"); }
 extern "C" CUresult CUDAAPI cuCtxWaitEvent(CUcontext, CUevent) { return rgpu::client::driver_unsupported("cuCtxWaitEvent"); }
@@ -74,7 +68,6 @@ extern "C" CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool*, CUdevice) { return
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
 extern "C" CUresult CUDAAPI cuDeviceGetP2PAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetP2PAttribute(int*, CUdevice_P2PAttribute, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceGetPCIBusId(char*, int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetPCIBusId"); }
 extern "C" CUresult CUDAAPI cuDeviceGetProperties(CUdevprop*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetProperties"); }
 extern "C" CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t*, CUarray_format, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetTexture1DLinearMaxWidth"); }
 extern "C" CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGraphMemTrim"); }
@@ -98,9 +91,7 @@ extern "C" CUresult CUDAAPI cuFuncGetName(const char**, CUfunction) { return rgp
 extern "C" CUresult CUDAAPI cuFuncGetParamInfo(CUfunction, size_t, size_t*, size_t*) { return rgpu::client::driver_unsupported("cuFuncGetParamInfo"); }
 extern "C" CUresult CUDAAPI cuFuncIsLoaded(CUfunctionLoadingState*, CUfunction) { return rgpu::client::driver_unsupported("cuFuncIsLoaded"); }
 extern "C" CUresult CUDAAPI cuFuncLoad(CUfunction) { return rgpu::client::driver_unsupported("cuFuncLoad"); }
-extern "C" CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return rgpu::client::driver_unsupported("cuFuncSetAttribute"); }
 extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction, int, int, int) { return rgpu::client::driver_unsupported("cuFuncSetBlockShape"); }
-extern "C" CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction, CUfunc_cache) { return rgpu::client::driver_unsupported("cuFuncSetCacheConfig"); }
 extern "C" CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction, CUsharedconfig) { return rgpu::client::driver_unsupported("cuFuncSetSharedMemConfig"); }
 extern "C" CUresult CUDAAPI cuFuncSetSharedSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuFuncSetSharedSize"); }
 extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
@@ -280,7 +271,6 @@ extern "C" CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr, CUstream) { return rgpu:
 extern "C" CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr, CUstream) { return rgpu::client::driver_unsupported("cuMemFreeAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemGetAccess(unsigned long long*, const CUmemLocation*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuMemGetAccess"); }
 extern "C" CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr_v1*, unsigned int*, CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemGetAddressRange"); }
-extern "C" CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr*, size_t*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuMemGetAddressRange_v2"); }
 extern "C" CUresult CUDAAPI cuMemGetAllocationGranularity(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags) { return rgpu::client::driver_unsupported("cuMemGetAllocationGranularity"); }
 extern "C" CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp*, CUmemGenericAllocationHandle) { return rgpu::client::driver_unsupported("cuMemGetAllocationPropertiesFromHandle"); }
 extern "C" CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) { return rgpu::client::driver_unsupported("cuMemGetDefaultMemPool"); }
@@ -291,8 +281,6 @@ extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, un
 extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer_v2"); }
 extern "C" CUresult CUDAAPI cuMemHostGetFlags(unsigned int*, void*) { return rgpu::client::driver_unsupported("cuMemHostGetFlags"); }
 extern "C" CUresult CUDAAPI cuMemHostRegister(void*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostRegister"); }
-extern "C" CUresult CUDAAPI cuMemHostRegister_v2(void*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostRegister_v2"); }
-extern "C" CUresult CUDAAPI cuMemHostUnregister(void*) { return rgpu::client::driver_unsupported("cuMemHostUnregister"); }
 extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType) { return rgpu::client::driver_unsupported("cuMemImportFromShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemMap(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) { return rgpu::client::driver_unsupported("cuMemMap"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync"); }
@@ -321,7 +309,6 @@ extern "C" CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHa
 extern "C" CUresult CUDAAPI cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) { return rgpu::client::driver_unsupported("cuMemSetAccess"); }
 extern "C" CUresult CUDAAPI cuMemSetMemPool(CUmemLocation*, CUmemAllocationType, CUmemoryPool) { return rgpu::client::driver_unsupported("cuMemSetMemPool"); }
 extern "C" CUresult CUDAAPI cuMemUnmap(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemUnmap"); }
-extern "C" CUresult CUDAAPI cuMemcpy(CUdeviceptr, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemcpy"); }
 extern "C" CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2D"); }
 extern "C" CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy2DAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy2DAsync_v2"); }
@@ -345,8 +332,6 @@ extern "C" CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER*, 
 extern "C" CUresult CUDAAPI cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER*) { return rgpu::client::driver_unsupported("cuMemcpy3DPeer_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D*) { return rgpu::client::driver_unsupported("cuMemcpy3D_v2"); }
 extern "C" CUresult CUDAAPI cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D*) { return rgpu::client::driver_unsupported("cuMemcpy3D_v2_ptds"); }
-extern "C" CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr, CUdeviceptr, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoA(CUarray, unsigned int, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoA_v2(CUarray, size_t, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoA_v2"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoA_v2_ptds(CUarray, size_t, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoA_v2_ptds"); }
@@ -382,7 +367,6 @@ extern "C" CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr, CUcontext, CUdeviceptr, CU
 extern "C" CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyPeerAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyPeerAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t) { return rgpu::client::driver_unsupported("cuMemcpyPeer_ptds"); }
-extern "C" CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemcpy_ptds"); }
 extern "C" CUresult CUDAAPI cuMemsetD16(CUdeviceptr_v1, unsigned short, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD16"); }
 extern "C" CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr_v1, unsigned int, unsigned short, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD2D16"); }
 extern "C" CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemsetD2D16Async"); }
@@ -420,8 +404,6 @@ extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, con
 extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
 extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
 extern "C" CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t*, CUfunction, int, int) { return rgpu::client::driver_unsupported("cuOccupancyAvailableDynamicSMemPerBlock"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int*, CUfunction, int, size_t) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveBlocksPerMultiprocessor"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int*, CUfunction, int, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveClusters"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSize"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSizeWithFlags"); }
@@ -455,7 +437,6 @@ extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMod
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamCopyAttributes(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes"); }
 extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamCreateWithPriority(CUstream*, unsigned int, int) { return rgpu::client::driver_unsupported("cuStreamCreateWithPriority"); }
 extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream) { return rgpu::client::driver_unsupported("cuStreamDestroy"); }
 extern "C" CUresult CUDAAPI cuStreamEndCapture(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture"); }
 extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture_ptsz"); }
@@ -473,13 +454,7 @@ extern "C" CUresult CUDAAPI cuStreamGetCtx_v2(CUstream, CUcontext*, CUgreenCtx*)
 extern "C" CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetDevice(CUstream, CUdevice*) { return rgpu::client::driver_unsupported("cuStreamGetDevice"); }
 extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream, CUdevice*) { return rgpu::client::driver_unsupported("cuStreamGetDevice_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetFlags(CUstream, unsigned int*) { return rgpu::client::driver_unsupported("cuStreamGetFlags"); }
-extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream, unsigned int*) { return rgpu::client::driver_unsupported("cuStreamGetFlags_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetGreenCtx(CUstream, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetGreenCtx"); }
-extern "C" CUresult CUDAAPI cuStreamGetId(CUstream, unsigned long long*) { return rgpu::client::driver_unsupported("cuStreamGetId"); }
-extern "C" CUresult CUDAAPI cuStreamGetId_ptsz(CUstream, unsigned long long*) { return rgpu::client::driver_unsupported("cuStreamGetId_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetPriority(CUstream, int*) { return rgpu::client::driver_unsupported("cuStreamGetPriority"); }
-extern "C" CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream, int*) { return rgpu::client::driver_unsupported("cuStreamGetPriority_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing"); }
 extern "C" CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamSetAttribute(CUstream, CUstreamAttrID, const CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamSetAttribute"); }
