@@ -24,13 +24,21 @@ using namespace rgpu::client;
 
 namespace {
 
+// Byte by byte, so that a short PTX string is not read past its end.
+bool starts_with(const void* image, const void* prefix, size_t n) {
+  const auto* a = static_cast<const unsigned char*>(image);
+  const auto* b = static_cast<const unsigned char*>(prefix);
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // The image's length, which cuModuleLoadData is not told: from the fat
 // binary header, the ELF header's tables, or the PTX text's terminator.
 size_t image_size(const void* image) {
-  uint32_t magic;
-  std::memcpy(&magic, image, sizeof magic);
-  if (magic == fatbin::kFatbinMagic) return fatbin::fatbin_total_size(image);
-  if (std::memcmp(image, ELFMAG, SELFMAG) == 0) {
+  const uint32_t magic = fatbin::kFatbinMagic;
+  if (starts_with(image, &magic, sizeof magic)) return fatbin::fatbin_total_size(image);
+  if (starts_with(image, ELFMAG, SELFMAG)) {
     Elf64_Ehdr h;
     std::memcpy(&h, image, sizeof h);
     return std::max<size_t>(h.e_shoff + size_t{h.e_shnum} * h.e_shentsize,

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "client/core/module_registry.hpp"
 
@@ -31,6 +33,11 @@ class DriverHandles {
   DriverFunction* find(CUfunction f);
   // Forgets the module and its functions; false if it was not live.
   bool remove(CUmodule m);
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<DriverModule*, std::unique_ptr<DriverModule>> modules_;
+  std::unordered_map<DriverFunction*, std::unique_ptr<DriverFunction>> functions_;
 };
 
 }  // namespace rgpu::client
