@@ -23,6 +23,21 @@ extern "C" CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridD
   return cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
+extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy2DAsync_v2(pCopy, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy2DUnaligned_v2(pCopy);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy2D_v2(pCopy);
+}
+
 extern "C" CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpyAsync(dst, src, ByteCount, hStream);
@@ -71,6 +86,16 @@ extern "C" CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigne
 extern "C" CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemsetD16_v2(dstDevice, us, N);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D8_v2(dstDevice, dstPitch, uc, Width, Height);
 }
 
 extern "C" CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {

@@ -257,7 +257,6 @@ extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr*, size_t, C
 extern "C" CUresult CUDAAPI cuMemAllocHost(void**, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocHost"); }
 extern "C" CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocManaged"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
-extern "C" CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr*, size_t*, size_t, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch_v2"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long) { return rgpu::client::driver_unsupported("cuMemCreate"); }
@@ -311,13 +310,7 @@ extern "C" CUresult CUDAAPI cuMemSetMemPool(CUmemLocation*, CUmemAllocationType,
 extern "C" CUresult CUDAAPI cuMemUnmap(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemUnmap"); }
 extern "C" CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2D"); }
 extern "C" CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy2DAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy2DAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy2DAsync_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2DUnaligned"); }
-extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D*) { return rgpu::client::driver_unsupported("cuMemcpy2DUnaligned_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D*) { return rgpu::client::driver_unsupported("cuMemcpy2DUnaligned_v2_ptds"); }
-extern "C" CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D*) { return rgpu::client::driver_unsupported("cuMemcpy2D_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D*) { return rgpu::client::driver_unsupported("cuMemcpy2D_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy3D"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DAsync_v2"); }
@@ -379,10 +372,6 @@ extern "C" CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr, size_t, unsigne
 extern "C" CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr, size_t, unsigned int, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemsetD2D32_v2"); }
 extern "C" CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr, size_t, unsigned int, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemsetD2D32_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr_v1, unsigned int, unsigned char, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD2D8"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemsetD2D8Async"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemsetD2D8Async_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr, size_t, unsigned char, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemsetD2D8_v2"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr, size_t, unsigned char, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemsetD2D8_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD32"); }
 extern "C" CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1, unsigned char, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD8"); }
 extern "C" CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray*, const CUDA_ARRAY3D_DESCRIPTOR*, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayCreate"); }
