@@ -14,6 +14,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "fatbin/fatbin_container.hpp"
@@ -84,6 +85,23 @@ cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
   return cudaSuccess;
 }
 
+cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name) {
+  Call call(proto::kOpModuleGetGlobal);
+  int32_t remote;
+  if (cudaError_t e = call.to_device(m->device, &remote)) return e;
+  call.args().put<uint64_t>(m->remote).put_string(name);
+  if (cudaError_t e = call.quiet().run()) return e;
+  uint64_t ptr = call.reply().get<uint64_t>();
+  uint64_t size = call.reply().get<uint64_t>();
+  // Copies check pointers against the memory map; an address another
+  // server's memory already has would be ambiguous.
+  if (!MemoryMap::get().find_device(ptr) && !MemoryMap::get().add_device(ptr, size, m->device))
+    return cudaErrorInvalidSymbol;
+  if (dptr) *dptr = ptr;
+  if (bytes) *bytes = size;
+  return cudaSuccess;
+}
+
 }  // namespace
 
 extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
@@ -128,4 +146,14 @@ extern "C" CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod
   cudaError_t e = api([&] { return get_function(hfunc, m, name); });
   // The driver reports an unknown kernel name as not found.
   return e == cudaErrorInvalidDeviceFunction || e == cudaErrorSymbolNotFound ? CUDA_ERROR_NOT_FOUND : to_cu(e);
+}
+
+extern "C" CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
+  KeepLastError keep;
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(hmod);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  cudaError_t e = api([&] { return get_global(dptr, bytes, m, name); });
+  return e == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND : to_cu(e);
 }

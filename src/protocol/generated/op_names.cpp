@@ -50,6 +50,7 @@ const char* op_name(uint16_t op) {
     case kOpGetDeviceProperties: return "GetDeviceProperties";
     case kOpModuleLoadImage: return "ModuleLoadImage";
     case kOpModuleGetFunction: return "ModuleGetFunction";
+    case kOpModuleGetGlobal: return "ModuleGetGlobal";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

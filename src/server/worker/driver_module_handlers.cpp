@@ -1,6 +1,6 @@
 // The driver API's modules: images the application hands over itself (fat
 // binary, cubin or PTX, which the GPU backend gives to cuModuleLoadData), and
-// their kernels looked up by name. Launches use the runtime's launch op.
+// their kernels and variables looked up by name. Launches use the runtime's launch op.
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/module_functions.hpp"
@@ -31,11 +31,26 @@ int32_t module_get_function(SessionContext& s, Request& req, proto::Writer& out)
   return put_function(s, module, name, out);
 }
 
+// The size comes from the driver (the host test backend knows none: 0).
+int32_t module_get_global(SessionContext& s, Request& req, proto::Writer& out) {
+  auto module = req.args.get<uint64_t>();
+  std::string name = req.args.get_string();
+  req.args.expect_end();
+  if (!s.modules.contains(module)) return cudaErrorInvalidResourceHandle;
+  DevPtr ptr = 0;
+  size_t size = 0;
+  if (int32_t e = s.backend().module_get_global(module, name, 0, &ptr, &size)) return e;
+  s.globals.add(ptr, size);
+  out.put<uint64_t>(ptr).put<uint64_t>(size);
+  return cudaSuccess;
+}
+
 }  // namespace
 
 void register_driver_module_handlers(Dispatcher& d) {
   d.add(proto::kOpModuleLoadImage, module_load_image);
   d.add(proto::kOpModuleGetFunction, module_get_function);
+  d.add(proto::kOpModuleGetGlobal, module_get_global);
 }
 
 }  // namespace rgpu::server

@@ -64,6 +64,11 @@ int main() {
   CUfunction vadd, scale;
   CU_OK(cuModuleGetFunction(&vadd, from_data, "vadd"));
   CU_OK(cuModuleGetFunction(&scale, from_file, "scale"));
+  // The test backend knows no variable sizes: only the lookup is checked.
+  CUdeviceptr global = 0;
+  CU_OK(cuModuleGetGlobal(&global, nullptr, from_data, "some_variable"));
+  CHECK(global != 0);
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuModuleGetGlobal(&global, nullptr, reinterpret_cast<CUmodule>(&global), "x"));
   int max_threads = 0;
   CU_OK(cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, vadd));
   CHECK(max_threads > 0);

@@ -15,6 +15,11 @@
 //     int i = blockIdx.x * blockDim.x + threadIdx.x;
 //     if (i < n) out[i] = static_cast<int>(in[i] * p.scale) + p.shift;
 //   }
+//   __device__ int bias;
+//   extern "C" __global__ void add_bias(int* data, int n) {
+//     int i = blockIdx.x * blockDim.x + threadIdx.x;
+//     if (i < n) data[i] += bias;
+//   }
 #pragma once
 
 struct Affine {
@@ -28,6 +33,7 @@ static const char kDriverKernelsPtx[] = R"PTX(
 .address_size 64
 
 	// .globl	vadd
+.global .align 4 .u32 bias;
 
 .visible .entry vadd(
 	.param .u64 vadd_param_0,
@@ -109,6 +115,38 @@ $L__BB0_2:
 	st.global.u32 	[%rd7], %r9;
 
 $L__BB1_2:
+	ret;
+
+}
+	// .globl	add_bias
+.visible .entry add_bias(
+	.param .u64 add_bias_param_0,
+	.param .u32 add_bias_param_1
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<9>;
+	.reg .b64 	%rd<5>;
+
+
+	ld.param.u64 	%rd1, [add_bias_param_0];
+	ld.param.u32 	%r2, [add_bias_param_1];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	setp.ge.s32 	%p1, %r1, %r2;
+	@%p1 bra 	$L__BB2_2;
+
+	cvta.to.global.u64 	%rd2, %rd1;
+	mul.wide.s32 	%rd3, %r1, 4;
+	add.s64 	%rd4, %rd2, %rd3;
+	ld.global.u32 	%r6, [%rd4];
+	ld.global.u32 	%r7, [bias];
+	add.s32 	%r8, %r6, %r7;
+	st.global.u32 	[%rd4], %r8;
+
+$L__BB2_2:
 	ret;
 
 }

@@ -1,6 +1,7 @@
 // Driver API only: a PTX module JIT-compiled by the driver, kernels launched
 // with kernelParams and with the `extra` parameter buffer, D32/D16 memsets,
-// async copies on a stream, events; every result checked on the host.
+// async copies on a stream, events, a module variable; every result checked
+// on the host.
 #include <cstring>
 #include <vector>
 
@@ -106,6 +107,26 @@ int main() {
   EXPECT(base == dc && range == bytes, "address range %zu bytes", range);
   CU(cuStreamDestroy(urgent));
   printf("priority stream, dynamic shared memory and address range checked\n");
+
+  // A module variable read by a kernel.
+  CUdeviceptr bias;
+  size_t bias_size = 0;
+  CU(cuModuleGetGlobal(&bias, &bias_size, module, "bias"));
+  EXPECT(bias_size == sizeof(int), "bias is %zu bytes", bias_size);
+  int bias_value = 1000;
+  CU(cuMemcpyHtoD(bias, &bias_value, sizeof bias_value));
+  CUfunction add_bias;
+  CU(cuModuleGetFunction(&add_bias, module, "add_bias"));
+  CU(cuMemcpyHtoD(dout, out.data(), n * sizeof(int)));  // dout was reused above
+  void* bias_args[] = {&dout, &nn};
+  CU(cuLaunchKernel(add_bias, grid, 1, 1, 256, 1, 1, 0, nullptr, bias_args, nullptr));
+  std::vector<int> biased(n);
+  CU(cuMemcpyDtoH(biased.data(), dout, n * sizeof(int)));
+  bad = 0;
+  for (int i = 0; i < n; ++i) bad += biased[i] != out[i] + 1000;
+  EXPECT(bad == 0, "%d values without the module variable's bias", bad);
+  CUresult missing = cuModuleGetGlobal(&bias, &bias_size, module, "no_such_variable");
+  printf("module variable checked; unknown variable: %s\n", cu_error_name(missing));
 
   std::vector<uint32_t> words(n);
   CU(cuMemsetD32(dc, 0x12345678u, n));

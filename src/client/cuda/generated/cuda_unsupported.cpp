@@ -382,7 +382,6 @@ extern "C" CUresult CUDAAPI cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARS
 extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction*, unsigned int, CUmodule) { return rgpu::client::driver_unsupported("cuModuleEnumerateFunctions"); }
 extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int*, CUmodule) { return rgpu::client::driver_unsupported("cuModuleGetFunctionCount"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
-extern "C" CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr*, size_t*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal_v2"); }
 extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode*) { return rgpu::client::driver_unsupported("cuModuleGetLoadingMode"); }
 extern "C" CUresult CUDAAPI cuModuleGetSurfRef(CUsurfref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetSurfRef"); }
 extern "C" CUresult CUDAAPI cuModuleGetTexRef(CUtexref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetTexRef"); }
