@@ -72,6 +72,7 @@ cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
   if (cudaError_t e = call.quiet().run()) return e;
   auto f = std::make_unique<DriverFunction>();
   f->module = m;
+  f->name = name;
   auto& r = call.reply();
   f->kernel.function = r.get<uint64_t>();
   f->kernel.max_dynamic_shared = r.get<int32_t>();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "client/core/module_registry.hpp"
@@ -20,6 +21,7 @@ struct DriverModule {
 
 struct DriverFunction {
   DriverModule* module;
+  std::string name;
   LoadedKernel kernel;
 };
 

@@ -69,6 +69,19 @@ int main() {
   CU_OK(cuModuleGetGlobal(&global, nullptr, from_data, "some_variable"));
   CHECK(global != 0);
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuModuleGetGlobal(&global, nullptr, reinterpret_cast<CUmodule>(&global), "x"));
+  // The layout the server reported: struct {double; char} by value, then a pointer and an int.
+  size_t offset = 1, size = 0;
+  CU_OK(cuFuncGetParamInfo(scale, 0, &offset, &size));
+  CHECK(offset == 0 && size == 16);
+  CU_OK(cuFuncGetParamInfo(scale, 2, &offset, &size));
+  CHECK(offset == 24 && size == 4);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuFuncGetParamInfo(scale, 3, &offset, &size));
+  const char* fname = nullptr;
+  CU_OK(cuFuncGetName(&fname, vadd));
+  CHECK(fname && std::string(fname) == "vadd");
+  CUmodule owner;
+  CU_OK(cuFuncGetModule(&owner, scale));
+  CHECK(owner == from_file);
   int max_threads = 0;
   CU_OK(cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, vadd));
   CHECK(max_threads > 0);

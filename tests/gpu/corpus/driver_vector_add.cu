@@ -25,6 +25,12 @@ int main() {
   CU(cuModuleGetFunction(&vadd, module, "vadd"));
   CU(cuModuleGetFunction(&affine, module, "affine"));
 
+  for (size_t i = 0; i < 4; ++i) {
+    size_t offset = 0, size = 0;
+    CU(cuFuncGetParamInfo(affine, i, &offset, &size));
+    printf("affine parameter %zu: offset %zu, %zu bytes\n", i, offset, size);
+  }
+
   const int n = (1 << 20) + 77;
   std::vector<float> a(n), b(n), c(n, -1.f);
   for (int i = 0; i < n; ++i) {

@@ -86,11 +86,6 @@ extern "C" CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent, CUstream, unsig
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) { return rgpu::client::driver_unsupported("cuFlushGPUDirectRDMAWrites"); }
-extern "C" CUresult CUDAAPI cuFuncGetModule(CUmodule*, CUfunction) { return rgpu::client::driver_unsupported("cuFuncGetModule"); }
-extern "C" CUresult CUDAAPI cuFuncGetName(const char**, CUfunction) { return rgpu::client::driver_unsupported("cuFuncGetName"); }
-extern "C" CUresult CUDAAPI cuFuncGetParamInfo(CUfunction, size_t, size_t*, size_t*) { return rgpu::client::driver_unsupported("cuFuncGetParamInfo"); }
-extern "C" CUresult CUDAAPI cuFuncIsLoaded(CUfunctionLoadingState*, CUfunction) { return rgpu::client::driver_unsupported("cuFuncIsLoaded"); }
-extern "C" CUresult CUDAAPI cuFuncLoad(CUfunction) { return rgpu::client::driver_unsupported("cuFuncLoad"); }
 extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction, int, int, int) { return rgpu::client::driver_unsupported("cuFuncSetBlockShape"); }
 extern "C" CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction, CUsharedconfig) { return rgpu::client::driver_unsupported("cuFuncSetSharedMemConfig"); }
 extern "C" CUresult CUDAAPI cuFuncSetSharedSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuFuncSetSharedSize"); }
@@ -215,8 +210,6 @@ extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, uns
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
 extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelGetAttribute"); }
 extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
-extern "C" CUresult CUDAAPI cuKernelGetName(const char**, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetName"); }
-extern "C" CUresult CUDAAPI cuKernelGetParamInfo(CUkernel, size_t, size_t*, size_t*) { return rgpu::client::driver_unsupported("cuKernelGetParamInfo"); }
 extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetAttribute"); }
 extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetCacheConfig"); }
 extern "C" CUresult CUDAAPI cuLaunch(CUfunction) { return rgpu::client::driver_unsupported("cuLaunch"); }
