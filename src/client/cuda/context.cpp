@@ -13,6 +13,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/primary_context.hpp"
 
 using namespace rgpu::client;
 
@@ -35,12 +36,11 @@ std::array<PrimaryContext, kMaxDevices> g_primary = [] {
 // The devices of the contexts pushed below the current one.
 thread_local std::vector<int> t_pushed;
 
-CUcontext handle_of(int device) { return reinterpret_cast<CUcontext>(&g_primary[device]); }
 
 // The device of a context handle rgpu gave out, or -1.
 int device_of(CUcontext ctx) {
   for (int i = 0; i < Runtime::get().device_count() && i < kMaxDevices; ++i)
-    if (ctx == handle_of(i)) return i;
+    if (ctx == primary_context(i)) return i;
   return -1;
 }
 
@@ -60,12 +60,14 @@ CUresult release(CUdevice dev) {
 
 }  // namespace
 
+CUcontext rgpu::client::primary_context(int device) { return reinterpret_cast<CUcontext>(&g_primary[device]); }
+
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = check_device(dev)) return e;
   std::lock_guard lock(g_mutex);
   ++g_primary[dev].retained;
-  *pctx = handle_of(dev);
+  *pctx = primary_context(dev);
   return CUDA_SUCCESS;
 }
 
@@ -128,7 +130,7 @@ extern "C" CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
 extern "C" CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  *pctx = handle_of(Runtime::current_device());
+  *pctx = primary_context(Runtime::current_device());
   return CUDA_SUCCESS;
 }
 
@@ -154,7 +156,7 @@ extern "C" CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
 extern "C" CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (t_pushed.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-  if (pctx) *pctx = handle_of(Runtime::current_device());
+  if (pctx) *pctx = primary_context(Runtime::current_device());
   Runtime::set_current_device(t_pushed.back());
   t_pushed.pop_back();
   return CUDA_SUCCESS;

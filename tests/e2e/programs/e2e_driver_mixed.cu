@@ -35,6 +35,26 @@ int main() {
   OK(cudaMemcpy(back.data(), rt_ptr, n * sizeof(int), cudaMemcpyDeviceToHost));
   CHECK(back == host);
 
+  // What the driver knows of runtime allocations.
+  CUmemorytype type;
+  CU_OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(rt_ptr + 5)));
+  CHECK(type == CU_MEMORYTYPE_DEVICE);
+  CUcontext owner = nullptr;
+  CU_OK(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, reinterpret_cast<CUdeviceptr>(rt_ptr)));
+  CHECK(owner == ctx);
+  CUdeviceptr start = 0;
+  size_t bytes = 0;
+  CU_OK(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, reinterpret_cast<CUdeviceptr>(rt_ptr + 5)));
+  CU_OK(cuPointerGetAttribute(&bytes, CU_POINTER_ATTRIBUTE_RANGE_SIZE, reinterpret_cast<CUdeviceptr>(rt_ptr + 5)));
+  CHECK(start == reinterpret_cast<CUdeviceptr>(rt_ptr) && bytes == n * sizeof(int));
+  int* pinned = nullptr;
+  OK(cudaMallocHost(&pinned, 256));
+  CU_OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(pinned)));
+  CHECK(type == CU_MEMORYTYPE_HOST);
+  OK(cudaFreeHost(pinned));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(&type)));
+
   CUdeviceptr cu_ptr;
   CU_OK(cuMemAlloc(&cu_ptr, n * sizeof(int)));
   OK(cudaMemcpy(reinterpret_cast<void*>(cu_ptr), rt_ptr, n * sizeof(int), cudaMemcpyDeviceToDevice));

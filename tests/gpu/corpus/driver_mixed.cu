@@ -30,6 +30,16 @@ int main() {
   CK(cudaMalloc(&rb, n * sizeof(float)));
   CK(cudaMemcpy(ra, a.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   CU(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(rb), b.data(), n * sizeof(float)));
+  CUmemorytype type;
+  CUcontext owner = nullptr;
+  int ordinal = -1;
+  CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(ra + 3)));
+  CU(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, reinterpret_cast<CUdeviceptr>(ra)));
+  CU(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, reinterpret_cast<CUdeviceptr>(ra)));
+  EXPECT(type == CU_MEMORYTYPE_DEVICE && owner == primary && ordinal == 0,
+         "runtime allocation: memory type %d, ordinal %d, %s context", int(type), ordinal,
+         owner == primary ? "primary" : "other");
+  printf("runtime allocation seen by the driver: device memory of device %d\n", ordinal);
   CUdeviceptr dc;
   CU(cuMemAlloc(&dc, n * sizeof(float)));
 

@@ -394,7 +394,6 @@ extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return
 extern "C" CUresult CUDAAPI cuParamSetf(CUfunction, int, float) { return rgpu::client::driver_unsupported("cuParamSetf"); }
 extern "C" CUresult CUDAAPI cuParamSeti(CUfunction, int, unsigned int) { return rgpu::client::driver_unsupported("cuParamSeti"); }
 extern "C" CUresult CUDAAPI cuParamSetv(CUfunction, int, void*, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetv"); }
-extern "C" CUresult CUDAAPI cuPointerGetAttribute(void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttribute"); }
 extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttributes"); }
 extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerSetAttribute"); }
 extern "C" CUresult CUDAAPI cuProfilerInitialize(const char*, const char*, CUoutput_mode) { return rgpu::client::driver_unsupported("cuProfilerInitialize"); }
