@@ -4,6 +4,7 @@
 // parameter layout. cuModuleUnload forgets the handles; the server frees the
 // module with the session.
 #include "client/cuda/cuda_api.hpp"
+
 #include <elf.h>
 #include <sys/uio.h>
 
