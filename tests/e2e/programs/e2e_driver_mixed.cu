@@ -83,6 +83,17 @@ int main() {
   CU_OK(cuEventRecord(reinterpret_cast<CUevent>(event), reinterpret_cast<CUstream>(stream)));
   OK(cudaEventSynchronize(event));
 
+  // The runtime hands out the driver's entry points.
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult status;
+  OK(cudaGetDriverEntryPointByVersion("cuMemAlloc", &entry, 13000, cudaEnableDefault, &status));
+  CHECK(status == cudaDriverEntryPointSuccess && entry != nullptr);
+  CUdeviceptr via_entry = 0;
+  CU_OK(reinterpret_cast<CUresult (*)(CUdeviceptr*, size_t)>(entry)(&via_entry, 64));
+  CU_OK(cuMemFree(via_entry));
+  OK(cudaGetDriverEntryPointByVersion("cuNoSuchCall", &entry, 13000, cudaEnableDefault, &status));
+  CHECK(status == cudaDriverEntryPointSymbolNotFound && entry == nullptr);
+
   CU_OK(cuModuleUnload(module));
   OK(cudaEventDestroy(event));
   CU_OK(cuStreamDestroy(reinterpret_cast<CUstream>(stream)));
