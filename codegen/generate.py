@@ -746,9 +746,16 @@ def main() -> int:
                     help="write nothing; exit 1 naming the generated files that are stale")
     ap.add_argument("--summary", action="store_true", help="print what each export became")
     args = ap.parse_args()
+    # driver.py imports this module by name; let it find this very instance.
+    sys.modules.setdefault("generate", sys.modules[__name__])
+    import driver
     try:
-        model = build_model(Parser())
+        parser = Parser()
+        model = build_model(parser)
         files = render(model)
+        driver_model = driver.build_driver_model(parser)
+        files.update(driver.render_driver(driver_model))
+        files[OUT["coverage"]] += driver.emit_coverage(driver_model)
     except GenError as e:
         print(f"codegen/generate.py: error: {e}", file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
 // rgpu: the command-line front end. `rgpu run` starts a program so that it
-// loads rgpu's libcudart.so.13 and uses remote GPUs.
+// loads rgpu's libcudart.so.13 and libcuda.so.1 (both in one directory) and uses remote GPUs.
 #include <unistd.h>
 
 #include <cstdio>

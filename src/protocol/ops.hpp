@@ -56,6 +56,11 @@ enum Op : uint16_t {
   kOpDeviceReset = 61,
   kOpGetDeviceProperties = 62,
 
+  // Driver API (libcuda.so.1): 100-199.
+  kOpModuleLoadImage = 100,      // a whole image (fat binary, cubin, PTX) -> module handle
+  kOpModuleGetFunction = 101,    // module handle + kernel name -> function and layout
+  kOpModuleGetGlobal = 102,      // module handle + variable name -> address and size
+
   kOpFirstGenerated = 1000,
 };
 

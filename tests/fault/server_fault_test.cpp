@@ -274,6 +274,44 @@ TEST_F(ServerFault, JoiningNeedsTheSessionSecret) {
   expect_healthy();
 }
 
+// The driver API's module ops: images and module handles are checked, and
+// a module belongs to the session that loaded it.
+TEST_F(ServerFault, DriverModuleOpsCheckImagesAndHandles) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  EXPECT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {}, reply), cudaErrorInvalidValue);
+  char garbage[] = "neither PTX nor a cubin nor a fat binary";
+  iovec g{garbage, sizeof garbage};
+  EXPECT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&g, 1}, reply), cudaErrorInvalidKernelImage);
+  char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
+               ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
+  iovec p{ptx, sizeof ptx};
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&p, 1}, reply), cudaSuccess);
+  uint64_t module = proto::Reader(reply).get<uint64_t>();
+
+  proto::Writer unknown;
+  unknown.put<uint64_t>(module).put_string("not_there");
+  EXPECT_EQ(a->call(proto::kOpModuleGetFunction, 0, unknown.bytes(), {}, reply), cudaErrorInvalidDeviceFunction);
+  proto::Writer k;
+  k.put<uint64_t>(module).put_string("k");
+  EXPECT_EQ(b->call(proto::kOpModuleGetFunction, 0, k.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer bogus;
+  bogus.put<uint64_t>(0x1234).put_string("k");
+  EXPECT_EQ(a->call(proto::kOpModuleGetFunction, 0, bogus.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  uint8_t truncated[3] = {1, 2, 3};
+  EXPECT_EQ(a->call(proto::kOpModuleGetFunction, 0, truncated, {}, reply), cudaErrorInvalidValue);
+
+  ASSERT_EQ(a->call(proto::kOpModuleGetFunction, 0, k.bytes(), {}, reply), cudaSuccess);
+  proto::Reader r(reply);
+  EXPECT_NE(r.get<uint64_t>(), 0u);
+  r.get<int32_t>();
+  ASSERT_EQ(r.get<uint32_t>(), 1u);  // one parameter: offset 0, 8 bytes
+  EXPECT_EQ(r.get<uint32_t>(), 0u);
+  EXPECT_EQ(r.get<uint32_t>(), 8u);
+  expect_healthy();
+}
+
 TEST_F(ServerFault, BadMagicEndsTheSession) {
   auto c = raw_session();
   proto::FrameHeader h{0xdeadbeef, proto::kOpMalloc, 0, 0, 0, 0, 0};

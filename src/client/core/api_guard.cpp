@@ -18,4 +18,6 @@ cudaError_t take_last_error() {
 
 cudaError_t peek_last_error() { return t_last_error; }
 
+KeepLastError::~KeepLastError() { t_last_error = saved_; }
+
 }  // namespace rgpu::client

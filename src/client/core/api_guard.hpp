@@ -13,6 +13,19 @@ cudaError_t record_error(cudaError_t e);
 cudaError_t take_last_error();
 cudaError_t peek_last_error();
 
+// For the driver API, whose calls run runtime paths but must leave the
+// runtime's last error (cudaGetLastError) as it was.
+class KeepLastError {
+ public:
+  KeepLastError() : saved_(peek_last_error()) {}
+  ~KeepLastError();
+  KeepLastError(const KeepLastError&) = delete;
+  KeepLastError& operator=(const KeepLastError&) = delete;
+
+ private:
+  cudaError_t saved_;
+};
+
 template <typename F>
 cudaError_t api(F&& body) noexcept {
   try {

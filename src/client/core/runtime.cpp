@@ -25,7 +25,10 @@ int Runtime::current_device() { return t_current_device; }
 void Runtime::set_current_device(int index) { t_current_device = index; }
 
 cudaError_t Runtime::ensure_init() {
-  std::call_once(init_once_, [this] { init(); });
+  std::call_once(init_once_, [this] {
+    init();
+    ready_.store(init_status_ == cudaSuccess);
+  });
   return init_status_;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -26,6 +27,8 @@ class Runtime {
 
   // Connects on first use; the error is sticky, as CUDA's init errors are.
   cudaError_t ensure_init();
+  // ensure_init() has run and succeeded (the driver API asks, without connecting).
+  bool initialized() const { return ready_.load(); }
   int device_count() const { return static_cast<int>(devices_.size()); }
   VirtualDevice* device(int index);
   // Properties are read once and kept: they never change for a device.
@@ -47,6 +50,7 @@ class Runtime {
 
   std::once_flag init_once_;
   cudaError_t init_status_ = cudaSuccess;
+  std::atomic<bool> ready_{false};
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<std::unique_ptr<VirtualDevice>> devices_;
 };

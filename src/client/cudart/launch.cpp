@@ -2,11 +2,11 @@
 // the server's driver reported for the kernel and sent without a round trip.
 #include <cuda_runtime_api.h>
 
-#include <cstring>
 #include <vector>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/kernel_launch.hpp"
 #include "client/core/module_registry.hpp"
 #include "client/core/per_thread_stream.hpp"
 #include "protocol/ops.hpp"
@@ -23,22 +23,6 @@ struct CallConfiguration {
 };
 thread_local std::vector<CallConfiguration> t_configs;
 
-// Checked here, as the local runtime checks them before launching, so that
-// the error is the launch's own and not a later call's. CUDA 13 reports
-// every bad grid or block as cudaErrorInvalidValue (seen on the H100).
-cudaError_t check_config(const cudaDeviceProp& p, dim3 grid, dim3 block) {
-  if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
-    return cudaErrorInvalidValue;
-  if (static_cast<uint64_t>(block.x) * block.y * block.z > static_cast<uint64_t>(p.maxThreadsPerBlock) ||
-      block.x > static_cast<unsigned>(p.maxThreadsDim[0]) || block.y > static_cast<unsigned>(p.maxThreadsDim[1]) ||
-      block.z > static_cast<unsigned>(p.maxThreadsDim[2]))
-    return cudaErrorInvalidValue;
-  if (grid.x > static_cast<unsigned>(p.maxGridSize[0]) || grid.y > static_cast<unsigned>(p.maxGridSize[1]) ||
-      grid.z > static_cast<unsigned>(p.maxGridSize[2]))
-    return cudaErrorInvalidValue;
-  return cudaSuccess;
-}
-
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
                    cudaStream_t stream) {
   KernelEntry* k = ModuleRegistry::get().find_kernel(func);
@@ -48,14 +32,14 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
   if (cudaError_t e = call.to_stream(stream, &s)) return e;
   const cudaDeviceProp* props;
   if (cudaError_t e = Runtime::get().properties(call.device_index(), &props)) return e;
-  if (cudaError_t e = check_config(*props, grid, block)) return e;
+  // Checked here, as the local runtime checks it, so that the error is the
+  // launch's own and not a later call's.
+  if (cudaError_t e = check_launch_config(*props, grid, block)) return e;
   const LoadedKernel* lk;
   if (cudaError_t e = ModuleRegistry::get().kernel_on(k, call.device_index(), &lk)) return e;
   if (shared_mem > static_cast<size_t>(lk->max_dynamic_shared)) return cudaErrorInvalidValue;
-  std::vector<uint8_t> packed(lk->args_size);
-  if (!lk->params.empty() && !args) return cudaErrorInvalidValue;
-  for (size_t i = 0; i < lk->params.size(); ++i)
-    std::memcpy(packed.data() + lk->params[i].offset, args[i], lk->params[i].size);
+  std::vector<uint8_t> packed;
+  if (cudaError_t e = pack_kernel_args(*lk, args, &packed)) return e;
   call.args().put<uint64_t>(lk->function).put(grid).put(block).put<uint32_t>(shared_mem).put<uint64_t>(s);
   call.args().put_bytes(packed.data(), packed.size());
   return call.post();

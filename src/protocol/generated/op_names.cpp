@@ -52,6 +52,9 @@ const char* op_name(uint16_t op) {
     case kOpDeviceSynchronize: return "DeviceSynchronize";
     case kOpDeviceReset: return "DeviceReset";
     case kOpGetDeviceProperties: return "GetDeviceProperties";
+    case kOpModuleLoadImage: return "ModuleLoadImage";
+    case kOpModuleGetFunction: return "ModuleGetFunction";
+    case kOpModuleGetGlobal: return "ModuleGetGlobal";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

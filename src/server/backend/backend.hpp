@@ -83,7 +83,8 @@ class Backend : public ForwardedApi {
   // the stream waits for it to return.
   virtual int32_t launch_host_func(Handle stream, void (*fn)(void*), void* arg) = 0;
 
-  // image is a whole fat binary; the module lives on the current device.
+  // image is what cuModuleLoadData takes (a whole fat binary, a cubin or PTX);
+  // the module lives on the current device.
   virtual int32_t module_load(std::span<const uint8_t> image, Handle* module) = 0;
   virtual int32_t module_unload(Handle module) = 0;
   virtual int32_t module_get_function(Handle module, const std::string& name, Handle* function,

@@ -8,6 +8,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_copy_handlers(*this);
   register_stream_event_handlers(*this);
   register_module_handlers(*this);
+  register_driver_module_handlers(*this);
   register_shared_memory_handlers(*this);
   register_forwarded_handlers(*this);
 }

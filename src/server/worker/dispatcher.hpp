@@ -32,6 +32,7 @@ void register_memory_handlers(Dispatcher& d);
 void register_copy_handlers(Dispatcher& d);
 void register_stream_event_handlers(Dispatcher& d);
 void register_module_handlers(Dispatcher& d);
+void register_driver_module_handlers(Dispatcher& d);
 void register_shared_memory_handlers(Dispatcher& d);
 void register_forwarded_handlers(Dispatcher& d);  // generated
 

@@ -2,6 +2,7 @@
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/module_cache.hpp"
+#include "server/worker/module_functions.hpp"
 #include "server/worker/session_context.hpp"
 
 namespace rgpu::server {
@@ -45,22 +46,8 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
   if (int32_t e = s.backend().module_load(image, &module)) return e;
   s.modules.add(module);
   out.put<uint8_t>(0);
-  for (const auto& name : kernels) {
-    Handle fn = 0;
-    FunctionInfo info;
-    if (s.backend().module_get_function(module, name, &fn, &info.params) != cudaSuccess) {
-      out.put<uint64_t>(0).put<int32_t>(0).put<uint32_t>(0);
-      continue;
-    }
-    for (const auto& p : info.params) info.args_size = std::max(info.args_size, p.offset + p.size);
-    // The client checks launches against this limit, as the local runtime
-    // does before launching.
-    cudaFuncAttributes attr{};
-    s.backend().func_get_attributes(&attr, fn);
-    out.put<uint64_t>(fn).put<int32_t>(attr.maxDynamicSharedSizeBytes).put<uint32_t>(info.params.size());
-    for (const auto& p : info.params) out.put(p.offset).put(p.size);
-    s.functions.put(fn, std::move(info));
-  }
+  for (const auto& name : kernels)
+    if (put_function(s, module, name, out) != cudaSuccess) out.put<uint64_t>(0).put<int32_t>(0).put<uint32_t>(0);
   for (const auto& [name, size_hint] : vars) {
     DevPtr ptr = 0;
     size_t size = 0;
@@ -131,6 +118,21 @@ int32_t occupancy_max_active_blocks(SessionContext& s, Request& req, proto::Writ
 }
 
 }  // namespace
+
+int32_t put_function(SessionContext& s, Handle module, const std::string& name, proto::Writer& out) {
+  Handle fn = 0;
+  FunctionInfo info;
+  if (int32_t e = s.backend().module_get_function(module, name, &fn, &info.params)) return e;
+  for (const auto& p : info.params) info.args_size = std::max(info.args_size, p.offset + p.size);
+  // The client checks launches against this limit, as the local runtime
+  // does before launching.
+  cudaFuncAttributes attr{};
+  s.backend().func_get_attributes(&attr, fn);
+  out.put<uint64_t>(fn).put<int32_t>(attr.maxDynamicSharedSizeBytes).put<uint32_t>(info.params.size());
+  for (const auto& p : info.params) out.put(p.offset).put(p.size);
+  s.functions.put(fn, std::move(info));
+  return cudaSuccess;
+}
 
 void register_module_handlers(Dispatcher& d) {
   d.add(proto::kOpModuleLoad, module_load);

@@ -11,8 +11,6 @@
 extern "C" {
 cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, unsigned int);
 cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void*, cudaStream_t);
-cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char*, void**, unsigned int, unsigned long long, cudaDriverEntryPointQueryResult*);
-cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*);
 cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*);
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t);
@@ -149,10 +147,6 @@ extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObject(void) { return rgpu::cl
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObjectAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnregisterBufferObject(void) { return rgpu::client::unsupported("cudaGLUnregisterBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGetChannelDesc(cudaChannelFormatDesc*, cudaArray_const_t) { return rgpu::client::unsupported("cudaGetChannelDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetDriverEntryPoint(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*) { return rgpu::client::unsupported("cudaGetDriverEntryPoint"); }
-extern "C" cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char*, void**, unsigned int, unsigned long long, cudaDriverEntryPointQueryResult*) { return rgpu::client::unsupported("cudaGetDriverEntryPointByVersion"); }
-extern "C" cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char*, void**, unsigned int, unsigned long long, cudaDriverEntryPointQueryResult*) { return rgpu::client::unsupported("cudaGetDriverEntryPointByVersion_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*) { return rgpu::client::unsupported("cudaGetDriverEntryPoint_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaGetFuncBySymbol(cudaFunction_t*, const void*) { return rgpu::client::unsupported("cudaGetFuncBySymbol"); }
 extern "C" cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t*, const void*) { return rgpu::client::unsupported("cudaGetKernel"); }
 extern "C" cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t*, cudaMipmappedArray_const_t, unsigned int) { return rgpu::client::unsupported("cudaGetMipmappedArrayLevel"); }

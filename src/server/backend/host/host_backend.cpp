@@ -34,6 +34,18 @@ struct Event {
   std::chrono::steady_clock::time_point at;
 };
 
+// Whatever cuModuleLoadData takes: a fat binary, a cubin (ELF) or PTX text.
+std::vector<fatbin::KernelInfo> kernels_in_image(std::span<const std::byte> image) {
+  if (image.size() >= 4 && fatbin::read_at<uint32_t>(image, 0) == fatbin::kFatbinMagic)
+    return fatbin::kernels_in(fatbin::parse_fatbin(image));
+  if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0) return fatbin::kernels_in_cubin(image);
+  std::string_view text(reinterpret_cast<const char*>(image.data()), image.size());
+  text = text.substr(0, text.find('\0'));
+  if (text.find(".version") == std::string_view::npos || text.find(".target") == std::string_view::npos)
+    throw fatbin::FormatError("neither a fat binary, a cubin nor PTX");
+  return fatbin::kernels_in_ptx(text);
+}
+
 template <typename T>
 T* as(Handle h) {
   return reinterpret_cast<T*>(h);
@@ -210,8 +222,7 @@ class HostTestBackend final : public Backend {
   int32_t module_load(std::span<const uint8_t> image, Handle* module) override {
     auto m = std::make_unique<Module>();
     try {
-      auto fb = fatbin::parse_fatbin({reinterpret_cast<const std::byte*>(image.data()), image.size()});
-      for (const auto& k : fatbin::kernels_in(fb)) {
+      for (const auto& k : kernels_in_image({reinterpret_cast<const std::byte*>(image.data()), image.size()})) {
         Kernel kernel;
         for (const auto& p : k.params) kernel.params.push_back({p.offset, p.size});
         m->kernels[k.name] = std::move(kernel);

@@ -1,0 +1,213 @@
+// Contexts, emulated: every context of a device is that device's primary
+// context, and the current context is the runtime's current device, so that
+// driver and runtime calls of one program see the same device. cuCtxCreate
+// retains the primary context and cuCtxDestroy releases it; device memory is
+// freed by the calls that free it, a reset, or the end of the session.
+#include "client/cuda/cuda_api.hpp"
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <mutex>
+#include <vector>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/runtime.hpp"
+#include "client/cuda/driver_errors.hpp"
+#include "client/cuda/primary_context.hpp"
+
+using namespace rgpu::client;
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+struct PrimaryContext {
+  int device = 0;
+  int retained = 0;
+  unsigned flags = 0;
+};
+
+std::mutex g_mutex;
+std::array<PrimaryContext, kMaxDevices> g_primary = [] {
+  std::array<PrimaryContext, kMaxDevices> a{};
+  for (int i = 0; i < kMaxDevices; ++i) a[i].device = i;
+  return a;
+}();
+// The devices of the contexts pushed below the current one.
+thread_local std::vector<int> t_pushed;
+
+
+// The device of a context handle rgpu gave out, or -1.
+int device_of(CUcontext ctx) {
+  for (int i = 0; i < Runtime::get().device_count() && i < kMaxDevices; ++i)
+    if (ctx == primary_context(i)) return i;
+  return -1;
+}
+
+CUresult check_device(CUdevice dev) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (dev < 0 || dev >= Runtime::get().device_count() || dev >= kMaxDevices) return CUDA_ERROR_INVALID_DEVICE;
+  return CUDA_SUCCESS;
+}
+
+CUresult release(CUdevice dev) {
+  if (CUresult e = check_device(dev)) return e;
+  std::lock_guard lock(g_mutex);
+  if (g_primary[dev].retained == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  --g_primary[dev].retained;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUcontext rgpu::client::primary_context(int device) { return reinterpret_cast<CUcontext>(&g_primary[device]); }
+
+extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = check_device(dev)) return e;
+  std::lock_guard lock(g_mutex);
+  ++g_primary[dev].retained;
+  *pctx = primary_context(dev);
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) { return release(dev); }
+
+// Resetting the primary context frees everything the device holds for this
+// program, which is what cudaDeviceReset does on the server.
+extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  KeepLastError keep;
+  if (CUresult e = check_device(dev)) return e;
+  int current = Runtime::current_device();
+  Runtime::set_current_device(dev);
+  cudaError_t e = cudaDeviceReset();
+  Runtime::set_current_device(current);
+  if (e == cudaSuccess) {
+    std::lock_guard lock(g_mutex);
+    g_primary[dev].flags = 0;
+  }
+  return to_cu(e);
+}
+
+extern "C" CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = check_device(dev)) return e;
+  std::lock_guard lock(g_mutex);
+  *flags = g_primary[dev].flags;
+  *active = g_primary[dev].retained > 0;
+  return CUDA_SUCCESS;
+}
+
+// The flags are kept and reported; the server's context keeps its own.
+extern "C" CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  if (CUresult e = check_device(dev)) return e;
+  std::lock_guard lock(g_mutex);
+  g_primary[dev].flags = flags;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = cuDevicePrimaryCtxRetain(pctx, dev)) return e;
+  t_pushed.push_back(Runtime::current_device());
+  Runtime::set_current_device(dev);
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags,
+                                           CUdevice dev) {
+  // Execution-affinity and CIG parameters need a context of its own.
+  if (ctxCreateParams) return CUDA_ERROR_NOT_SUPPORTED;
+  return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+extern "C" CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
+  int dev = device_of(ctx);
+  if (dev < 0) return CUDA_ERROR_INVALID_VALUE;
+  return release(dev);
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  *pctx = primary_context(Runtime::current_device());
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  // NULL unbinds the context; the next call binds the device's primary one.
+  if (!ctx) return CUDA_SUCCESS;
+  int dev = device_of(ctx);
+  if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  Runtime::set_current_device(dev);
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  int dev = device_of(ctx);
+  if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  t_pushed.push_back(Runtime::current_device());
+  Runtime::set_current_device(dev);
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (t_pushed.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx) *pctx = primary_context(Runtime::current_device());
+  Runtime::set_current_device(t_pushed.back());
+  t_pushed.pop_back();
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  *device = Runtime::current_device();
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuCtxSynchronize() {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceSynchronize());
+}
+
+// CUlimit and cudaLimit, CUfunc_cache and cudaFuncCache number alike.
+extern "C" CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceSetLimit(static_cast<cudaLimit>(limit), value));
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceGetLimit(pvalue, static_cast<cudaLimit>(limit)));
+}
+
+extern "C" CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceSetCacheConfig(static_cast<cudaFuncCache>(config)));
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceGetCacheConfig(reinterpret_cast<cudaFuncCache*>(pconfig)));
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaDeviceGetStreamPriorityRange(leastPriority, greatestPriority));
+}
+
+extern "C" CUresult CUDAAPI cuCtxResetPersistingL2Cache() {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(cudaCtxResetPersistingL2Cache());
+}

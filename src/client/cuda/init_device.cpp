@@ -1,0 +1,106 @@
+// cuInit and the device queries: the driver's devices are the runtime's
+// remote GPUs (RGPU_DEVICES), with the properties read once from the server.
+#include "client/cuda/cuda_api.hpp"
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/runtime.hpp"
+#include "client/cuda/driver_errors.hpp"
+
+using namespace rgpu::client;
+
+namespace {
+
+CUresult device_properties(CUdevice dev, const cudaDeviceProp** out) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  Runtime& rt = Runtime::get();
+  if (dev < 0 || dev >= rt.device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  return to_cu(rt.properties(dev, out));
+}
+
+}  // namespace
+
+extern "C" CUresult CUDAAPI cuInit(unsigned int Flags) {
+  KeepLastError keep;
+  if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = to_cu(Runtime::get().ensure_init())) return e;
+  set_driver_initialized();
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
+  KeepLastError keep;
+  return to_cu(cudaDriverGetVersion(driverVersion));
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetCount(int* count) {
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  *count = Runtime::get().device_count();
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (ordinal < 0 || ordinal >= Runtime::get().device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
+  if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  const cudaDeviceProp* p;
+  if (CUresult e = device_properties(dev, &p)) return e;
+  size_t n = strnlen(p->name, sizeof p->name);
+  n = n < static_cast<size_t>(len) ? n : static_cast<size_t>(len) - 1;
+  std::memcpy(name, p->name, n);
+  name[n] = '\0';
+  return CUDA_SUCCESS;
+}
+
+// CUdevice_attribute and cudaDeviceAttr number every attribute alike.
+extern "C" CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  KeepLastError keep;
+  if (!pi) return CUDA_ERROR_INVALID_VALUE;
+  const cudaDeviceProp* p;
+  if (CUresult e = device_properties(dev, &p)) return e;
+  return to_cu(cudaDeviceGetAttribute(pi, static_cast<cudaDeviceAttr>(attrib), dev));
+}
+
+extern "C" CUresult CUDAAPI cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  const cudaDeviceProp* p;
+  if (CUresult e = device_properties(dev, &p)) return e;
+  *bytes = p->totalGlobalMem;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+  const cudaDeviceProp* p;
+  if (CUresult e = device_properties(dev, &p)) return e;
+  static_assert(sizeof(CUuuid) == sizeof(p->uuid));
+  std::memcpy(uuid, &p->uuid, sizeof(CUuuid));
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) { return cuDeviceGetUuid_v2(uuid, dev); }
+
+extern "C" CUresult CUDAAPI cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
+  if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
+  const cudaDeviceProp* p;
+  if (CUresult e = device_properties(dev, &p)) return e;
+  *major = p->major;
+  *minor = p->minor;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+  KeepLastError keep;
+  const cudaDeviceProp* p;
+  if (CUresult e = device_properties(dev, &p)) return e;
+  return to_cu(cudaDeviceGetPCIBusId(pciBusId, len, dev));
+}

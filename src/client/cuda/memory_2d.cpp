@@ -1,0 +1,97 @@
+// Pitched memory: allocations, 2D copies and 2D memsets, on the runtime's
+// paths. CUDA arrays are not supported yet.
+#include "client/cuda/cuda_api.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "client/core/api_guard.hpp"
+#include "client/cuda/driver_errors.hpp"
+
+using namespace rgpu::client;
+
+namespace {
+
+CUresult ready() { return driver_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+
+struct Endpoint {
+  void* ptr;
+  bool host;
+};
+
+// The first byte of one side of a CUDA_MEMCPY2D.
+CUresult endpoint(CUmemorytype type, const void* host, CUdeviceptr device, size_t x, size_t y, size_t pitch,
+                  Endpoint* out) {
+  size_t offset = y * pitch + x;
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      if (!host) return CUDA_ERROR_INVALID_VALUE;
+      *out = {static_cast<char*>(const_cast<void*>(host)) + offset, true};
+      return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+      *out = {reinterpret_cast<char*>(device) + offset, false};
+      return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  if (!c) return CUDA_ERROR_INVALID_VALUE;
+  Endpoint src, dst;
+  if (CUresult e = endpoint(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcPitch, &src))
+    return e;
+  if (CUresult e = endpoint(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstPitch, &dst))
+    return e;
+  // Unified pointers say themselves where they are.
+  bool unified = c->srcMemoryType == CU_MEMORYTYPE_UNIFIED || c->dstMemoryType == CU_MEMORYTYPE_UNIFIED;
+  cudaMemcpyKind kind = unified                 ? cudaMemcpyDefault
+                        : src.host && dst.host  ? cudaMemcpyHostToHost
+                        : src.host              ? cudaMemcpyHostToDevice
+                        : dst.host              ? cudaMemcpyDeviceToHost
+                                                : cudaMemcpyDeviceToDevice;
+  return to_cu(async ? cudaMemcpy2DAsync(dst.ptr, c->dstPitch, src.ptr, c->srcPitch, c->WidthInBytes, c->Height,
+                                         kind, reinterpret_cast<cudaStream_t>(stream))
+                     : cudaMemcpy2D(dst.ptr, c->dstPitch, src.ptr, c->srcPitch, c->WidthInBytes, c->Height, kind));
+}
+
+}  // namespace
+
+extern "C" CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
+                                               unsigned int ElementSizeBytes) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  if (!dptr || !pPitch || WidthInBytes == 0 || Height == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) return CUDA_ERROR_INVALID_VALUE;
+  void* p = nullptr;
+  if (CUresult e = to_cu(cudaMallocPitch(&p, pPitch, WidthInBytes, Height))) return e;
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) { return copy_2d(pCopy, nullptr, false); }
+
+extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, nullptr, false);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return copy_2d(pCopy, hStream, true);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                                            size_t Height) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemset2D(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height));
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                                              size_t Height, CUstream hStream) {
+  KeepLastError keep;
+  if (CUresult e = ready()) return e;
+  return to_cu(cudaMemset2DAsync(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height,
+                                 reinterpret_cast<cudaStream_t>(hStream)));
+}

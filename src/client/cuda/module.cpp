@@ -1,0 +1,161 @@
+// Modules the application loads itself: the whole image (fat binary, cubin
+// or PTX, which the server's driver JIT-compiles) goes to the current
+// device's server, and kernels are looked up there by name with their
+// parameter layout. cuModuleUnload forgets the handles; the server frees the
+// module with the session.
+#include "client/cuda/cuda_api.hpp"
+
+#include <elf.h>
+#include <sys/uio.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/call.hpp"
+#include "client/core/memory_map.hpp"
+#include "client/cuda/driver_errors.hpp"
+#include "client/cuda/module_handles.hpp"
+#include "fatbin/fatbin_container.hpp"
+#include "protocol/ops.hpp"
+
+using namespace rgpu;
+using namespace rgpu::client;
+
+namespace {
+
+// Byte by byte, so that a short PTX string is not read past its end.
+bool starts_with(const void* image, const void* prefix, size_t n) {
+  const auto* a = static_cast<const unsigned char*>(image);
+  const auto* b = static_cast<const unsigned char*>(prefix);
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// The image's length, which cuModuleLoadData is not told: from the fat
+// binary header, the ELF header's tables, or the PTX text's terminator.
+size_t image_size(const void* image) {
+  const uint32_t magic = fatbin::kFatbinMagic;
+  if (starts_with(image, &magic, sizeof magic)) return fatbin::fatbin_total_size(image);
+  if (starts_with(image, ELFMAG, SELFMAG)) {
+    Elf64_Ehdr h;
+    std::memcpy(&h, image, sizeof h);
+    return std::max<size_t>(h.e_shoff + size_t{h.e_shnum} * h.e_shentsize,
+                            h.e_phoff + size_t{h.e_phnum} * h.e_phentsize);
+  }
+  return std::strlen(static_cast<const char*>(image)) + 1;
+}
+
+cudaError_t load(CUmodule* module, const void* image) {
+  Call call(proto::kOpModuleLoadImage);
+  if (cudaError_t e = call.to_current_device()) return e;
+  size_t size;
+  try {
+    size = image_size(image);
+  } catch (const fatbin::FormatError&) {
+    return cudaErrorInvalidKernelImage;
+  }
+  iovec payload{const_cast<void*>(image), size};
+  if (cudaError_t e = call.run({&payload, 1})) return e;
+  *module = DriverHandles::get().add(
+      std::make_unique<DriverModule>(DriverModule{call.device_index(), call.reply().get<uint64_t>()}));
+  return cudaSuccess;
+}
+
+cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
+  Call call(proto::kOpModuleGetFunction);
+  int32_t remote;
+  if (cudaError_t e = call.to_device(m->device, &remote)) return e;
+  call.args().put<uint64_t>(m->remote).put_string(name);
+  if (cudaError_t e = call.quiet().run()) return e;
+  auto f = std::make_unique<DriverFunction>();
+  f->module = m;
+  f->name = name;
+  auto& r = call.reply();
+  f->kernel.function = r.get<uint64_t>();
+  f->kernel.max_dynamic_shared = r.get<int32_t>();
+  uint32_t n = r.get<uint32_t>();
+  for (uint32_t i = 0; i < n; ++i) {
+    KernelParamLayout p{r.get<uint32_t>(), r.get<uint32_t>()};
+    f->kernel.args_size = std::max(f->kernel.args_size, p.offset + p.size);
+    f->kernel.params.push_back(p);
+  }
+  *out = DriverHandles::get().add(std::move(f));
+  return cudaSuccess;
+}
+
+cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name) {
+  Call call(proto::kOpModuleGetGlobal);
+  int32_t remote;
+  if (cudaError_t e = call.to_device(m->device, &remote)) return e;
+  call.args().put<uint64_t>(m->remote).put_string(name);
+  if (cudaError_t e = call.quiet().run()) return e;
+  uint64_t ptr = call.reply().get<uint64_t>();
+  uint64_t size = call.reply().get<uint64_t>();
+  // Copies check pointers against the memory map; an address another
+  // server's memory already has would be ambiguous.
+  if (!MemoryMap::get().find_device(ptr) && !MemoryMap::get().add_device(ptr, size, m->device))
+    return cudaErrorInvalidSymbol;
+  if (dptr) *dptr = ptr;
+  if (bytes) *bytes = size;
+  return cudaSuccess;
+}
+
+}  // namespace
+
+extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
+  KeepLastError keep;
+  if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(api([&] { return load(module, image); }));
+}
+
+// JIT options only tune or report on compilation, which the server does.
+extern "C" CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions,
+                                               CUjit_option* options, void** optionValues) {
+  if (numOptions && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
+  return cuModuleLoadData(module, image);
+}
+
+extern "C" CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return cuModuleLoadData(module, fatCubin);
+}
+
+extern "C" CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
+  if (!module || !fname) return CUDA_ERROR_INVALID_VALUE;
+  std::ifstream in(fname, std::ios::binary);
+  if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
+  std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // PTX files carry no terminator of their own.
+  image.push_back('\0');
+  return cuModuleLoadData(module, image.data());
+}
+
+extern "C" CUresult CUDAAPI cuModuleUnload(CUmodule hmod) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return DriverHandles::get().remove(hmod) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+extern "C" CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
+  KeepLastError keep;
+  if (!hfunc || !name) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(hmod);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  cudaError_t e = api([&] { return get_function(hfunc, m, name); });
+  // The driver reports an unknown kernel name as not found.
+  return e == cudaErrorInvalidDeviceFunction || e == cudaErrorSymbolNotFound ? CUDA_ERROR_NOT_FOUND : to_cu(e);
+}
+
+extern "C" CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
+  KeepLastError keep;
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(hmod);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  cudaError_t e = api([&] { return get_global(dptr, bytes, m, name); });
+  return e == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND : to_cu(e);
+}

@@ -1,0 +1,45 @@
+#include "client/cuda/module_handles.hpp"
+
+namespace rgpu::client {
+
+DriverHandles& DriverHandles::get() {
+  static DriverHandles handles;
+  return handles;
+}
+
+CUmodule DriverHandles::add(std::unique_ptr<DriverModule> m) {
+  std::lock_guard lock(mutex_);
+  DriverModule* raw = m.get();
+  modules_.emplace(raw, std::move(m));
+  return reinterpret_cast<CUmodule>(raw);
+}
+
+CUfunction DriverHandles::add(std::unique_ptr<DriverFunction> f) {
+  std::lock_guard lock(mutex_);
+  DriverFunction* raw = f.get();
+  functions_.emplace(raw, std::move(f));
+  return reinterpret_cast<CUfunction>(raw);
+}
+
+DriverModule* DriverHandles::find(CUmodule m) {
+  std::lock_guard lock(mutex_);
+  auto it = modules_.find(reinterpret_cast<DriverModule*>(m));
+  return it == modules_.end() ? nullptr : it->second.get();
+}
+
+DriverFunction* DriverHandles::find(CUfunction f) {
+  std::lock_guard lock(mutex_);
+  auto it = functions_.find(reinterpret_cast<DriverFunction*>(f));
+  return it == functions_.end() ? nullptr : it->second.get();
+}
+
+bool DriverHandles::remove(CUmodule m) {
+  std::lock_guard lock(mutex_);
+  auto it = modules_.find(reinterpret_cast<DriverModule*>(m));
+  if (it == modules_.end()) return false;
+  std::erase_if(functions_, [&](const auto& f) { return f.second->module == it->first; });
+  modules_.erase(it);
+  return true;
+}
+
+}  // namespace rgpu::client

@@ -1,0 +1,45 @@
+// CUmodule and CUfunction handles: client objects naming the server's
+// module and function, kept in a table so a bogus handle is refused rather
+// than followed.
+#pragma once
+#include "client/cuda/cuda_api.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "client/core/module_registry.hpp"
+
+namespace rgpu::client {
+
+struct DriverModule {
+  int device;       // virtual device the module was loaded on
+  uint64_t remote;  // server handle
+};
+
+struct DriverFunction {
+  DriverModule* module;
+  std::string name;
+  LoadedKernel kernel;
+};
+
+class DriverHandles {
+ public:
+  static DriverHandles& get();
+  CUmodule add(std::unique_ptr<DriverModule> m);
+  CUfunction add(std::unique_ptr<DriverFunction> f);
+  // nullptr unless the handle is live.
+  DriverModule* find(CUmodule m);
+  DriverFunction* find(CUfunction f);
+  // Forgets the module and its functions; false if it was not live.
+  bool remove(CUmodule m);
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<DriverModule*, std::unique_ptr<DriverModule>> modules_;
+  std::unordered_map<DriverFunction*, std::unique_ptr<DriverFunction>> functions_;
+};
+
+}  // namespace rgpu::client

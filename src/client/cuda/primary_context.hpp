@@ -1,0 +1,10 @@
+// The handle of a device's primary context, the only kind of context rgpu's
+// driver API has (see context.cpp).
+#pragma once
+#include "client/cuda/cuda_api.hpp"
+
+namespace rgpu::client {
+
+CUcontext primary_context(int device);
+
+}  // namespace rgpu::client

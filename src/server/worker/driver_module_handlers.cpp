@@ -1,0 +1,56 @@
+// The driver API's modules: images the application hands over itself (fat
+// binary, cubin or PTX, which the GPU backend gives to cuModuleLoadData), and
+// their kernels and variables looked up by name. Launches use the runtime's launch op.
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/module_functions.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+constexpr uint64_t kMaxImageBytes = 4ull << 30;
+
+int32_t module_load_image(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  if (req.payload_left() == 0 || req.payload_left() > kMaxImageBytes) return cudaErrorInvalidValue;
+  std::vector<uint8_t> image(req.payload_left());
+  req.read_payload(image.data(), image.size());
+  Handle module = 0;
+  if (int32_t e = s.backend().module_load(image, &module)) return e;
+  s.modules.add(module);
+  out.put<uint64_t>(module);
+  return cudaSuccess;
+}
+
+int32_t module_get_function(SessionContext& s, Request& req, proto::Writer& out) {
+  auto module = req.args.get<uint64_t>();
+  std::string name = req.args.get_string();
+  req.args.expect_end();
+  if (!s.modules.contains(module)) return cudaErrorInvalidResourceHandle;
+  return put_function(s, module, name, out);
+}
+
+// The size comes from the driver (the host test backend knows none: 0).
+int32_t module_get_global(SessionContext& s, Request& req, proto::Writer& out) {
+  auto module = req.args.get<uint64_t>();
+  std::string name = req.args.get_string();
+  req.args.expect_end();
+  if (!s.modules.contains(module)) return cudaErrorInvalidResourceHandle;
+  DevPtr ptr = 0;
+  size_t size = 0;
+  if (int32_t e = s.backend().module_get_global(module, name, 0, &ptr, &size)) return e;
+  s.globals.add(ptr, size);
+  out.put<uint64_t>(ptr).put<uint64_t>(size);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+void register_driver_module_handlers(Dispatcher& d) {
+  d.add(proto::kOpModuleLoadImage, module_load_image);
+  d.add(proto::kOpModuleGetFunction, module_get_function);
+  d.add(proto::kOpModuleGetGlobal, module_get_global);
+}
+
+}  // namespace rgpu::server
