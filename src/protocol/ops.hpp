@@ -52,6 +52,18 @@ enum Op : uint16_t {
 
   kOpLaunchHostFunc = 46,  // a host callback in stream order (cudaLaunchHostFunc, cudaStreamAddCallback)
 
+  // Stream-ordered allocation and memory pools.
+  kOpMallocAsync = 80,
+  kOpFreeAsync = 81,
+  kOpMemPoolCreate = 82,
+  kOpMemPoolDestroy = 83,
+  kOpMemPoolSetAttribute = 84,
+  kOpMemPoolGetAttribute = 85,
+  kOpMemPoolTrimTo = 86,
+  kOpDeviceGetDefaultMemPool = 87,
+  kOpDeviceGetMemPool = 88,
+  kOpDeviceSetMemPool = 89,
+
   kOpDeviceSynchronize = 60,
   kOpDeviceReset = 61,
   kOpGetDeviceProperties = 62,

@@ -43,6 +43,11 @@ HandleRegistry<cudaEvent_t>& events() {
   return *r;
 }
 
+HandleRegistry<cudaMemPool_t>& mem_pools() {
+  static auto* r = new HandleRegistry<cudaMemPool_t>;
+  return *r;
+}
+
 cudaError_t Call::route(int index) {
   Runtime& rt = Runtime::get();
   if (cudaError_t e = rt.ensure_init()) return e;

@@ -1,5 +1,5 @@
-// Client-side stream and event objects. The application's cudaStream_t and
-// cudaEvent_t point at these; they say which device (and so which server)
+// Client-side stream, event and memory pool objects. The application's
+// cudaStream_t, cudaEvent_t and cudaMemPool_t point at these; they say which device (and so which server)
 // owns the remote object. Registries reject handles the client never made.
 #pragma once
 #include <cuda_runtime_api.h>
@@ -32,6 +32,16 @@ class HandleRegistry {
     *out = **it;
     return true;
   }
+  // The handle of the server object (device, remote), made on first sight:
+  // servers hand out their device pools as often as asked.
+  Handle intern(int device, uint64_t remote) {
+    std::lock_guard lock(mutex_);
+    for (RemoteObject* o : live_)
+      if (o->device == device && o->remote == remote) return reinterpret_cast<Handle>(o);
+    auto* o = new RemoteObject{device, remote};
+    live_.insert(o);
+    return reinterpret_cast<Handle>(o);
+  }
   bool remove(Handle h) {
     auto* o = reinterpret_cast<RemoteObject*>(h);
     std::lock_guard lock(mutex_);
@@ -47,6 +57,7 @@ class HandleRegistry {
 
 HandleRegistry<cudaStream_t>& streams();
 HandleRegistry<cudaEvent_t>& events();
+HandleRegistry<cudaMemPool_t>& mem_pools();
 
 // Default-stream handles (0, cudaStreamLegacy, cudaStreamPerThread) are
 // passed to the server as they are.

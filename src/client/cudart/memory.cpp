@@ -9,6 +9,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/cudart/device_allocation.hpp"
 #include "common/log.hpp"
 #include "transport/shm/shared_memory.hpp"
 #include "protocol/ops.hpp"
@@ -18,22 +19,7 @@ using namespace rgpu::client;
 
 namespace {
 
-// An address another server already gave us cannot name this GPU's memory
-// too: give the allocation back and fail rather than mix the two up.
 void unshare_with_servers(uint64_t base, size_t count);
-
-cudaError_t remember_allocation(Call& call, uint64_t ptr, size_t size) {
-  if (MemoryMap::get().add_device(ptr, size, call.device_index())) return cudaSuccess;
-  RGPU_LOG(error, "device %d returned address 0x%lx that another server's GPU also uses; refusing it",
-           call.device_index(), static_cast<unsigned long>(ptr));
-  Call undo(proto::kOpFree);
-  int32_t remote;
-  if (undo.to_device(call.device_index(), &remote) == cudaSuccess) {
-    undo.args().put<uint64_t>(ptr);
-    undo.run();
-  }
-  return cudaErrorMemoryAllocation;
-}
 
 }  // namespace
 

@@ -49,6 +49,16 @@ const char* op_name(uint16_t op) {
     case kOpOccupancyMaxActiveBlocks: return "OccupancyMaxActiveBlocks";
     case kOpGetErrorString: return "GetErrorString";
     case kOpLaunchHostFunc: return "LaunchHostFunc";
+    case kOpMallocAsync: return "MallocAsync";
+    case kOpFreeAsync: return "FreeAsync";
+    case kOpMemPoolCreate: return "MemPoolCreate";
+    case kOpMemPoolDestroy: return "MemPoolDestroy";
+    case kOpMemPoolSetAttribute: return "MemPoolSetAttribute";
+    case kOpMemPoolGetAttribute: return "MemPoolGetAttribute";
+    case kOpMemPoolTrimTo: return "MemPoolTrimTo";
+    case kOpDeviceGetDefaultMemPool: return "DeviceGetDefaultMemPool";
+    case kOpDeviceGetMemPool: return "DeviceGetMemPool";
+    case kOpDeviceSetMemPool: return "DeviceSetMemPool";
     case kOpDeviceSynchronize: return "DeviceSynchronize";
     case kOpDeviceReset: return "DeviceReset";
     case kOpGetDeviceProperties: return "GetDeviceProperties";

@@ -51,6 +51,19 @@ class Backend : public ForwardedApi {
   virtual int32_t malloc_pitch(DevPtr* ptr, size_t* pitch, size_t width, size_t height) = 0;
   virtual int32_t free(DevPtr ptr) = 0;
   virtual int32_t mem_get_info(size_t* free, size_t* total) = 0;
+
+  // Stream-ordered allocation; pool 0 is the current device's current pool.
+  // Pool attributes travel as 64-bit values whatever their C type.
+  virtual int32_t malloc_async(DevPtr* ptr, size_t size, Handle pool, Handle stream) = 0;
+  virtual int32_t free_async(DevPtr ptr, Handle stream) = 0;
+  virtual int32_t mem_pool_create(Handle* pool, const cudaMemPoolProps& props) = 0;
+  virtual int32_t mem_pool_destroy(Handle pool) = 0;
+  virtual int32_t mem_pool_set_attribute(Handle pool, cudaMemPoolAttr attr, uint64_t value) = 0;
+  virtual int32_t mem_pool_get_attribute(Handle pool, cudaMemPoolAttr attr, uint64_t* value) = 0;
+  virtual int32_t mem_pool_trim_to(Handle pool, size_t keep) = 0;
+  virtual int32_t device_get_default_mem_pool(Handle* pool, int ordinal) = 0;
+  virtual int32_t device_get_mem_pool(Handle* pool, int ordinal) = 0;
+  virtual int32_t device_set_mem_pool(int ordinal, Handle pool) = 0;
   // Page-locked host memory for staging copies; host-test uses plain memory.
   virtual int32_t alloc_staging(size_t size, void** p) = 0;
   virtual void free_staging(void* p) = 0;

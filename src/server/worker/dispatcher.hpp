@@ -34,6 +34,7 @@ void register_stream_event_handlers(Dispatcher& d);
 void register_module_handlers(Dispatcher& d);
 void register_driver_module_handlers(Dispatcher& d);
 void register_shared_memory_handlers(Dispatcher& d);
+void register_pool_handlers(Dispatcher& d);
 void register_forwarded_handlers(Dispatcher& d);  // generated
 
 }  // namespace rgpu::server

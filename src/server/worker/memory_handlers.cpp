@@ -63,6 +63,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.streams.clear();
   s.events.clear();
   s.modules.clear();
+  s.pools.clear();
   s.functions.clear();
   return cudaSuccess;
 }

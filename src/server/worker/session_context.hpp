@@ -91,6 +91,7 @@ class SessionContext {
   HandleSet streams;
   HandleSet events;
   HandleSet modules;
+  HandleSet pools;
   FunctionTable functions;
   HostCallbacks host_callbacks;
   // Bytes per block of a pipelined copy the client asked for; 0: by size.

@@ -10,14 +10,11 @@
 // Declared by the headers only for --default-stream per-thread builds.
 extern "C" {
 cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, unsigned int);
-cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void*, cudaStream_t);
 cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*);
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaLaunchCooperativeKernel_ptsz(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
-cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void**, size_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void**, size_t, cudaMemPool_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t);
@@ -103,10 +100,8 @@ extern "C" cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int) { return rgpu:
 extern "C" cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int, unsigned int) { return rgpu::client::unsupported("cudaDeviceEnablePeerAccess"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget, cudaFlushGPUDirectRDMAWritesScope) { return rgpu::client::unsupported("cudaDeviceFlushGPUDirectRDMAWrites"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetByPCIBusId(int*, const char*) { return rgpu::client::unsupported("cudaDeviceGetByPCIBusId"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetDefaultMemPool(cudaMemPool_t*, int) { return rgpu::client::unsupported("cudaDeviceGetDefaultMemPool"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceGetGraphMemAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetHostAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int) { return rgpu::client::unsupported("cudaDeviceGetHostAtomicCapabilities"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetMemPool(cudaMemPool_t*, int) { return rgpu::client::unsupported("cudaDeviceGetMemPool"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetP2PAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int, int) { return rgpu::client::unsupported("cudaDeviceGetP2PAtomicCapabilities"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetP2PAttribute(int*, cudaDeviceP2PAttr, int, int) { return rgpu::client::unsupported("cudaDeviceGetP2PAttribute"); }
@@ -114,7 +109,6 @@ extern "C" cudaError_t CUDARTAPI cudaDeviceGetTexture1DLinearMaxWidth(size_t*, c
 extern "C" cudaError_t CUDARTAPI cudaDeviceGraphMemTrim(int) { return rgpu::client::unsupported("cudaDeviceGraphMemTrim"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceSetGraphMemAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceSetMemPool(int, cudaMemPool_t) { return rgpu::client::unsupported("cudaDeviceSetMemPool"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceUnregisterAsyncNotification(int, cudaAsyncCallbackHandle_t) { return rgpu::client::unsupported("cudaDeviceUnregisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerAcquireFrame(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerAcquireFrame"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerConnect(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerConnect"); }
@@ -131,8 +125,6 @@ extern "C" cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cuda
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedBuffer(void**, cudaExternalMemory_t, const cudaExternalMemoryBufferDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t*, cudaExternalMemory_t, const cudaExternalMemoryMipmappedArrayDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t) { return rgpu::client::unsupported("cudaFreeArray"); }
-extern "C" cudaError_t CUDARTAPI cudaFreeAsync(void*, cudaStream_t) { return rgpu::client::unsupported("cudaFreeAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void*, cudaStream_t) { return rgpu::client::unsupported("cudaFreeAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaFreeMipmappedArray(cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaFreeMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaFuncGetName(const char**, const void*) { return rgpu::client::unsupported("cudaFuncGetName"); }
 extern "C" cudaError_t CUDARTAPI cudaFuncGetParamInfo(const void*, size_t, size_t*, size_t*) { return rgpu::client::unsupported("cudaFuncGetParamInfo"); }
@@ -283,10 +275,6 @@ extern "C" cudaError_t CUDARTAPI cudaLogsUnregisterCallback(cudaLogsCallbackHand
 extern "C" cudaError_t CUDARTAPI cudaMalloc3D(cudaPitchedPtr*, cudaExtent) { return rgpu::client::unsupported("cudaMalloc3D"); }
 extern "C" cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int) { return rgpu::client::unsupported("cudaMalloc3DArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t*, const cudaChannelFormatDesc*, size_t, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocAsync(void**, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMallocAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void**, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMallocAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocFromPoolAsync(void**, size_t, cudaMemPool_t, cudaStream_t) { return rgpu::client::unsupported("cudaMallocFromPoolAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void**, size_t, cudaMemPool_t, cudaStream_t) { return rgpu::client::unsupported("cudaMallocFromPoolAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocManaged(void**, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaMallocMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) { return rgpu::client::unsupported("cudaMemAdvise"); }
@@ -296,17 +284,12 @@ extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync(void**, size_t*, size_
 extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardBatchAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemGetDefaultMemPool(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType) { return rgpu::client::unsupported("cudaMemGetDefaultMemPool"); }
 extern "C" cudaError_t CUDARTAPI cudaMemGetMemPool(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType) { return rgpu::client::unsupported("cudaMemGetMemPool"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolCreate(cudaMemPool_t*, const cudaMemPoolProps*) { return rgpu::client::unsupported("cudaMemPoolCreate"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolDestroy(cudaMemPool_t) { return rgpu::client::unsupported("cudaMemPoolDestroy"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportPointer(cudaMemPoolPtrExportData*, void*) { return rgpu::client::unsupported("cudaMemPoolExportPointer"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportToShareableHandle(void*, cudaMemPool_t, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolExportToShareableHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolGetAccess(cudaMemAccessFlags*, cudaMemPool_t, cudaMemLocation*) { return rgpu::client::unsupported("cudaMemPoolGetAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return rgpu::client::unsupported("cudaMemPoolGetAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportFromShareableHandle(cudaMemPool_t*, void*, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolImportFromShareableHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportPointer(void**, cudaMemPool_t, cudaMemPoolPtrExportData*) { return rgpu::client::unsupported("cudaMemPoolImportPointer"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolSetAccess(cudaMemPool_t, const cudaMemAccessDesc*, size_t) { return rgpu::client::unsupported("cudaMemPoolSetAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return rgpu::client::unsupported("cudaMemPoolSetAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return rgpu::client::unsupported("cudaMemPoolTrimTo"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchBatchAsync"); }

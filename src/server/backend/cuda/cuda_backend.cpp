@@ -4,6 +4,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "protocol/mem_pool_attr.hpp"
 #include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
 
 namespace rgpu::server {
@@ -110,6 +111,62 @@ class CudaBackend final : public CudaForwardedApi {
   int32_t event_elapsed_time(float* ms, Handle start, Handle end) override {
     return cudaEventElapsedTime(ms, as<cudaEvent_t>(start), as<cudaEvent_t>(end));
   }
+  int32_t malloc_async(DevPtr* ptr, size_t size, Handle pool, Handle stream) override {
+    void* p = nullptr;
+    cudaError_t e = pool ? cudaMallocFromPoolAsync(&p, size, as<cudaMemPool_t>(pool), as<cudaStream_t>(stream))
+                         : cudaMallocAsync(&p, size, as<cudaStream_t>(stream));
+    *ptr = handle(p);
+    return e;
+  }
+  int32_t free_async(DevPtr ptr, Handle stream) override {
+    return cudaFreeAsync(as<void*>(ptr), as<cudaStream_t>(stream));
+  }
+  int32_t mem_pool_create(Handle* pool, const cudaMemPoolProps& props) override {
+    cudaMemPool_t p = nullptr;
+    cudaError_t e = cudaMemPoolCreate(&p, &props);
+    *pool = handle(p);
+    return e;
+  }
+  int32_t mem_pool_destroy(Handle pool) override { return cudaMemPoolDestroy(as<cudaMemPool_t>(pool)); }
+  int32_t mem_pool_set_attribute(Handle pool, cudaMemPoolAttr attr, uint64_t value) override {
+    if (proto::pool_attribute_is_64_bit(attr)) {
+      cuuint64_t v = value;
+      return cudaMemPoolSetAttribute(as<cudaMemPool_t>(pool), attr, &v);
+    }
+    int v = static_cast<int>(value);
+    return cudaMemPoolSetAttribute(as<cudaMemPool_t>(pool), attr, &v);
+  }
+  int32_t mem_pool_get_attribute(Handle pool, cudaMemPoolAttr attr, uint64_t* value) override {
+    if (proto::pool_attribute_is_64_bit(attr)) {
+      cuuint64_t v = 0;
+      cudaError_t e = cudaMemPoolGetAttribute(as<cudaMemPool_t>(pool), attr, &v);
+      *value = v;
+      return e;
+    }
+    int v = 0;
+    cudaError_t e = cudaMemPoolGetAttribute(as<cudaMemPool_t>(pool), attr, &v);
+    *value = static_cast<uint64_t>(v);
+    return e;
+  }
+  int32_t mem_pool_trim_to(Handle pool, size_t keep) override {
+    return cudaMemPoolTrimTo(as<cudaMemPool_t>(pool), keep);
+  }
+  int32_t device_get_default_mem_pool(Handle* pool, int ordinal) override {
+    cudaMemPool_t p = nullptr;
+    cudaError_t e = cudaDeviceGetDefaultMemPool(&p, ordinal);
+    *pool = handle(p);
+    return e;
+  }
+  int32_t device_get_mem_pool(Handle* pool, int ordinal) override {
+    cudaMemPool_t p = nullptr;
+    cudaError_t e = cudaDeviceGetMemPool(&p, ordinal);
+    *pool = handle(p);
+    return e;
+  }
+  int32_t device_set_mem_pool(int ordinal, Handle pool) override {
+    return cudaDeviceSetMemPool(ordinal, as<cudaMemPool_t>(pool));
+  }
+
   int32_t launch_host_func(Handle stream, void (*fn)(void*), void* arg) override {
     return cudaLaunchHostFunc(as<cudaStream_t>(stream), fn, arg);
   }

@@ -28,6 +28,14 @@ struct Module {
   std::unordered_map<std::string, std::vector<uint8_t>> globals;
 };
 
+// A memory pool: host-test allocates from the device's memory at once, so
+// what a pool has reserved is what it has in use.
+struct Pool {
+  int device;
+  std::map<int, uint64_t> settings;  // cudaMemPoolAttr -> value
+  size_t used = 0, high = 0;
+};
+
 struct Event {
   bool timing;
   bool recorded = false;
@@ -110,7 +118,10 @@ class HostTestBackend final : public Backend {
   int32_t device_synchronize() override { return cudaSuccess; }
   int32_t device_reset() override {
     std::lock_guard lock(mutex_);
-    for (auto& [p, size] : memory_[t_device]) std::free(reinterpret_cast<void*>(p));
+    for (auto& [p, size] : memory_[t_device]) {
+      release_from_pool(p);
+      std::free(reinterpret_cast<void*>(p));
+    }
     memory_[t_device].clear();
     used_[t_device] = 0;
     return cudaSuccess;
@@ -135,6 +146,7 @@ class HostTestBackend final : public Backend {
   }
   int32_t free(DevPtr ptr) override {
     std::lock_guard lock(mutex_);
+    release_from_pool(ptr);
     for (auto& m : memory_) {
       auto it = m.find(ptr);
       if (it == m.end()) continue;
@@ -151,6 +163,90 @@ class HostTestBackend final : public Backend {
     *free = kDeviceMemory - used_[t_device];
     return cudaSuccess;
   }
+  int32_t malloc_async(DevPtr* ptr, size_t size, Handle pool, Handle) override {
+    Pool* p = pool ? as<Pool>(pool) : current_pool(t_device);
+    if (int32_t e = malloc(ptr, size)) return e;
+    std::lock_guard lock(mutex_);
+    p->used += size;
+    p->high = std::max(p->high, p->used);
+    pool_allocations_[*ptr] = {p, size};
+    return cudaSuccess;
+  }
+  int32_t free_async(DevPtr ptr, Handle) override { return free(ptr); }
+  int32_t mem_pool_create(Handle* pool, const cudaMemPoolProps& props) override {
+    if (props.allocType != cudaMemAllocationTypePinned || props.location.type != cudaMemLocationTypeDevice ||
+        props.location.id < 0 || props.location.id >= kDevices)
+      return cudaErrorInvalidValue;
+    *pool = reinterpret_cast<Handle>(new Pool{props.location.id, {}});
+    return cudaSuccess;
+  }
+  int32_t mem_pool_destroy(Handle pool) override {
+    std::lock_guard lock(mutex_);
+    Pool* p = as<Pool>(pool);
+    if (p == &default_pools_[p->device]) return cudaErrorInvalidValue;
+    if (current_pools_[p->device] == p) current_pools_[p->device] = nullptr;
+    for (auto& [ptr, a] : pool_allocations_)
+      if (a.pool == p) a.pool = nullptr;
+    delete p;
+    return cudaSuccess;
+  }
+  int32_t mem_pool_set_attribute(Handle pool, cudaMemPoolAttr attr, uint64_t value) override {
+    std::lock_guard lock(mutex_);
+    Pool* p = as<Pool>(pool);
+    switch (attr) {
+      case cudaMemPoolAttrUsedMemHigh:
+      case cudaMemPoolAttrReservedMemHigh:
+        if (value != 0) return cudaErrorInvalidValue;
+        p->high = p->used;
+        return cudaSuccess;
+      case cudaMemPoolAttrUsedMemCurrent:
+      case cudaMemPoolAttrReservedMemCurrent:
+        return cudaErrorInvalidValue;
+      default:
+        p->settings[attr] = value;
+        return cudaSuccess;
+    }
+  }
+  int32_t mem_pool_get_attribute(Handle pool, cudaMemPoolAttr attr, uint64_t* value) override {
+    std::lock_guard lock(mutex_);
+    Pool* p = as<Pool>(pool);
+    switch (attr) {
+      case cudaMemPoolAttrUsedMemCurrent:
+      case cudaMemPoolAttrReservedMemCurrent:
+        *value = p->used;
+        return cudaSuccess;
+      case cudaMemPoolAttrUsedMemHigh:
+      case cudaMemPoolAttrReservedMemHigh:
+        *value = p->high;
+        return cudaSuccess;
+      default: {
+        auto it = p->settings.find(attr);
+        // The reuse policies are on by default, the release threshold 0.
+        *value = it != p->settings.end() ? it->second : attr != cudaMemPoolAttrReleaseThreshold;
+        return cudaSuccess;
+      }
+    }
+  }
+  int32_t mem_pool_trim_to(Handle, size_t) override { return cudaSuccess; }
+  int32_t device_get_default_mem_pool(Handle* pool, int ordinal) override {
+    if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
+    *pool = reinterpret_cast<Handle>(&default_pools_[ordinal]);
+    return cudaSuccess;
+  }
+  int32_t device_get_mem_pool(Handle* pool, int ordinal) override {
+    if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
+    std::lock_guard lock(mutex_);
+    *pool = reinterpret_cast<Handle>(current_pool(ordinal));
+    return cudaSuccess;
+  }
+  int32_t device_set_mem_pool(int ordinal, Handle pool) override {
+    if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
+    std::lock_guard lock(mutex_);
+    if (as<Pool>(pool)->device != ordinal) return cudaErrorInvalidValue;
+    current_pools_[ordinal] = as<Pool>(pool);
+    return cudaSuccess;
+  }
+
   int32_t alloc_staging(size_t size, void** p) override {
     *p = std::malloc(size);
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
@@ -336,7 +432,25 @@ class HostTestBackend final : public Backend {
   }
 
  private:
+  Pool* current_pool(int ordinal) {
+    return current_pools_[ordinal] ? current_pools_[ordinal] : &default_pools_[ordinal];
+  }
+  // With mutex_ held: a freed pointer no longer counts in its pool.
+  void release_from_pool(DevPtr ptr) {
+    auto it = pool_allocations_.find(ptr);
+    if (it == pool_allocations_.end()) return;
+    if (it->second.pool) it->second.pool->used -= it->second.size;
+    pool_allocations_.erase(it);
+  }
+
+  struct PoolAllocation {
+    Pool* pool;  // null once the pool is destroyed
+    size_t size;
+  };
   std::mutex mutex_;
+  Pool default_pools_[kDevices] = {{0, {}}, {1, {}}};
+  Pool* current_pools_[kDevices] = {};
+  std::map<DevPtr, PoolAllocation> pool_allocations_;
   std::map<DevPtr, size_t> memory_[kDevices];
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;

@@ -1,0 +1,16 @@
+// Recording device memory the server allocated, in the client's memory map.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "client/core/call.hpp"
+
+namespace rgpu::client {
+
+// Records [ptr, ptr + size) as memory of the call's device. An address
+// another server already gave out cannot name this GPU's memory too: the
+// allocation is given back and the call fails rather than mix the two up.
+cudaError_t remember_allocation(Call& call, uint64_t ptr, size_t size);
+
+}  // namespace rgpu::client

@@ -1,0 +1,175 @@
+// Stream-ordered allocation (cudaMallocAsync, cudaFreeAsync) and memory
+// pools. The server allocates in stream order and hands back the real
+// address at once; pools are server objects behind client handles.
+#include <cuda_runtime_api.h>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/call.hpp"
+#include "client/core/handles.hpp"
+#include "client/core/memory_map.hpp"
+#include "client/cudart/device_allocation.hpp"
+#include "protocol/mem_pool_attr.hpp"
+#include "protocol/ops.hpp"
+
+using namespace rgpu;
+using namespace rgpu::client;
+
+namespace {
+
+// Allocates from `pool` (or the stream's device's current pool when null).
+cudaError_t malloc_async(void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
+  if (!ptr) return cudaErrorInvalidValue;
+  Call call(proto::kOpMallocAsync);
+  uint64_t s;
+  if (cudaError_t e = call.to_stream(stream, &s)) return e;
+  uint64_t remote_pool = 0;
+  if (pool) {
+    RemoteObject p;
+    if (!mem_pools().find(pool, &p)) return cudaErrorInvalidValue;
+    if (p.device != call.device_index()) return cudaErrorInvalidValue;
+    remote_pool = p.remote;
+  }
+  call.args().put<uint64_t>(size).put<uint64_t>(remote_pool).put<uint64_t>(s);
+  if (cudaError_t e = call.run()) return e;
+  uint64_t p = call.reply().get<uint64_t>();
+  if (p)
+    if (cudaError_t e = remember_allocation(call, p, size)) return e;
+  *ptr = reinterpret_cast<void*>(p);
+  return cudaSuccess;
+}
+
+// A call naming one pool, routed to the pool's device.
+cudaError_t to_pool(Call& call, cudaMemPool_t pool) {
+  RemoteObject p;
+  if (!mem_pools().find(pool, &p)) return cudaErrorInvalidValue;
+  int32_t ordinal;
+  if (cudaError_t e = call.to_device(p.device, &ordinal)) return e;
+  call.args().put<uint64_t>(p.remote);
+  return cudaSuccess;
+}
+
+// The default or current pool of a device, as the application's handle.
+cudaError_t device_pool(uint16_t op, cudaMemPool_t* pool, int device) {
+  if (!pool) return cudaErrorInvalidValue;
+  Call call(op);
+  int32_t ordinal;
+  if (cudaError_t e = call.to_device(device, &ordinal)) return e;
+  call.args().put<int32_t>(ordinal);
+  if (cudaError_t e = call.run()) return e;
+  *pool = mem_pools().intern(device, call.reply().get<uint64_t>());
+  return cudaSuccess;
+}
+
+}  // namespace
+
+extern "C" cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
+  return api([&] { return malloc_async(devPtr, size, nullptr, hStream); });
+}
+
+extern "C" cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool,
+                                               cudaStream_t stream) {
+  return api([&]() -> cudaError_t {
+    if (!memPool) return cudaErrorInvalidValue;
+    return malloc_async(ptr, size, memPool, stream);
+  });
+}
+
+extern "C" cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
+  return api([&]() -> cudaError_t {
+    auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(devPtr));
+    if (!range || range->base != reinterpret_cast<uint64_t>(devPtr)) return cudaErrorInvalidValue;
+    Call call(proto::kOpFreeAsync);
+    uint64_t s;
+    if (cudaError_t e = call.to_stream(hStream, &s)) return e;
+    if (call.device_index() != range->device) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(range->base).put<uint64_t>(s);
+    // Forgotten now: the server may hand the address out again to the next
+    // allocation in stream order.
+    MemoryMap::get().remove_device(range->base);
+    return call.post();
+  });
+}
+
+extern "C" cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool, const cudaMemPoolProps* poolProps) {
+  return api([&]() -> cudaError_t {
+    if (!memPool || !poolProps) return cudaErrorInvalidValue;
+    if (poolProps->location.type != cudaMemLocationTypeDevice) return cudaErrorNotSupported;
+    Call call(proto::kOpMemPoolCreate);
+    int32_t ordinal;
+    if (cudaError_t e = call.to_device(poolProps->location.id, &ordinal)) return e;
+    cudaMemPoolProps props = *poolProps;
+    props.location.id = ordinal;
+    call.args().put(props);
+    if (cudaError_t e = call.run()) return e;
+    *memPool = mem_pools().add(call.device_index(), call.reply().get<uint64_t>());
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpMemPoolDestroy);
+    if (cudaError_t e = to_pool(call, memPool)) return e;
+    if (cudaError_t e = call.run()) return e;
+    mem_pools().remove(memPool);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
+  return api([&]() -> cudaError_t {
+    if (!value) return cudaErrorInvalidValue;
+    Call call(proto::kOpMemPoolSetAttribute);
+    if (cudaError_t e = to_pool(call, memPool)) return e;
+    uint64_t v = proto::pool_attribute_is_64_bit(attr) ? *static_cast<uint64_t*>(value)
+                                                       : static_cast<uint64_t>(*static_cast<int*>(value));
+    call.args().put<int32_t>(attr).put<uint64_t>(v);
+    return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) {
+  return api([&]() -> cudaError_t {
+    if (!value) return cudaErrorInvalidValue;
+    Call call(proto::kOpMemPoolGetAttribute);
+    if (cudaError_t e = to_pool(call, memPool)) return e;
+    call.args().put<int32_t>(attr);
+    if (cudaError_t e = call.quiet().run()) return e;
+    uint64_t v = call.reply().get<uint64_t>();
+    if (proto::pool_attribute_is_64_bit(attr))
+      *static_cast<uint64_t*>(value) = v;
+    else
+      *static_cast<int*>(value) = static_cast<int>(v);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpMemPoolTrimTo);
+    if (cudaError_t e = to_pool(call, memPool)) return e;
+    call.args().put<uint64_t>(minBytesToKeep);
+    return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {
+  return api([&] { return device_pool(proto::kOpDeviceGetDefaultMemPool, memPool, device); });
+}
+
+extern "C" cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) {
+  return api([&] { return device_pool(proto::kOpDeviceGetMemPool, memPool, device); });
+}
+
+extern "C" cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
+  return api([&]() -> cudaError_t {
+    RemoteObject p;
+    if (!mem_pools().find(memPool, &p)) return cudaErrorInvalidValue;
+    if (p.device != device) return cudaErrorInvalidDevice;
+    Call call(proto::kOpDeviceSetMemPool);
+    int32_t ordinal;
+    if (cudaError_t e = call.to_device(device, &ordinal)) return e;
+    call.args().put<int32_t>(ordinal).put<uint64_t>(p.remote);
+    return call.run();
+  });
+}

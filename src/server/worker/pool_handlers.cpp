@@ -1,0 +1,132 @@
+// Stream-ordered allocation and memory pools. Pools are session objects
+// like streams (a pool handle from the wire is used only if this session
+// created or was handed it); pool allocations join the session's memory.
+#include <cstring>
+
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+#define RGPU_POOL(name)                                  \
+  auto name = req.args.get<uint64_t>();                 \
+  if (!s.pools.contains(name)) return cudaErrorInvalidResourceHandle
+
+int32_t malloc_async(SessionContext& s, Request& req, proto::Writer& out) {
+  auto size = req.args.get<uint64_t>();
+  auto pool = req.args.get<uint64_t>();  // 0: the device's current pool
+  auto stream = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (pool && !s.pools.contains(pool)) return cudaErrorInvalidResourceHandle;
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  DevPtr p = 0;
+  if (int32_t e = s.backend().malloc_async(&p, size, pool, stream)) return e;
+  if (p) s.allocations.add(p, size);
+  out.put<uint64_t>(p);
+  return cudaSuccess;
+}
+
+int32_t free_async(SessionContext& s, Request& req, proto::Writer&) {
+  auto p = req.args.get<uint64_t>();
+  auto stream = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  if (s.allocations.remove(p) == 0) return cudaErrorInvalidValue;
+  return s.backend().free_async(p, stream);
+}
+
+int32_t mem_pool_create(SessionContext& s, Request& req, proto::Writer& out) {
+  auto props = req.args.get<cudaMemPoolProps>();
+  req.args.expect_end();
+  if (props.location.type != cudaMemLocationTypeDevice || !s.has_gpu(props.location.id))
+    return cudaErrorInvalidValue;
+  // Pools shared between processes (IPC handles) are not offered.
+  if (props.handleTypes != cudaMemHandleTypeNone) return cudaErrorNotSupported;
+  props.win32SecurityAttributes = nullptr;  // a client address means nothing here
+  Handle pool = 0;
+  if (int32_t e = s.backend().mem_pool_create(&pool, props)) return e;
+  s.pools.add(pool);
+  out.put<uint64_t>(pool);
+  return cudaSuccess;
+}
+
+int32_t mem_pool_destroy(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_POOL(pool);
+  req.args.expect_end();
+  int32_t e = s.backend().mem_pool_destroy(pool);
+  if (e == cudaSuccess) s.pools.remove(pool);
+  return e;
+}
+
+bool known_attribute(int32_t attr) {
+  return attr >= cudaMemPoolReuseFollowEventDependencies && attr <= cudaMemPoolAttrUsedMemHigh;
+}
+
+int32_t mem_pool_set_attribute(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_POOL(pool);
+  auto attr = req.args.get<int32_t>();
+  auto value = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!known_attribute(attr)) return cudaErrorInvalidValue;
+  return s.backend().mem_pool_set_attribute(pool, static_cast<cudaMemPoolAttr>(attr), value);
+}
+
+int32_t mem_pool_get_attribute(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_POOL(pool);
+  auto attr = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!known_attribute(attr)) return cudaErrorInvalidValue;
+  uint64_t value = 0;
+  if (int32_t e = s.backend().mem_pool_get_attribute(pool, static_cast<cudaMemPoolAttr>(attr), &value)) return e;
+  out.put(value);
+  return cudaSuccess;
+}
+
+int32_t mem_pool_trim_to(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_POOL(pool);
+  auto keep = req.args.get<uint64_t>();
+  req.args.expect_end();
+  return s.backend().mem_pool_trim_to(pool, keep);
+}
+
+// The device's default or current pool, which the session may use from now.
+template <int32_t (Backend::*Get)(Handle*, int)>
+int32_t device_pool(SessionContext& s, Request& req, proto::Writer& out) {
+  auto ordinal = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(ordinal)) return cudaErrorInvalidDevice;
+  Handle pool = 0;
+  if (int32_t e = (s.backend().*Get)(&pool, ordinal)) return e;
+  s.pools.add(pool);
+  out.put<uint64_t>(pool);
+  return cudaSuccess;
+}
+
+int32_t device_set_mem_pool(SessionContext& s, Request& req, proto::Writer&) {
+  auto ordinal = req.args.get<int32_t>();
+  RGPU_POOL(pool);
+  req.args.expect_end();
+  if (!s.has_gpu(ordinal)) return cudaErrorInvalidDevice;
+  return s.backend().device_set_mem_pool(ordinal, pool);
+}
+
+#undef RGPU_POOL
+
+}  // namespace
+
+void register_pool_handlers(Dispatcher& d) {
+  d.add(proto::kOpMallocAsync, malloc_async);
+  d.add(proto::kOpFreeAsync, free_async);
+  d.add(proto::kOpMemPoolCreate, mem_pool_create);
+  d.add(proto::kOpMemPoolDestroy, mem_pool_destroy);
+  d.add(proto::kOpMemPoolSetAttribute, mem_pool_set_attribute);
+  d.add(proto::kOpMemPoolGetAttribute, mem_pool_get_attribute);
+  d.add(proto::kOpMemPoolTrimTo, mem_pool_trim_to);
+  d.add(proto::kOpDeviceGetDefaultMemPool, device_pool<&Backend::device_get_default_mem_pool>);
+  d.add(proto::kOpDeviceGetMemPool, device_pool<&Backend::device_get_mem_pool>);
+  d.add(proto::kOpDeviceSetMemPool, device_set_mem_pool);
+}
+
+}  // namespace rgpu::server
