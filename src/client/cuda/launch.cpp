@@ -30,7 +30,10 @@ cudaError_t pack_extra(const LoadedKernel& k, void** extra, std::vector<uint8_t>
     else
       return cudaErrorInvalidValue;
   }
-  if (!buffer || !size || *size < k.args_size) return cudaErrorInvalidValue;
+  if (!buffer || !size) return cudaErrorInvalidValue;
+  // The driver refuses a buffer longer than the kernel's parameters.
+  if (*size > k.args_size) return cudaErrorLaunchOutOfResources;
+  if (*size < k.args_size) return cudaErrorInvalidValue;
   packed->assign(static_cast<const uint8_t*>(buffer), static_cast<const uint8_t*>(buffer) + k.args_size);
   return cudaSuccess;
 }

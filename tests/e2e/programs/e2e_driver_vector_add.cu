@@ -3,6 +3,7 @@
 // the `extra` buffer, cuLaunchKernelEx, libraries, copies, memsets, streams,
 // events and cuGetProcAddress.
 // (The test backend validates launches but does not run them.)
+#include <cstddef>
 #include <dlfcn.h>
 
 #include <cstring>
@@ -105,7 +106,8 @@ int main() {
     CUdeviceptr a, b, c;
     int n;
   } buffer{da, db, dc, n};
-  size_t buffer_size = sizeof buffer;
+  // Exactly the kernel's parameters: the driver refuses a longer buffer.
+  size_t buffer_size = offsetof(decltype(buffer), n) + sizeof(int);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &buffer_size,
                    CU_LAUNCH_PARAM_END};
   CUstream stream;

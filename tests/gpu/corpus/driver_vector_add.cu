@@ -2,6 +2,7 @@
 // with kernelParams and with the `extra` parameter buffer, D32/D16 memsets,
 // async copies on a stream, events, a module variable; every result checked
 // on the host.
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -67,7 +68,8 @@ int main() {
     CUdeviceptr in, out;
     int n;
   } buffer{{3.0, -7}, din, dout, n};
-  size_t buffer_size = sizeof buffer;
+  // Exactly the kernel's parameters: the driver refuses a longer buffer.
+  size_t buffer_size = offsetof(decltype(buffer), n) + sizeof(int);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &buffer_size,
                    CU_LAUNCH_PARAM_END};
   CUevent start, stop;

@@ -1,5 +1,6 @@
 // Driver API errors whose CUresult must be the same from NVIDIA's driver and
 // through rgpu; after them the context still works.
+#include <cstring>
 #include <vector>
 
 #include "driver_corpus.h"
@@ -32,6 +33,17 @@ int main() {
   }());
   const char* s = nullptr;
   report("cuGetErrorName(12345)", cuGetErrorName(static_cast<CUresult>(12345), &s));
+  // A parameter buffer longer or shorter than the kernel's parameters.
+  {
+    CUdeviceptr p = 0;
+    unsigned char buffer[64] = {};
+    std::memcpy(buffer, &p, sizeof p);
+    for (size_t size : {size_t{40}, size_t{64}, size_t{8}}) {
+      void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+      printf("parameter buffer of %zu bytes for 28: %s\n", size,
+             cu_error_name(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, extra)));
+    }
+  }
 
   // Still working: a launch whose result is checked.
   const int n = 4096;
