@@ -49,6 +49,7 @@ enum Op : uint16_t {
   kOpFuncSetCacheConfig = 55,
   kOpOccupancyMaxActiveBlocks = 56,
   kOpGetErrorString = 57,
+  kOpLaunchCooperativeKernel = 58,  // as kOpLaunchKernel; answered (its errors are the launch's own)
 
   kOpLaunchHostFunc = 46,  // a host callback in stream order (cudaLaunchHostFunc, cudaStreamAddCallback)
 

@@ -23,11 +23,13 @@ struct CallConfiguration {
 };
 thread_local std::vector<CallConfiguration> t_configs;
 
+// A cooperative launch is answered: whether the grid fits on the device at
+// once is the launch's own error, as locally.
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, bool cooperative = false) {
   KernelEntry* k = ModuleRegistry::get().find_kernel(func);
   if (!k) return cudaErrorInvalidDeviceFunction;
-  Call call(proto::kOpLaunchKernel);
+  Call call(cooperative ? proto::kOpLaunchCooperativeKernel : proto::kOpLaunchKernel);
   uint64_t s;
   if (cudaError_t e = call.to_stream(stream, &s)) return e;
   const cudaDeviceProp* props;
@@ -42,7 +44,7 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
   if (cudaError_t e = pack_kernel_args(*lk, args, &packed)) return e;
   call.args().put<uint64_t>(lk->function).put(grid).put(block).put<uint32_t>(shared_mem).put<uint64_t>(s);
   call.args().put_bytes(packed.data(), packed.size());
-  return call.post();
+  return cooperative ? call.run() : call.post();
 }
 
 cudaError_t loaded_on_current(const void* func, const LoadedKernel** out, Call& call) {
@@ -97,6 +99,11 @@ extern "C" cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim
 extern "C" cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
                                         size_t sharedMem, cudaStream_t stream) {
   return api([&] { return launch(func, gridDim, blockDim, args, sharedMem, stream); });
+}
+
+extern "C" cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                                   size_t sharedMem, cudaStream_t stream) {
+  return api([&] { return launch(func, gridDim, blockDim, args, sharedMem, stream, true); });
 }
 
 extern "C" cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {

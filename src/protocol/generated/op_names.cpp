@@ -48,6 +48,7 @@ const char* op_name(uint16_t op) {
     case kOpFuncSetCacheConfig: return "FuncSetCacheConfig";
     case kOpOccupancyMaxActiveBlocks: return "OccupancyMaxActiveBlocks";
     case kOpGetErrorString: return "GetErrorString";
+    case kOpLaunchCooperativeKernel: return "LaunchCooperativeKernel";
     case kOpLaunchHostFunc: return "LaunchHostFunc";
     case kOpMallocAsync: return "MallocAsync";
     case kOpFreeAsync: return "FreeAsync";

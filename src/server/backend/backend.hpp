@@ -29,6 +29,7 @@ struct LaunchConfig {
   dim3 block;
   uint32_t shared_mem;
   Handle stream;
+  bool cooperative = false;  // all blocks resident at once (grid-wide sync)
 };
 
 class Backend : public ForwardedApi {

@@ -59,9 +59,11 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
 }
 
 
+template <bool kCooperative>
 int32_t launch_kernel(SessionContext& s, Request& req, proto::Writer&) {
   auto fn = req.args.get<uint64_t>();
   LaunchConfig cfg;
+  cfg.cooperative = kCooperative;
   cfg.grid = req.args.get<dim3>();
   cfg.block = req.args.get<dim3>();
   cfg.shared_mem = req.args.get<uint32_t>();
@@ -136,7 +138,8 @@ int32_t put_function(SessionContext& s, Handle module, const std::string& name, 
 
 void register_module_handlers(Dispatcher& d) {
   d.add(proto::kOpModuleLoad, module_load);
-  d.add(proto::kOpLaunchKernel, launch_kernel);
+  d.add(proto::kOpLaunchKernel, launch_kernel<false>);
+  d.add(proto::kOpLaunchCooperativeKernel, launch_kernel<true>);
   d.add(proto::kOpFuncGetAttributes, func_get_attributes);
   d.add(proto::kOpFuncSetAttribute, func_set_attribute);
   d.add(proto::kOpFuncSetCacheConfig, func_set_cache_config);

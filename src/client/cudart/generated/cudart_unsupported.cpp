@@ -13,7 +13,6 @@ cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, u
 cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*);
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaLaunchCooperativeKernel_ptsz(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
 cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t);
@@ -254,8 +253,6 @@ extern "C" cudaError_t CUDARTAPI cudaIpcGetMemHandle(cudaIpcMemHandle_t*, void*)
 extern "C" cudaError_t CUDARTAPI cudaIpcOpenEventHandle(cudaEvent_t*, cudaIpcEventHandle_t) { return rgpu::client::unsupported("cudaIpcOpenEventHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void**, cudaIpcMemHandle_t, unsigned int) { return rgpu::client::unsupported("cudaIpcOpenMemHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t, cudaFuncAttribute, int, int) { return rgpu::client::unsupported("cudaKernelSetAttributeForDevice"); }
-extern "C" cudaError_t CUDARTAPI cudaLaunchCooperativeKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaLaunchCooperativeKernel"); }
-extern "C" cudaError_t CUDARTAPI cudaLaunchCooperativeKernel_ptsz(const void*, dim3, dim3, void**, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaLaunchCooperativeKernel_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC"); }
 extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryEnumerateKernels(cudaKernel_t*, unsigned int, cudaLibrary_t) { return rgpu::client::unsupported("cudaLibraryEnumerateKernels"); }

@@ -203,8 +203,15 @@ class CudaBackend final : public CudaForwardedApi {
     size_t size = args.size();
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
-    return rt(cuLaunchKernel(as<CUfunction>(function), c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y,
-                             c.block.z, c.shared_mem, as<CUstream>(c.stream), nullptr, size ? extra : nullptr));
+    if (!c.cooperative)
+      return rt(cuLaunchKernel(as<CUfunction>(function), c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y,
+                               c.block.z, c.shared_mem, as<CUstream>(c.stream), nullptr, size ? extra : nullptr));
+    CUlaunchAttribute cooperative{};
+    cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    cooperative.value.cooperative = 1;
+    CUlaunchConfig config{c.grid.x,     c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.shared_mem,
+                          as<CUstream>(c.stream), &cooperative, 1};
+    return rt(cuLaunchKernelEx(&config, as<CUfunction>(function), nullptr, size ? extra : nullptr));
   }
   int32_t func_get_attributes(cudaFuncAttributes* a, Handle function) override {
     auto f = as<CUfunction>(function);

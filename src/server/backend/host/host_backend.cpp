@@ -14,6 +14,7 @@ namespace rgpu::server {
 namespace {
 
 constexpr int kDevices = 2;
+constexpr int kMultiprocessors = 4;
 constexpr size_t kDeviceMemory = 4ull << 30;
 constexpr int kMaxThreadsPerBlock = 1024;
 constexpr int kSharedMemOptin = 227 * 1024;
@@ -105,7 +106,7 @@ class HostTestBackend final : public Backend {
     p->minor = 0;
     p->textureAlignment = 512;
     p->texturePitchAlignment = 32;
-    p->multiProcessorCount = 4;
+    p->multiProcessorCount = kMultiprocessors;
     p->maxThreadsPerMultiProcessor = 2048;
     p->maxBlocksPerMultiProcessor = 32;
     p->l2CacheSize = 4 << 20;
@@ -361,6 +362,10 @@ class HostTestBackend final : public Backend {
     if (threads == 0 || threads > kMaxThreadsPerBlock || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
       return cudaErrorInvalidValue;
     if (c.shared_mem > static_cast<uint32_t>(k->max_dynamic_shared)) return cudaErrorInvalidValue;
+    // All blocks of a cooperative grid must fit on the device at once.
+    uint64_t blocks = uint64_t{c.grid.x} * c.grid.y * c.grid.z;
+    if (c.cooperative && blocks > kMultiprocessors * std::min<uint64_t>(32, 2048 / threads))
+      return cudaErrorCooperativeLaunchTooLarge;
     ++launches_;
     return cudaSuccess;
   }
@@ -400,6 +405,7 @@ class HostTestBackend final : public Backend {
       case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(p.sharedMemPerBlockOptin); break;
       case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
       case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+      case cudaDevAttrCooperativeLaunch: *value = 1; break;
       default: return cudaErrorInvalidValue;
     }
     return cudaSuccess;
