@@ -35,6 +35,8 @@ enum Op : uint16_t {
   kOpStreamSynchronize = 32,
   kOpStreamQuery = 33,
   kOpStreamWaitEvent = 34,
+  kOpStreamSetAttribute = 35,
+  kOpStreamGetAttribute = 36,
   kOpEventCreate = 40,
   kOpEventDestroy = 41,
   kOpEventRecord = 42,

@@ -183,3 +183,29 @@ extern "C" cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCall
     return host_callback(stream, [callback, stream, user_data] { callback(stream, cudaSuccess, user_data); });
   });
 }
+
+extern "C" cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+                                              const cudaStreamAttrValue* value) {
+  return api([&]() -> cudaError_t {
+    if (!value) return cudaErrorInvalidValue;
+    Call call(proto::kOpStreamSetAttribute);
+    uint64_t s;
+    if (cudaError_t e = call.to_stream(hStream, &s)) return e;
+    call.args().put<uint64_t>(s).put<int32_t>(attr).put(*value);
+    return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr,
+                                              cudaStreamAttrValue* value_out) {
+  return api([&]() -> cudaError_t {
+    if (!value_out) return cudaErrorInvalidValue;
+    Call call(proto::kOpStreamGetAttribute);
+    uint64_t s;
+    if (cudaError_t e = call.to_stream(hStream, &s)) return e;
+    call.args().put<uint64_t>(s).put<int32_t>(attr);
+    if (cudaError_t e = call.quiet().run()) return e;
+    *value_out = call.reply().get<cudaStreamAttrValue>();
+    return cudaSuccess;
+  });
+}

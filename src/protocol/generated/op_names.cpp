@@ -35,6 +35,8 @@ const char* op_name(uint16_t op) {
     case kOpStreamSynchronize: return "StreamSynchronize";
     case kOpStreamQuery: return "StreamQuery";
     case kOpStreamWaitEvent: return "StreamWaitEvent";
+    case kOpStreamSetAttribute: return "StreamSetAttribute";
+    case kOpStreamGetAttribute: return "StreamGetAttribute";
     case kOpEventCreate: return "EventCreate";
     case kOpEventDestroy: return "EventDestroy";
     case kOpEventRecord: return "EventRecord";

@@ -87,6 +87,11 @@ class Backend : public ForwardedApi {
   virtual int32_t stream_synchronize(Handle stream) = 0;
   virtual int32_t stream_query(Handle stream) = 0;
   virtual int32_t stream_wait_event(Handle stream, Handle event, unsigned flags) = 0;
+  // Only the attributes a stream takes, their values already checked.
+  virtual int32_t stream_set_attribute(Handle stream, cudaLaunchAttributeID attr,
+                                       const cudaLaunchAttributeValue& value) = 0;
+  virtual int32_t stream_get_attribute(Handle stream, cudaLaunchAttributeID attr,
+                                       cudaLaunchAttributeValue* value) = 0;
   virtual int32_t event_create(Handle* event, unsigned flags) = 0;
   virtual int32_t event_destroy(Handle event) = 0;
   virtual int32_t event_record(Handle event, Handle stream) = 0;

@@ -100,6 +100,39 @@ int32_t event_elapsed_time(SessionContext& s, Request& req, proto::Writer& out) 
   return cudaSuccess;
 }
 
+// The attributes a stream takes (cudaStreamAttr*).
+bool stream_attribute(int32_t attr) {
+  return attr == cudaLaunchAttributeAccessPolicyWindow || attr == cudaLaunchAttributeSynchronizationPolicy ||
+         attr == cudaLaunchAttributePriority || attr == cudaLaunchAttributeMemSyncDomainMap ||
+         attr == cudaLaunchAttributeMemSyncDomain;
+}
+
+int32_t stream_set_attribute(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(stream);
+  auto attr = req.args.get<int32_t>();
+  auto value = req.args.get<cudaLaunchAttributeValue>();
+  req.args.expect_end();
+  if (!stream_attribute(attr)) return cudaErrorInvalidValue;
+  if (attr == cudaLaunchAttributeAccessPolicyWindow) {
+    // The window names device memory: it must be the session's own.
+    const auto& w = value.accessPolicyWindow;
+    if (w.num_bytes && !s.owns(reinterpret_cast<uint64_t>(w.base_ptr), w.num_bytes)) return cudaErrorInvalidValue;
+  }
+  return s.backend().stream_set_attribute(stream, static_cast<cudaLaunchAttributeID>(attr), value);
+}
+
+int32_t stream_get_attribute(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_STREAM(stream);
+  auto attr = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!stream_attribute(attr)) return cudaErrorInvalidValue;
+  cudaLaunchAttributeValue value{};
+  if (int32_t e = s.backend().stream_get_attribute(stream, static_cast<cudaLaunchAttributeID>(attr), &value))
+    return e;
+  out.put(value);
+  return cudaSuccess;
+}
+
 // What a host function queued on a stream needs when the stream gets there.
 struct DueCallback {
   HostCallbacks* callbacks;
@@ -140,6 +173,8 @@ void register_stream_event_handlers(Dispatcher& d) {
   d.add(proto::kOpEventQuery, event_query);
   d.add(proto::kOpEventElapsedTime, event_elapsed_time);
   d.add(proto::kOpLaunchHostFunc, launch_host_func);
+  d.add(proto::kOpStreamSetAttribute, stream_set_attribute);
+  d.add(proto::kOpStreamGetAttribute, stream_get_attribute);
 }
 
 }  // namespace rgpu::server

@@ -33,11 +33,13 @@ cudaError_t CUDARTAPI cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, s
 cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t count);
 cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags);
+cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out);
 cudaError_t CUDARTAPI cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags);
 cudaError_t CUDARTAPI cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long* streamId);
 cudaError_t CUDARTAPI cudaStreamGetPriority_ptsz(cudaStream_t hStream, int* priority);
 cudaError_t CUDARTAPI cudaStreamIsCapturing_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus);
 cudaError_t CUDARTAPI cudaStreamQuery_ptsz(cudaStream_t stream);
+cudaError_t CUDARTAPI cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue* value);
 cudaError_t CUDARTAPI cudaStreamSynchronize_ptsz(cudaStream_t stream);
 cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
 }
@@ -152,6 +154,11 @@ extern "C" cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream,
   return cudaStreamAddCallback(stream, callback, userData, flags);
 }
 
+extern "C" cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaStreamGetAttribute(hStream, attr, value_out);
+}
+
 extern "C" cudaError_t CUDARTAPI cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaStreamGetFlags(hStream, flags);
@@ -175,6 +182,11 @@ extern "C" cudaError_t CUDARTAPI cudaStreamIsCapturing_ptsz(cudaStream_t stream,
 extern "C" cudaError_t CUDARTAPI cudaStreamQuery_ptsz(cudaStream_t stream) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaStreamQuery(stream);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue* value) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaStreamSetAttribute(hStream, attr, value);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaStreamSynchronize_ptsz(cudaStream_t stream) {

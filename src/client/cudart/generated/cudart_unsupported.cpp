@@ -42,10 +42,8 @@ cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph
 cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptureMode);
 cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t, cudaGraph_t*);
-cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue*);
 cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*);
 cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*);
-cudaError_t CUDARTAPI cudaStreamSetAttribute_ptsz(cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue*);
 cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int);
 cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t);
 }
@@ -350,14 +348,10 @@ extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes(cudaStream_t, cudaStre
 extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t) { return rgpu::client::unsupported("cudaStreamCopyAttributes_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t, cudaGraph_t*) { return rgpu::client::unsupported("cudaStreamEndCapture"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t, cudaGraph_t*) { return rgpu::client::unsupported("cudaStreamEndCapture_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamGetAttribute(cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaStreamGetAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaStreamGetAttribute_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*) { return rgpu::client::unsupported("cudaStreamGetCaptureInfo"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*) { return rgpu::client::unsupported("cudaStreamGetCaptureInfo_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamSetAttribute(cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaStreamSetAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamSetAttribute_ptsz(cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaStreamSetAttribute_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamUpdateCaptureDependencies"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamUpdateCaptureDependencies_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode*) { return rgpu::client::unsupported("cudaThreadExchangeStreamCaptureMode"); }

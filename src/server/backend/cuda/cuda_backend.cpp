@@ -96,6 +96,13 @@ class CudaBackend final : public CudaForwardedApi {
   int32_t stream_wait_event(Handle stream, Handle event, unsigned flags) override {
     return cudaStreamWaitEvent(as<cudaStream_t>(stream), as<cudaEvent_t>(event), flags);
   }
+  int32_t stream_set_attribute(Handle stream, cudaLaunchAttributeID attr,
+                               const cudaLaunchAttributeValue& value) override {
+    return cudaStreamSetAttribute(as<cudaStream_t>(stream), attr, &value);
+  }
+  int32_t stream_get_attribute(Handle stream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value) override {
+    return cudaStreamGetAttribute(as<cudaStream_t>(stream), attr, value);
+  }
   int32_t event_create(Handle* event, unsigned flags) override {
     cudaEvent_t e = nullptr;
     cudaError_t r = cudaEventCreateWithFlags(&e, flags);

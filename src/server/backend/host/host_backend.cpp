@@ -289,6 +289,18 @@ class HostTestBackend final : public Backend {
   int32_t stream_synchronize(Handle) override { return cudaSuccess; }
   int32_t stream_query(Handle) override { return cudaSuccess; }
   int32_t stream_wait_event(Handle, Handle, unsigned) override { return cudaSuccess; }
+  int32_t stream_set_attribute(Handle stream, cudaLaunchAttributeID attr,
+                               const cudaLaunchAttributeValue& value) override {
+    std::lock_guard lock(mutex_);
+    stream_attributes_[{stream, attr}] = value;
+    return cudaSuccess;
+  }
+  int32_t stream_get_attribute(Handle stream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value) override {
+    std::lock_guard lock(mutex_);
+    auto it = stream_attributes_.find({stream, attr});
+    *value = it != stream_attributes_.end() ? it->second : cudaLaunchAttributeValue{};
+    return cudaSuccess;
+  }
   int32_t event_create(Handle* event, unsigned flags) override {
     *event = reinterpret_cast<Handle>(new Event{!(flags & cudaEventDisableTiming), false, {}});
     return cudaSuccess;
@@ -457,6 +469,7 @@ class HostTestBackend final : public Backend {
   Pool default_pools_[kDevices] = {{0, {}}, {1, {}}};
   Pool* current_pools_[kDevices] = {};
   std::map<DevPtr, PoolAllocation> pool_allocations_;
+  std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> stream_attributes_;
   std::map<DevPtr, size_t> memory_[kDevices];
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;
