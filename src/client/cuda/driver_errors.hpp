@@ -4,6 +4,8 @@
 #include "client/cuda/cuda_api.hpp"
 #include <cuda_runtime_api.h>
 
+#include "client/core/api_guard.hpp"
+
 namespace rgpu::client {
 
 CUresult to_cu(cudaError_t e);
@@ -14,5 +16,16 @@ CUresult driver_unsupported(const char* name);
 // the driver implicitly, as CUDA's does).
 bool driver_initialized();
 void set_driver_initialized();
+
+inline CUresult driver_ready() { return driver_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+
+// A driver call done by the runtime's code: refused before cuInit, leaves
+// the runtime's last error as it was, answers in CUresult.
+template <typename F>
+CUresult through_runtime(F&& f) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(f());
+}
 
 }  // namespace rgpu::client

@@ -17,14 +17,12 @@ namespace {
 void* ptr(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
 cudaStream_t rt(CUstream s) { return reinterpret_cast<cudaStream_t>(s); }
 
-CUresult ready() { return driver_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
-
 // D16/D32 memsets whose bytes differ cannot use the byte memset: the
 // pattern is built on the host and copied, which writes the same memory.
 template <typename T>
 CUresult memset_elements(CUdeviceptr dst, T value, size_t n, CUstream stream, bool async) {
   KeepLastError keep;
-  if (CUresult e = ready()) return e;
+  if (CUresult e = driver_ready()) return e;
   if (dst % sizeof(T)) return CUDA_ERROR_INVALID_VALUE;
   unsigned char bytes[sizeof(T)];
   std::memcpy(bytes, &value, sizeof(T));
@@ -43,7 +41,7 @@ CUresult memset_elements(CUdeviceptr dst, T value, size_t n, CUstream stream, bo
 extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   KeepLastError keep;
   if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult e = ready()) return e;
+  if (CUresult e = driver_ready()) return e;
   void* p = nullptr;
   if (CUresult e = to_cu(cudaMalloc(&p, bytesize))) return e;
   *dptr = reinterpret_cast<CUdeviceptr>(p);
@@ -51,73 +49,51 @@ extern "C" CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
 }
 
 extern "C" CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaFree(ptr(dptr)));
+  return through_runtime([&] { return cudaFree(ptr(dptr)); });
 }
 
 extern "C" CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemGetInfo(free, total));
+  return through_runtime([&] { return cudaMemGetInfo(free, total); });
 }
 
 extern "C" CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t bytesize) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMallocHost(pp, bytesize));
+  return through_runtime([&] { return cudaMallocHost(pp, bytesize); });
 }
 
 // CU_MEMHOSTALLOC_* and cudaHostAlloc* flags have the same values.
 extern "C" CUresult CUDAAPI cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaHostAlloc(pp, bytesize, Flags));
+  return through_runtime([&] { return cudaHostAlloc(pp, bytesize, Flags); });
 }
 
 extern "C" CUresult CUDAAPI cuMemFreeHost(void* p) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaFreeHost(p));
+  return through_runtime([&] { return cudaFreeHost(p); });
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemcpy(ptr(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice));
+  return through_runtime([&] { return cudaMemcpy(ptr(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice); });
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemcpy(dstHost, ptr(srcDevice), ByteCount, cudaMemcpyDeviceToHost));
+  return through_runtime([&] { return cudaMemcpy(dstHost, ptr(srcDevice), ByteCount, cudaMemcpyDeviceToHost); });
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemcpy(ptr(dstDevice), ptr(srcDevice), ByteCount, cudaMemcpyDeviceToDevice));
+  return through_runtime([&] { return cudaMemcpy(ptr(dstDevice), ptr(srcDevice), ByteCount, cudaMemcpyDeviceToDevice); });
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount,
                                                  CUstream hStream) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemcpyAsync(ptr(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice, rt(hStream)));
+  return through_runtime([&] { return cudaMemcpyAsync(ptr(dstDevice), srcHost, ByteCount, cudaMemcpyHostToDevice, rt(hStream)); });
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount,
                                                  CUstream hStream) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemcpyAsync(dstHost, ptr(srcDevice), ByteCount, cudaMemcpyDeviceToHost, rt(hStream)));
+  return through_runtime([&] { return cudaMemcpyAsync(dstHost, ptr(srcDevice), ByteCount, cudaMemcpyDeviceToHost, rt(hStream)); });
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
                                                  CUstream hStream) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemcpyAsync(ptr(dstDevice), ptr(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, rt(hStream)));
+  return through_runtime([&] { return cudaMemcpyAsync(ptr(dstDevice), ptr(srcDevice), ByteCount, cudaMemcpyDeviceToDevice, rt(hStream)); });
 }
 
 extern "C" CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
@@ -146,19 +122,15 @@ extern "C" CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int
 
 // Unified addressing: the pointers themselves say where the memory is.
 extern "C" CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemcpy(ptr(dst), ptr(src), ByteCount, cudaMemcpyDefault));
+  return through_runtime([&] { return cudaMemcpy(ptr(dst), ptr(src), ByteCount, cudaMemcpyDefault); });
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemcpyAsync(ptr(dst), ptr(src), ByteCount, cudaMemcpyDefault, rt(hStream)));
+  return through_runtime([&] { return cudaMemcpyAsync(ptr(dst), ptr(src), ByteCount, cudaMemcpyDefault, rt(hStream)); });
 }
 
 extern "C" CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
-  if (CUresult e = ready()) return e;
+  if (CUresult e = driver_ready()) return e;
   auto range = MemoryMap::get().find_device(dptr);
   if (!range) return CUDA_ERROR_NOT_FOUND;
   if (pbase) *pbase = range->base;
@@ -168,13 +140,9 @@ extern "C" CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* 
 
 // CU_MEMHOSTREGISTER_* and cudaHostRegister* flags have the same values.
 extern "C" CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaHostRegister(p, bytesize, Flags));
+  return through_runtime([&] { return cudaHostRegister(p, bytesize, Flags); });
 }
 
 extern "C" CUresult CUDAAPI cuMemHostUnregister(void* p) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaHostUnregister(p));
+  return through_runtime([&] { return cudaHostUnregister(p); });
 }

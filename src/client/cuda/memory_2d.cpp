@@ -11,8 +11,6 @@ using namespace rgpu::client;
 
 namespace {
 
-CUresult ready() { return driver_initialized() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
-
 struct Endpoint {
   void* ptr;
   bool host;
@@ -38,7 +36,7 @@ CUresult endpoint(CUmemorytype type, const void* host, CUdeviceptr device, size_
 
 CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
   KeepLastError keep;
-  if (CUresult e = ready()) return e;
+  if (CUresult e = driver_ready()) return e;
   if (!c) return CUDA_ERROR_INVALID_VALUE;
   Endpoint src, dst;
   if (CUresult e = endpoint(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcPitch, &src))
@@ -62,7 +60,7 @@ CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
 extern "C" CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
                                                unsigned int ElementSizeBytes) {
   KeepLastError keep;
-  if (CUresult e = ready()) return e;
+  if (CUresult e = driver_ready()) return e;
   if (!dptr || !pPitch || WidthInBytes == 0 || Height == 0) return CUDA_ERROR_INVALID_VALUE;
   if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) return CUDA_ERROR_INVALID_VALUE;
   void* p = nullptr;
@@ -83,15 +81,11 @@ extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstr
 
 extern "C" CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
                                             size_t Height) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemset2D(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height));
+  return through_runtime([&] { return cudaMemset2D(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height); });
 }
 
 extern "C" CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
                                               size_t Height, CUstream hStream) {
-  KeepLastError keep;
-  if (CUresult e = ready()) return e;
-  return to_cu(cudaMemset2DAsync(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height,
-                                 reinterpret_cast<cudaStream_t>(hStream)));
+  return through_runtime([&] { return cudaMemset2DAsync(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height,
+                                 reinterpret_cast<cudaStream_t>(hStream)); });
 }
