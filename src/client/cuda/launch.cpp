@@ -31,10 +31,12 @@ cudaError_t pack_extra(const LoadedKernel& k, void** extra, std::vector<uint8_t>
       return cudaErrorInvalidValue;
   }
   if (!buffer || !size) return cudaErrorInvalidValue;
-  // The driver refuses a buffer longer than the kernel's parameters.
+  // As NVIDIA's driver (seen on the H100): a buffer longer than the kernel's
+  // parameters is refused, a shorter one launches (the rest is zero here,
+  // unspecified there).
   if (*size > k.args_size) return cudaErrorLaunchOutOfResources;
-  if (*size < k.args_size) return cudaErrorInvalidValue;
-  packed->assign(static_cast<const uint8_t*>(buffer), static_cast<const uint8_t*>(buffer) + k.args_size);
+  packed->assign(k.args_size, 0);
+  std::memcpy(packed->data(), buffer, *size);
   return cudaSuccess;
 }
 

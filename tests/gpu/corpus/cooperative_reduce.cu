@@ -59,7 +59,8 @@ int main() {
       cudaLaunchCooperativeKernel(reinterpret_cast<void*>(grid_sum), blocks * 4, threads, args, 0, nullptr);
   printf("grid four times too large: %s\n", cudaGetErrorName(too_large));
   EXPECT(too_large == cudaErrorCooperativeLaunchTooLarge, "too large grid accepted");
-  CK(cudaGetLastError());
+  cudaError_t last = cudaGetLastError();
+  printf("last error after it: %s\n", cudaGetErrorName(last));
   CK(cudaFree(d));
   CK(cudaFree(partial));
   CK(cudaFree(total));

@@ -104,6 +104,9 @@ int main() {
   EXPECT(blocks > 0, "occupancy %d", blocks);
   CU(cuMemcpyHtoD(da, a.data(), bytes));  // the affine step reused da and db
   CU(cuMemcpyHtoD(db, b.data(), bytes));
+  // A copy from pageable memory may still be landing when it returns, and
+  // the urgent stream does not wait for the default one.
+  CU(cuCtxSynchronize());
   CU(cuLaunchKernel(vadd, grid, 1, 1, 256, 1, 1, 64 * 1024, urgent, args, nullptr));
   std::vector<float> c2(n, -1.f);
   CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(c2.data()), dc, bytes, urgent));
