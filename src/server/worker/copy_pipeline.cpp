@@ -34,11 +34,14 @@ size_t block_bytes(size_t total, size_t granule, size_t asked) {
 int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
                     const IssueBlock& issue) {
   if (total <= kDirectBytes) {
+    // As a local synchronous copy from pageable memory: the stream's earlier
+    // work is done first, and the copy returns once the driver has staged
+    // the data, without waiting for its DMA.
     uint8_t* buf = direct_buffer();
     req.read_payload(buf, total);
-    int32_t err = issue(buf, 0, total);
-    if (!err && sync) err = s.backend().stream_synchronize(stream);
-    return err;
+    if (sync)
+      if (int32_t e = s.backend().stream_synchronize(stream)) return e;
+    return issue(buf, 0, total);
   }
   StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
   const size_t block = block_bytes(total, granule, s.pipeline_block);
