@@ -67,6 +67,8 @@ const char* op_name(uint16_t op) {
     case kOp_cudaCtxResetPersistingL2Cache: return "cudaCtxResetPersistingL2Cache";
     case kOp_cudaProfilerStart: return "cudaProfilerStart";
     case kOp_cudaProfilerStop: return "cudaProfilerStop";
+    case kOp_cudaDeviceGraphMemTrim: return "cudaDeviceGraphMemTrim";
+    case kOp_cudaDeviceFlushGPUDirectRDMAWrites: return "cudaDeviceFlushGPUDirectRDMAWrites";
     default: return "unknown";
   }
 }

@@ -229,3 +229,22 @@ extern "C" cudaError_t cudaProfilerStop() {
     return call.run();
   });
 }
+
+extern "C" cudaError_t cudaDeviceGraphMemTrim(int device) {
+  return rgpu::client::api([&]() -> cudaError_t {
+    rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceGraphMemTrim);
+    int32_t device_remote;
+    if (cudaError_t e = call.to_device(device, &device_remote)) return e;
+    call.args().put(device_remote);
+    return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) {
+  return rgpu::client::api([&]() -> cudaError_t {
+    rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceFlushGPUDirectRDMAWrites);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.args().put(target).put(scope);
+    return call.run();
+  });
+}

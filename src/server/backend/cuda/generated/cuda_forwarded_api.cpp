@@ -82,4 +82,12 @@ int32_t CudaForwardedApi::cudaProfilerStop() {
   return ::cudaProfilerStop();
 }
 
+int32_t CudaForwardedApi::cudaDeviceGraphMemTrim(int device) {
+  return ::cudaDeviceGraphMemTrim(device);
+}
+
+int32_t CudaForwardedApi::cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) {
+  return ::cudaDeviceFlushGPUDirectRDMAWrites(target, scope);
+}
+
 }  // namespace rgpu::server
