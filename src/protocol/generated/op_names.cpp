@@ -69,6 +69,7 @@ const char* op_name(uint16_t op) {
     case kOp_cudaProfilerStop: return "cudaProfilerStop";
     case kOp_cudaDeviceGraphMemTrim: return "cudaDeviceGraphMemTrim";
     case kOp_cudaDeviceFlushGPUDirectRDMAWrites: return "cudaDeviceFlushGPUDirectRDMAWrites";
+    case kOp_cudaDeviceGetTexture1DLinearMaxWidth: return "cudaDeviceGetTexture1DLinearMaxWidth";
     default: return "unknown";
   }
 }

@@ -29,8 +29,9 @@ enum GeneratedOp : uint16_t {
   kOp_cudaProfilerStop = 1018,
   kOp_cudaDeviceGraphMemTrim = 1019,
   kOp_cudaDeviceFlushGPUDirectRDMAWrites = 1020,
+  kOp_cudaDeviceGetTexture1DLinearMaxWidth = 1021,
 };
 
-constexpr uint16_t kGeneratedOpCount = 21;
+constexpr uint16_t kGeneratedOpCount = 22;
 
 }  // namespace rgpu::proto

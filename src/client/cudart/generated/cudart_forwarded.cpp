@@ -248,3 +248,18 @@ extern "C" cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMA
     return call.run();
   });
 }
+
+extern "C" cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) {
+  return rgpu::client::api([&]() -> cudaError_t {
+    if (!maxWidthInElements) return cudaErrorInvalidValue;
+    if (!fmtDesc) return cudaErrorInvalidValue;
+    rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceGetTexture1DLinearMaxWidth);
+    int32_t device_remote;
+    if (cudaError_t e = call.to_device(device, &device_remote)) return e;
+    call.quiet();
+    call.args().put(*fmtDesc).put(device_remote);
+    if (cudaError_t e = call.run()) return e;
+    *maxWidthInElements = call.reply().get<size_t>();
+    return cudaSuccess;
+  });
+}

@@ -113,7 +113,6 @@ extern "C" cudaError_t CUDARTAPI cudaDeviceGetMemPool(cudaMemPool_t*, int) { ret
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetP2PAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int, int) { return rgpu::client::unsupported("cudaDeviceGetP2PAtomicCapabilities"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetP2PAttribute(int*, cudaDeviceP2PAttr, int, int) { return rgpu::client::unsupported("cudaDeviceGetP2PAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetTexture1DLinearMaxWidth(size_t*, const cudaChannelFormatDesc*, int) { return rgpu::client::unsupported("cudaDeviceGetTexture1DLinearMaxWidth"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceSetGraphMemAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceSetMemPool(int, cudaMemPool_t) { return rgpu::client::unsupported("cudaDeviceSetMemPool"); }

@@ -187,6 +187,17 @@ static int32_t handle_cudaDeviceFlushGPUDirectRDMAWrites(SessionContext& s, Requ
   return s.backend().cudaDeviceFlushGPUDirectRDMAWrites(target, scope);
 }
 
+static int32_t handle_cudaDeviceGetTexture1DLinearMaxWidth(SessionContext& s, Request& req, proto::Writer& out) {
+  auto fmtDesc = req.args.get<cudaChannelFormatDesc>();
+  int device = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  size_t maxWidthInElements{};
+  if (int32_t e = s.backend().cudaDeviceGetTexture1DLinearMaxWidth(&maxWidthInElements, &fmtDesc, device)) return e;
+  out.put(maxWidthInElements);
+  return cudaSuccess;
+}
+
 void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaDeviceGetAttribute, handle_cudaDeviceGetAttribute);
   d.add(proto::kOp_cudaDeviceSetLimit, handle_cudaDeviceSetLimit);
@@ -209,6 +220,7 @@ void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaProfilerStop, handle_cudaProfilerStop);
   d.add(proto::kOp_cudaDeviceGraphMemTrim, handle_cudaDeviceGraphMemTrim);
   d.add(proto::kOp_cudaDeviceFlushGPUDirectRDMAWrites, handle_cudaDeviceFlushGPUDirectRDMAWrites);
+  d.add(proto::kOp_cudaDeviceGetTexture1DLinearMaxWidth, handle_cudaDeviceGetTexture1DLinearMaxWidth);
 }
 
 }  // namespace rgpu::server

@@ -90,4 +90,8 @@ int32_t CudaForwardedApi::cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectR
   return ::cudaDeviceFlushGPUDirectRDMAWrites(target, scope);
 }
 
+int32_t CudaForwardedApi::cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) {
+  return ::cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device);
+}
+
 }  // namespace rgpu::server
