@@ -51,7 +51,7 @@ MAIN_HEADERS = ["cuda_runtime_api.h", "cuda_profiler_api.h"]
 INTEROP_HEADERS = ["cuda_gl_interop.h", "cuda_egl_interop.h", "cuda_vdpau_interop.h"]
 INTEROP_STUBS = ["GL/gl.h", "EGL/egl.h", "EGL/eglext.h", "vdpau/vdpau.h"]
 
-PARAM_KINDS = {"out", "device", "stream", "event", "out_string", "in_string"}
+PARAM_KINDS = {"out", "in", "device", "stream", "event", "out_string", "in_string"}
 ROUTING_KINDS = {"device", "stream", "event"}
 MAX_OUT_STRING = 4096  # the most bytes a server fills for one out_string
 
@@ -195,7 +195,7 @@ class PArg:
     kind: str                  # "value" or one of PARAM_KINDS
     optional: bool = False
     len_param: str | None = None
-    pointee: str = ""          # out: the type the pointer points at
+    pointee: str = ""          # out, in: the type the pointer points at
 
 
 @dataclass
@@ -227,6 +227,19 @@ class Model:
 def is_pointer(t) -> bool:
     return t.get_canonical().kind.name in ("POINTER", "LVALUEREFERENCE", "RVALUEREFERENCE",
                                            "MEMBERPOINTER", "BLOCKPOINTER")
+
+
+def holds_pointer(t) -> bool:
+    """Whether a value of type t carries an address (which a server must not trust)."""
+    c = t.get_canonical()
+    k = c.kind.name
+    if is_pointer(c) or k in ("FUNCTIONPROTO", "INCOMPLETEARRAY", "VARIABLEARRAY"):
+        return True
+    if k == "CONSTANTARRAY":
+        return holds_pointer(c.element_type)
+    if k == "RECORD":
+        return any(holds_pointer(f.type) for f in c.get_fields())
+    return False
 
 
 def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
@@ -277,6 +290,14 @@ def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
                 # hold no pointers, which is for a person to judge.
                 raise GenError(f"{name}.{p.name}: `out` of {p.type} is not a plain value")
             a.pointee = spell(pointee)
+        elif kind == "in":
+            pointee = p.ctype.get_pointee() if ck == "POINTER" else None
+            if (pointee is None or not pointee.is_const_qualified()
+                    or pointee.get_canonical().kind.name in ("VOID", "CHAR_S", "SCHAR")
+                    or holds_pointer(pointee)):
+                raise GenError(f"{name}.{p.name}: `in` needs a const pointer to one plain value, "
+                               f"not {p.type}")
+            a.pointee = spell(pointee.get_canonical()).removeprefix("const ")
         elif kind == "device":
             if ck != "INT":
                 raise GenError(f"{name}.{p.name}: `device` needs an int, not {p.type}")
@@ -462,7 +483,7 @@ def emit_client_forwarded(m: Model) -> str:
     for f in m.forwards:
         body = []
         for a in f.args:
-            if a.kind in ("out", "out_string", "in_string") and not a.optional:
+            if a.kind in ("out", "in", "out_string", "in_string") and not a.optional:
                 body.append(f"if (!{a.p.name}) return cudaErrorInvalidValue;")
         body.append(f"rgpu::client::Call call(rgpu::proto::kOp_{f.name});")
         r = f.routing
@@ -485,6 +506,8 @@ def emit_client_forwarded(m: Model) -> str:
                 puts.append(f".put({a.p.name}_remote)")
             elif a.kind == "in_string":
                 puts.append(f".put_string({a.p.name})")
+            elif a.kind == "in":
+                puts.append(f".put(*{a.p.name})")
         if puts:
             body.append("call.args()" + "".join(puts) + ";")
         if not any(a.kind in ("out", "out_string") for a in f.args):
@@ -644,6 +667,8 @@ def emit_handlers(m: Model) -> str:
                 body.append(f"auto {n}_handle = req.args.get<uint64_t>();")
             elif a.kind == "in_string":
                 body.append(f"std::string {n} = req.args.get_string();")
+            elif a.kind == "in":
+                body.append(f"auto {n} = req.args.get<{a.pointee}>();")
         body.append("req.args.expect_end();")
         call_args = []
         for a in f.args:  # checks first, so nothing runs for a refused call
@@ -669,6 +694,8 @@ def emit_handlers(m: Model) -> str:
                 call_args.append(f"{n}.data()")
             elif a.kind == "in_string":
                 call_args.append(f"{n}.c_str()")
+            elif a.kind == "in":
+                call_args.append(f"&{n}")
             else:
                 call_args.append(n)
         if not uses_out:

@@ -87,6 +87,9 @@ const char* op_name(uint16_t op) {
     case kOp_cudaCtxResetPersistingL2Cache: return "cudaCtxResetPersistingL2Cache";
     case kOp_cudaProfilerStart: return "cudaProfilerStart";
     case kOp_cudaProfilerStop: return "cudaProfilerStop";
+    case kOp_cudaDeviceGraphMemTrim: return "cudaDeviceGraphMemTrim";
+    case kOp_cudaDeviceFlushGPUDirectRDMAWrites: return "cudaDeviceFlushGPUDirectRDMAWrites";
+    case kOp_cudaDeviceGetTexture1DLinearMaxWidth: return "cudaDeviceGetTexture1DLinearMaxWidth";
     default: return "unknown";
   }
 }

@@ -27,8 +27,11 @@ enum GeneratedOp : uint16_t {
   kOp_cudaCtxResetPersistingL2Cache = 1016,
   kOp_cudaProfilerStart = 1017,
   kOp_cudaProfilerStop = 1018,
+  kOp_cudaDeviceGraphMemTrim = 1019,
+  kOp_cudaDeviceFlushGPUDirectRDMAWrites = 1020,
+  kOp_cudaDeviceGetTexture1DLinearMaxWidth = 1021,
 };
 
-constexpr uint16_t kGeneratedOpCount = 19;
+constexpr uint16_t kGeneratedOpCount = 22;
 
 }  // namespace rgpu::proto

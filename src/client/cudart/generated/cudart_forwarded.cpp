@@ -229,3 +229,37 @@ extern "C" cudaError_t cudaProfilerStop() {
     return call.run();
   });
 }
+
+extern "C" cudaError_t cudaDeviceGraphMemTrim(int device) {
+  return rgpu::client::api([&]() -> cudaError_t {
+    rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceGraphMemTrim);
+    int32_t device_remote;
+    if (cudaError_t e = call.to_device(device, &device_remote)) return e;
+    call.args().put(device_remote);
+    return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) {
+  return rgpu::client::api([&]() -> cudaError_t {
+    rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceFlushGPUDirectRDMAWrites);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.args().put(target).put(scope);
+    return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) {
+  return rgpu::client::api([&]() -> cudaError_t {
+    if (!maxWidthInElements) return cudaErrorInvalidValue;
+    if (!fmtDesc) return cudaErrorInvalidValue;
+    rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceGetTexture1DLinearMaxWidth);
+    int32_t device_remote;
+    if (cudaError_t e = call.to_device(device, &device_remote)) return e;
+    call.quiet();
+    call.args().put(*fmtDesc).put(device_remote);
+    if (cudaError_t e = call.run()) return e;
+    *maxWidthInElements = call.reply().get<size_t>();
+    return cudaSuccess;
+  });
+}

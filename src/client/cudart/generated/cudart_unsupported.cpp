@@ -95,15 +95,12 @@ extern "C" cudaError_t CUDARTAPI cudaDestroyTextureObject(cudaTextureObject_t) {
 extern "C" cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int*, int, int) { return rgpu::client::unsupported("cudaDeviceCanAccessPeer"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int) { return rgpu::client::unsupported("cudaDeviceDisablePeerAccess"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int, unsigned int) { return rgpu::client::unsupported("cudaDeviceEnablePeerAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget, cudaFlushGPUDirectRDMAWritesScope) { return rgpu::client::unsupported("cudaDeviceFlushGPUDirectRDMAWrites"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetByPCIBusId(int*, const char*) { return rgpu::client::unsupported("cudaDeviceGetByPCIBusId"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceGetGraphMemAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetHostAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int) { return rgpu::client::unsupported("cudaDeviceGetHostAtomicCapabilities"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetP2PAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int, int) { return rgpu::client::unsupported("cudaDeviceGetP2PAtomicCapabilities"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetP2PAttribute(int*, cudaDeviceP2PAttr, int, int) { return rgpu::client::unsupported("cudaDeviceGetP2PAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetTexture1DLinearMaxWidth(size_t*, const cudaChannelFormatDesc*, int) { return rgpu::client::unsupported("cudaDeviceGetTexture1DLinearMaxWidth"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGraphMemTrim(int) { return rgpu::client::unsupported("cudaDeviceGraphMemTrim"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceSetGraphMemAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceUnregisterAsyncNotification(int, cudaAsyncCallbackHandle_t) { return rgpu::client::unsupported("cudaDeviceUnregisterAsyncNotification"); }

@@ -33,6 +33,9 @@ class ForwardedApi {
   virtual int32_t cudaCtxResetPersistingL2Cache() { return cudaErrorNotSupported; }
   virtual int32_t cudaProfilerStart() { return cudaErrorNotSupported; }
   virtual int32_t cudaProfilerStop() { return cudaErrorNotSupported; }
+  virtual int32_t cudaDeviceGraphMemTrim(int /*device*/) { return cudaErrorNotSupported; }
+  virtual int32_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget /*target*/, cudaFlushGPUDirectRDMAWritesScope /*scope*/) { return cudaErrorNotSupported; }
+  virtual int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* /*maxWidthInElements*/, const cudaChannelFormatDesc* /*fmtDesc*/, int /*device*/) { return cudaErrorNotSupported; }
 };
 
 }  // namespace rgpu::server

@@ -173,6 +173,31 @@ static int32_t handle_cudaProfilerStop(SessionContext& s, Request& req, proto::W
   return s.backend().cudaProfilerStop();
 }
 
+static int32_t handle_cudaDeviceGraphMemTrim(SessionContext& s, Request& req, proto::Writer&) {
+  int device = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  return s.backend().cudaDeviceGraphMemTrim(device);
+}
+
+static int32_t handle_cudaDeviceFlushGPUDirectRDMAWrites(SessionContext& s, Request& req, proto::Writer&) {
+  auto target = req.args.get<cudaFlushGPUDirectRDMAWritesTarget>();
+  auto scope = req.args.get<cudaFlushGPUDirectRDMAWritesScope>();
+  req.args.expect_end();
+  return s.backend().cudaDeviceFlushGPUDirectRDMAWrites(target, scope);
+}
+
+static int32_t handle_cudaDeviceGetTexture1DLinearMaxWidth(SessionContext& s, Request& req, proto::Writer& out) {
+  auto fmtDesc = req.args.get<cudaChannelFormatDesc>();
+  int device = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  size_t maxWidthInElements{};
+  if (int32_t e = s.backend().cudaDeviceGetTexture1DLinearMaxWidth(&maxWidthInElements, &fmtDesc, device)) return e;
+  out.put(maxWidthInElements);
+  return cudaSuccess;
+}
+
 void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaDeviceGetAttribute, handle_cudaDeviceGetAttribute);
   d.add(proto::kOp_cudaDeviceSetLimit, handle_cudaDeviceSetLimit);
@@ -193,6 +218,9 @@ void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaCtxResetPersistingL2Cache, handle_cudaCtxResetPersistingL2Cache);
   d.add(proto::kOp_cudaProfilerStart, handle_cudaProfilerStart);
   d.add(proto::kOp_cudaProfilerStop, handle_cudaProfilerStop);
+  d.add(proto::kOp_cudaDeviceGraphMemTrim, handle_cudaDeviceGraphMemTrim);
+  d.add(proto::kOp_cudaDeviceFlushGPUDirectRDMAWrites, handle_cudaDeviceFlushGPUDirectRDMAWrites);
+  d.add(proto::kOp_cudaDeviceGetTexture1DLinearMaxWidth, handle_cudaDeviceGetTexture1DLinearMaxWidth);
 }
 
 }  // namespace rgpu::server

@@ -82,4 +82,16 @@ int32_t CudaForwardedApi::cudaProfilerStop() {
   return ::cudaProfilerStop();
 }
 
+int32_t CudaForwardedApi::cudaDeviceGraphMemTrim(int device) {
+  return ::cudaDeviceGraphMemTrim(device);
+}
+
+int32_t CudaForwardedApi::cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) {
+  return ::cudaDeviceFlushGPUDirectRDMAWrites(target, scope);
+}
+
+int32_t CudaForwardedApi::cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) {
+  return ::cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device);
+}
+
 }  // namespace rgpu::server

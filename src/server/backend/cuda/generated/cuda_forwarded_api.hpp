@@ -30,6 +30,9 @@ class CudaForwardedApi : public Backend {
   int32_t cudaCtxResetPersistingL2Cache() override;
   int32_t cudaProfilerStart() override;
   int32_t cudaProfilerStop() override;
+  int32_t cudaDeviceGraphMemTrim(int device) override;
+  int32_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) override;
+  int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) override;
 };
 
 }  // namespace rgpu::server
