@@ -13,7 +13,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from generate import CODEGEN, GenError, Decl, banner, params_decl
+from generate import CODEGEN, GenError, Decl, banner, params_decl, sort_exports
 
 OUT = {
     "unsupported": "src/client/cuda/generated/cuda_unsupported.cpp",
@@ -57,28 +57,7 @@ def build_driver_model(parser) -> DriverModel:
 
     tu = parser.parse(PRELUDE)
     decls = parser.functions(tu, set(HEADERS))
-    per_thread, unsupported, problems = [], [], []
-    for name in exports:
-        if name in manual:
-            continue
-        d = decls.get(name)
-        if d is None:
-            problems.append(f"{name} is exported but declared in no parsed header")
-            continue
-        if d.result != "CUresult":
-            problems.append(f"{name} returns {d.result}, not CUresult: list it as manual")
-            continue
-        m = re.fullmatch(r"(.+)_(ptsz|ptds)", name)
-        if m and m.group(1) in manual:
-            base = decls.get(m.group(1))
-            if base is None or [p.type for p in base.params] != [p.type for p in d.params]:
-                problems.append(f"{name}: parameters differ from those of {m.group(1)}")
-                continue
-            per_thread.append((d, m.group(1)))
-        else:
-            unsupported.append(d)
-    if problems:
-        raise GenError("\n  ".join(["codegen/cuda.toml does not fit the exports:"] + problems))
+    per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
                        error_descriptions(parser, tu))
 

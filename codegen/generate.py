@@ -333,6 +333,38 @@ def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
     return Forward(decl, op, args, quiet, routing[0] if routing else None)
 
 
+def sort_exports(exports, implemented, find, decls, result: str, toml: str):
+    """Each export not implemented by hand or forwarded: a per-thread variant
+    (_ptsz/_ptds) of an implemented function with the same parameters, or an
+    unsupported stub. Returns (per_thread, unsupported); raises GenError with
+    every export that fits neither."""
+    per_thread, unsupported, problems = [], [], []
+    for name in exports:
+        if name in implemented:
+            continue
+        d = find(name)
+        if d is None:
+            problems.append(f"{name} is exported but declared in no parsed header: list it "
+                            f"as manual in codegen/{toml}")
+            continue
+        if d.result != result:
+            problems.append(f"{name} returns {d.result}, not {result}: only a manual "
+                            f"implementation can return that (add it to [manual] names)")
+            continue
+        m = re.fullmatch(r"(.+)_(ptsz|ptds)", name)
+        if m and m.group(1) in implemented:
+            base = decls.get(m.group(1))
+            if base is None or [p.type for p in base.params] != [p.type for p in d.params]:
+                problems.append(f"{name}: parameters differ from those of {m.group(1)}")
+                continue
+            per_thread.append((d, m.group(1)))
+        else:
+            unsupported.append(d)
+    if problems:
+        raise GenError("\n  ".join([f"codegen/{toml} does not fit the exports:"] + problems))
+    return per_thread, unsupported
+
+
 def build_model(parser: Parser) -> Model:
     exports = [l.strip() for l in (CODEGEN / "cudart_exports.txt").read_text().splitlines()
                if l.strip() and not l.startswith("#")]
@@ -393,31 +425,8 @@ def build_model(parser: Parser) -> Model:
     if first_generated + len(forwards) > 0xFFFF:
         raise GenError("too many ops for uint16_t")
 
-    implemented = set(manual) | set(forward_specs)
-    per_thread, unsupported, problems = [], [], []
-    for name in exports:
-        if name in implemented:
-            continue
-        d = find(name)
-        if d is None:
-            problems.append(f"{name} is exported but declared in no parsed header: list it "
-                            f"as manual in codegen/cudart.toml")
-            continue
-        if d.result != "cudaError_t":
-            problems.append(f"{name} returns {d.result}, not cudaError_t: only a manual "
-                            f"implementation can return that (add it to [manual] names)")
-            continue
-        m = re.fullmatch(r"(.+)_(ptsz|ptds)", name)
-        if m and m.group(1) in implemented:
-            base = decls.get(m.group(1))
-            if base is None or [p.type for p in base.params] != [p.type for p in d.params]:
-                problems.append(f"{name}: parameters differ from those of {m.group(1)}")
-                continue
-            per_thread.append((d, m.group(1)))
-        else:
-            unsupported.append(d)
-    if problems:
-        raise GenError("\n  ".join(["codegen/cudart.toml does not fit the exports:"] + problems))
+    per_thread, unsupported = sort_exports(exports, set(manual) | set(forward_specs), find, decls,
+                                           "cudaError_t", "cudart.toml")
 
     errors = parser.enum_constants(main_tu, "cudaError")
     hdrs = []

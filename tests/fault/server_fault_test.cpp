@@ -93,8 +93,9 @@ class ServerFault : public ::testing::Test {
     proto::recv_args(*c, h, args);
     return c;
   }
-  // A raw connection that has completed the handshake.
-  static std::unique_ptr<transport::Connection> raw_session() {
+  // A raw connection that has completed the handshake; the server's answer
+  // goes to *reply when asked for.
+  static std::unique_ptr<transport::Connection> raw_session(proto::HelloReply* reply = nullptr) {
     auto c = raw();
     proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "fault-test", {}};
     proto::Writer w;
@@ -103,6 +104,10 @@ class ServerFault : public ::testing::Test {
     auto h = proto::recv_header(*c);
     std::vector<uint8_t> args;
     proto::recv_args(*c, h, args);
+    if (reply) {
+      proto::Reader r(args);
+      *reply = proto::HelloReply::decode(r);
+    }
     return c;
   }
   static int32_t reply_status(transport::Connection& c) {
@@ -214,16 +219,8 @@ TEST_F(ServerFault, UnknownCallAndMalformedArgumentsGetErrorReplies) {
 }
 
 TEST_F(ServerFault, JoiningNeedsTheSessionSecret) {
-  auto c = raw();
-  proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "join-test", {}};
-  proto::Writer w;
-  hello.encode(w);
-  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
-  auto h = proto::recv_header(*c);
-  std::vector<uint8_t> args;
-  proto::recv_args(*c, h, args);
-  proto::Reader r(args);
-  auto reply = proto::HelloReply::decode(r);
+  proto::HelloReply reply;
+  auto c = raw_session(&reply);
   ASSERT_EQ(reply.status, cudaSuccess);
   ASSERT_NE(reply.join_port, 0);
   ASSERT_EQ(reply.join_secret.size(), 32u);

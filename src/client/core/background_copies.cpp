@@ -47,8 +47,8 @@ void BackgroundCopies::serve(Lane* lane) {
     }
     const Copy& c = q.copy;
     iovec data{c.host, c.n};
-    cudaError_t e = c.to_device ? lane->post_answered(c.op, c.device, c.args, {&data, 1}, q.seq)
-                                : lane->post_answered_into(c.op, c.device, c.args, c.host, c.n, q.seq);
+    cudaError_t e = c.to_device ? lane->post_answered(c.op, c.device, c.args, {&data, 1}, nullptr, 0, q.seq)
+                                : lane->post_answered(c.op, c.device, c.args, {}, c.host, c.n, q.seq);
     std::lock_guard lock(mutex_);
     if (e != cudaSuccess && error_ == cudaSuccess) error_ = e;
     unfinished_.erase(q.seq);

@@ -90,25 +90,13 @@ cudaError_t Lane::call_with_fd(uint16_t op, uint16_t device, std::span<const uin
 }
 
 cudaError_t Lane::post_answered(uint16_t op, uint16_t device, std::span<const uint8_t> args,
-                               std::span<const iovec> payload, uint64_t seq_in) {
+                               std::span<const iovec> payload, void* dst, size_t n, uint64_t seq_in) {
   std::vector<uint8_t> reply;
   return exchange(seq_in, nullptr, [&](uint64_t seq) {
     proto::send_frame(*conn_,
                       proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync | proto::kFlagAnswer,
                                          .seq = seq},
                       args, payload);
-    return receive_reply(reply, nullptr, 0, true);
-  });
-}
-
-cudaError_t Lane::post_answered_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
-                                    size_t n, uint64_t seq_in) {
-  std::vector<uint8_t> reply;
-  return exchange(seq_in, nullptr, [&](uint64_t seq) {
-    proto::send_frame(*conn_,
-                      proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync | proto::kFlagAnswer,
-                                         .seq = seq},
-                      args);
     return receive_reply(reply, dst, n, true);
   });
 }

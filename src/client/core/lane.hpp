@@ -32,12 +32,10 @@ class Lane {
   cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
                            std::vector<uint8_t>& reply_args, uint64_t* used);
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload);
-  // Asynchronous calls numbered `seq` earlier, answered: with their status,
-  // or with n bytes of data into dst.
+  // An asynchronous call numbered `seq` earlier, answered: with its status,
+  // and with n bytes of data into dst when n is not 0.
   cudaError_t post_answered(uint16_t op, uint16_t device, std::span<const uint8_t> args,
-                            std::span<const iovec> payload, uint64_t seq);
-  cudaError_t post_answered_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
-                                 size_t n, uint64_t seq);
+                            std::span<const iovec> payload, void* dst, size_t n, uint64_t seq);
 
   // Makes a call blocked on this connection fail (the server is lost).
   void shutdown() { conn_->shutdown(); }
