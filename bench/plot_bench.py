@@ -70,6 +70,15 @@ def main(argv):
         if raw:
             lines.append(f"\nraw {p} in the same run: 64 B round trip {raw['rtt64_us']:.1f} us, one-stream bulk "
                          f"{raw['bulk_send_gbs_256MB']:.2f} GB/s send, {raw['bulk_recv_gbs_256MB']:.2f} GB/s receive.")
+        if raw and "stripes" in raw:
+            ratios = ", ".join(
+                f"{curve[3:].replace('_', ' ')} {human(size)} {data[p][curve][size] / raw[side]:.2f}"
+                for curve, side in (("bw_pageable_h2d", "striped_send_gbs_256MB"),
+                                    ("bw_pageable_d2h", "striped_recv_gbs_256MB"))
+                for size in (str(256 << 20), str(1 << 30)) if size in data[p].get(curve, {}))
+            lines.append(f"raw {p} striped over {raw['stripes']} connections, as rgpu stripes large pageable "
+                         f"copies: {raw['striped_send_gbs_256MB']:.2f} GB/s send, "
+                         f"{raw['striped_recv_gbs_256MB']:.2f} GB/s receive; rgpu's ratios to it: {ratios}.")
     with open(argv[2], "w") as f:
         f.write("\n".join(lines) + "\n")
 

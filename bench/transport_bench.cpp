@@ -1,14 +1,18 @@
 // Raw transport figures with no GPU involved, to set rgpu's copy figures
-// against: 64-byte round-trip latency and one-stream bulk throughput over
-// the same transport implementation rgpu uses: loopback TCP, or the shm
-// transport's Unix socket. Prints one JSON object.
+// against: 64-byte round-trip latency and bulk throughput over the same
+// transport implementation rgpu uses: loopback TCP, or the shm transport's
+// Unix socket. Bulk throughput is measured over one stream and, for tcp,
+// also striped over RGPU_TCP_STRIPES connections at once as rgpu stripes
+// large pageable copies. Prints one JSON object.
 // usage: rgpu-transport-bench [tcp|shm]
 #include <unistd.h>
 
 #include <algorithm>
-#include <string>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -17,62 +21,116 @@
 using namespace rgpu::transport;
 using Clock = std::chrono::steady_clock;
 
-int main(int argc, char** argv) {
-  bool shm = argc > 1 && std::string(argv[1]) == "shm";
-  auto tcp = shm ? make_shm_transport() : make_tcp_transport();
-  std::string path = "/tmp/rgpu-transport-bench-" + std::to_string(getpid()) + ".sock";
-  auto listener = tcp->listen(shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", 0});
-  Endpoint where = shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", listener->local_endpoint().port};
-  constexpr size_t kBulk = 256u << 20;
-  constexpr int kPings = 5000, kBulkRounds = 5;
-  std::thread server([&] {
-    auto c = listener->accept();
-    char ping[64];
-    for (int i = 0; i < kPings; ++i) {
-      c->recv(ping, sizeof ping);
-      iovec v{ping, sizeof ping};
-      c->send({&v, 1});
-    }
-    std::vector<char> sink(kBulk);
-    for (int r = 0; r < 2 * kBulkRounds; ++r) {
-      if (r % 2 == 0) {
-        c->recv(sink.data(), sink.size());
-        char ack = 1;
-        iovec v{&ack, 1};
-        c->send({&v, 1});
-      } else {
-        iovec v{sink.data(), sink.size()};
-        c->send({&v, 1});
-      }
+namespace {
+
+constexpr size_t kBulk = 256u << 20;
+constexpr int kPings = 5000, kBulkRounds = 5;
+
+using Connections = std::vector<std::unique_ptr<Connection>>;
+
+// Runs f(i) for each connection at once.
+template <typename F>
+void each(size_t n, F f) {
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i) threads.emplace_back(f, i);
+  for (auto& t : threads) t.join();
+}
+
+// The peer of bulk(): receives each round's share and acknowledges it, then
+// sends it back.
+void serve_bulk(Connections& conns) {
+  const size_t share = kBulk / conns.size();
+  each(conns.size(), [&](size_t i) {
+    std::vector<char> sink(share);
+    for (int r = 0; r < kBulkRounds; ++r) {
+      conns[i]->recv(sink.data(), share);
+      char ack = 1;
+      iovec a{&ack, 1};
+      conns[i]->send({&a, 1});
+      iovec v{sink.data(), share};
+      conns[i]->send({&v, 1});
     }
   });
-  auto c = tcp->connect(where, 2000);
+}
+
+struct Throughput {
+  double send = 0, recv = 0;  // GB/s, best round
+};
+
+// kBulk bytes split evenly over the connections, each way, best of kBulkRounds.
+Throughput bulk(Connections& conns) {
+  const size_t share = kBulk / conns.size();
+  std::vector<std::vector<char>> data(conns.size(), std::vector<char>(share, 7));
+  Throughput best;
+  auto gbs = [](Clock::time_point t0) { return kBulk / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9; };
+  for (int r = 0; r < kBulkRounds; ++r) {
+    auto t0 = Clock::now();
+    each(conns.size(), [&](size_t i) {
+      iovec v{data[i].data(), share};
+      conns[i]->send({&v, 1});
+      char ack;
+      conns[i]->recv(&ack, 1);
+    });
+    best.send = std::max(best.send, gbs(t0));
+    t0 = Clock::now();
+    each(conns.size(), [&](size_t i) { conns[i]->recv(data[i].data(), share); });
+    best.recv = std::max(best.recv, gbs(t0));
+  }
+  return best;
+}
+
+unsigned stripes() {
+  const char* v = std::getenv("RGPU_TCP_STRIPES");
+  long n = v && *v ? std::strtol(v, nullptr, 10) : 4;
+  return static_cast<unsigned>(std::clamp<long>(n, 1, 8));  // as the client library bounds it
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool shm = argc > 1 && std::string(argv[1]) == "shm";
+  auto transport = shm ? make_shm_transport() : make_tcp_transport();
+  std::string path = "/tmp/rgpu-transport-bench-" + std::to_string(getpid()) + ".sock";
+  auto listener = transport->listen(shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", 0});
+  Endpoint where = shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", listener->local_endpoint().port};
+  const size_t striped = shm ? 0 : stripes();
+  std::thread server([&] {
+    Connections one;
+    one.push_back(listener->accept());
+    char ping[64];
+    for (int i = 0; i < kPings; ++i) {
+      one[0]->recv(ping, sizeof ping);
+      iovec v{ping, sizeof ping};
+      one[0]->send({&v, 1});
+    }
+    serve_bulk(one);
+    Connections many;
+    for (size_t i = 0; i < striped; ++i) many.push_back(listener->accept());
+    if (striped) serve_bulk(many);
+  });
+  Connections one;
+  one.push_back(transport->connect(where, 2000));
   char ping[64] = {};
   std::vector<double> rtt;
   for (int i = 0; i < kPings; ++i) {
     auto t0 = Clock::now();
     iovec v{ping, sizeof ping};
-    c->send({&v, 1});
-    c->recv(ping, sizeof ping);
+    one[0]->send({&v, 1});
+    one[0]->recv(ping, sizeof ping);
     rtt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }
   std::sort(rtt.begin() + 500, rtt.end());
   double lat = rtt[500 + (rtt.size() - 500) / 2];
-  std::vector<char> data(kBulk, 7);
-  double best_send = 0, best_recv = 0;
-  for (int r = 0; r < kBulkRounds; ++r) {
-    auto t0 = Clock::now();
-    iovec v{data.data(), data.size()};
-    c->send({&v, 1});
-    char ack;
-    c->recv(&ack, 1);
-    best_send = std::max(best_send, kBulk / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9);
-    t0 = Clock::now();
-    c->recv(data.data(), data.size());
-    best_recv = std::max(best_recv, kBulk / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9);
-  }
+  Throughput single = bulk(one);
+  Connections many;
+  for (size_t i = 0; i < striped; ++i) many.push_back(transport->connect(where, 2000));
+  Throughput multi = striped ? bulk(many) : Throughput{};
   server.join();
-  printf("{\"transport\": \"%s\", \"rtt64_us\": %.3f, \"bulk_send_gbs_256MB\": %.3f, \"bulk_recv_gbs_256MB\": %.3f}\n",
-         tcp->name().c_str(), lat, best_send, best_recv);
+  printf("{\"transport\": \"%s\", \"rtt64_us\": %.3f, \"bulk_send_gbs_256MB\": %.3f, \"bulk_recv_gbs_256MB\": %.3f",
+         transport->name().c_str(), lat, single.send, single.recv);
+  if (striped)
+    printf(", \"stripes\": %zu, \"striped_send_gbs_256MB\": %.3f, \"striped_recv_gbs_256MB\": %.3f", striped,
+           multi.send, multi.recv);
+  printf("}\n");
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/per_thread_stream.hpp"
 #include "client/cudart/staging_ring.hpp"
+#include "client/cudart/striped_copy.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
@@ -126,6 +127,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
       if (async && page_locked(src, n) && copy_in_background(call, s, src, n, true))
         return cudaSuccess;
+      if (cudaError_t e; striped_copy(dev, s, dst, src, n, true, !async, &e)) return e;
       iovec data{const_cast<void*>(src), n};
       // The data is on the wire when post() returns, so the application may
       // reuse its buffer at once, as after a staged pageable copy.
@@ -139,6 +141,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);
       if (async && page_locked(dst, n) && copy_in_background(call, s, dst, n, false)) return cudaSuccess;
+      if (cudaError_t e; striped_copy(dev, s, dst, src, n, false, true, &e)) return e;
       // Into pageable memory even an asynchronous copy returns only once the
       // data is there, as locally.
       return call.run_into(dst, n);

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 namespace rgpu::client {
 namespace {
@@ -15,71 +14,88 @@ namespace {
 constexpr size_t kParallelBytes = 1u << 20;
 constexpr unsigned kMaxThreads = 8;
 
-class CopyHelpers {
+class Helpers {
  public:
-  // The caller counts as one thread; about half the cores, as the GPU's
-  // DMA and the application need memory bandwidth too.
-  CopyHelpers() : threads_(std::clamp(std::thread::hardware_concurrency() / 2, 1u, kMaxThreads)) {
+  // The caller counts as one thread.
+  explicit Helpers(unsigned threads) : threads_(threads) {
     for (unsigned t = 1; t < threads_; ++t) std::thread([this, t] { serve(t); }).detach();
   }
 
-  bool try_copy(char* dst, const char* src, size_t n) {
+  unsigned threads() const { return threads_; }
+
+  bool run(unsigned parts, const std::function<void(unsigned)>& work) {
+    if (parts > threads_) return false;
     std::unique_lock job(job_mutex_, std::try_to_lock);
-    if (!job.owns_lock() || threads_ == 1) return false;
+    if (!job.owns_lock()) return false;
     {
       std::lock_guard lock(mutex_);
-      dst_ = dst;
-      src_ = src;
-      n_ = n;
-      part_ = (n + threads_ - 1) / threads_;
-      pending_ = threads_ - 1;
+      work_ = &work;
+      parts_ = parts;
+      pending_ = parts - 1;
       ++generation_;
     }
-    start_.notify_all();
-    copy_part(0);
+    if (parts > 1) start_.notify_all();
+    work(0);
     std::unique_lock lock(mutex_);
     done_.wait(lock, [&] { return pending_ == 0; });
     return true;
   }
 
  private:
-  void copy_part(unsigned t) {
-    size_t off = std::min(n_, t * part_);
-    std::memcpy(dst_ + off, src_ + off, std::min(part_, n_ - off));
-  }
-
   void serve(unsigned t) {
     uint64_t seen = 0;
     for (;;) {
+      const std::function<void(unsigned)>* work;
       {
         std::unique_lock lock(mutex_);
         start_.wait(lock, [&] { return generation_ != seen; });
         seen = generation_;
+        if (t >= parts_) continue;
+        work = work_;
       }
-      copy_part(t);
+      (*work)(t);
       std::lock_guard lock(mutex_);
       if (--pending_ == 0) done_.notify_one();
     }
   }
 
   const unsigned threads_;
-  std::mutex job_mutex_;  // one copy at a time uses the helpers
+  std::mutex job_mutex_;  // one job at a time uses the helpers
   std::mutex mutex_;
   std::condition_variable start_, done_;
   uint64_t generation_ = 0;
-  unsigned pending_ = 0;
-  char* dst_ = nullptr;
-  const char* src_ = nullptr;
-  size_t n_ = 0, part_ = 0;
+  unsigned parts_ = 0, pending_ = 0;
+  const std::function<void(unsigned)>* work_ = nullptr;
 };
+
+// Memory copies use about half the cores, as the GPU's DMA and the
+// application need memory bandwidth too.
+unsigned memcpy_parts() { return std::clamp(std::thread::hardware_concurrency() / 2, 1u, kMaxThreads); }
+
+// Never destroyed: its threads live as long as the process.
+Helpers& helpers() {
+  static auto* h = new Helpers(kMaxThreads);
+  return *h;
+}
 
 }  // namespace
 
+unsigned parallel_threads() { return helpers().threads(); }
+
+bool run_in_parallel(unsigned parts, const std::function<void(unsigned)>& work) {
+  return helpers().run(parts, work);
+}
+
 void parallel_memcpy(void* dst, const void* src, size_t n) {
-  // Never destroyed: its threads live as long as the process.
-  static auto* helpers = new CopyHelpers;
-  if (n < kParallelBytes || !helpers->try_copy(static_cast<char*>(dst), static_cast<const char*>(src), n))
-    std::memcpy(dst, src, n);
+  const unsigned parts = memcpy_parts();
+  const size_t part = (n + parts - 1) / parts;
+  auto* d = static_cast<char*>(dst);
+  auto* s = static_cast<const char*>(src);
+  auto copy_part = [&](unsigned t) {
+    size_t off = std::min(n, t * part);
+    std::memcpy(d + off, s + off, std::min(part, n - off));
+  };
+  if (n < kParallelBytes || parts == 1 || !run_in_parallel(parts, copy_part)) std::memcpy(dst, src, n);
 }
 
 }  // namespace rgpu::client
