@@ -12,6 +12,7 @@
 
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
+#include "server/worker/array_table.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
 
@@ -96,6 +97,12 @@ class SessionContext {
   HostCallbacks host_callbacks;
   // Bytes per block of a pipelined copy the client asked for; 0: by size.
   size_t pipeline_block = 0;
+  // CUDA arrays (levels of mipmapped arrays too), mipmapped arrays, texture
+  // and surface objects (array_handlers.cpp, texture_handlers.cpp).
+  ArrayTable arrays;
+  ArrayTable mipmaps;
+  HandleSet textures;
+  HandleSet surfaces;
 
  private:
   Backend& backend_;

@@ -9,6 +9,7 @@
 
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/kernel_params.hpp"
+#include "server/backend/host/host_arrays.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -448,6 +449,7 @@ class HostTestBackend final : public Backend {
     *greatest = -5;
     return cudaSuccess;
   }
+  ArrayApi& arrays() override { return arrays_; }
 
  private:
   Pool* current_pool(int ordinal) {
@@ -475,6 +477,7 @@ class HostTestBackend final : public Backend {
   std::map<int, size_t> limits_;
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
+  HostArrays arrays_;
 };
 
 }  // namespace
