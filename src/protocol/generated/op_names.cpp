@@ -68,6 +68,18 @@ const char* op_name(uint16_t op) {
     case kOpModuleLoadImage: return "ModuleLoadImage";
     case kOpModuleGetFunction: return "ModuleGetFunction";
     case kOpModuleGetGlobal: return "ModuleGetGlobal";
+    case kOpArrayCreate: return "ArrayCreate";
+    case kOpArrayDestroy: return "ArrayDestroy";
+    case kOpMipmappedArrayCreate: return "MipmappedArrayCreate";
+    case kOpMipmappedArrayDestroy: return "MipmappedArrayDestroy";
+    case kOpMipmappedArrayGetLevel: return "MipmappedArrayGetLevel";
+    case kOpMemcpy3DHtoD: return "Memcpy3DHtoD";
+    case kOpMemcpy3DDtoH: return "Memcpy3DDtoH";
+    case kOpMemcpy3DDtoD: return "Memcpy3DDtoD";
+    case kOpTextureObjectCreate: return "TextureObjectCreate";
+    case kOpTextureObjectDestroy: return "TextureObjectDestroy";
+    case kOpSurfaceObjectCreate: return "SurfaceObjectCreate";
+    case kOpSurfaceObjectDestroy: return "SurfaceObjectDestroy";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

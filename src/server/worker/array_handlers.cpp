@@ -15,6 +15,9 @@ namespace {
 int32_t check_spec(const ArraySpec& spec, size_t* element) {
   *element = proto::channel_element_size(spec.format);
   if (!*element) return cudaErrorInvalidChannelDescriptor;
+  // Sparse and deferred-mapping arrays are backed through the virtual memory
+  // management API (cuMemMapArrayAsync), which rgpu does not remote.
+  if (spec.flags & (cudaArraySparse | cudaArrayDeferredMapping)) return cudaErrorNotSupported;
   const cudaExtent& e = spec.extent;
   if (e.width == 0) return cudaErrorInvalidValue;
   if (e.height == 0 && e.depth != 0 && !(spec.flags & cudaArrayLayered)) return cudaErrorInvalidValue;
