@@ -10,14 +10,8 @@
 
 using namespace rgpu::client;
 
+namespace rgpu::client {
 namespace {
-
-cudaError_t array_at(cudaArray_const_t array, size_t x_bytes, size_t y, CopyEnd* out) {
-  size_t element;
-  if (cudaError_t e = array_end(array, 0, y, 0, out, &element)) return e;
-  out->x = x_bytes;
-  return cudaSuccess;
-}
 
 // Bytes per row of an array end; pointer ends have no rows of their own.
 size_t row_bytes(const CopyEnd& e) {
@@ -26,10 +20,12 @@ size_t row_bytes(const CopyEnd& e) {
   return a ? a->element * a->extent.width : 0;  // 0: freed meanwhile, refused below
 }
 
+}  // namespace
+
 // The legacy linear copies run `count` bytes on from the offset, row after
 // row: pieces that stay inside a row of every array side, whole rows at once
 // where both sides allow.
-cudaError_t copy_linear_rows(CopyEnd dst, CopyEnd src, size_t count, cudaStream_t stream, bool async) {
+cudaError_t copy_across_rows(CopyEnd dst, CopyEnd src, size_t count, cudaStream_t stream, bool async) {
   const size_t dst_row = row_bytes(dst), src_row = row_bytes(src);
   while (count) {
     size_t n = std::min({count, dst_row - std::min(dst.x, dst_row), src_row - std::min(src.x, src_row)});
@@ -60,12 +56,23 @@ cudaError_t copy_linear_rows(CopyEnd dst, CopyEnd src, size_t count, cudaStream_
   return cudaSuccess;
 }
 
+}  // namespace rgpu::client
+
+namespace {
+
+cudaError_t array_at(cudaArray_const_t array, size_t x_bytes, size_t y, CopyEnd* out) {
+  size_t element;
+  if (cudaError_t e = array_end(array, 0, y, 0, out, &element)) return e;
+  out->x = x_bytes;
+  return cudaSuccess;
+}
+
 cudaError_t to_array(cudaArray_t dst, size_t w, size_t h, const void* src, size_t count, cudaMemcpyKind kind,
                      cudaStream_t stream, bool async) {
   CopyEnd d, s;
   if (cudaError_t e = array_at(dst, w, h, &d)) return e;
   if (cudaError_t e = pointer_end(const_cast<void*>(src), count, 0, kind, true, &s)) return e;
-  return copy_linear_rows(d, s, count, stream, async);
+  return copy_across_rows(d, s, count, stream, async);
 }
 
 cudaError_t from_array(void* dst, cudaArray_const_t src, size_t w, size_t h, size_t count, cudaMemcpyKind kind,
@@ -73,7 +80,7 @@ cudaError_t from_array(void* dst, cudaArray_const_t src, size_t w, size_t h, siz
   CopyEnd d, s;
   if (cudaError_t e = array_at(src, w, h, &s)) return e;
   if (cudaError_t e = pointer_end(dst, count, 0, kind, false, &d)) return e;
-  return copy_linear_rows(d, s, count, stream, async);
+  return copy_across_rows(d, s, count, stream, async);
 }
 
 cudaError_t to_array_2d(cudaArray_t dst, size_t w, size_t h, const void* src, size_t spitch, size_t width,
@@ -127,7 +134,7 @@ extern "C" cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst
     CopyEnd d, s;
     if (cudaError_t e = array_at(dst, wOffsetDst, hOffsetDst, &d)) return e;
     if (cudaError_t e = array_at(src, wOffsetSrc, hOffsetSrc, &s)) return e;
-    return copy_linear_rows(d, s, count, nullptr, false);
+    return copy_across_rows(d, s, count, nullptr, false);
   });
 }
 

@@ -27,6 +27,10 @@ cudaError_t pointer_end(void* ptr, size_t pitch, size_t rows, cudaMemcpyKind kin
 // An array side at element position (x, y, z); `element` receives its element size.
 cudaError_t array_end(cudaArray_const_t array, size_t x, size_t y, size_t z, CopyEnd* out, size_t* element);
 
+// The legacy linear array copies (cudaMemcpyToArray, cuMemcpyHtoA, ...):
+// `count` bytes on from each side's position, row after row of its array.
+cudaError_t copy_across_rows(CopyEnd dst, CopyEnd src, size_t count, cudaStream_t stream, bool async);
+
 // cudaMemcpy3DParms as cudaMemcpy3D takes it.
 cudaError_t copy_3d_parms(const cudaMemcpy3DParms* p, cudaStream_t stream, bool async);
 
