@@ -15,6 +15,7 @@
 
 #include "client/core/session.hpp"
 #include "protocol/codec.hpp"
+#include "protocol/copy_3d_wire.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
@@ -467,3 +468,109 @@ TEST(ServerAuth, TokenIsRequiredAndChecked) {
 }
 
 }  // namespace
+
+TEST_F(ServerFault, ArrayTextureAndSurfaceOpsCheckHandlesAndExtents) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  cudaChannelFormatDesc f{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  proto::Writer create;
+  create.put(f).put(cudaExtent{16, 4, 0}).put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpArrayCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t array = proto::Reader(reply).get<uint64_t>();
+  // Sizes that overflow, formats rgpu does not handle, truncated arguments.
+  proto::Writer huge;
+  huge.put(f).put(cudaExtent{SIZE_MAX / 2, 4, 1}).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, huge.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer odd;
+  odd.put(cudaChannelFormatDesc{24, 0, 0, 0, cudaChannelFormatKindUnsigned}).put(cudaExtent{4, 4, 0}).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, odd.bytes(), {}, reply), cudaErrorInvalidChannelDescriptor);
+  uint8_t truncated[5] = {};
+  EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, truncated, {}, reply), cudaErrorInvalidValue);
+
+  // Another session cannot name a's array; bogus handles are refused.
+  proto::Writer destroy;
+  destroy.put<uint64_t>(array);
+  EXPECT_EQ(b->call(proto::kOpArrayDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer bogus;
+  bogus.put<uint64_t>(0x5150);
+  EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, bogus.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(a->call(proto::kOpMipmappedArrayDestroy, 0, bogus.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer level;
+  level.put<uint64_t>(0x5150).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpMipmappedArrayGetLevel, 0, level.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+
+  // 3-D copies: a whole row in, then past the array's width, height and
+  // depth, and into b's session: each refused, its payload drained.
+  std::vector<uint8_t> data(16 * 4 * 4, 7);
+  auto h2d = [&](proto::CopySideWire side, proto::CopyExtentWire x, client::Session& s) {
+    proto::Writer w;
+    w.put(side).put(x).put<uint64_t>(0).put<uint8_t>(1);
+    iovec v{data.data(), x.width * x.height * x.depth};
+    return s.call(proto::kOpMemcpy3DHtoD, 0, w.bytes(), {&v, 1}, reply);
+  };
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 3, 0}, {64, 1, 1}, *a), cudaSuccess);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 4, 0, 0}, {64, 1, 1}, *a), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 3, 0}, {64, 2, 1}, *a), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 0, 0}, {64, 1, 2}, *a), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 2, 0, 0}, {8, 1, 1}, *a), cudaErrorInvalidValue);  // splits an element
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 0, 0}, {64, 1, 1}, *b), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 0, 0}, {0, 1, 1}, *a), cudaErrorInvalidValue);
+  // Pitched memory: rows past the allocation, a pitch narrower than a row.
+  proto::Writer m;
+  m.put<uint64_t>(256);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  EXPECT_EQ(h2d({0, ptr, 64, 4, 0, 0, 0}, {64, 4, 1}, *a), cudaSuccess);
+  EXPECT_EQ(h2d({0, ptr, 64, 4, 0, 1, 0}, {64, 4, 1}, *a), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({0, ptr, 32, 4, 0, 0, 0}, {64, 1, 1}, *a), cudaErrorInvalidPitchValue);
+  EXPECT_EQ(h2d({0, ptr, 64, 4, 0, 0, 0}, {64, 4, 1}, *b), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({0, ptr, 64, UINT64_MAX / 8, 0, 0, 1}, {64, 1, 1}, *a), cudaErrorInvalidValue);
+  proto::Writer d2h;
+  d2h.put(proto::CopySideWire{array, 0, 0, 0, 0, 4, 0}).put(proto::CopyExtentWire{64, 1, 1}).put<uint64_t>(0);
+  EXPECT_EQ(a->call_into(proto::kOpMemcpy3DDtoH, 0, d2h.bytes(), data.data(), 64, reply), cudaErrorInvalidValue);
+  proto::Writer d2d;
+  d2d.put(proto::CopySideWire{0, ptr, 64, 4, 0, 0, 0}).put(proto::CopySideWire{0x5150, 0, 0, 0, 0, 0, 0});
+  d2d.put(proto::CopyExtentWire{64, 1, 1}).put<uint64_t>(0).put<uint8_t>(1);
+  EXPECT_EQ(a->call(proto::kOpMemcpy3DDtoD, 0, d2d.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+
+  // Texture objects: bogus arrays, memory not the session's or past its end.
+  cudaResourceDesc res{};
+  res.resType = cudaResourceTypeArray;
+  res.res.array.array = reinterpret_cast<cudaArray_t>(0x5150);
+  cudaTextureDesc tex{};
+  auto texture = [&](const cudaResourceDesc& r, client::Session& s) {
+    proto::Writer w;
+    w.put(r).put(tex).put<uint8_t>(0);
+    return s.call(proto::kOpTextureObjectCreate, 0, w.bytes(), {}, reply);
+  };
+  EXPECT_EQ(texture(res, *a), cudaErrorInvalidResourceHandle);
+  res.res.array.array = reinterpret_cast<cudaArray_t>(array);
+  EXPECT_EQ(texture(res, *b), cudaErrorInvalidResourceHandle);
+  ASSERT_EQ(texture(res, *a), cudaSuccess);
+  uint64_t t = proto::Reader(reply).get<uint64_t>();
+  cudaResourceDesc lin{};
+  lin.resType = cudaResourceTypeLinear;
+  lin.res.linear.devPtr = reinterpret_cast<void*>(ptr);
+  lin.res.linear.desc = f;
+  lin.res.linear.sizeInBytes = 257;
+  EXPECT_EQ(texture(lin, *a), cudaErrorInvalidValue);
+  lin.res.linear.sizeInBytes = 256;
+  EXPECT_EQ(texture(lin, *b), cudaErrorInvalidValue);
+  lin.resType = static_cast<cudaResourceType>(9);
+  EXPECT_EQ(texture(lin, *a), cudaErrorInvalidValue);
+  proto::Writer tdestroy;
+  tdestroy.put<uint64_t>(t);
+  EXPECT_EQ(b->call(proto::kOpTextureObjectDestroy, 0, tdestroy.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpTextureObjectDestroy, 0, tdestroy.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpTextureObjectDestroy, 0, tdestroy.bytes(), {}, reply), cudaErrorInvalidValue);
+  // Surfaces need an array made for them.
+  proto::Writer surface;
+  surface.put(res);
+  EXPECT_EQ(a->call(proto::kOpSurfaceObjectCreate, 0, surface.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpSurfaceObjectDestroy, 0, bogus.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, destroy.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  expect_healthy();
+}
