@@ -1,9 +1,11 @@
 // Driver-API array and 3-D copies: cuMemcpyHtoA and the other linear array
-// copies, cuMemcpy3D (and Peer), and cuMemcpy2D with an array side, all on the
-// runtime's copy_3d path.
+// copies, cuMemcpy3D (Peer, Batch), and cuMemcpy2D with an array side, all on
+// the runtime's copy_3d path.
 #include "client/cuda/array_copies.hpp"
 
 #include <cuda_runtime_api.h>
+
+#include <cstddef>
 
 #include "client/cuda/driver_errors.hpp"
 #include "client/cudart/copy_3d.hpp"
@@ -150,4 +152,18 @@ extern "C" CUresult CUDAAPI cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) {
 
 extern "C" CUresult CUDAAPI cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
   return copy_3d_struct(pCopy, hStream, true);
+}
+
+// CUDA_MEMCPY3D_BATCH_OP is cudaMemcpy3DBatchOp field for field (operand
+// types, access orders and memory locations share their numbering).
+static_assert(sizeof(CUDA_MEMCPY3D_BATCH_OP) == sizeof(cudaMemcpy3DBatchOp));
+static_assert(offsetof(CUDA_MEMCPY3D_BATCH_OP, extent) == offsetof(cudaMemcpy3DBatchOp, extent));
+static_assert(offsetof(CUDA_MEMCPY3D_BATCH_OP, flags) == offsetof(cudaMemcpy3DBatchOp, flags));
+static_assert(sizeof(CUmemcpy3DOperand) == sizeof(cudaMemcpy3DOperand));
+
+extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList,
+                                                    unsigned long long flags, CUstream hStream) {
+  return through_runtime([&] {
+    return cudaMemcpy3DBatchAsync(numOps, reinterpret_cast<cudaMemcpy3DBatchOp*>(opList), flags, rt(hStream));
+  });
 }

@@ -1,6 +1,6 @@
 // CUDA arrays through the driver API: cuArrayCreate / cuArray3DCreate and
 // their descriptors, the linear HtoA/AtoH/DtoA/AtoD/AtoA copies at byte
-// offsets, cuMemcpy2D and cuMemcpy3D with array sides, mipmapped arrays,
+// offsets, cuMemcpy2D, cuMemcpy3D and batches with array sides, mipmapped arrays,
 // texture and surface objects, and bad handles.
 #include <vector>
 
@@ -129,6 +129,19 @@ int main() {
   CHECK(vol_back == vol);
   c.Depth = 4;
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
+  // Batched: the second slice of v to the host.
+  std::vector<float> slice(8 * 4, -1.f);
+  CUDA_MEMCPY3D_BATCH_OP op{};
+  op.src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  op.src.op.array.array = v;
+  op.src.op.array.offset = {0, 0, 1};
+  op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  op.dst.op.ptr.ptr = reinterpret_cast<CUdeviceptr>(slice.data());
+  op.extent = {8, 4, 1};
+  op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  CU_OK(cuMemcpy3DBatchAsync(1, &op, 0, stream));
+  CU_OK(cuStreamSynchronize(stream));
+  CHECK(std::equal(slice.begin(), slice.end(), vol.begin() + 8 * 4));
 
   // Mipmapped arrays.
   CUDA_ARRAY3D_DESCRIPTOR md{16, 16, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0};

@@ -43,6 +43,11 @@ extern "C" CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy, 
   return cuMemcpy3DAsync_v2(pCopy, hStream);
 }
 
+extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy3DBatchAsync_v2(numOps, opList, flags, hStream);
+}
+
 extern "C" CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpy3DPeerAsync(pCopy, hStream);

@@ -300,8 +300,6 @@ extern "C" CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D_v1*) { return rgpu::c
 extern "C" CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_ptsz(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2(size_t, CUDA_MEMCPY3D_BATCH_OP*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t, CUDA_MEMCPY3D_BATCH_OP*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoA(CUarray, unsigned int, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr_v1, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoH(void*, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoH"); }
