@@ -30,6 +30,11 @@ bool ObjectValues::remove(uint64_t value, int device) {
   return false;
 }
 
+void ObjectValues::forget_device(int device) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(live_, [&](const auto& v) { return v.second.device == device; });
+}
+
 ObjectRegistry<ArrayObject, cudaArray_t>& arrays() {
   static auto* r = new ObjectRegistry<ArrayObject, cudaArray_t>;
   return *r;
@@ -48,6 +53,14 @@ ObjectValues& texture_objects() {
 ObjectValues& surface_objects() {
   static auto* r = new ObjectValues;
   return *r;
+}
+
+void forget_array_objects(int device) {
+  for (cudaArray_t a : arrays().select([&](const ArrayObject& r) { return r.device == device; })) arrays().remove(a);
+  for (cudaMipmappedArray_t m : mipmapped_arrays().select([&](const MipmapObject& r) { return r.device == device; }))
+    mipmapped_arrays().remove(m);
+  texture_objects().forget_device(device);
+  surface_objects().forget_device(device);
 }
 
 }  // namespace rgpu::client

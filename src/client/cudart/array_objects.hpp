@@ -90,6 +90,7 @@ class ObjectValues {
   void add(uint64_t value, const TextureObject& r);
   std::optional<TextureObject> find(uint64_t value) const;
   bool remove(uint64_t value, int device);
+  void forget_device(int device);
 
  private:
   mutable std::mutex mutex_;
@@ -100,5 +101,8 @@ ObjectRegistry<ArrayObject, cudaArray_t>& arrays();
 ObjectRegistry<MipmapObject, cudaMipmappedArray_t>& mipmapped_arrays();
 ObjectValues& texture_objects();
 ObjectValues& surface_objects();
+
+// After a device reset: the server destroyed the device's objects.
+void forget_array_objects(int device);
 
 }  // namespace rgpu::client

@@ -255,10 +255,24 @@ static void refused() {
   EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaArrayGetPlane(&plane, a, 0));
 }
 
+// A device reset destroys the device's arrays: their handles go bad.
+static void reset() {
+  cudaChannelFormatDesc f = cudaCreateChannelDesc<float>();
+  cudaArray_t a;
+  OK(cudaMallocArray(&a, &f, 8, 8));
+  OK(cudaDeviceReset());
+  cudaExtent e;
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaArrayGetInfo(nullptr, &e, nullptr, a));
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaFreeArray(a));
+  OK(cudaMallocArray(&a, &f, 8, 8));
+  OK(cudaFreeArray(a));
+}
+
 int main() {
   two_d();
   three_d();
   mipmaps();
   refused();
+  reset();
   return finish();
 }
