@@ -13,6 +13,7 @@
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
 #include "server/worker/array_table.hpp"
+#include "server/worker/device_object_set.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
 
@@ -101,8 +102,8 @@ class SessionContext {
   // and surface objects (array_handlers.cpp, texture_handlers.cpp).
   ArrayTable arrays;
   ArrayTable mipmaps;
-  HandleSet textures;
-  HandleSet surfaces;
+  DeviceObjectSet textures;
+  DeviceObjectSet surfaces;
 
  private:
   Backend& backend_;

@@ -1,7 +1,8 @@
 // Texture and surface objects. Their resource descriptors name arrays by the
 // session's handles and memory by device address: each is checked against
 // the session's tables before the backend sees it. The object's value goes
-// back to the client unchanged, since kernels read it.
+// back to the client unchanged, since kernels read it; it is known by device
+// and value, as each device numbers its own.
 #include <cstring>
 
 #include "protocol/channel_format.hpp"
@@ -49,7 +50,7 @@ int32_t texture_create(SessionContext& s, Request& req, proto::Writer& out) {
   if (int32_t e = check_resource(s, resource)) return e;
   uint64_t t = 0;
   if (int32_t e = s.backend().arrays().texture_create(&t, resource, texture, has_view ? &view : nullptr)) return e;
-  s.textures.add(t);
+  s.textures.add(req.header().device, t);
   out.put<uint64_t>(t);
   return cudaSuccess;
 }
@@ -57,7 +58,7 @@ int32_t texture_create(SessionContext& s, Request& req, proto::Writer& out) {
 int32_t texture_destroy(SessionContext& s, Request& req, proto::Writer&) {
   auto t = req.args.get<uint64_t>();
   req.args.expect_end();
-  if (!s.textures.remove(t)) return cudaErrorInvalidValue;
+  if (!s.textures.remove(req.header().device, t)) return cudaErrorInvalidValue;
   return s.backend().arrays().texture_destroy(t);
 }
 
@@ -71,7 +72,7 @@ int32_t surface_create(SessionContext& s, Request& req, proto::Writer& out) {
   if (!(a->spec.flags & cudaArraySurfaceLoadStore)) return cudaErrorInvalidValue;
   uint64_t o = 0;
   if (int32_t e = s.backend().arrays().surface_create(&o, resource)) return e;
-  s.surfaces.add(o);
+  s.surfaces.add(req.header().device, o);
   out.put<uint64_t>(o);
   return cudaSuccess;
 }
@@ -79,7 +80,7 @@ int32_t surface_create(SessionContext& s, Request& req, proto::Writer& out) {
 int32_t surface_destroy(SessionContext& s, Request& req, proto::Writer&) {
   auto o = req.args.get<uint64_t>();
   req.args.expect_end();
-  if (!s.surfaces.remove(o)) return cudaErrorInvalidValue;
+  if (!s.surfaces.remove(req.header().device, o)) return cudaErrorInvalidValue;
   return s.backend().arrays().surface_destroy(o);
 }
 
