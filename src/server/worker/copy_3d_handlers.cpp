@@ -52,7 +52,11 @@ int32_t check_memory_side(SessionContext& s, const proto::CopySideWire& w, const
       __builtin_add_overflow(span, x.width, &span) || __builtin_add_overflow(w.ptr, first, &first))
     return cudaErrorInvalidValue;
   if (!s.owns(first, span)) return cudaErrorInvalidValue;
-  out->side = {0, reinterpret_cast<void*>(w.ptr), w.pitch, w.rows, {w.x, w.y, w.z}};
+  // The slice offset goes into the pointer, and a single slice gets the rows
+  // it uses, so that the backend's copy (CUDA checks rows per slice even
+  // for one slice) addresses exactly the bytes checked here.
+  size_t rows = x.depth > 1 ? w.rows : std::max<size_t>(w.rows, w.y + x.height);
+  out->side = {0, reinterpret_cast<void*>(w.ptr + w.z * slice), w.pitch, rows, {w.x, w.y, 0}};
   return cudaSuccess;
 }
 
