@@ -37,7 +37,6 @@ class DriverModel:
     # whether per-thread builds add _ptds or _ptsz.
     proc_names: list[tuple[str, str, str]]
     errors: list[tuple[str, int, str]]  # CUresult: name, value, the header's description
-    reasons: dict[str, str]  # unsupported export -> why, from cuda.toml [[unsupported]]
 
 
 def build_driver_model(parser) -> DriverModel:
@@ -47,8 +46,8 @@ def build_driver_model(parser) -> DriverModel:
         raise GenError("cuda_exports.txt lists a name twice")
     with open(CODEGEN / "cuda.toml", "rb") as f:
         conf = tomllib.load(f)
-    if set(conf) - {"manual", "unsupported"}:
-        raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - {'manual', 'unsupported'})}")
+    if set(conf) - {"manual"}:
+        raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - {'manual'})}")
     manual = list(conf.get("manual", {}).get("names", []))
     if len(set(manual)) != len(manual):
         raise GenError("cuda.toml lists a manual name twice")
@@ -56,26 +55,11 @@ def build_driver_model(parser) -> DriverModel:
         if n not in exports:
             raise GenError(f"cuda.toml names {n}, which libcuda.so.1 does not export")
 
-    reasons = unsupported_reasons(conf, exports, set(manual))
-
     tu = parser.parse(PRELUDE)
     decls = parser.functions(tu, set(HEADERS))
     per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
-                       error_descriptions(parser, tu), reasons)
-
-
-def unsupported_reasons(conf, exports, manual) -> dict[str, str]:
-    """[[unsupported]] tables: exports that stay unsupported, and why."""
-    reasons = {}
-    for group in conf.get("unsupported", []):
-        if set(group) != {"reason", "names"}:
-            raise GenError("cuda.toml: each [[unsupported]] has exactly a reason and names")
-        for n in group["names"]:
-            if n not in exports or n in manual or n in reasons:
-                raise GenError(f"cuda.toml: [[unsupported]] {n} is not an unimplemented export listed once")
-            reasons[n] = group["reason"]
-    return reasons
+                       error_descriptions(parser, tu))
 
 
 def error_descriptions(parser, tu) -> list[tuple[str, int, str]]:
@@ -169,6 +153,8 @@ LIMITS = [
     "plane, sparse-property and memory-requirement queries answer CUDA_ERROR_INVALID_VALUE as CUDA "
     "does for such arrays. Mipmapped-array levels count for copies and textures but are not freed on "
     "their own.",
+    "Texture and surface references are forwarded to the server's driver (deprecated: nvcc has "
+    "emitted none since CUDA 12, so cuModuleGetTexRef/SurfRef find none in current modules).",
     "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
     "unsupported; programs built with this toolkit bind the _v2 names.",
 ]
@@ -181,8 +167,7 @@ def emit_coverage(m: DriverModel) -> str:
     exported = set(m.exports)
     for d in m.unsupported:
         newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
-        why = (m.reasons.get(d.name) or
-               (f"legacy binding, superseded by {newer[-1]}" if newer else "not implemented yet"))
+        why = (f"legacy binding, superseded by {newer[-1]}" if newer else "not implemented yet")
         status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
     done = [n for n in m.exports if status[n][0] != "unsupported"]
     lines = ["", "# CUDA driver coverage", "",

@@ -89,6 +89,12 @@ enum Op : uint16_t {
   kOpTextureObjectDestroy = 309,
   kOpSurfaceObjectCreate = 310,       // resource descriptor (an array) -> the GPU's object value
   kOpSurfaceObjectDestroy = 311,
+  // Legacy texture and surface references (texture_reference_wire.hpp).
+  kOpTexRefCreate = 312,
+  kOpTexRefDestroy = 313,
+  kOpModuleGetReference = 314,  // module, name, surface? -> reference handle
+  kOpReferenceSet = 315,        // reference, RefAttr, RefValue -> RefValue
+  kOpReferenceGet = 316,        // reference, RefAttr, RefValue (the dimension asked) -> RefValue
 
   kOpFirstGenerated = 1000,
 };

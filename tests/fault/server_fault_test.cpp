@@ -19,6 +19,7 @@
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/texture_reference_wire.hpp"
 #include "transport/transport.hpp"
 
 using namespace rgpu;
@@ -572,5 +573,56 @@ TEST_F(ServerFault, ArrayTextureAndSurfaceOpsCheckHandlesAndExtents) {
 
   EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, destroy.bytes(), {}, reply), cudaSuccess);
   EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  expect_healthy();
+}
+
+TEST_F(ServerFault, TextureReferenceOpsCheckHandlesAndBindings) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  ASSERT_EQ(a->call(proto::kOpTexRefCreate, 0, {}, {}, reply), cudaSuccess);
+  uint64_t ref = proto::Reader(reply).get<uint64_t>();
+  auto set = [&](client::Session& s, uint64_t r, proto::RefAttr attr, proto::RefValue v) {
+    proto::Writer w;
+    w.put<uint64_t>(r).put<uint32_t>(static_cast<uint32_t>(attr)).put(v);
+    return s.call(proto::kOpReferenceSet, 0, w.bytes(), {}, reply);
+  };
+  proto::RefValue mode;
+  mode.a = 1;
+  mode.b = 2;
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::address_mode, mode), cudaSuccess);
+  // Another session's reference, a bogus one, an unknown property.
+  EXPECT_EQ(set(*b, ref, proto::RefAttr::address_mode, mode), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(set(*a, 0x5150, proto::RefAttr::address_mode, mode), cudaErrorInvalidResourceHandle);
+  proto::Writer unknown;
+  unknown.put<uint64_t>(ref).put<uint32_t>(99).put(mode);
+  EXPECT_EQ(a->call(proto::kOpReferenceSet, 0, unknown.bytes(), {}, reply), cudaErrorInvalidValue);
+  mode.a = 7;  // no such dimension
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::address_mode, mode), cudaErrorInvalidValue);
+  // Bindings to memory and arrays that are not the session's.
+  proto::Writer m;
+  m.put<uint64_t>(256);
+  ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  proto::RefValue address;
+  address.handle = proto::Reader(reply).get<uint64_t>();
+  address.bytes = 256;
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::address, address), cudaErrorInvalidValue);
+  EXPECT_EQ(set(*b, ref, proto::RefAttr::address, address), cudaErrorInvalidResourceHandle);
+  proto::RefValue array;
+  array.handle = 0x5150;
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::array, array), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::surface_array, array), cudaErrorInvalidResourceHandle);
+  proto::RefValue function;
+  function.handle = 0x42;
+  function.a = -1;
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::function_parameter, function), cudaErrorInvalidResourceHandle);
+  proto::Writer find;
+  find.put<uint64_t>(0x5150).put_string("tex").put<uint8_t>(0);
+  EXPECT_EQ(a->call(proto::kOpModuleGetReference, 0, find.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer destroy;
+  destroy.put<uint64_t>(ref);
+  EXPECT_EQ(b->call(proto::kOpTexRefDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(a->call(proto::kOpTexRefDestroy, 0, destroy.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::address_mode, mode), cudaErrorInvalidResourceHandle);
   expect_healthy();
 }

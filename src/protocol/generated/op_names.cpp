@@ -80,6 +80,11 @@ const char* op_name(uint16_t op) {
     case kOpTextureObjectDestroy: return "TextureObjectDestroy";
     case kOpSurfaceObjectCreate: return "SurfaceObjectCreate";
     case kOpSurfaceObjectDestroy: return "SurfaceObjectDestroy";
+    case kOpTexRefCreate: return "TexRefCreate";
+    case kOpTexRefDestroy: return "TexRefDestroy";
+    case kOpModuleGetReference: return "ModuleGetReference";
+    case kOpReferenceSet: return "ReferenceSet";
+    case kOpReferenceGet: return "ReferenceGet";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

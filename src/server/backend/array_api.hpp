@@ -8,6 +8,9 @@
 #include <texture_types.h>
 
 #include <cstdint>
+#include <string>
+
+#include "protocol/texture_reference_wire.hpp"
 
 namespace rgpu::server {
 
@@ -44,6 +47,14 @@ class ArrayApi {
   virtual int32_t texture_destroy(uint64_t texture) = 0;
   virtual int32_t surface_create(uint64_t* surface, const cudaResourceDesc& resource) = 0;
   virtual int32_t surface_destroy(uint64_t surface) = 0;
+  // Legacy texture and surface references: created, found in a module (the
+  // worker checked the module), their properties set and read.
+  virtual int32_t texref_create(uint64_t* ref) = 0;
+  virtual int32_t texref_destroy(uint64_t ref) = 0;
+  virtual int32_t module_get_reference(uint64_t module, const std::string& name, bool surface, uint64_t* ref) = 0;
+  virtual int32_t reference_set(uint64_t ref, proto::RefAttr attr, const proto::RefValue& value,
+                                proto::RefValue* out) = 0;
+  virtual int32_t reference_get(uint64_t ref, proto::RefAttr attr, proto::RefValue* value) = 0;
 };
 
 }  // namespace rgpu::server

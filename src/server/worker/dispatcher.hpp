@@ -39,5 +39,6 @@ void register_forwarded_handlers(Dispatcher& d);  // generated
 void register_array_handlers(Dispatcher& d);
 void register_copy_3d_handlers(Dispatcher& d);
 void register_texture_handlers(Dispatcher& d);
+void register_texture_reference_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

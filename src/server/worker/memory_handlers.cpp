@@ -69,6 +69,9 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.mipmaps.clear();
   s.textures.clear();
   s.surfaces.clear();
+  s.texrefs.clear();
+  s.module_texrefs.clear();
+  s.surfrefs.clear();
   return cudaSuccess;
 }
 

@@ -104,6 +104,11 @@ class SessionContext {
   ArrayTable mipmaps;
   DeviceObjectSet textures;
   DeviceObjectSet surfaces;
+  // Legacy references: texture references made by cuTexRefCreate, those of
+  // modules, surface references (texture_reference_handlers.cpp).
+  HandleSet texrefs;
+  HandleSet module_texrefs;
+  HandleSet surfrefs;
 
  private:
   Backend& backend_;

@@ -339,8 +339,6 @@ extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction*, unsigned int
 extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int*, CUmodule) { return rgpu::client::driver_unsupported("cuModuleGetFunctionCount"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
 extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode*) { return rgpu::client::driver_unsupported("cuModuleGetLoadingMode"); }
-extern "C" CUresult CUDAAPI cuModuleGetSurfRef(CUsurfref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetSurfRef"); }
-extern "C" CUresult CUDAAPI cuModuleGetTexRef(CUtexref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetTexRef"); }
 extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle, CUdevice) { return rgpu::client::driver_unsupported("cuMulticastAddDevice"); }
 extern "C" CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindAddr"); }
 extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindMem"); }
@@ -353,7 +351,6 @@ extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunct
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSizeWithFlags"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialClusterSize"); }
 extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetSize"); }
-extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return rgpu::client::driver_unsupported("cuParamSetTexRef"); }
 extern "C" CUresult CUDAAPI cuParamSetf(CUfunction, int, float) { return rgpu::client::driver_unsupported("cuParamSetf"); }
 extern "C" CUresult CUDAAPI cuParamSeti(CUfunction, int, unsigned int) { return rgpu::client::driver_unsupported("cuParamSeti"); }
 extern "C" CUresult CUDAAPI cuParamSetv(CUfunction, int, void*, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetv"); }
@@ -422,43 +419,13 @@ extern "C" CUresult CUDAAPI cuStreamWriteValue64(CUstream, CUdeviceptr, cuuint64
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2"); }
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuSurfRefGetArray(CUarray*, CUsurfref) { return rgpu::client::driver_unsupported("cuSurfRefGetArray"); }
-extern "C" CUresult CUDAAPI cuSurfRefSetArray(CUsurfref, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuSurfRefSetArray"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2col"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2colWide"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeTiled"); }
 extern "C" CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap*, void*) { return rgpu::client::driver_unsupported("cuTensorMapReplaceAddress"); }
-extern "C" CUresult CUDAAPI cuTexRefCreate(CUtexref*) { return rgpu::client::driver_unsupported("cuTexRefCreate"); }
-extern "C" CUresult CUDAAPI cuTexRefDestroy(CUtexref) { return rgpu::client::driver_unsupported("cuTexRefDestroy"); }
 extern "C" CUresult CUDAAPI cuTexRefGetAddress(CUdeviceptr_v1*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetAddress"); }
-extern "C" CUresult CUDAAPI cuTexRefGetAddressMode(CUaddress_mode*, CUtexref, int) { return rgpu::client::driver_unsupported("cuTexRefGetAddressMode"); }
-extern "C" CUresult CUDAAPI cuTexRefGetAddress_v2(CUdeviceptr*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetAddress_v2"); }
-extern "C" CUresult CUDAAPI cuTexRefGetArray(CUarray*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetArray"); }
-extern "C" CUresult CUDAAPI cuTexRefGetBorderColor(float*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetBorderColor"); }
-extern "C" CUresult CUDAAPI cuTexRefGetFilterMode(CUfilter_mode*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefGetFlags(unsigned int*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetFlags"); }
-extern "C" CUresult CUDAAPI cuTexRefGetFormat(CUarray_format*, int*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetFormat"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMaxAnisotropy(int*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMaxAnisotropy"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMipmapFilterMode(CUfilter_mode*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMipmapFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMipmapLevelBias(float*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMipmapLevelBias"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMipmapLevelClamp(float*, float*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMipmapLevelClamp"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMipmappedArray(CUmipmappedArray*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress(unsigned int*, CUtexref, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress2D(CUtexref, const CUDA_ARRAY_DESCRIPTOR_v1*, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress2D_v2(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D_v2"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress2D_v3(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D_v3"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddressMode(CUtexref, int, CUaddress_mode) { return rgpu::client::driver_unsupported("cuTexRefSetAddressMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress_v2(size_t*, CUtexref, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress_v2"); }
-extern "C" CUresult CUDAAPI cuTexRefSetArray(CUtexref, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetArray"); }
-extern "C" CUresult CUDAAPI cuTexRefSetBorderColor(CUtexref, float*) { return rgpu::client::driver_unsupported("cuTexRefSetBorderColor"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFilterMode(CUtexref, CUfilter_mode) { return rgpu::client::driver_unsupported("cuTexRefSetFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFlags(CUtexref, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetFlags"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFormat(CUtexref, CUarray_format, int) { return rgpu::client::driver_unsupported("cuTexRefSetFormat"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMaxAnisotropy(CUtexref, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMaxAnisotropy"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapFilterMode(CUtexref, CUfilter_mode) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelBias(CUtexref, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelBias"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelClamp(CUtexref, float, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelClamp"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmappedArray(CUtexref, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode*) { return rgpu::client::driver_unsupported("cuThreadExchangeStreamCaptureMode"); }
 extern "C" CUresult CUDAAPI cuUserObjectCreate(CUuserObject*, void*, CUhostFn, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectCreate"); }
 extern "C" CUresult CUDAAPI cuUserObjectRelease(CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectRelease"); }

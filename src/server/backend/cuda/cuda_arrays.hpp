@@ -19,6 +19,13 @@ class CudaArrays final : public ArrayApi {
   int32_t texture_destroy(uint64_t texture) override;
   int32_t surface_create(uint64_t* surface, const cudaResourceDesc& resource) override;
   int32_t surface_destroy(uint64_t surface) override;
+  // Texture references (cuda_texture_references.cpp).
+  int32_t texref_create(uint64_t* ref) override;
+  int32_t texref_destroy(uint64_t ref) override;
+  int32_t module_get_reference(uint64_t module, const std::string& name, bool surface, uint64_t* ref) override;
+  int32_t reference_set(uint64_t ref, proto::RefAttr attr, const proto::RefValue& value,
+                        proto::RefValue* out) override;
+  int32_t reference_get(uint64_t ref, proto::RefAttr attr, proto::RefValue* value) override;
 };
 
 }  // namespace rgpu::server

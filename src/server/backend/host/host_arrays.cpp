@@ -128,4 +128,50 @@ int32_t HostArrays::surface_destroy(uint64_t surface) {
   return surfaces_.erase(surface) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+int32_t HostArrays::texref_create(uint64_t* ref) {
+  std::lock_guard lock(mutex_);
+  *ref = next_object_++;
+  references_[*ref];
+  return cudaSuccess;
+}
+
+int32_t HostArrays::texref_destroy(uint64_t ref) {
+  std::lock_guard lock(mutex_);
+  return references_.erase(ref) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+// nvcc has emitted no texture or surface references since CUDA 12: no
+// module this backend loads declares one.
+int32_t HostArrays::module_get_reference(uint64_t, const std::string&, bool, uint64_t*) {
+  return cudaErrorSymbolNotFound;
+}
+
+namespace {
+
+std::pair<proto::RefAttr, int32_t> key(proto::RefAttr attr, const proto::RefValue& v) {
+  return {attr, attr == proto::RefAttr::address_mode ? v.a : 0};
+}
+
+}  // namespace
+
+int32_t HostArrays::reference_set(uint64_t ref, proto::RefAttr attr, const proto::RefValue& value,
+                                  proto::RefValue* out) {
+  std::lock_guard lock(mutex_);
+  auto it = references_.find(ref);
+  if (it == references_.end()) return cudaErrorInvalidResourceHandle;
+  it->second[key(attr, value)] = value;
+  if (attr == proto::RefAttr::address_2d) it->second[key(proto::RefAttr::address, value)] = value;
+  *out = {};  // bound at the address given: no offset
+  return cudaSuccess;
+}
+
+int32_t HostArrays::reference_get(uint64_t ref, proto::RefAttr attr, proto::RefValue* value) {
+  std::lock_guard lock(mutex_);
+  auto it = references_.find(ref);
+  if (it == references_.end()) return cudaErrorInvalidResourceHandle;
+  auto found = it->second.find(key(attr, *value));
+  if (found != it->second.end()) *value = found->second;
+  return cudaSuccess;
+}
+
 }  // namespace rgpu::server

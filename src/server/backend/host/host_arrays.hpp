@@ -1,7 +1,8 @@
 // TEST BACKEND part: CUDA arrays as host memory laid out row by row, slice by
-// slice; texture and surface objects as numbers (kernels never run here, so
-// nothing samples them).
+// slice; texture and surface objects as numbers, texture references as the
+// properties set on them (kernels never run here, so nothing samples them).
 #pragma once
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -26,6 +27,12 @@ class HostArrays final : public ArrayApi {
   int32_t texture_destroy(uint64_t texture) override;
   int32_t surface_create(uint64_t* surface, const cudaResourceDesc& resource) override;
   int32_t surface_destroy(uint64_t surface) override;
+  int32_t texref_create(uint64_t* ref) override;
+  int32_t texref_destroy(uint64_t ref) override;
+  int32_t module_get_reference(uint64_t module, const std::string& name, bool surface, uint64_t* ref) override;
+  int32_t reference_set(uint64_t ref, proto::RefAttr attr, const proto::RefValue& value,
+                        proto::RefValue* out) override;
+  int32_t reference_get(uint64_t ref, proto::RefAttr attr, proto::RefValue* value) override;
 
   struct Array {
     ArraySpec spec;
@@ -38,6 +45,9 @@ class HostArrays final : public ArrayApi {
   std::unordered_map<uint64_t, std::unique_ptr<Array>> arrays_;  // by handle (the Array's address)
   std::unordered_map<uint64_t, std::vector<std::unique_ptr<Array>>> mipmaps_;  // by handle: its levels
   std::unordered_set<uint64_t> textures_, surfaces_;
+  // Texture references: what was set, by property (and dimension, for
+  // address modes).
+  std::unordered_map<uint64_t, std::map<std::pair<proto::RefAttr, int32_t>, proto::RefValue>> references_;
   uint64_t next_object_ = 1;
 };
 
