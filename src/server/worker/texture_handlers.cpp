@@ -40,6 +40,16 @@ int32_t check_resource(SessionContext& s, const cudaResourceDesc& r) {
   return cudaErrorInvalidValue;
 }
 
+// Enumerations in range; what their combinations allow is the driver's call.
+int32_t check_texture(const cudaTextureDesc& t) {
+  for (cudaTextureAddressMode m : t.addressMode)
+    if (m < cudaAddressModeWrap || m > cudaAddressModeBorder) return cudaErrorInvalidValue;
+  for (cudaTextureFilterMode f : {t.filterMode, t.mipmapFilterMode})
+    if (f != cudaFilterModePoint && f != cudaFilterModeLinear) return cudaErrorInvalidValue;
+  if (t.readMode != cudaReadModeElementType && t.readMode != cudaReadModeNormalizedFloat) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
 int32_t texture_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto resource = req.args.get<cudaResourceDesc>();
   auto texture = req.args.get<cudaTextureDesc>();
@@ -48,6 +58,7 @@ int32_t texture_create(SessionContext& s, Request& req, proto::Writer& out) {
   if (has_view) view = req.args.get<cudaResourceViewDesc>();
   req.args.expect_end();
   if (int32_t e = check_resource(s, resource)) return e;
+  if (int32_t e = check_texture(texture)) return e;
   uint64_t t = 0;
   if (int32_t e = s.backend().arrays().texture_create(&t, resource, texture, has_view ? &view : nullptr)) return e;
   s.textures.add(req.header().device, t);

@@ -96,6 +96,14 @@ int main() {
   EXPECT_STATUS(cudaErrorInvalidValue, cudaCreateSurfaceObject(&s_bad, &res));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaCreateSurfaceObject(&s_bad, &linear));
 
+  // Enumerations out of range.
+  cudaTextureDesc odd = tex;
+  odd.addressMode[2] = static_cast<cudaTextureAddressMode>(9);
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaCreateTextureObject(&bad, &mip, &odd, nullptr));
+  odd = tex;
+  odd.filterMode = static_cast<cudaTextureFilterMode>(2);
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaCreateTextureObject(&bad, &mip, &odd, nullptr));
+
   // Bad handles.
   res.res.array.array = reinterpret_cast<cudaArray_t>(host);
   EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaCreateTextureObject(&bad, &res, &tex, nullptr));
