@@ -1,5 +1,6 @@
-// Texture and surface objects of the driver API, on the runtime's paths:
-// descriptors translated to the runtime's and back. Resource types, address,
+// Texture and surface objects of the driver API (and the texture size
+// limit), on the runtime's paths: descriptors translated to the runtime's
+// and back. Resource types, address,
 // filter and view formats share their numbering between the two APIs.
 #include "client/cuda/cuda_api.hpp"
 
@@ -208,4 +209,11 @@ extern "C" CUresult CUDAAPI cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pRes
     to_driver(res, pResDesc);
     return cudaSuccess;
   });
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format,
+                                                               unsigned numChannels, CUdevice dev) {
+  cudaChannelFormatDesc desc;
+  if (!to_channel_desc(format, numChannels, &desc)) return CUDA_ERROR_INVALID_VALUE;
+  return through_runtime([&] { return cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, &desc, dev); });
 }

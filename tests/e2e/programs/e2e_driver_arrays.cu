@@ -153,6 +153,11 @@ int main() {
   CHECK(got3.Width == 4 && got3.Height == 4 && got3.NumChannels == 4);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMipmappedArrayGetLevel(&level, m, 5));
 
+  size_t max_width = 0;
+  CU_OK(cuDeviceGetTexture1DLinearMaxWidth(&max_width, CU_AD_FORMAT_FLOAT, 4, 0));
+  CHECK(max_width > 0);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuDeviceGetTexture1DLinearMaxWidth(&max_width, CU_AD_FORMAT_FLOAT, 3, 0));
+
   // Texture and surface objects.
   CUDA_RESOURCE_DESC res{};
   res.resType = CU_RESOURCE_TYPE_ARRAY;

@@ -9,6 +9,7 @@
 
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/kernel_params.hpp"
+#include "protocol/channel_format.hpp"
 #include "server/backend/host/host_arrays.hpp"
 
 namespace rgpu::server {
@@ -447,6 +448,14 @@ class HostTestBackend final : public Backend {
   int32_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) override {
     *least = 0;
     *greatest = -5;
+    return cudaSuccess;
+  }
+  // As an H100: 2^27 elements of any format rgpu takes.
+  int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* width, const cudaChannelFormatDesc* format,
+                                               int ordinal) override {
+    if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
+    if (!proto::channel_element_size(*format)) return cudaErrorInvalidValue;
+    *width = size_t{1} << 27;
     return cudaSuccess;
   }
   ArrayApi& arrays() override { return arrays_; }
