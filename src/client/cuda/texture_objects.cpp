@@ -8,6 +8,7 @@
 
 #include "client/cuda/array_formats.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cudart/array_objects.hpp"
 
 using namespace rgpu::client;
 
@@ -73,11 +74,15 @@ void to_driver(const cudaResourceDesc& r, CUDA_RESOURCE_DESC* out) {
 // The channel format of a resource; false when it names no known array.
 bool format_of(const cudaResourceDesc& r, cudaChannelFormatDesc* out) {
   switch (r.resType) {
-    case cudaResourceTypeArray: return cudaGetChannelDesc(out, r.res.array.array) == cudaSuccess;
+    case cudaResourceTypeArray: {
+      auto a = arrays().find(r.res.array.array);
+      if (a) *out = a->format;
+      return a.has_value();
+    }
     case cudaResourceTypeMipmappedArray: {
-      cudaArray_t level;
-      return cudaGetMipmappedArrayLevel(&level, r.res.mipmap.mipmap, 0) == cudaSuccess &&
-             cudaGetChannelDesc(out, level) == cudaSuccess;
+      auto m = mipmapped_arrays().find(r.res.mipmap.mipmap);
+      if (m) *out = m->format;
+      return m.has_value();
     }
     case cudaResourceTypeLinear: *out = r.res.linear.desc; return true;
     case cudaResourceTypePitch2D: *out = r.res.pitch2D.desc; return true;
