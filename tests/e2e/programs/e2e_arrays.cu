@@ -109,7 +109,7 @@ static void three_d() {
   OK(cudaMemcpy3D(&up));
 
   // Into linear 3-D memory with a box offset, through the device.
-  cudaPitchedPtr lin;
+  cudaPitchedPtr lin{};
   OK(cudaMalloc3D(&lin, make_cudaExtent((w + 2) * sizeof(int2), h + 1, d + 1)));
   CHECK(lin.pitch >= (w + 2) * sizeof(int2) && lin.xsize == (w + 2) * sizeof(int2) && lin.ysize == h + 1);
   OK(cudaMemset3D(lin, 0, make_cudaExtent(lin.xsize, lin.ysize, d + 1)));
@@ -255,6 +255,42 @@ static void refused() {
   EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaArrayGetPlane(&plane, a, 0));
 }
 
+// Copies big enough to go through the staging pipeline in several blocks,
+// whose edges fall inside slices.
+static void big() {
+  const size_t w = 256, h = 100, d = 24;
+  cudaChannelFormatDesc f = cudaCreateChannelDesc<float>();
+  cudaArray_t a;
+  OK(cudaMalloc3DArray(&a, &f, make_cudaExtent(w, h, d)));
+  std::vector<float> in = pattern(w * h * d, 3.f);
+  cudaMemcpy3DParms up{};
+  up.srcPtr = make_cudaPitchedPtr(in.data(), w * sizeof(float), w, h);
+  up.dstArray = a;
+  up.extent = make_cudaExtent(w, h, d);
+  up.kind = cudaMemcpyHostToDevice;
+  OK(cudaMemcpy3D(&up));
+  // Out again into a host box with wider rows and taller slices, at (2, 3, 1).
+  const size_t hw = w + 8, hh = h + 5, hd = d + 1;
+  std::vector<float> out(hw * hh * hd, -1.f);
+  cudaMemcpy3DParms down{};
+  down.srcArray = a;
+  down.dstPtr = make_cudaPitchedPtr(out.data(), hw * sizeof(float), hw, hh);
+  down.dstPos = make_cudaPos(2 * sizeof(float), 3, 1);
+  down.extent = make_cudaExtent(w, h, d);
+  down.kind = cudaMemcpyDeviceToHost;
+  OK(cudaMemcpy3D(&down));
+  size_t bad = 0;
+  for (size_t z = 0; z < hd; ++z)
+    for (size_t y = 0; y < hh; ++y)
+      for (size_t x = 0; x < hw; ++x) {
+        bool inside = z >= 1 && y >= 3 && y < h + 3 && x >= 2 && x < w + 2;
+        float want = inside ? in[((z - 1) * h + (y - 3)) * w + (x - 2)] : -1.f;
+        bad += out[(z * hh + y) * hw + x] != want;
+      }
+  CHECK(bad == 0);
+  OK(cudaFreeArray(a));
+}
+
 // A device reset destroys the device's arrays: their handles go bad.
 static void reset() {
   cudaChannelFormatDesc f = cudaCreateChannelDesc<float>();
@@ -273,6 +309,7 @@ int main() {
   three_d();
   mipmaps();
   refused();
+  big();
   reset();
   return finish();
 }
