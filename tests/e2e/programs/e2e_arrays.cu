@@ -288,6 +288,26 @@ static void big() {
         bad += out[(z * hh + y) * hw + x] != want;
       }
   CHECK(bad == 0);
+  // Into pitched 3-D memory at (4 bytes, 2, 1) and back: the same values.
+  cudaPitchedPtr p{};
+  OK(cudaMalloc3D(&p, make_cudaExtent((w + 1) * sizeof(float), h + 2, d + 1)));
+  cudaMemcpy3DParms to_memory = up;
+  to_memory.dstArray = nullptr;
+  to_memory.dstPtr = p;
+  to_memory.dstPos = make_cudaPos(sizeof(float), 2, 1);
+  to_memory.extent = make_cudaExtent(w * sizeof(float), h, d);  // no array side: bytes
+  OK(cudaMemcpy3D(&to_memory));
+  std::vector<float> again(w * h * d, -1.f);
+  cudaMemcpy3DParms from_memory{};
+  from_memory.srcPtr = p;
+  from_memory.srcPos = to_memory.dstPos;
+  from_memory.dstPtr = up.srcPtr;
+  from_memory.dstPtr.ptr = again.data();
+  from_memory.extent = make_cudaExtent(w * sizeof(float), h, d);
+  from_memory.kind = cudaMemcpyDeviceToHost;
+  OK(cudaMemcpy3D(&from_memory));
+  CHECK(again == in);
+  OK(cudaFree(p.ptr));
   OK(cudaFreeArray(a));
 }
 
