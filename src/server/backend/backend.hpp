@@ -121,7 +121,8 @@ class Backend : public ForwardedApi {
   virtual int32_t occupancy_max_active_blocks(int* blocks, Handle function, int block_size,
                                               size_t dynamic_smem, unsigned flags) = 0;
 
-  // CUDA arrays, 3-D copies, texture and surface objects (array_api.hpp).
+  // CUDA arrays, 3-D copies, texture and surface objects and references
+  // (array_api.hpp).
   virtual ArrayApi& arrays() = 0;
 };
 

@@ -256,7 +256,8 @@ class CudaBackend final : public CudaForwardedApi {
                                       unsigned flags) override {
     return rt(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, as<CUfunction>(function), block_size,
                                                                    smem, flags));
-  }  ArrayApi& arrays() override { return arrays_; }
+  }
+  ArrayApi& arrays() override { return arrays_; }
 
  private:
   CudaArrays arrays_;
