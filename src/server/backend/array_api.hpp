@@ -1,5 +1,5 @@
-// What a backend does for CUDA arrays, mipmapped arrays, 3-D copies and
-// texture and surface objects. The worker has checked every handle, extent
+// What a backend does for CUDA arrays, mipmapped arrays, 3-D copies, texture
+// and surface objects and the legacy references. The worker has checked every handle, extent
 // and descriptor first: array handles are values this interface returned,
 // pointers lie inside the session's memory, formats are ones
 // proto::channel_element_size accepts.
