@@ -148,7 +148,13 @@ LIMITS = [
     "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal "
     "and range; page-locked host memory has no device pointer (the GPU cannot reach client "
     "memory); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
-    "CUDA arrays (cuArray*, CU_MEMORYTYPE_ARRAY copies) are not supported.",
+    "CUDA arrays take single-plane formats only (1, 2 or 4 channels of 8/16/32-bit integers, "
+    "half or float); sparse and deferred-mapping arrays return CUDA_ERROR_NOT_SUPPORTED, so the "
+    "plane, sparse-property and memory-requirement queries answer CUDA_ERROR_INVALID_VALUE as CUDA "
+    "does for such arrays. Mipmapped-array levels count for copies and textures but are not freed on "
+    "their own.",
+    "Texture and surface references are forwarded to the server's driver (deprecated: nvcc has "
+    "emitted none since CUDA 12, so cuModuleGetTexRef/SurfRef find none in current modules).",
     "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
     "unsupported; programs built with this toolkit bind the _v2 names.",
 ]

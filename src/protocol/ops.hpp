@@ -76,6 +76,26 @@ enum Op : uint16_t {
   kOpModuleGetFunction = 101,    // module handle + kernel name -> function and layout
   kOpModuleGetGlobal = 102,      // module handle + variable name -> address and size
 
+  // CUDA arrays, mipmapped arrays, 3-D copies, texture and surface objects: 300-399.
+  kOpArrayCreate = 300,               // format, extent, flags -> array handle
+  kOpArrayDestroy = 301,
+  kOpMipmappedArrayCreate = 302,      // format, extent, levels, flags -> mipmapped array handle
+  kOpMipmappedArrayDestroy = 303,
+  kOpMipmappedArrayGetLevel = 304,    // mipmapped array, level -> array handle (owned by the mipmap)
+  kOpMemcpy3DHtoD = 305,              // packed rows (payload) into an array or pitched device memory
+  kOpMemcpy3DDtoH = 306,              // an array or pitched device region -> packed rows
+  kOpMemcpy3DDtoD = 307,              // between arrays and pitched device memory of one session
+  kOpTextureObjectCreate = 308,       // resource, texture (and view) descriptors -> the GPU's object value
+  kOpTextureObjectDestroy = 309,
+  kOpSurfaceObjectCreate = 310,       // resource descriptor (an array) -> the GPU's object value
+  kOpSurfaceObjectDestroy = 311,
+  // Legacy texture and surface references (texture_reference_wire.hpp).
+  kOpTexRefCreate = 312,
+  kOpTexRefDestroy = 313,
+  kOpModuleGetReference = 314,  // module, name, surface? -> reference handle
+  kOpReferenceSet = 315,        // reference, RefAttr, RefValue -> RefValue
+  kOpReferenceGet = 316,        // reference, RefAttr, RefValue (the dimension asked) -> RefValue
+
   kOpFirstGenerated = 1000,
 };
 

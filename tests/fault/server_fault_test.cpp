@@ -15,9 +15,11 @@
 
 #include "client/core/session.hpp"
 #include "protocol/codec.hpp"
+#include "protocol/copy_3d_wire.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/texture_reference_wire.hpp"
 #include "transport/transport.hpp"
 
 using namespace rgpu;
@@ -467,3 +469,160 @@ TEST(ServerAuth, TokenIsRequiredAndChecked) {
 }
 
 }  // namespace
+
+TEST_F(ServerFault, ArrayTextureAndSurfaceOpsCheckHandlesAndExtents) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  cudaChannelFormatDesc f{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  proto::Writer create;
+  create.put(f).put(cudaExtent{16, 4, 0}).put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpArrayCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t array = proto::Reader(reply).get<uint64_t>();
+  // Sizes that overflow, formats rgpu does not handle, truncated arguments.
+  proto::Writer huge;
+  huge.put(f).put(cudaExtent{SIZE_MAX / 2, 4, 1}).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, huge.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer odd;
+  odd.put(cudaChannelFormatDesc{24, 0, 0, 0, cudaChannelFormatKindUnsigned}).put(cudaExtent{4, 4, 0}).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, odd.bytes(), {}, reply), cudaErrorInvalidChannelDescriptor);
+  uint8_t truncated[5] = {};
+  EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, truncated, {}, reply), cudaErrorInvalidValue);
+
+  // Another session cannot name a's array; bogus handles are refused.
+  proto::Writer destroy;
+  destroy.put<uint64_t>(array);
+  EXPECT_EQ(b->call(proto::kOpArrayDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer bogus;
+  bogus.put<uint64_t>(0x5150);
+  EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, bogus.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(a->call(proto::kOpMipmappedArrayDestroy, 0, bogus.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer level;
+  level.put<uint64_t>(0x5150).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpMipmappedArrayGetLevel, 0, level.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+
+  // 3-D copies: a whole row in, then past the array's width, height and
+  // depth, and into b's session: each refused, its payload drained.
+  std::vector<uint8_t> data(16 * 4 * 4, 7);
+  auto h2d = [&](proto::CopySideWire side, proto::CopyExtentWire x, client::Session& s) {
+    proto::Writer w;
+    w.put(side).put(x).put<uint64_t>(0).put<uint8_t>(1);
+    iovec v{data.data(), x.width * x.height * x.depth};
+    return s.call(proto::kOpMemcpy3DHtoD, 0, w.bytes(), {&v, 1}, reply);
+  };
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 3, 0}, {64, 1, 1}, *a), cudaSuccess);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 4, 0, 0}, {64, 1, 1}, *a), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 3, 0}, {64, 2, 1}, *a), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 0, 0}, {64, 1, 2}, *a), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 2, 0, 0}, {8, 1, 1}, *a), cudaErrorInvalidValue);  // splits an element
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 0, 0}, {64, 1, 1}, *b), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(h2d({array, 0, 0, 0, 0, 0, 0}, {0, 1, 1}, *a), cudaErrorInvalidValue);
+  // Pitched memory: rows past the allocation, a pitch narrower than a row.
+  proto::Writer m;
+  m.put<uint64_t>(256);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  EXPECT_EQ(h2d({0, ptr, 64, 4, 0, 0, 0}, {64, 4, 1}, *a), cudaSuccess);
+  EXPECT_EQ(h2d({0, ptr, 64, 4, 0, 1, 0}, {64, 4, 1}, *a), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({0, ptr, 32, 4, 0, 0, 0}, {64, 1, 1}, *a), cudaErrorInvalidPitchValue);
+  EXPECT_EQ(h2d({0, ptr, 64, 4, 0, 0, 0}, {64, 4, 1}, *b), cudaErrorInvalidValue);
+  EXPECT_EQ(h2d({0, ptr, 64, UINT64_MAX / 8, 0, 0, 1}, {64, 1, 1}, *a), cudaErrorInvalidValue);
+  proto::Writer d2h;
+  d2h.put(proto::CopySideWire{array, 0, 0, 0, 0, 4, 0}).put(proto::CopyExtentWire{64, 1, 1}).put<uint64_t>(0);
+  EXPECT_EQ(a->call_into(proto::kOpMemcpy3DDtoH, 0, d2h.bytes(), data.data(), 64, reply), cudaErrorInvalidValue);
+  proto::Writer d2d;
+  d2d.put(proto::CopySideWire{0, ptr, 64, 4, 0, 0, 0}).put(proto::CopySideWire{0x5150, 0, 0, 0, 0, 0, 0});
+  d2d.put(proto::CopyExtentWire{64, 1, 1}).put<uint64_t>(0).put<uint8_t>(1);
+  EXPECT_EQ(a->call(proto::kOpMemcpy3DDtoD, 0, d2d.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+
+  // Texture objects: bogus arrays, memory not the session's or past its end.
+  cudaResourceDesc res{};
+  res.resType = cudaResourceTypeArray;
+  res.res.array.array = reinterpret_cast<cudaArray_t>(0x5150);
+  cudaTextureDesc tex{};
+  auto texture = [&](const cudaResourceDesc& r, client::Session& s) {
+    proto::Writer w;
+    w.put(r).put(tex).put<uint8_t>(0);
+    return s.call(proto::kOpTextureObjectCreate, 0, w.bytes(), {}, reply);
+  };
+  EXPECT_EQ(texture(res, *a), cudaErrorInvalidResourceHandle);
+  res.res.array.array = reinterpret_cast<cudaArray_t>(array);
+  EXPECT_EQ(texture(res, *b), cudaErrorInvalidResourceHandle);
+  ASSERT_EQ(texture(res, *a), cudaSuccess);
+  uint64_t t = proto::Reader(reply).get<uint64_t>();
+  cudaResourceDesc lin{};
+  lin.resType = cudaResourceTypeLinear;
+  lin.res.linear.devPtr = reinterpret_cast<void*>(ptr);
+  lin.res.linear.desc = f;
+  lin.res.linear.sizeInBytes = 257;
+  EXPECT_EQ(texture(lin, *a), cudaErrorInvalidValue);
+  lin.res.linear.sizeInBytes = 256;
+  EXPECT_EQ(texture(lin, *b), cudaErrorInvalidValue);
+  lin.resType = static_cast<cudaResourceType>(9);
+  EXPECT_EQ(texture(lin, *a), cudaErrorInvalidValue);
+  proto::Writer tdestroy;
+  tdestroy.put<uint64_t>(t);
+  EXPECT_EQ(b->call(proto::kOpTextureObjectDestroy, 0, tdestroy.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpTextureObjectDestroy, 0, tdestroy.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpTextureObjectDestroy, 0, tdestroy.bytes(), {}, reply), cudaErrorInvalidValue);
+  // Surfaces need an array made for them.
+  proto::Writer surface;
+  surface.put(res);
+  EXPECT_EQ(a->call(proto::kOpSurfaceObjectCreate, 0, surface.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpSurfaceObjectDestroy, 0, bogus.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, destroy.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  expect_healthy();
+}
+
+TEST_F(ServerFault, TextureReferenceOpsCheckHandlesAndBindings) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  ASSERT_EQ(a->call(proto::kOpTexRefCreate, 0, {}, {}, reply), cudaSuccess);
+  uint64_t ref = proto::Reader(reply).get<uint64_t>();
+  auto set = [&](client::Session& s, uint64_t r, proto::RefAttr attr, proto::RefValue v) {
+    proto::Writer w;
+    w.put<uint64_t>(r).put<uint32_t>(static_cast<uint32_t>(attr)).put(v);
+    return s.call(proto::kOpReferenceSet, 0, w.bytes(), {}, reply);
+  };
+  proto::RefValue mode;
+  mode.a = 1;
+  mode.b = 2;
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::address_mode, mode), cudaSuccess);
+  // Another session's reference, a bogus one, an unknown property.
+  EXPECT_EQ(set(*b, ref, proto::RefAttr::address_mode, mode), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(set(*a, 0x5150, proto::RefAttr::address_mode, mode), cudaErrorInvalidResourceHandle);
+  proto::Writer unknown;
+  unknown.put<uint64_t>(ref).put<uint32_t>(99).put(mode);
+  EXPECT_EQ(a->call(proto::kOpReferenceSet, 0, unknown.bytes(), {}, reply), cudaErrorInvalidValue);
+  mode.a = 7;  // no such dimension
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::address_mode, mode), cudaErrorInvalidValue);
+  // Bindings to memory and arrays that are not the session's.
+  proto::Writer m;
+  m.put<uint64_t>(256);
+  ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  proto::RefValue address;
+  address.handle = proto::Reader(reply).get<uint64_t>();
+  address.bytes = 256;
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::address, address), cudaErrorInvalidValue);
+  EXPECT_EQ(set(*b, ref, proto::RefAttr::address, address), cudaErrorInvalidResourceHandle);
+  proto::RefValue array;
+  array.handle = 0x5150;
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::array, array), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::surface_array, array), cudaErrorInvalidResourceHandle);
+  proto::RefValue function;
+  function.handle = 0x42;
+  function.a = -1;
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::function_parameter, function), cudaErrorInvalidResourceHandle);
+  proto::Writer find;
+  find.put<uint64_t>(0x5150).put_string("tex").put<uint8_t>(0);
+  EXPECT_EQ(a->call(proto::kOpModuleGetReference, 0, find.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer destroy;
+  destroy.put<uint64_t>(ref);
+  EXPECT_EQ(b->call(proto::kOpTexRefDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(a->call(proto::kOpTexRefDestroy, 0, destroy.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(set(*a, ref, proto::RefAttr::address_mode, mode), cudaErrorInvalidResourceHandle);
+  expect_healthy();
+}

@@ -1,10 +1,11 @@
 // Pitched memory: allocations, 2D copies and 2D memsets, on the runtime's
-// paths. CUDA arrays are not supported yet.
+// paths; copies with a CUDA array side go to array_copies.cpp.
 #include "client/cuda/cuda_api.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include "client/core/api_guard.hpp"
+#include "client/cuda/array_copies.hpp"
 #include "client/cuda/driver_errors.hpp"
 
 using namespace rgpu::client;
@@ -29,7 +30,6 @@ CUresult endpoint(CUmemorytype type, const void* host, CUdeviceptr device, size_
     case CU_MEMORYTYPE_UNIFIED:
       *out = {reinterpret_cast<char*>(device) + offset, false};
       return CUDA_SUCCESS;
-    case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
@@ -38,6 +38,8 @@ CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
   KeepLastError keep;
   if (CUresult e = driver_ready()) return e;
   if (!c) return CUDA_ERROR_INVALID_VALUE;
+  if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+    return copy_2d_with_array(c, stream, async);
   Endpoint src, dst;
   if (CUresult e = endpoint(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcPitch, &src))
     return e;

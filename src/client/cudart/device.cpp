@@ -6,6 +6,7 @@
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
+#include "client/cudart/array_objects.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -70,6 +71,7 @@ extern "C" cudaError_t cudaDeviceReset() {
       // The server dropped everything the device held; so do we.
       ModuleRegistry::get().forget_device(call.device_index());
       MemoryMap::get().forget_device(call.device_index());
+      forget_array_objects(call.device_index());
     }
     return e;
   });

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "server/backend/array_api.hpp"
 #include "server/backend/generated/forwarded_api.hpp"
 
 namespace rgpu::server {
@@ -119,6 +120,10 @@ class Backend : public ForwardedApi {
   virtual int32_t func_set_cache_config(Handle function, cudaFuncCache config) = 0;
   virtual int32_t occupancy_max_active_blocks(int* blocks, Handle function, int block_size,
                                               size_t dynamic_smem, unsigned flags) = 0;
+
+  // CUDA arrays, 3-D copies, texture and surface objects and references
+  // (array_api.hpp).
+  virtual ArrayApi& arrays() = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

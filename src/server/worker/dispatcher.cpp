@@ -12,6 +12,10 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_shared_memory_handlers(*this);
   register_pool_handlers(*this);
   register_forwarded_handlers(*this);
+  register_array_handlers(*this);
+  register_copy_3d_handlers(*this);
+  register_texture_handlers(*this);
+  register_texture_reference_handlers(*this);
 }
 
 void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }

@@ -36,5 +36,9 @@ void register_driver_module_handlers(Dispatcher& d);
 void register_shared_memory_handlers(Dispatcher& d);
 void register_pool_handlers(Dispatcher& d);
 void register_forwarded_handlers(Dispatcher& d);  // generated
+void register_array_handlers(Dispatcher& d);
+void register_copy_3d_handlers(Dispatcher& d);
+void register_texture_handlers(Dispatcher& d);
+void register_texture_reference_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

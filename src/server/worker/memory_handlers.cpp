@@ -65,6 +65,13 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.modules.clear();
   s.pools.clear();
   s.functions.clear();
+  s.arrays.clear();
+  s.mipmaps.clear();
+  s.textures.clear();
+  s.surfaces.clear();
+  s.texrefs.clear();
+  s.module_texrefs.clear();
+  s.surfrefs.clear();
   return cudaSuccess;
 }
 

@@ -12,6 +12,8 @@
 
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
+#include "server/worker/array_table.hpp"
+#include "server/worker/device_object_set.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
 
@@ -96,6 +98,17 @@ class SessionContext {
   HostCallbacks host_callbacks;
   // Bytes per block of a pipelined copy the client asked for; 0: by size.
   size_t pipeline_block = 0;
+  // CUDA arrays (levels of mipmapped arrays too), mipmapped arrays, texture
+  // and surface objects (array_handlers.cpp, texture_handlers.cpp).
+  ArrayTable arrays;
+  ArrayTable mipmaps;
+  DeviceObjectSet textures;
+  DeviceObjectSet surfaces;
+  // Legacy references: texture references made by cuTexRefCreate, those of
+  // modules, surface references (texture_reference_handlers.cpp).
+  HandleSet texrefs;
+  HandleSet module_texrefs;
+  HandleSet surfrefs;
 
  private:
   Backend& backend_;

@@ -1,5 +1,5 @@
 // Driver API pitched memory: cuMemAllocPitch, cuMemcpy2D in every direction
-// with offsets, cuMemsetD2D8, and the errors of CUDA arrays and bad sizes.
+// with offsets, cuMemsetD2D8, and the errors of a missing CUDA array and bad sizes.
 #include <vector>
 
 #include "driver_check.h"
@@ -57,7 +57,7 @@ int main() {
 
   CUDA_MEMCPY2D to_array = up;
   to_array.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuMemcpy2D(&to_array));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuMemcpy2D(&to_array));  // no array named
   CUDA_MEMCPY2D too_wide = down;
   too_wide.WidthInBytes = pitch + 1;
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(&too_wide));

@@ -38,9 +38,59 @@ extern "C" CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
   return cuMemcpy2D_v2(pCopy);
 }
 
+extern "C" CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy3DAsync_v2(pCopy, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy3DBatchAsync_v2(numOps, opList, flags, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy3DPeerAsync(pCopy, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER* pCopy) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy3DPeer(pCopy);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* pCopy) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy3D_v2(pCopy);
+}
+
 extern "C" CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpyAsync(dst, src, ByteCount, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyAtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyAtoA_v2(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyAtoD_v2_ptds(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyAtoD_v2(dstDevice, srcArray, srcOffset, ByteCount);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2_ptsz(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyAtoHAsync_v2(dstHost, srcArray, srcOffset, ByteCount, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyAtoH_v2(dstHost, srcArray, srcOffset, ByteCount);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyDtoA_v2(dstArray, dstOffset, srcDevice, ByteCount);
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
@@ -61,6 +111,16 @@ extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void* dstHost, CUdeviceptr
 extern "C" CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyHtoAAsync_v2(dstArray, dstOffset, srcHost, ByteCount, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyHtoA_v2(dstArray, dstOffset, srcHost, ByteCount);
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {

@@ -9,17 +9,9 @@
 #include "client/cuda/driver_errors.hpp"
 
 extern "C" CUresult CUDAAPI cuArray3DCreate(CUarray*, const CUDA_ARRAY3D_DESCRIPTOR_v1*) { return rgpu::client::driver_unsupported("cuArray3DCreate"); }
-extern "C" CUresult CUDAAPI cuArray3DCreate_v2(CUarray*, const CUDA_ARRAY3D_DESCRIPTOR*) { return rgpu::client::driver_unsupported("cuArray3DCreate_v2"); }
 extern "C" CUresult CUDAAPI cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR_v1*, CUarray) { return rgpu::client::driver_unsupported("cuArray3DGetDescriptor"); }
-extern "C" CUresult CUDAAPI cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR*, CUarray) { return rgpu::client::driver_unsupported("cuArray3DGetDescriptor_v2"); }
 extern "C" CUresult CUDAAPI cuArrayCreate(CUarray*, const CUDA_ARRAY_DESCRIPTOR_v1*) { return rgpu::client::driver_unsupported("cuArrayCreate"); }
-extern "C" CUresult CUDAAPI cuArrayCreate_v2(CUarray*, const CUDA_ARRAY_DESCRIPTOR*) { return rgpu::client::driver_unsupported("cuArrayCreate_v2"); }
-extern "C" CUresult CUDAAPI cuArrayDestroy(CUarray) { return rgpu::client::driver_unsupported("cuArrayDestroy"); }
 extern "C" CUresult CUDAAPI cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR_v1*, CUarray) { return rgpu::client::driver_unsupported("cuArrayGetDescriptor"); }
-extern "C" CUresult CUDAAPI cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR*, CUarray) { return rgpu::client::driver_unsupported("cuArrayGetDescriptor_v2"); }
-extern "C" CUresult CUDAAPI cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUarray, CUdevice) { return rgpu::client::driver_unsupported("cuArrayGetMemoryRequirements"); }
-extern "C" CUresult CUDAAPI cuArrayGetPlane(CUarray*, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuArrayGetPlane"); }
-extern "C" CUresult CUDAAPI cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES*, CUarray) { return rgpu::client::driver_unsupported("cuArrayGetSparseProperties"); }
 extern "C" CUresult CUDAAPI cuCheckpointProcessCheckpoint(int, CUcheckpointCheckpointArgs*) { return rgpu::client::driver_unsupported("cuCheckpointProcessCheckpoint"); }
 extern "C" CUresult CUDAAPI cuCheckpointProcessGetRestoreThreadId(int, int*) { return rgpu::client::driver_unsupported("cuCheckpointProcessGetRestoreThreadId"); }
 extern "C" CUresult CUDAAPI cuCheckpointProcessGetState(int, CUprocessState*) { return rgpu::client::driver_unsupported("cuCheckpointProcessGetState"); }
@@ -69,7 +61,6 @@ extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int)
 extern "C" CUresult CUDAAPI cuDeviceGetP2PAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetP2PAttribute(int*, CUdevice_P2PAttribute, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAttribute"); }
 extern "C" CUresult CUDAAPI cuDeviceGetProperties(CUdevprop*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetProperties"); }
-extern "C" CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t*, CUarray_format, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetTexture1DLinearMaxWidth"); }
 extern "C" CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGraphMemTrim"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxRelease"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxReset"); }
@@ -306,47 +297,23 @@ extern "C" CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1*, CUstream) {
 extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2DUnaligned"); }
 extern "C" CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy3D"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DAsync_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_ptsz(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2(size_t, CUDA_MEMCPY3D_BATCH_OP*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t, CUDA_MEMCPY3D_BATCH_OP*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER*) { return rgpu::client::driver_unsupported("cuMemcpy3DPeer"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DPeerAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DPeerAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER*) { return rgpu::client::driver_unsupported("cuMemcpy3DPeer_ptds"); }
-extern "C" CUresult CUDAAPI cuMemcpy3D_v2(const CUDA_MEMCPY3D*) { return rgpu::client::driver_unsupported("cuMemcpy3D_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D*) { return rgpu::client::driver_unsupported("cuMemcpy3D_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoA(CUarray, unsigned int, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoA"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoA_v2(CUarray, size_t, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoA_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoA_v2_ptds(CUarray, size_t, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoA_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr_v1, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoD"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoD_v2(CUdeviceptr, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoD_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoD_v2_ptds(CUdeviceptr, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoD_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoH(void*, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoH"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync(void*, CUarray, unsigned int, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2(void*, CUarray, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2_ptsz(void*, CUarray, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2(void*, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoH_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void*, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoH_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_ptsz(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_v2"); }
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoA(CUarray, unsigned int, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoA"); }
-extern "C" CUresult CUDAAPI cuMemcpyDtoA_v2(CUarray, size_t, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemcpyDtoA_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyDtoA_v2_ptds(CUarray, size_t, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemcpyDtoA_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyDtoDAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoH(void*, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoH"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync(void*, CUdeviceptr_v1, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyDtoHAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyHtoA(CUarray, unsigned int, const void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyHtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyHtoAAsync(CUarray, unsigned int, const void*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyHtoAAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyHtoAAsync_v2(CUarray, size_t, const void*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyHtoAAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyHtoAAsync_v2_ptsz(CUarray, size_t, const void*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyHtoAAsync_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpyHtoA_v2(CUarray, size_t, const void*, size_t) { return rgpu::client::driver_unsupported("cuMemcpyHtoA_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyHtoA_v2_ptds(CUarray, size_t, const void*, size_t) { return rgpu::client::driver_unsupported("cuMemcpyHtoA_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr_v1, const void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyHtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr_v1, const void*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyHtoDAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t) { return rgpu::client::driver_unsupported("cuMemcpyPeer"); }
@@ -367,17 +334,10 @@ extern "C" CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr, size_t, unsigned 
 extern "C" CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr_v1, unsigned int, unsigned char, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD2D8"); }
 extern "C" CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD32"); }
 extern "C" CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1, unsigned char, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD8"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray*, const CUDA_ARRAY3D_DESCRIPTOR*, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayCreate"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayDestroy"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetLevel(CUarray*, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetLevel"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUmipmappedArray, CUdevice) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetMemoryRequirements"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES*, CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetSparseProperties"); }
 extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction*, unsigned int, CUmodule) { return rgpu::client::driver_unsupported("cuModuleEnumerateFunctions"); }
 extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int*, CUmodule) { return rgpu::client::driver_unsupported("cuModuleGetFunctionCount"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
 extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode*) { return rgpu::client::driver_unsupported("cuModuleGetLoadingMode"); }
-extern "C" CUresult CUDAAPI cuModuleGetSurfRef(CUsurfref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetSurfRef"); }
-extern "C" CUresult CUDAAPI cuModuleGetTexRef(CUtexref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetTexRef"); }
 extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle, CUdevice) { return rgpu::client::driver_unsupported("cuMulticastAddDevice"); }
 extern "C" CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindAddr"); }
 extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindMem"); }
@@ -390,7 +350,6 @@ extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunct
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSizeWithFlags"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialClusterSize"); }
 extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetSize"); }
-extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return rgpu::client::driver_unsupported("cuParamSetTexRef"); }
 extern "C" CUresult CUDAAPI cuParamSetf(CUfunction, int, float) { return rgpu::client::driver_unsupported("cuParamSetf"); }
 extern "C" CUresult CUDAAPI cuParamSeti(CUfunction, int, unsigned int) { return rgpu::client::driver_unsupported("cuParamSeti"); }
 extern "C" CUresult CUDAAPI cuParamSetv(CUfunction, int, void*, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetv"); }
@@ -459,51 +418,13 @@ extern "C" CUresult CUDAAPI cuStreamWriteValue64(CUstream, CUdeviceptr, cuuint64
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2"); }
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuSurfObjectCreate(CUsurfObject*, const CUDA_RESOURCE_DESC*) { return rgpu::client::driver_unsupported("cuSurfObjectCreate"); }
-extern "C" CUresult CUDAAPI cuSurfObjectDestroy(CUsurfObject) { return rgpu::client::driver_unsupported("cuSurfObjectDestroy"); }
-extern "C" CUresult CUDAAPI cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC*, CUsurfObject) { return rgpu::client::driver_unsupported("cuSurfObjectGetResourceDesc"); }
-extern "C" CUresult CUDAAPI cuSurfRefGetArray(CUarray*, CUsurfref) { return rgpu::client::driver_unsupported("cuSurfRefGetArray"); }
-extern "C" CUresult CUDAAPI cuSurfRefSetArray(CUsurfref, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuSurfRefSetArray"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2col"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2colWide"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeTiled"); }
 extern "C" CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap*, void*) { return rgpu::client::driver_unsupported("cuTensorMapReplaceAddress"); }
-extern "C" CUresult CUDAAPI cuTexObjectCreate(CUtexObject*, const CUDA_RESOURCE_DESC*, const CUDA_TEXTURE_DESC*, const CUDA_RESOURCE_VIEW_DESC*) { return rgpu::client::driver_unsupported("cuTexObjectCreate"); }
-extern "C" CUresult CUDAAPI cuTexObjectDestroy(CUtexObject) { return rgpu::client::driver_unsupported("cuTexObjectDestroy"); }
-extern "C" CUresult CUDAAPI cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC*, CUtexObject) { return rgpu::client::driver_unsupported("cuTexObjectGetResourceDesc"); }
-extern "C" CUresult CUDAAPI cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC*, CUtexObject) { return rgpu::client::driver_unsupported("cuTexObjectGetResourceViewDesc"); }
-extern "C" CUresult CUDAAPI cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC*, CUtexObject) { return rgpu::client::driver_unsupported("cuTexObjectGetTextureDesc"); }
-extern "C" CUresult CUDAAPI cuTexRefCreate(CUtexref*) { return rgpu::client::driver_unsupported("cuTexRefCreate"); }
-extern "C" CUresult CUDAAPI cuTexRefDestroy(CUtexref) { return rgpu::client::driver_unsupported("cuTexRefDestroy"); }
 extern "C" CUresult CUDAAPI cuTexRefGetAddress(CUdeviceptr_v1*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetAddress"); }
-extern "C" CUresult CUDAAPI cuTexRefGetAddressMode(CUaddress_mode*, CUtexref, int) { return rgpu::client::driver_unsupported("cuTexRefGetAddressMode"); }
-extern "C" CUresult CUDAAPI cuTexRefGetAddress_v2(CUdeviceptr*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetAddress_v2"); }
-extern "C" CUresult CUDAAPI cuTexRefGetArray(CUarray*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetArray"); }
-extern "C" CUresult CUDAAPI cuTexRefGetBorderColor(float*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetBorderColor"); }
-extern "C" CUresult CUDAAPI cuTexRefGetFilterMode(CUfilter_mode*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefGetFlags(unsigned int*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetFlags"); }
-extern "C" CUresult CUDAAPI cuTexRefGetFormat(CUarray_format*, int*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetFormat"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMaxAnisotropy(int*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMaxAnisotropy"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMipmapFilterMode(CUfilter_mode*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMipmapFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMipmapLevelBias(float*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMipmapLevelBias"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMipmapLevelClamp(float*, float*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMipmapLevelClamp"); }
-extern "C" CUresult CUDAAPI cuTexRefGetMipmappedArray(CUmipmappedArray*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress(unsigned int*, CUtexref, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress2D(CUtexref, const CUDA_ARRAY_DESCRIPTOR_v1*, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress2D_v2(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D_v2"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress2D_v3(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D_v3"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddressMode(CUtexref, int, CUaddress_mode) { return rgpu::client::driver_unsupported("cuTexRefSetAddressMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress_v2(size_t*, CUtexref, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress_v2"); }
-extern "C" CUresult CUDAAPI cuTexRefSetArray(CUtexref, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetArray"); }
-extern "C" CUresult CUDAAPI cuTexRefSetBorderColor(CUtexref, float*) { return rgpu::client::driver_unsupported("cuTexRefSetBorderColor"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFilterMode(CUtexref, CUfilter_mode) { return rgpu::client::driver_unsupported("cuTexRefSetFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFlags(CUtexref, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetFlags"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFormat(CUtexref, CUarray_format, int) { return rgpu::client::driver_unsupported("cuTexRefSetFormat"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMaxAnisotropy(CUtexref, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMaxAnisotropy"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapFilterMode(CUtexref, CUfilter_mode) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelBias(CUtexref, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelBias"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelClamp(CUtexref, float, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelClamp"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmappedArray(CUtexref, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode*) { return rgpu::client::driver_unsupported("cuThreadExchangeStreamCaptureMode"); }
 extern "C" CUresult CUDAAPI cuUserObjectCreate(CUuserObject*, void*, CUhostFn, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectCreate"); }
 extern "C" CUresult CUDAAPI cuUserObjectRelease(CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectRelease"); }

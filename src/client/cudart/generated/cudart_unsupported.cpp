@@ -18,24 +18,7 @@ cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, 
 cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync_ptsz(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy2DFromArray_ptds(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy2DToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy3DAsync_ptsz(const cudaMemcpy3DParms*, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DBatchAsync_ptsz(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms*, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms*);
-cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const cudaMemcpy3DParms*);
-cudaError_t CUDARTAPI cudaMemcpyArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
 cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyFromArray_ptds(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent);
 cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t);
 cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int);
 cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode);
@@ -81,17 +64,9 @@ cudaError_t CUDARTAPI cudaVDPAUGetDevice(void);
 cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 }
 
-extern "C" cudaError_t CUDARTAPI cudaArrayGetInfo(cudaChannelFormatDesc*, cudaExtent*, unsigned int*, cudaArray_t) { return rgpu::client::unsupported("cudaArrayGetInfo"); }
-extern "C" cudaError_t CUDARTAPI cudaArrayGetMemoryRequirements(cudaArrayMemoryRequirements*, cudaArray_t, int) { return rgpu::client::unsupported("cudaArrayGetMemoryRequirements"); }
-extern "C" cudaError_t CUDARTAPI cudaArrayGetPlane(cudaArray_t*, cudaArray_t, unsigned int) { return rgpu::client::unsupported("cudaArrayGetPlane"); }
-extern "C" cudaError_t CUDARTAPI cudaArrayGetSparseProperties(cudaArraySparseProperties*, cudaArray_t) { return rgpu::client::unsupported("cudaArrayGetSparseProperties"); }
 extern "C" cudaError_t CUDARTAPI cudaChooseDevice(int*, const cudaDeviceProp*) { return rgpu::client::unsupported("cudaChooseDevice"); }
-extern "C" cudaError_t CUDARTAPI cudaCreateSurfaceObject(cudaSurfaceObject_t*, const cudaResourceDesc*) { return rgpu::client::unsupported("cudaCreateSurfaceObject"); }
-extern "C" cudaError_t CUDARTAPI cudaCreateTextureObject(cudaTextureObject_t*, const cudaResourceDesc*, const cudaTextureDesc*, const cudaResourceViewDesc*) { return rgpu::client::unsupported("cudaCreateTextureObject"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t) { return rgpu::client::unsupported("cudaDestroyExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
-extern "C" cudaError_t CUDARTAPI cudaDestroySurfaceObject(cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaDestroySurfaceObject"); }
-extern "C" cudaError_t CUDARTAPI cudaDestroyTextureObject(cudaTextureObject_t) { return rgpu::client::unsupported("cudaDestroyTextureObject"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int*, int, int) { return rgpu::client::unsupported("cudaDeviceCanAccessPeer"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int) { return rgpu::client::unsupported("cudaDeviceDisablePeerAccess"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int, unsigned int) { return rgpu::client::unsupported("cudaDeviceEnablePeerAccess"); }
@@ -118,8 +93,6 @@ extern "C" cudaError_t CUDARTAPI cudaEventRecordWithFlags(cudaEvent_t, cudaStrea
 extern "C" cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, unsigned int) { return rgpu::client::unsupported("cudaEventRecordWithFlags_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedBuffer(void**, cudaExternalMemory_t, const cudaExternalMemoryBufferDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t*, cudaExternalMemory_t, const cudaExternalMemoryMipmappedArrayDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedMipmappedArray"); }
-extern "C" cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t) { return rgpu::client::unsupported("cudaFreeArray"); }
-extern "C" cudaError_t CUDARTAPI cudaFreeMipmappedArray(cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaFreeMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaFuncGetName(const char**, const void*) { return rgpu::client::unsupported("cudaFuncGetName"); }
 extern "C" cudaError_t CUDARTAPI cudaFuncGetParamInfo(const void*, size_t, size_t*, size_t*) { return rgpu::client::unsupported("cudaFuncGetParamInfo"); }
 extern "C" cudaError_t CUDARTAPI cudaFuncSetSharedMemConfig(const void*, cudaSharedMemConfig) { return rgpu::client::unsupported("cudaFuncSetSharedMemConfig"); }
@@ -132,14 +105,8 @@ extern "C" cudaError_t CUDARTAPI cudaGLSetGLDevice(void) { return rgpu::client::
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObject(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObjectAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnregisterBufferObject(void) { return rgpu::client::unsupported("cudaGLUnregisterBufferObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGetChannelDesc(cudaChannelFormatDesc*, cudaArray_const_t) { return rgpu::client::unsupported("cudaGetChannelDesc"); }
 extern "C" cudaError_t CUDARTAPI cudaGetFuncBySymbol(cudaFunction_t*, const void*) { return rgpu::client::unsupported("cudaGetFuncBySymbol"); }
 extern "C" cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t*, const void*) { return rgpu::client::unsupported("cudaGetKernel"); }
-extern "C" cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t*, cudaMipmappedArray_const_t, unsigned int) { return rgpu::client::unsupported("cudaGetMipmappedArrayLevel"); }
-extern "C" cudaError_t CUDARTAPI cudaGetSurfaceObjectResourceDesc(cudaResourceDesc*, cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaGetSurfaceObjectResourceDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceDesc(cudaResourceDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceViewDesc(cudaResourceViewDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceViewDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectTextureDesc(cudaTextureDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectTextureDesc"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddChildGraphNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaGraph_t) { return rgpu::client::unsupported("cudaGraphAddChildGraphNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddDependencies(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t) { return rgpu::client::unsupported("cudaGraphAddDependencies"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddEmptyNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t) { return rgpu::client::unsupported("cudaGraphAddEmptyNode"); }
@@ -264,11 +231,7 @@ extern "C" cudaError_t CUDARTAPI cudaLogsDumpToFile(cudaLogIterator*, const char
 extern "C" cudaError_t CUDARTAPI cudaLogsDumpToMemory(cudaLogIterator*, char*, size_t*, unsigned int) { return rgpu::client::unsupported("cudaLogsDumpToMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaLogsRegisterCallback(cudaLogsCallback_t, void*, cudaLogsCallbackHandle*) { return rgpu::client::unsupported("cudaLogsRegisterCallback"); }
 extern "C" cudaError_t CUDARTAPI cudaLogsUnregisterCallback(cudaLogsCallbackHandle) { return rgpu::client::unsupported("cudaLogsUnregisterCallback"); }
-extern "C" cudaError_t CUDARTAPI cudaMalloc3D(cudaPitchedPtr*, cudaExtent) { return rgpu::client::unsupported("cudaMalloc3D"); }
-extern "C" cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int) { return rgpu::client::unsupported("cudaMalloc3DArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t*, const cudaChannelFormatDesc*, size_t, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocManaged(void**, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocManaged"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaMallocMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) { return rgpu::client::unsupported("cudaMemAdvise"); }
 extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync_ptsz"); }
@@ -289,46 +252,10 @@ extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*,
 extern "C" cudaError_t CUDARTAPI cudaMemRangeGetAttribute(void*, size_t, cudaMemRangeAttribute, const void*, size_t) { return rgpu::client::unsupported("cudaMemRangeGetAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaMemRangeGetAttributes(void**, size_t*, cudaMemRangeAttribute*, size_t, const void*, size_t) { return rgpu::client::unsupported("cudaMemRangeGetAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaMemSetMemPool(cudaMemLocation*, cudaMemAllocationType, cudaMemPool_t) { return rgpu::client::unsupported("cudaMemSetMemPool"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DArrayToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DArrayToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArray(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DFromArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy2DFromArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync_ptsz(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy2DFromArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArray_ptds(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DFromArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DToArray(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy2DToArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy2DToArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3D(const cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaMemcpy3D"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DAsync(const cudaMemcpy3DParms*, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DAsync_ptsz(const cudaMemcpy3DParms*, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DBatchAsync(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DBatchAsync_ptsz(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeer(const cudaMemcpy3DPeerParms*) { return rgpu::client::unsupported("cudaMemcpy3DPeer"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync(const cudaMemcpy3DPeerParms*, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DPeerAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms*, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DPeerAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms*) { return rgpu::client::unsupported("cudaMemcpy3DPeer_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaMemcpy3D_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyArrayToArray(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyArrayToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyArrayToArray_ptds"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyBatchAsync(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyBatchAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArray(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyFromArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyFromArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyFromArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArray_ptds(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyFromArray_ptds"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyPeer(void*, int, const void*, int, size_t) { return rgpu::client::unsupported("cudaMemcpyPeer"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void*, int, const void*, int, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyPeerAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3D(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync(cudaPitchedPtr, int, cudaExtent, cudaStream_t) { return rgpu::client::unsupported("cudaMemset3DAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t) { return rgpu::client::unsupported("cudaMemset3DAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetMemoryRequirements(cudaArrayMemoryRequirements*, cudaMipmappedArray_t, int) { return rgpu::client::unsupported("cudaMipmappedArrayGetMemoryRequirements"); }
-extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetSparseProperties(cudaArraySparseProperties*, cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaMipmappedArrayGetSparseProperties"); }
 extern "C" cudaError_t CUDARTAPI cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, const void*, int, int) { return rgpu::client::unsupported("cudaOccupancyAvailableDynamicSMemPerBlock"); }
 extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxActiveClusters(int*, const void*, const cudaLaunchConfig_t*) { return rgpu::client::unsupported("cudaOccupancyMaxActiveClusters"); }
 extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxPotentialClusterSize(int*, const void*, const cudaLaunchConfig_t*) { return rgpu::client::unsupported("cudaOccupancyMaxPotentialClusterSize"); }

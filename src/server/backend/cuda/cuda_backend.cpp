@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "protocol/mem_pool_attr.hpp"
+#include "server/backend/cuda/cuda_arrays.hpp"
 #include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
 
 namespace rgpu::server {
@@ -256,6 +257,10 @@ class CudaBackend final : public CudaForwardedApi {
     return rt(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, as<CUfunction>(function), block_size,
                                                                    smem, flags));
   }
+  ArrayApi& arrays() override { return arrays_; }
+
+ private:
+  CudaArrays arrays_;
 };
 
 }  // namespace

@@ -9,6 +9,8 @@
 
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/kernel_params.hpp"
+#include "protocol/channel_format.hpp"
+#include "server/backend/host/host_arrays.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -448,6 +450,15 @@ class HostTestBackend final : public Backend {
     *greatest = -5;
     return cudaSuccess;
   }
+  // As an H100: 2^27 elements of any format rgpu takes.
+  int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* width, const cudaChannelFormatDesc* format,
+                                               int ordinal) override {
+    if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
+    if (!proto::channel_element_size(*format)) return cudaErrorInvalidValue;
+    *width = size_t{1} << 27;
+    return cudaSuccess;
+  }
+  ArrayApi& arrays() override { return arrays_; }
 
  private:
   Pool* current_pool(int ordinal) {
@@ -475,6 +486,7 @@ class HostTestBackend final : public Backend {
   std::map<int, size_t> limits_;
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
+  HostArrays arrays_;
 };
 
 }  // namespace

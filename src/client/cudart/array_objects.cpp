@@ -1,0 +1,66 @@
+#include "client/cudart/array_objects.hpp"
+
+#include "client/core/runtime.hpp"
+
+namespace rgpu::client {
+
+void ObjectValues::add(uint64_t value, const TextureObject& r) {
+  std::lock_guard lock(mutex_);
+  live_.emplace(value, r);
+}
+
+std::optional<TextureObject> ObjectValues::find(uint64_t value) const {
+  std::lock_guard lock(mutex_);
+  auto [first, last] = live_.equal_range(value);
+  if (first == last) return std::nullopt;
+  int current = Runtime::current_device();
+  for (auto it = first; it != last; ++it)
+    if (it->second.device == current) return it->second;
+  return first->second;
+}
+
+bool ObjectValues::remove(uint64_t value, int device) {
+  std::lock_guard lock(mutex_);
+  auto [first, last] = live_.equal_range(value);
+  for (auto it = first; it != last; ++it)
+    if (it->second.device == device) {
+      live_.erase(it);
+      return true;
+    }
+  return false;
+}
+
+void ObjectValues::forget_device(int device) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(live_, [&](const auto& v) { return v.second.device == device; });
+}
+
+ObjectRegistry<ArrayObject, cudaArray_t>& arrays() {
+  static auto* r = new ObjectRegistry<ArrayObject, cudaArray_t>;
+  return *r;
+}
+
+ObjectRegistry<MipmapObject, cudaMipmappedArray_t>& mipmapped_arrays() {
+  static auto* r = new ObjectRegistry<MipmapObject, cudaMipmappedArray_t>;
+  return *r;
+}
+
+ObjectValues& texture_objects() {
+  static auto* r = new ObjectValues;
+  return *r;
+}
+
+ObjectValues& surface_objects() {
+  static auto* r = new ObjectValues;
+  return *r;
+}
+
+void forget_array_objects(int device) {
+  for (cudaArray_t a : arrays().select([&](const ArrayObject& r) { return r.device == device; })) arrays().remove(a);
+  for (cudaMipmappedArray_t m : mipmapped_arrays().select([&](const MipmapObject& r) { return r.device == device; }))
+    mipmapped_arrays().remove(m);
+  texture_objects().forget_device(device);
+  surface_objects().forget_device(device);
+}
+
+}  // namespace rgpu::client
