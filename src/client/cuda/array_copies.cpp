@@ -17,17 +17,19 @@ namespace {
 
 cudaStream_t rt(CUstream s) { return reinterpret_cast<cudaStream_t>(s); }
 
-// A byte offset into an array, counted row after row, as the position of
-// that byte.
-cudaError_t array_at_offset(CUarray array, size_t offset, CopyEnd* out) {
+// count bytes at a byte offset into an array: the driver's linear array
+// copies stay within the array's first row (a whole 2-D array is
+// CUDA_ERROR_INVALID_VALUE, checked on the H100).
+cudaError_t array_at_offset(CUarray array, size_t offset, size_t count, CopyEnd* out) {
   cudaChannelFormatDesc desc;
   cudaExtent extent;
   auto a = reinterpret_cast<cudaArray_t>(array);
   if (cudaError_t e = cudaArrayGetInfo(&desc, &extent, nullptr, a)) return e;
   size_t row = rgpu::proto::channel_element_size(desc) * extent.width;
+  if (offset > row || count > row - offset) return cudaErrorInvalidValue;
   size_t element;
-  if (cudaError_t e = array_end(a, 0, offset / row, 0, out, &element)) return e;
-  out->x = offset % row;
+  if (cudaError_t e = array_end(a, 0, 0, 0, out, &element)) return e;
+  out->x = offset;
   return cudaSuccess;
 }
 
@@ -40,9 +42,9 @@ CUresult linear(CUarray dst_array, size_t dst_offset, const void* dst, bool dst_
   return through_runtime([&]() -> cudaError_t {
     CopyEnd d = memory_end(dst, dst_device), s = memory_end(src, src_device);
     if (dst_array)
-      if (cudaError_t e = array_at_offset(dst_array, dst_offset, &d)) return e;
+      if (cudaError_t e = array_at_offset(dst_array, dst_offset, count, &d)) return e;
     if (src_array)
-      if (cudaError_t e = array_at_offset(src_array, src_offset, &s)) return e;
+      if (cudaError_t e = array_at_offset(src_array, src_offset, count, &s)) return e;
     return copy_across_rows(d, s, count, rt(stream), async);
   });
 }

@@ -156,7 +156,11 @@ cudaError_t copy_3d_parms(const cudaMemcpy3DParms* p, cudaStream_t stream, bool 
     if (cudaError_t e = pointer_end(p->dstPtr.ptr, p->dstPtr.pitch, p->dstPtr.ysize, p->kind, false, &dst)) return e;
     dst.x = p->dstPos.x, dst.y = p->dstPos.y, dst.z = p->dstPos.z;
   }
-  // With an array on either side the width counts elements.
+  // With an array on either side the width, and the x position on a
+  // pointer side, count the array's elements (as CUDA does, checked on the
+  // H100).
+  if (!p->srcArray) src.x *= element;
+  if (!p->dstArray) dst.x *= element;
   return copy_3d(dst, src, p->extent.width * element, p->extent.height, p->extent.depth, stream, async);
 }
 

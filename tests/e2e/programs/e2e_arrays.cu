@@ -116,7 +116,7 @@ static void three_d() {
   cudaMemcpy3DParms across{};
   across.srcArray = a;
   across.dstPtr = lin;
-  across.dstPos = make_cudaPos(2 * sizeof(int2), 1, 1);
+  across.dstPos = make_cudaPos(2, 1, 1);  // elements: an array takes part
   across.extent = make_cudaExtent(w, h, d);
   across.kind = cudaMemcpyDeviceToDevice;
   OK(cudaMemcpy3D(&across));
@@ -146,7 +146,7 @@ static void three_d() {
   sub.srcArray = a;
   sub.srcPos = make_cudaPos(3, 1, 2);
   sub.dstPtr = make_cudaPitchedPtr(back.data(), w * sizeof(int2), w, h);
-  sub.dstPos = make_cudaPos(1 * sizeof(int2), 2, 0);
+  sub.dstPos = make_cudaPos(1, 2, 0);
   sub.extent = make_cudaExtent(4, 3, 2);
   sub.kind = cudaMemcpyDeviceToHost;
   OK(cudaMemcpy3D(&sub));
@@ -181,7 +181,7 @@ static void three_d() {
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpy3D(&sub));
   sub.srcPos = make_cudaPos(0, 0, 3);
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpy3D(&sub));
-  across.dstPos = make_cudaPos(2 * sizeof(int2), 1, 2);
+  across.dstPos = make_cudaPos(2, 1, 2);
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpy3D(&across));
   // Neither or both of array and pointer on a side.
   cudaMemcpy3DParms none{};
@@ -275,7 +275,7 @@ static void big() {
   cudaMemcpy3DParms down{};
   down.srcArray = a;
   down.dstPtr = make_cudaPitchedPtr(out.data(), hw * sizeof(float), hw, hh);
-  down.dstPos = make_cudaPos(2 * sizeof(float), 3, 1);
+  down.dstPos = make_cudaPos(2, 3, 1);
   down.extent = make_cudaExtent(w, h, d);
   down.kind = cudaMemcpyDeviceToHost;
   OK(cudaMemcpy3D(&down));

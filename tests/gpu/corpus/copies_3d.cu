@@ -55,7 +55,7 @@ int main() {
   CK(cudaMalloc3DArray(&a2, &fi, make_cudaExtent(W, H, D)));
   cudaMemcpy3DParms to_array{};
   to_array.srcPtr = p;
-  to_array.srcPos = make_cudaPos(3 * sizeof(int), 1, 2);
+  to_array.srcPos = make_cudaPos(3, 1, 2);  // in array elements, an array taking part
   to_array.dstArray = a;
   to_array.dstPos = make_cudaPos(5, 4, 1);
   to_array.extent = make_cudaExtent(20, 8, 4);
@@ -73,15 +73,22 @@ int main() {
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
   const int HW = 24, HH = 10;
-  std::vector<int> window(HW * HH * 4, -1);
+  std::vector<int> pageable(HW * HH * 4, -1);
   cudaMemcpy3DParms back{};
   back.srcArray = a2;
   back.srcPos = make_cudaPos(5, 4, 1);
-  back.dstPtr = make_cudaPitchedPtr(window.data(), HW * sizeof(int), HW, HH);
-  back.dstPos = make_cudaPos(2 * sizeof(int), 1, 0);
+  back.dstPtr = make_cudaPitchedPtr(pageable.data(), HW * sizeof(int), HW, HH);
+  back.dstPos = make_cudaPos(2, 1, 0);  // elements of the array, as the extent
   back.extent = make_cudaExtent(20, 8, 4);
   back.kind = cudaMemcpyDeviceToHost;
-  CK(cudaMemcpy3DAsync(&back, s));
+  // CUDA's answer for pageable memory, printed so that rgpu must agree.
+  printf("async 3-D copy into pageable memory: %s\n", cudaGetErrorName(cudaMemcpy3DAsync(&back, s)));
+  CK(cudaStreamSynchronize(s));
+  int* window;
+  CK(cudaMallocHost(&window, HW * HH * 4 * sizeof(int)));
+  for (int i = 0; i < HW * HH * 4; ++i) window[i] = -1;
+  back.dstPtr = make_cudaPitchedPtr(window, HW * sizeof(int), HW, HH);
+  printf("async 3-D copy into page-locked memory: %s\n", cudaGetErrorName(cudaMemcpy3DAsync(&back, s)));
   CK(cudaStreamSynchronize(s));
   bad = 0;
   for (int z = 0; z < 4; ++z)
@@ -95,6 +102,7 @@ int main() {
   EXPECT(bad == 0, "%d wrong in the array window", bad);
   printf("array window 20x8x4: wrong %d\n", bad);
 
+  CK(cudaFreeHost(window));
   CK(cudaStreamDestroy(s));
   CK(cudaFreeArray(a));
   CK(cudaFreeArray(a2));

@@ -47,7 +47,22 @@ int main() {
   EXPECT(got.Width == w && got.Height == h && got.Format == CU_AD_FORMAT_FLOAT && got.NumChannels == 1, "descriptor");
   std::vector<float> img(w * h);
   for (int i = 0; i < w * h; ++i) img[i] = float(i % 97) * 0.5f;
-  CU(cuMemcpyHtoA(a, 0, img.data(), img.size() * sizeof(float)));
+  // A linear copy into a 2-D array: CUDA's answer for a whole image and for
+  // its first row, printed so that rgpu must give the same.
+  const char* name;
+  cuGetErrorName(cuMemcpyHtoA(a, 0, img.data(), img.size() * sizeof(float)), &name);
+  printf("cuMemcpyHtoA whole 2-D array: %s\n", name);
+  cuGetErrorName(cuMemcpyHtoA(a, 0, img.data(), w * sizeof(float)), &name);
+  printf("cuMemcpyHtoA first row: %s\n", name);
+  CUDA_MEMCPY2D up{};
+  up.srcMemoryType = CU_MEMORYTYPE_HOST;
+  up.srcHost = img.data();
+  up.srcPitch = w * sizeof(float);
+  up.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  up.dstArray = a;
+  up.WidthInBytes = w * sizeof(float);
+  up.Height = h;
+  CU(cuMemcpy2D(&up));
 
   CUDA_RESOURCE_DESC res{};
   res.resType = CU_RESOURCE_TYPE_ARRAY;
