@@ -76,6 +76,15 @@ enum Op : uint16_t {
   kOpModuleGetFunction = 101,    // module handle + kernel name -> function and layout
   kOpModuleGetGlobal = 102,      // module handle + variable name -> address and size
 
+  // Launch attributes, libraries, runtime odds and ends: 600-699.
+  kOpLaunchKernelEx = 600,                 // as kOpLaunchKernel, then the launch attributes
+  kOpOccupancyMaxActiveClusters = 601,     // function + launch configuration -> clusters
+  kOpOccupancyMaxPotentialClusterSize = 602,
+  kOpOccupancyAvailableDynamicSMem = 603,  // function, blocks per SM, block size -> bytes
+  kOpModuleEnumerateFunctions = 604,       // module -> each kernel's name and description
+  kOpEventRecordWithFlags = 605,
+  kOpStreamCopyAttributes = 606,
+
   kOpFirstGenerated = 1000,
 };
 

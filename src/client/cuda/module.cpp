@@ -18,6 +18,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
+#include "client/cuda/module_loading.hpp"
 #include "fatbin/fatbin_container.hpp"
 #include "protocol/ops.hpp"
 
@@ -49,7 +50,11 @@ size_t image_size(const void* image) {
   return std::strlen(static_cast<const char*>(image)) + 1;
 }
 
-cudaError_t load(CUmodule* module, const void* image) {
+}  // namespace
+
+namespace rgpu::client {
+
+cudaError_t load_module(CUmodule* module, const void* image) {
   Call call(proto::kOpModuleLoadImage);
   if (cudaError_t e = call.to_current_device()) return e;
   size_t size;
@@ -65,16 +70,22 @@ cudaError_t load(CUmodule* module, const void* image) {
   return cudaSuccess;
 }
 
-cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
-  Call call(proto::kOpModuleGetFunction);
-  int32_t remote;
-  if (cudaError_t e = call.to_device(m->device, &remote)) return e;
-  call.args().put<uint64_t>(m->remote).put_string(name);
-  if (cudaError_t e = call.quiet().run()) return e;
+bool read_image_file(const char* path, std::vector<char>* image) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  image->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  image->push_back('\0');
+  return true;
+}
+
+namespace {
+
+// A kernel as the server described it (put_function): handle, dynamic
+// shared memory limit and parameter layout.
+CUfunction add_function(DriverModule* m, std::string name, proto::Reader& r) {
   auto f = std::make_unique<DriverFunction>();
   f->module = m;
-  f->name = name;
-  auto& r = call.reply();
+  f->name = std::move(name);
   f->kernel.function = r.get<uint64_t>();
   f->kernel.max_dynamic_shared = r.get<int32_t>();
   uint32_t n = r.get<uint32_t>();
@@ -83,7 +94,33 @@ cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
     f->kernel.args_size = std::max(f->kernel.args_size, p.offset + p.size);
     f->kernel.params.push_back(p);
   }
-  *out = DriverHandles::get().add(std::move(f));
+  return DriverHandles::get().add(std::move(f));
+}
+
+}  // namespace
+
+cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
+  Call call(proto::kOpModuleGetFunction);
+  int32_t remote;
+  if (cudaError_t e = call.to_device(m->device, &remote)) return e;
+  call.args().put<uint64_t>(m->remote).put_string(name);
+  if (cudaError_t e = call.quiet().run()) return e;
+  *out = add_function(m, name, call.reply());
+  return cudaSuccess;
+}
+
+cudaError_t enumerate_functions(DriverModule* m, std::vector<CUfunction>* out) {
+  Call call(proto::kOpModuleEnumerateFunctions);
+  int32_t remote;
+  if (cudaError_t e = call.to_device(m->device, &remote)) return e;
+  call.args().put<uint64_t>(m->remote);
+  if (cudaError_t e = call.quiet().run()) return e;
+  auto& r = call.reply();
+  out->resize(r.get<uint32_t>());
+  for (CUfunction& f : *out) {
+    std::string name = r.get_string();
+    f = add_function(m, std::move(name), r);
+  }
   return cudaSuccess;
 }
 
@@ -104,13 +141,13 @@ cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const 
   return cudaSuccess;
 }
 
-}  // namespace
+}  // namespace rgpu::client
 
 extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
   KeepLastError keep;
   if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  return to_cu(api([&] { return load(module, image); }));
+  return to_cu(api([&] { return load_module(module, image); }));
 }
 
 // JIT options only tune or report on compilation, which the server does.
@@ -126,11 +163,8 @@ extern "C" CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule* module, const void* 
 
 extern "C" CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
   if (!module || !fname) return CUDA_ERROR_INVALID_VALUE;
-  std::ifstream in(fname, std::ios::binary);
-  if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
-  std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // PTX files carry no terminator of their own.
-  image.push_back('\0');
+  std::vector<char> image;
+  if (!read_image_file(fname, &image)) return CUDA_ERROR_FILE_NOT_FOUND;
   return cuModuleLoadData(module, image.data());
 }
 

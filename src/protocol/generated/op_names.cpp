@@ -68,6 +68,13 @@ const char* op_name(uint16_t op) {
     case kOpModuleLoadImage: return "ModuleLoadImage";
     case kOpModuleGetFunction: return "ModuleGetFunction";
     case kOpModuleGetGlobal: return "ModuleGetGlobal";
+    case kOpLaunchKernelEx: return "LaunchKernelEx";
+    case kOpOccupancyMaxActiveClusters: return "OccupancyMaxActiveClusters";
+    case kOpOccupancyMaxPotentialClusterSize: return "OccupancyMaxPotentialClusterSize";
+    case kOpOccupancyAvailableDynamicSMem: return "OccupancyAvailableDynamicSMem";
+    case kOpModuleEnumerateFunctions: return "ModuleEnumerateFunctions";
+    case kOpEventRecordWithFlags: return "EventRecordWithFlags";
+    case kOpStreamCopyAttributes: return "StreamCopyAttributes";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

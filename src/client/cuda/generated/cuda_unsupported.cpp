@@ -208,10 +208,6 @@ extern "C" CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle*, CUdeviceptr) { re
 extern "C" CUresult CUDAAPI cuIpcOpenEventHandle(CUevent*, CUipcEventHandle) { return rgpu::client::driver_unsupported("cuIpcOpenEventHandle"); }
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle"); }
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
-extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelGetAttribute"); }
-extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
-extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetAttribute"); }
-extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetCacheConfig"); }
 extern "C" CUresult CUDAAPI cuLaunch(CUfunction) { return rgpu::client::driver_unsupported("cuLaunch"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernel"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
@@ -220,9 +216,6 @@ extern "C" CUresult CUDAAPI cuLaunchGrid(CUfunction, int, int) { return rgpu::cl
 extern "C" CUresult CUDAAPI cuLaunchGridAsync(CUfunction, int, int, CUstream) { return rgpu::client::driver_unsupported("cuLaunchGridAsync"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc_ptsz"); }
-extern "C" CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel*, unsigned int, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryEnumerateKernels"); }
-extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetGlobal"); }
-extern "C" CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int*, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryGetKernelCount"); }
 extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
 extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
 extern "C" CUresult CUDAAPI cuLinkAddData(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddData"); }
@@ -384,11 +377,8 @@ extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, siz
 extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) { return rgpu::client::driver_unsupported("cuMulticastCreate"); }
 extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
 extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
-extern "C" CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t*, CUfunction, int, int) { return rgpu::client::driver_unsupported("cuOccupancyAvailableDynamicSMemPerBlock"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveClusters"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSize"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSizeWithFlags"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialClusterSize"); }
 extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetSize"); }
 extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return rgpu::client::driver_unsupported("cuParamSetTexRef"); }
 extern "C" CUresult CUDAAPI cuParamSetf(CUfunction, int, float) { return rgpu::client::driver_unsupported("cuParamSetf"); }

@@ -1,5 +1,6 @@
 #include "server/backend/host/host_backend.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@ constexpr int kMultiprocessors = 4;
 constexpr size_t kDeviceMemory = 4ull << 30;
 constexpr int kMaxThreadsPerBlock = 1024;
 constexpr int kSharedMemOptin = 227 * 1024;
+constexpr int kMaxPortableClusterSize = 8;
 
 struct Kernel {
   std::vector<KernelParam> params;
@@ -53,6 +55,28 @@ std::vector<fatbin::KernelInfo> kernels_in_image(std::span<const std::byte> imag
   if (text.find(".version") == std::string_view::npos || text.find(".target") == std::string_view::npos)
     throw fatbin::FormatError("neither a fat binary, a cubin nor PTX");
   return fatbin::kernels_in_ptx(text);
+}
+
+const cudaLaunchAttribute* find_attribute(const LaunchConfig& c, cudaLaunchAttributeID id) {
+  for (const auto& a : c.attributes)
+    if (a.id == id) return &a;
+  return nullptr;
+}
+
+bool cooperative(const LaunchConfig& c) {
+  const cudaLaunchAttribute* a = find_attribute(c, cudaLaunchAttributeCooperative);
+  return c.cooperative || (a && a->val.cooperative);
+}
+
+// As the GPU: a cluster divides the grid and holds at most 8 blocks.
+int32_t check_clusters(const LaunchConfig& c) {
+  const cudaLaunchAttribute* a = find_attribute(c, cudaLaunchAttributeClusterDimension);
+  if (!a) return cudaSuccess;
+  const auto& d = a->val.clusterDim;
+  if (d.x == 0 || d.y == 0 || d.z == 0) return cudaErrorInvalidValue;
+  if (c.grid.x % d.x || c.grid.y % d.y || c.grid.z % d.z) return cudaErrorInvalidValue;
+  if (uint64_t{d.x} * d.y * d.z > kMaxPortableClusterSize) return cudaErrorInvalidClusterSize;
+  return cudaSuccess;
 }
 
 template <typename T>
@@ -374,9 +398,10 @@ class HostTestBackend final : public Backend {
     if (threads == 0 || threads > kMaxThreadsPerBlock || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
       return cudaErrorInvalidValue;
     if (c.shared_mem > static_cast<uint32_t>(k->max_dynamic_shared)) return cudaErrorInvalidValue;
+    if (int32_t e = check_clusters(c)) return e;
     // All blocks of a cooperative grid must fit on the device at once.
     uint64_t blocks = uint64_t{c.grid.x} * c.grid.y * c.grid.z;
-    if (c.cooperative && blocks > kMultiprocessors * std::min<uint64_t>(32, 2048 / threads))
+    if (cooperative(c) && blocks > kMultiprocessors * std::min<uint64_t>(32, 2048 / threads))
       return cudaErrorCooperativeLaunchTooLarge;
     ++launches_;
     return cudaSuccess;
@@ -401,6 +426,50 @@ class HostTestBackend final : public Backend {
   int32_t occupancy_max_active_blocks(int* blocks, Handle, int block_size, size_t, unsigned) override {
     if (block_size <= 0) return cudaErrorInvalidValue;
     *blocks = std::min(32, 2048 / block_size);
+    return cudaSuccess;
+  }
+
+  int32_t occupancy_max_active_clusters(int* clusters, Handle, const LaunchConfig& c) override {
+    uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
+    if (threads == 0 || threads > kMaxThreadsPerBlock) return cudaErrorInvalidValue;
+    const cudaLaunchAttribute* dim = find_attribute(c, cudaLaunchAttributeClusterDimension);
+    if (!dim) return cudaErrorInvalidClusterSize;
+    uint64_t size = uint64_t{dim->val.clusterDim.x} * dim->val.clusterDim.y * dim->val.clusterDim.z;
+    if (size == 0 || size > kMaxPortableClusterSize) return cudaErrorInvalidClusterSize;
+    *clusters = static_cast<int>(kMultiprocessors * std::min<uint64_t>(32, 2048 / threads) / size);
+    return cudaSuccess;
+  }
+  int32_t occupancy_max_potential_cluster_size(int* size, Handle, const LaunchConfig& c) override {
+    uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
+    if (threads == 0 || threads > kMaxThreadsPerBlock) return cudaErrorInvalidValue;
+    *size = kMaxPortableClusterSize;
+    return cudaSuccess;
+  }
+  int32_t occupancy_available_dynamic_smem(size_t* bytes, Handle, int blocks, int block_size) override {
+    if (blocks <= 0 || block_size <= 0 || block_size > kMaxThreadsPerBlock) return cudaErrorInvalidValue;
+    // Each block keeps 1 KiB of the multiprocessor's 228 KiB for the system.
+    size_t per_block = 228 * 1024 / static_cast<size_t>(blocks);
+    *bytes = per_block > 1024 ? std::min<size_t>(per_block - 1024, kSharedMemOptin) : 0;
+    return cudaSuccess;
+  }
+  int32_t module_function_names(Handle module, std::vector<std::string>* names) override {
+    std::lock_guard lock(mutex_);
+    names->clear();
+    for (const auto& [name, kernel] : as<Module>(module)->kernels) names->push_back(name);
+    std::sort(names->begin(), names->end());
+    return cudaSuccess;
+  }
+  int32_t event_record_with_flags(Handle event, Handle stream, unsigned flags) override {
+    if (flags & ~cudaEventRecordExternal) return cudaErrorInvalidValue;
+    return event_record(event, stream);
+  }
+  int32_t stream_copy_attributes(Handle dst, Handle src) override {
+    std::lock_guard lock(mutex_);
+    std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> copied;
+    for (const auto& [key, value] : stream_attributes_)
+      if (key.first == src) copied[{dst, key.second}] = value;
+    std::erase_if(stream_attributes_, [&](const auto& a) { return a.first.first == dst; });
+    stream_attributes_.merge(copied);
     return cudaSuccess;
   }
 

@@ -1,0 +1,24 @@
+// The steps of the driver's module calls that the runtime's libraries
+// (cudaLibrary*) share: errors as cudaError_t, run inside api().
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "client/cuda/module_handles.hpp"
+
+namespace rgpu::client {
+
+// A whole image (fat binary, cubin or PTX) loaded on the current device.
+cudaError_t load_module(CUmodule* module, const void* image);
+// A file's contents, NUL-terminated (PTX files carry no terminator); false
+// when it cannot be read.
+bool read_image_file(const char* path, std::vector<char>* image);
+// A kernel of the module by name (cudaErrorInvalidDeviceFunction or
+// cudaErrorSymbolNotFound when it has none of that name).
+cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name);
+// Every kernel of the module, each a new handle.
+cudaError_t enumerate_functions(DriverModule* m, std::vector<CUfunction>* out);
+cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name);
+
+}  // namespace rgpu::client

@@ -1,0 +1,81 @@
+// Choosing a device by what it is: by properties (cudaChooseDevice) or by
+// PCI bus id (cudaDeviceGetByPCIBusId), over the properties and bus ids the
+// servers report for the application's devices.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <tuple>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/runtime.hpp"
+
+using namespace rgpu::client;
+
+namespace {
+
+struct PciAddress {
+  unsigned domain = 0, bus = 0, device = 0, function = 0;
+  bool operator==(const PciAddress&) const = default;
+};
+
+// "domain:bus:device.function" or "bus:device.function", in hex.
+bool parse_pci(const char* text, PciAddress* a) {
+  int end = -1;
+  if (std::sscanf(text, "%x:%x:%x.%x%n", &a->domain, &a->bus, &a->device, &a->function, &end) == 4 &&
+      text[end] == '\0')
+    return true;
+  *a = PciAddress{};
+  end = -1;
+  return std::sscanf(text, "%x:%x.%x%n", &a->bus, &a->device, &a->function, &end) == 3 && text[end] == '\0';
+}
+
+}  // namespace
+
+// As CUDA: the device whose compute capability and memory best meet *prop;
+// a field left zero asks nothing. Ties go to the lowest ordinal.
+extern "C" cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp* prop) {
+  return api([&]() -> cudaError_t {
+    if (!device || !prop) return cudaErrorInvalidValue;
+    Runtime& rt = Runtime::get();
+    if (cudaError_t e = rt.ensure_init()) return e;
+    int best = -1;
+    std::tuple<bool, bool, int, int> best_score;
+    for (int i = 0; i < rt.device_count(); ++i) {
+      const cudaDeviceProp* p;
+      if (cudaError_t e = rt.properties(i, &p)) return e;
+      std::tuple<bool, bool, int, int> score{
+          std::tie(p->major, p->minor) >= std::tie(prop->major, prop->minor),
+          p->totalGlobalMem >= prop->totalGlobalMem, p->major == prop->major && p->minor == prop->minor,
+          p->multiProcessorCount};
+      if (best < 0 || score > best_score) {
+        best = i;
+        best_score = score;
+      }
+    }
+    if (best < 0) return cudaErrorNoDevice;
+    *device = best;
+    return cudaSuccess;
+  });
+}
+
+// Two servers' GPUs may sit at the same bus address: the first device wins.
+extern "C" cudaError_t cudaDeviceGetByPCIBusId(int* device, const char* pciBusId) {
+  return api([&]() -> cudaError_t {
+    if (!device || !pciBusId) return cudaErrorInvalidValue;
+    PciAddress wanted;
+    if (!parse_pci(pciBusId, &wanted)) return cudaErrorInvalidValue;
+    Runtime& rt = Runtime::get();
+    if (cudaError_t e = rt.ensure_init()) return e;
+    for (int i = 0; i < rt.device_count(); ++i) {
+      const cudaDeviceProp* p;
+      if (cudaError_t e = rt.properties(i, &p)) return e;
+      PciAddress a{static_cast<unsigned>(p->pciDomainID), static_cast<unsigned>(p->pciBusID),
+                   static_cast<unsigned>(p->pciDeviceID), 0};
+      if (a == wanted) {
+        *device = i;
+        return cudaSuccess;
+      }
+    }
+    return cudaErrorInvalidDevice;
+  });
+}
