@@ -1,0 +1,150 @@
+// Libraries through both APIs: cudaLibrary* and cuLibrary* load the
+// driver-API kernels (PTX, fat binary), enumerate and look up kernels and
+// globals; a library's kernel launches through cudaLaunchKernel and
+// cuLaunchKernel(Ex) with attributes; a runtime cudaKernel_t launches
+// through cuLaunchKernel; kernel attributes per device; cluster occupancy
+// through the driver; bad handles.
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "driver_check.h"
+
+__global__ void fill(int* out, int value) {
+  if (threadIdx.x == 0) out[blockIdx.x] = value;
+}
+
+int main() {
+  std::ifstream in(RGPU_PTX_FILE);
+  std::string ptx((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  // The runtime's libraries.
+  cudaLibrary_t lib;
+  OK(cudaLibraryLoadData(&lib, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  unsigned count = 0;
+  OK(cudaLibraryGetKernelCount(&count, lib));
+  CHECK(count == 2);
+  std::vector<cudaKernel_t> kernels(count);
+  OK(cudaLibraryEnumerateKernels(kernels.data(), count, lib));
+  std::set<std::string> names;
+  for (cudaKernel_t k : kernels) {
+    const char* name = nullptr;
+    OK(cudaFuncGetName(&name, reinterpret_cast<void*>(k)));
+    if (name) names.insert(name);
+  }
+  CHECK(names == (std::set<std::string>{"scale", "vadd"}));
+  cudaKernel_t vadd;
+  OK(cudaLibraryGetKernel(&vadd, lib, "vadd"));
+  EXPECT_STATUS(cudaErrorSymbolNotFound, cudaLibraryGetKernel(&vadd, lib, "no_such_kernel"));
+  size_t offset = 0, size = 0;
+  OK(cudaFuncGetParamInfo(reinterpret_cast<void*>(vadd), 3, &offset, &size));
+  CHECK(offset == 24 && size == 4);
+
+  const int n = 256;
+  float *a, *b, *c;
+  OK(cudaMalloc(&a, n * sizeof(float)));
+  OK(cudaMalloc(&b, n * sizeof(float)));
+  OK(cudaMalloc(&c, n * sizeof(float)));
+  int count_arg = n;
+  void* args[] = {&a, &b, &c, &count_arg};
+  OK(cudaLaunchKernel(reinterpret_cast<void*>(vadd), dim3(2), dim3(128), args, 0, nullptr));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(2);
+  config.blockDim = dim3(128);
+  cudaLaunchAttribute priority;
+  std::memset(&priority, 0, sizeof priority);
+  priority.id = cudaLaunchAttributePriority;
+  priority.val.priority = 0;
+  config.attrs = &priority;
+  config.numAttrs = 1;
+  OK(cudaLaunchKernelExC(&config, reinterpret_cast<void*>(vadd), args));
+  OK(cudaKernelSetAttributeForDevice(vadd, cudaFuncAttributeMaxDynamicSharedMemorySize, 32 * 1024, 0));
+  OK(cudaLaunchKernel(reinterpret_cast<void*>(vadd), dim3(2), dim3(128), args, 32 * 1024, nullptr));
+  OK(cudaDeviceSynchronize());
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaLibraryGetKernelCount(nullptr, lib));
+  OK(cudaLibraryUnload(lib));
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaLibraryUnload(lib));
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaLibraryGetKernelCount(&count, lib));
+  OK(cudaLibraryLoadFromFile(&lib, RGPU_FATBIN_FILE, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  OK(cudaLibraryGetKernel(&vadd, lib, "vadd"));
+  OK(cudaLaunchKernel(reinterpret_cast<void*>(vadd), dim3(2), dim3(128), args, 0, nullptr));
+  OK(cudaDeviceSynchronize());
+  OK(cudaLibraryUnload(lib));
+  EXPECT_STATUS(cudaErrorInvalidValue,
+                cudaLibraryLoadFromFile(&lib, "/nonexistent/kernels.ptx", nullptr, nullptr, 0, nullptr, nullptr, 0));
+
+  // The driver's libraries.
+  CU_OK(cuInit(0));
+  CUlibrary library;
+  CU_OK(cuLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CU_OK(cuLibraryGetKernelCount(&count, library));
+  CHECK(count == 2);
+  CUkernel first[1];
+  CU_OK(cuLibraryEnumerateKernels(first, 1, library));
+  CUlibrary owner;
+  CU_OK(cuKernelGetLibrary(&owner, first[0]));
+  CHECK(owner == library);
+  CUkernel kernel;
+  CU_OK(cuLibraryGetKernel(&kernel, library, "vadd"));
+  int max_threads = 0;
+  CU_OK(cuKernelGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, 0));
+  CHECK(max_threads > 0);
+  CU_OK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 16 * 1024, kernel, 0));
+  CU_OK(cuKernelSetCacheConfig(kernel, CU_FUNC_CACHE_PREFER_SHARED, 0));
+  CU_OK(cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 2, 1, 1, 128, 1, 1, 16 * 1024, nullptr, args,
+                       nullptr));
+  CUlaunchAttribute attrs[2];
+  std::memset(attrs, 0, sizeof attrs);
+  attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attrs[0].value.clusterDim.x = 2;
+  attrs[0].value.clusterDim.y = attrs[0].value.clusterDim.z = 1;
+  attrs[1].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+  CUlaunchConfig cfg = {};
+  cfg.gridDimX = 2;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = 128;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.attrs = attrs;
+  cfg.numAttrs = 2;
+  CU_OK(cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(kernel), args, nullptr));
+  int clusters = 0, cluster_size = 0;
+  CU_OK(cuOccupancyMaxActiveClusters(&clusters, reinterpret_cast<CUfunction>(kernel), &cfg));
+  CHECK(clusters > 0);
+  CU_OK(cuOccupancyMaxPotentialClusterSize(&cluster_size, reinterpret_cast<CUfunction>(kernel), &cfg));
+  CHECK(cluster_size > 0);
+  size_t smem = 0;
+  CU_OK(cuOccupancyAvailableDynamicSMemPerBlock(&smem, reinterpret_cast<CUfunction>(kernel), 1, 128));
+  CHECK(smem > 0);
+  CU_OK(cuCtxSynchronize());
+  CU_OK(cuLibraryUnload(library));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetKernelCount(&count, library));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuKernelGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel, 0));
+
+  // A runtime kernel handle launches through the driver.
+  int* out;
+  OK(cudaMalloc(&out, 4 * sizeof(int)));
+  cudaKernel_t fill_kernel;
+  OK(cudaGetKernel(&fill_kernel, reinterpret_cast<void*>(fill)));
+  int value = 7;
+  void* fill_args[] = {&out, &value};
+  CU_OK(cuLaunchKernel(reinterpret_cast<CUfunction>(fill_kernel), 4, 1, 1, 32, 1, 1, 0, nullptr, fill_args,
+                       nullptr));
+  cudaFunction_t fill_function;
+  OK(cudaGetFuncBySymbol(&fill_function, reinterpret_cast<void*>(fill)));
+  CU_OK(cuLaunchKernel(reinterpret_cast<CUfunction>(fill_function), 4, 1, 1, 32, 1, 1, 0, nullptr, fill_args,
+                       nullptr));
+  CU_OK(cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                           reinterpret_cast<CUfunction>(fill_function)));
+  CHECK(max_threads > 0);
+  OK(cudaDeviceSynchronize());
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE,
+            cuLaunchKernel(reinterpret_cast<CUfunction>(&value), 1, 1, 1, 32, 1, 1, 0, nullptr, fill_args, nullptr));
+  OK(cudaFree(out));
+  OK(cudaFree(a));
+  OK(cudaFree(b));
+  OK(cudaFree(c));
+  return finish();
+}
