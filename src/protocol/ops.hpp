@@ -84,6 +84,7 @@ enum Op : uint16_t {
   kOpModuleEnumerateFunctions = 604,       // module -> each kernel's name and description
   kOpEventRecordWithFlags = 605,
   kOpStreamCopyAttributes = 606,
+  kOpFuncSetSharedMemConfig = 607,
 
   kOpFirstGenerated = 1000,
 };

@@ -159,6 +159,12 @@ extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache
   return set_cache_config(kernel, dev, config);
 }
 
+extern "C" CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
+  return function_call(
+      hfunc, kHomeDevice, proto::kOpFuncSetSharedMemConfig, [&](proto::Writer& w) { w.put<int32_t>(config); },
+      [](proto::Reader&, int) {});
+}
+
 extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func,
                                                                                  int blockSize, size_t dynamicSMemSize,
                                                                                  unsigned int flags) {

@@ -150,6 +150,16 @@ extern "C" cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache ca
   });
 }
 
+extern "C" cudaError_t cudaFuncSetSharedMemConfig(const void* func, cudaSharedMemConfig config) {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpFuncSetSharedMemConfig);
+    const LoadedKernel* lk;
+    if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
+    call.args().put<uint64_t>(lk->function).put<int32_t>(config);
+    return call.run();
+  });
+}
+
 extern "C" cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func,
                                                                               int blockSize,
                                                                               size_t dynamicSMemSize,

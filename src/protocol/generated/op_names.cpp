@@ -75,6 +75,7 @@ const char* op_name(uint16_t op) {
     case kOpModuleEnumerateFunctions: return "ModuleEnumerateFunctions";
     case kOpEventRecordWithFlags: return "EventRecordWithFlags";
     case kOpStreamCopyAttributes: return "StreamCopyAttributes";
+    case kOpFuncSetSharedMemConfig: return "FuncSetSharedMemConfig";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

@@ -133,6 +133,7 @@ class Backend : public ForwardedApi {
   virtual int32_t module_function_names(Handle module, std::vector<std::string>* names) = 0;
   virtual int32_t event_record_with_flags(Handle event, Handle stream, unsigned flags) = 0;
   virtual int32_t stream_copy_attributes(Handle dst, Handle src) = 0;
+  virtual int32_t func_set_shared_mem_config(Handle function, cudaSharedMemConfig config) = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

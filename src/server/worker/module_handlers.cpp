@@ -107,6 +107,14 @@ int32_t func_set_cache_config(SessionContext& s, Request& req, proto::Writer&) {
   return s.backend().func_set_cache_config(fn, static_cast<cudaFuncCache>(config));
 }
 
+int32_t func_set_shared_mem_config(SessionContext& s, Request& req, proto::Writer&) {
+  auto fn = req.args.get<uint64_t>();
+  auto config = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
+  return s.backend().func_set_shared_mem_config(fn, static_cast<cudaSharedMemConfig>(config));
+}
+
 int32_t occupancy_max_active_blocks(SessionContext& s, Request& req, proto::Writer& out) {
   auto fn = req.args.get<uint64_t>();
   auto block = req.args.get<int32_t>();
@@ -145,6 +153,7 @@ void register_module_handlers(Dispatcher& d) {
   d.add(proto::kOpFuncGetAttributes, func_get_attributes);
   d.add(proto::kOpFuncSetAttribute, func_set_attribute);
   d.add(proto::kOpFuncSetCacheConfig, func_set_cache_config);
+  d.add(proto::kOpFuncSetSharedMemConfig, func_set_shared_mem_config);
   d.add(proto::kOpOccupancyMaxActiveBlocks, occupancy_max_active_blocks);
 }
 

@@ -150,6 +150,13 @@ int main() {
   OK(cudaFuncGetParamInfo(reinterpret_cast<void*>(plain), 1, &offset, &size));
   CHECK(offset == 8 && size == 1);
   EXPECT_STATUS(cudaErrorInvalidValue, cudaFuncGetParamInfo(reinterpret_cast<void*>(plain), 3, &offset, &size));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // still exported, still forwarded
+  OK(cudaFuncSetSharedMemConfig(reinterpret_cast<void*>(plain), cudaSharedMemBankSizeFourByte));
+  EXPECT_STATUS(cudaErrorInvalidValue,
+                cudaFuncSetSharedMemConfig(reinterpret_cast<void*>(plain), static_cast<cudaSharedMemConfig>(7)));
+  EXPECT_STATUS(cudaErrorInvalidDeviceFunction, cudaFuncSetSharedMemConfig(&count, cudaSharedMemBankSizeDefault));
+#pragma GCC diagnostic pop
   cudaFunction_t function = nullptr;
   OK(cudaGetFuncBySymbol(&function, reinterpret_cast<void*>(plain)));
   CHECK(function != nullptr);

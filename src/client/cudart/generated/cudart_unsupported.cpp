@@ -112,7 +112,6 @@ extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedBuffer(void**, cudaE
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t*, cudaExternalMemory_t, const cudaExternalMemoryMipmappedArrayDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t) { return rgpu::client::unsupported("cudaFreeArray"); }
 extern "C" cudaError_t CUDARTAPI cudaFreeMipmappedArray(cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaFreeMipmappedArray"); }
-extern "C" cudaError_t CUDARTAPI cudaFuncSetSharedMemConfig(const void*, cudaSharedMemConfig) { return rgpu::client::unsupported("cudaFuncSetSharedMemConfig"); }
 extern "C" cudaError_t CUDARTAPI cudaGLGetDevices(void) { return rgpu::client::unsupported("cudaGLGetDevices"); }
 extern "C" cudaError_t CUDARTAPI cudaGLMapBufferObject(void) { return rgpu::client::unsupported("cudaGLMapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLMapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLMapBufferObjectAsync"); }

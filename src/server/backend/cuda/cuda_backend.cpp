@@ -309,6 +309,13 @@ class CudaBackend final : public CudaForwardedApi {
   int32_t stream_copy_attributes(Handle dst, Handle src) override {
     return cudaStreamCopyAttributes(as<cudaStream_t>(dst), as<cudaStream_t>(src));
   }
+  int32_t func_set_shared_mem_config(Handle function, cudaSharedMemConfig config) override {
+    // Deprecated, still exported: the application asked for it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return rt(cuFuncSetSharedMemConfig(as<CUfunction>(function), static_cast<CUsharedconfig>(config)));
+#pragma GCC diagnostic pop
+  }
 };
 
 }  // namespace

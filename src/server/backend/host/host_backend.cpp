@@ -463,6 +463,10 @@ class HostTestBackend final : public Backend {
     if (flags & ~cudaEventRecordExternal) return cudaErrorInvalidValue;
     return event_record(event, stream);
   }
+  int32_t func_set_shared_mem_config(Handle, cudaSharedMemConfig config) override {
+    return config >= cudaSharedMemBankSizeDefault && config <= cudaSharedMemBankSizeEightByte ? cudaSuccess
+                                                                                             : cudaErrorInvalidValue;
+  }
   int32_t stream_copy_attributes(Handle dst, Handle src) override {
     std::lock_guard lock(mutex_);
     std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> copied;
