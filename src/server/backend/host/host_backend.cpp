@@ -491,6 +491,7 @@ class HostTestBackend final : public Backend {
       case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
       case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
       case cudaDevAttrCooperativeLaunch: *value = 1; break;
+      case cudaDevAttrClusterLaunch: *value = 1; break;
       default: return cudaErrorInvalidValue;
     }
     return cudaSuccess;
