@@ -1,6 +1,7 @@
 // Choosing a device by what it is: by properties (cudaChooseDevice) or by
 // PCI bus id (cudaDeviceGetByPCIBusId), over the properties and bus ids the
-// servers report for the application's devices.
+// servers report for the application's devices; and the list of devices a
+// thread that chose none may use (cudaSetValidDevices).
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -54,6 +55,22 @@ extern "C" cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp* prop)
     }
     if (best < 0) return cudaErrorNoDevice;
     *device = best;
+    return cudaSuccess;
+  });
+}
+
+// Every device works once its server is connected, so CUDA's "first device
+// of the list that works" is the list's first: it becomes the device of the
+// threads that never chose one. An empty list restores device 0.
+extern "C" cudaError_t cudaSetValidDevices(int* device_arr, int len) {
+  return api([&]() -> cudaError_t {
+    if (len < 0 || (len > 0 && !device_arr)) return cudaErrorInvalidValue;
+    Runtime& rt = Runtime::get();
+    if (cudaError_t e = rt.ensure_init()) return e;
+    if (len > rt.device_count()) return cudaErrorInvalidValue;
+    for (int i = 0; i < len; ++i)
+      if (!rt.device(device_arr[i])) return cudaErrorInvalidDevice;
+    Runtime::set_implicit_device(len ? device_arr[0] : 0);
     return cudaSuccess;
   });
 }

@@ -1,6 +1,8 @@
-// Choosing a device by properties and by PCI bus id, over two GPUs.
+// Choosing a device by properties and by PCI bus id, and the valid-device
+// list of threads that chose none, over two GPUs.
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "check.h"
 
@@ -42,5 +44,36 @@ int main() {
   OK(cudaChooseDevice(&device, &want));
   CHECK(device >= 0 && device < count);
   EXPECT_STATUS(cudaErrorInvalidValue, cudaChooseDevice(&device, nullptr));
+
+  // A thread that never chose a device gets the list's first.
+  int valid[] = {1, 0};
+  OK(cudaSetValidDevices(valid, 2));
+  OK(cudaGetDevice(&device));
+  CHECK(device == 1);
+  std::thread([] {
+    int d = -1;
+    OK(cudaGetDevice(&d));
+    CHECK(d == 1);
+    void* p = nullptr;
+    OK(cudaMalloc(&p, 64));
+    cudaPointerAttributes attr;
+    OK(cudaPointerGetAttributes(&attr, p));
+    CHECK(attr.device == 1);
+    OK(cudaFree(p));
+  }).join();
+  std::thread([] {
+    OK(cudaSetDevice(0));
+    int d = -1;
+    OK(cudaGetDevice(&d));
+    CHECK(d == 0);
+  }).join();
+  int bad[] = {0, 7};
+  EXPECT_STATUS(cudaErrorInvalidDevice, cudaSetValidDevices(bad, 2));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaSetValidDevices(nullptr, 1));
+  int too_many[] = {0, 1, 0};
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaSetValidDevices(too_many, 3));
+  OK(cudaSetValidDevices(nullptr, 0));
+  OK(cudaGetDevice(&device));
+  CHECK(device == 0);
   return finish();
 }

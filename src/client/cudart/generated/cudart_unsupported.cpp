@@ -306,7 +306,6 @@ extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cud
 extern "C" cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D_ptds"); }
 extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetMemoryRequirements(cudaArrayMemoryRequirements*, cudaMipmappedArray_t, int) { return rgpu::client::unsupported("cudaMipmappedArrayGetMemoryRequirements"); }
 extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetSparseProperties(cudaArraySparseProperties*, cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaMipmappedArrayGetSparseProperties"); }
-extern "C" cudaError_t CUDARTAPI cudaSetValidDevices(int*, int) { return rgpu::client::unsupported("cudaSetValidDevices"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync"); }
