@@ -150,6 +150,9 @@ LIMITS = [
     "A library's kernel lives on the device current when the library was loaded; "
     "cuKernelGetAttribute/SetAttribute/SetCacheConfig for another device return "
     "CUDA_ERROR_INVALID_DEVICE. cuLibraryEnumerateKernels hands out new handles at each call.",
+    "cuLogs* report rgpu's own error log: the errors and warnings this process's rgpu client logs "
+    "(unsupported calls, refused arguments, lost servers), at its log level (RGPU_LOG_LEVEL); the "
+    "remote driver's log is about the worker's calls and is not relayed.",
     "cuGetProcAddress returns the binding cuda.h of this toolkit gives each name, whatever "
     "cudaVersion asks for.",
     "cuMemsetD16/D32 whose value's bytes differ copy a host pattern (same result, more traffic).",

@@ -225,11 +225,6 @@ extern "C" CUresult CUDAAPI cuLinkComplete(CUlinkState, void**, size_t*) { retur
 extern "C" CUresult CUDAAPI cuLinkCreate(unsigned int, CUjit_option*, void**, CUlinkState*) { return rgpu::client::driver_unsupported("cuLinkCreate"); }
 extern "C" CUresult CUDAAPI cuLinkCreate_v2(unsigned int, CUjit_option*, void**, CUlinkState*) { return rgpu::client::driver_unsupported("cuLinkCreate_v2"); }
 extern "C" CUresult CUDAAPI cuLinkDestroy(CUlinkState) { return rgpu::client::driver_unsupported("cuLinkDestroy"); }
-extern "C" CUresult CUDAAPI cuLogsCurrent(CUlogIterator*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsCurrent"); }
-extern "C" CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator*, const char*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToFile"); }
-extern "C" CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator*, char*, size_t*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToMemory"); }
-extern "C" CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback, void*, CUlogsCallbackHandle*) { return rgpu::client::driver_unsupported("cuLogsRegisterCallback"); }
-extern "C" CUresult CUDAAPI cuLogsUnregisterCallback(CUlogsCallbackHandle) { return rgpu::client::driver_unsupported("cuLogsUnregisterCallback"); }
 extern "C" CUresult CUDAAPI cuMemAddressFree(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemAddressFree"); }
 extern "C" CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) { return rgpu::client::driver_unsupported("cuMemAddressReserve"); }
 extern "C" CUresult CUDAAPI cuMemAdvise(CUdeviceptr, size_t, CUmem_advise, CUdevice) { return rgpu::client::driver_unsupported("cuMemAdvise"); }

@@ -236,11 +236,6 @@ extern "C" cudaError_t CUDARTAPI cudaIpcOpenEventHandle(cudaEvent_t*, cudaIpcEve
 extern "C" cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void**, cudaIpcMemHandle_t, unsigned int) { return rgpu::client::unsupported("cudaIpcOpenMemHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetManaged(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void**, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetUnifiedFunction"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsCurrent(cudaLogIterator*, unsigned int) { return rgpu::client::unsupported("cudaLogsCurrent"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsDumpToFile(cudaLogIterator*, const char*, unsigned int) { return rgpu::client::unsupported("cudaLogsDumpToFile"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsDumpToMemory(cudaLogIterator*, char*, size_t*, unsigned int) { return rgpu::client::unsupported("cudaLogsDumpToMemory"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsRegisterCallback(cudaLogsCallback_t, void*, cudaLogsCallbackHandle*) { return rgpu::client::unsupported("cudaLogsRegisterCallback"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsUnregisterCallback(cudaLogsCallbackHandle) { return rgpu::client::unsupported("cudaLogsUnregisterCallback"); }
 extern "C" cudaError_t CUDARTAPI cudaMalloc3D(cudaPitchedPtr*, cudaExtent) { return rgpu::client::unsupported("cudaMalloc3D"); }
 extern "C" cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int) { return rgpu::client::unsupported("cudaMalloc3DArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t*, const cudaChannelFormatDesc*, size_t, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocArray"); }
