@@ -87,6 +87,14 @@ int main() {
   CUlibrary owner;
   CU_OK(cuKernelGetLibrary(&owner, first[0]));
   CHECK(owner == library);
+  // The runtime finds the new driver functions by name too.
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  OK(cudaGetDriverEntryPoint("cuKernelGetLibrary", &entry, cudaEnableDefault, &found));
+  CHECK(found == cudaDriverEntryPointSuccess && entry != nullptr);
+  owner = nullptr;
+  if (entry) CU_OK(reinterpret_cast<CUresult (*)(CUlibrary*, CUkernel)>(entry)(&owner, first[0]));
+  CHECK(owner == library);
   CUkernel kernel;
   CU_OK(cuLibraryGetKernel(&kernel, library, "vadd"));
   int max_threads = 0;
