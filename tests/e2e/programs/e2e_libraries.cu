@@ -147,6 +147,12 @@ int main() {
   CU_OK(cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                            reinterpret_cast<CUfunction>(fill_function)));
   CHECK(max_threads > 0);
+  const char* fill_name = nullptr;
+  CU_OK(cuFuncGetName(&fill_name, reinterpret_cast<CUfunction>(fill_function)));
+  CHECK(fill_name && std::string(fill_name) == "_Z4fillPii");
+  size_t fill_offset = 0, fill_size = 0;
+  CU_OK(cuFuncGetParamInfo(reinterpret_cast<CUfunction>(fill_function), 1, &fill_offset, &fill_size));
+  CHECK(fill_offset == 8 && fill_size == 4);
   OK(cudaDeviceSynchronize());
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE,
             cuLaunchKernel(reinterpret_cast<CUfunction>(&value), 1, 1, 1, 32, 1, 1, 0, nullptr, fill_args, nullptr));
