@@ -4,6 +4,8 @@
 // own buffer given through `extra`.
 #include "client/cuda/cuda_api.hpp"
 
+#include <algorithm>
+
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/cuda/driver_errors.hpp"
@@ -213,4 +215,49 @@ extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* numClusters, CUfun
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func,
                                                               const CUlaunchConfig* config) {
   return cluster_query(proto::kOpOccupancyMaxPotentialClusterSize, clusterSize, func, config);
+}
+
+// As cuda_runtime.h's cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags:
+// the block size (a multiple of the warp size, within the limits) with the
+// most resident threads per multiprocessor, asking the server's driver for
+// each candidate's occupancy.
+extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize,
+                                                                      CUfunction func,
+                                                                      CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                                      size_t dynamicSMemSize, int blockSizeLimit,
+                                                                      unsigned int flags) {
+  if (!minGridSize || !blockSize || blockSizeLimit < 0) return CUDA_ERROR_INVALID_VALUE;
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!known_kernel(func)) return CUDA_ERROR_INVALID_HANDLE;
+  const cudaDeviceProp* props;
+  if (CUresult e = to_cu(api([&] { return Runtime::get().properties(home_device(func), &props); }))) return e;
+  int func_max_threads = 0;
+  if (CUresult e = cuFuncGetAttribute(&func_max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func)) return e;
+  const int granularity = props->warpSize;
+  int limit = blockSizeLimit ? blockSizeLimit : props->maxThreadsPerBlock;
+  limit = std::min({limit, props->maxThreadsPerBlock, func_max_threads});
+  int best_size = 0, best_blocks = 0, best_threads = 0;
+  for (int aligned = (limit + granularity - 1) / granularity * granularity; aligned > 0; aligned -= granularity) {
+    int size = std::min(limit, aligned);
+    size_t smem = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(size) : dynamicSMemSize;
+    int blocks = 0;
+    if (CUresult e = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, func, size, smem, flags)) return e;
+    if (blocks * size > best_threads) {
+      best_size = size;
+      best_blocks = blocks;
+      best_threads = blocks * size;
+    }
+    if (best_threads == props->maxThreadsPerMultiProcessor) break;
+  }
+  *minGridSize = best_blocks * props->multiProcessorCount;
+  *blockSize = best_size;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                                             CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                             size_t dynamicSMemSize, int blockSizeLimit) {
+  return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                                   dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
 }

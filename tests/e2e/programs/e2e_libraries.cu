@@ -123,6 +123,17 @@ int main() {
   CHECK(clusters > 0);
   CU_OK(cuOccupancyMaxPotentialClusterSize(&cluster_size, reinterpret_cast<CUfunction>(kernel), &cfg));
   CHECK(cluster_size > 0);
+  // The test backend fits min(32, 2048 / block size) blocks on each of 4
+  // multiprocessors: 1024 threads twice reach the most resident threads.
+  int min_grid = 0, best_block = 0;
+  CU_OK(cuOccupancyMaxPotentialBlockSize(&min_grid, &best_block, reinterpret_cast<CUfunction>(kernel), nullptr, 0, 0));
+  CHECK(best_block == 1024 && min_grid == 8);
+  CU_OK(cuOccupancyMaxPotentialBlockSizeWithFlags(&min_grid, &best_block, reinterpret_cast<CUfunction>(kernel),
+                                                  [](int size) -> size_t { return size * 4; }, 0, 96,
+                                                  CU_OCCUPANCY_DEFAULT));
+  CHECK(best_block == 64 && min_grid == 4 * 32);  // 32 blocks of 64 beat 21 of 96
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuOccupancyMaxPotentialBlockSize(nullptr, &best_block, reinterpret_cast<CUfunction>(kernel), nullptr, 0, 0));
   size_t smem = 0;
   CU_OK(cuOccupancyAvailableDynamicSMemPerBlock(&smem, reinterpret_cast<CUfunction>(kernel), 1, 128));
   CHECK(smem > 0);

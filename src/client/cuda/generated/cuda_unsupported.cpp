@@ -371,8 +371,6 @@ extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, siz
 extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) { return rgpu::client::driver_unsupported("cuMulticastCreate"); }
 extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
 extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSize"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSizeWithFlags"); }
 extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetSize"); }
 extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return rgpu::client::driver_unsupported("cuParamSetTexRef"); }
 extern "C" CUresult CUDAAPI cuParamSetf(CUfunction, int, float) { return rgpu::client::driver_unsupported("cuParamSetf"); }
