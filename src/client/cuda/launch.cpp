@@ -128,6 +128,22 @@ extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, 
   return launch(f, l);
 }
 
+// Answered, as cudaLaunchCooperativeKernel: whether the grid fits on the
+// device at once is the launch's own error.
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                      unsigned int gridDimZ, unsigned int blockDimX,
+                                                      unsigned int blockDimY, unsigned int blockDimZ,
+                                                      unsigned int sharedMemBytes, CUstream hStream,
+                                                      void** kernelParams) {
+  KernelLaunch l{.grid = dim3(gridDimX, gridDimY, gridDimZ),
+                 .block = dim3(blockDimX, blockDimY, blockDimZ),
+                 .shared_mem = sharedMemBytes,
+                 .stream = reinterpret_cast<cudaStream_t>(hStream),
+                 .params = kernelParams,
+                 .cooperative = true};
+  return launch(f, l);
+}
+
 extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
   return get_attribute(pi, attrib, hfunc, kHomeDevice);
 }

@@ -3,13 +3,8 @@
 // context lazily), a CUlibrary is that module's handle and a CUkernel that
 // function's, so cuLaunchKernel takes a CUkernel as CUDA allows.
 #include "client/cuda/cuda_api.hpp"
-
-#include <vector>
-
-#include "client/core/api_guard.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
-#include "client/cuda/module_loading.hpp"
 
 using namespace rgpu::client;
 
@@ -57,37 +52,13 @@ extern "C" CUresult CUDAAPI cuKernelGetFunction(CUfunction* pFunc, CUkernel kern
   return CUDA_SUCCESS;
 }
 
-namespace {
-
-CUresult find_library(CUlibrary library, DriverModule** out) {
-  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  *out = DriverHandles::get().find(reinterpret_cast<CUmodule>(library));
-  return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}
-
-}  // namespace
-
 extern "C" CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) {
-  if (!count) return CUDA_ERROR_INVALID_VALUE;
-  KeepLastError keep;
-  DriverModule* m;
-  if (CUresult e = find_library(lib, &m)) return e;
-  std::vector<CUfunction> kernels;
-  if (CUresult e = to_cu(api([&] { return enumerate_functions(m, &kernels); }))) return e;
-  *count = kernels.size();
-  return CUDA_SUCCESS;
+  return cuModuleGetFunctionCount(count, reinterpret_cast<CUmodule>(lib));
 }
 
-// As the driver: numKernels may be fewer than the library has.
 extern "C" CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
-  if (!kernels && numKernels) return CUDA_ERROR_INVALID_VALUE;
-  KeepLastError keep;
-  DriverModule* m;
-  if (CUresult e = find_library(lib, &m)) return e;
-  std::vector<CUfunction> all;
-  if (CUresult e = to_cu(api([&] { return enumerate_functions(m, &all); }))) return e;
-  for (size_t i = 0; i < numKernels && i < all.size(); ++i) kernels[i] = reinterpret_cast<CUkernel>(all[i]);
-  return CUDA_SUCCESS;
+  return cuModuleEnumerateFunctions(reinterpret_cast<CUfunction*>(kernels), numKernels,
+                                    reinterpret_cast<CUmodule>(lib));
 }
 
 extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,

@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -182,6 +183,32 @@ extern "C" CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod
   cudaError_t e = api([&] { return get_function(hfunc, m, name); });
   // The driver reports an unknown kernel name as not found.
   return e == cudaErrorInvalidDeviceFunction || e == cudaErrorSymbolNotFound ? CUDA_ERROR_NOT_FOUND : to_cu(e);
+}
+
+extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
+  KeepLastError keep;
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(mod);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  std::vector<CUfunction> functions;
+  if (CUresult e = to_cu(api([&] { return enumerate_functions(m, &functions); }))) return e;
+  *count = functions.size();
+  return CUDA_SUCCESS;
+}
+
+// As the driver: numFunctions may be fewer than the module has.
+extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions,
+                                                       CUmodule mod) {
+  KeepLastError keep;
+  if (!functions && numFunctions) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(mod);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  std::vector<CUfunction> all;
+  if (CUresult e = to_cu(api([&] { return enumerate_functions(m, &all); }))) return e;
+  std::copy_n(all.begin(), std::min<size_t>(numFunctions, all.size()), functions);
+  return CUDA_SUCCESS;
 }
 
 extern "C" CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {

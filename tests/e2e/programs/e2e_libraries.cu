@@ -95,8 +95,19 @@ int main() {
   owner = nullptr;
   if (entry) CU_OK(reinterpret_cast<CUresult (*)(CUlibrary*, CUkernel)>(entry)(&owner, first[0]));
   CHECK(owner == library);
+  CUmodule module;
+  CU_OK(cuLibraryGetModule(&module, library));
+  CU_OK(cuModuleGetFunctionCount(&count, module));
+  CHECK(count == 2);
+  CUfunction functions[2] = {};
+  CU_OK(cuModuleEnumerateFunctions(functions, 2, module));
+  CHECK(functions[0] && functions[1]);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuModuleEnumerateFunctions(nullptr, 2, module));
   CUkernel kernel;
   CU_OK(cuLibraryGetKernel(&kernel, library, "vadd"));
+  CU_OK(cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(kernel), 2, 1, 1, 128, 1, 1, 0, nullptr, args));
+  EXPECT_CU(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+            cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(kernel), 1 << 16, 1, 1, 128, 1, 1, 0, nullptr, args));
   int max_threads = 0;
   CU_OK(cuKernelGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, 0));
   CHECK(max_threads > 0);

@@ -208,9 +208,7 @@ extern "C" CUresult CUDAAPI cuIpcOpenEventHandle(CUevent*, CUipcEventHandle) { r
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle"); }
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
 extern "C" CUresult CUDAAPI cuLaunch(CUfunction) { return rgpu::client::driver_unsupported("cuLaunch"); }
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernel"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernel_ptsz"); }
 extern "C" CUresult CUDAAPI cuLaunchGrid(CUfunction, int, int) { return rgpu::client::driver_unsupported("cuLaunchGrid"); }
 extern "C" CUresult CUDAAPI cuLaunchGridAsync(CUfunction, int, int, CUstream) { return rgpu::client::driver_unsupported("cuLaunchGridAsync"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc"); }
@@ -359,8 +357,6 @@ extern "C" CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray) { return r
 extern "C" CUresult CUDAAPI cuMipmappedArrayGetLevel(CUarray*, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetLevel"); }
 extern "C" CUresult CUDAAPI cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUmipmappedArray, CUdevice) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetMemoryRequirements"); }
 extern "C" CUresult CUDAAPI cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES*, CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetSparseProperties"); }
-extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction*, unsigned int, CUmodule) { return rgpu::client::driver_unsupported("cuModuleEnumerateFunctions"); }
-extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int*, CUmodule) { return rgpu::client::driver_unsupported("cuModuleGetFunctionCount"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
 extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode*) { return rgpu::client::driver_unsupported("cuModuleGetLoadingMode"); }
 extern "C" CUresult CUDAAPI cuModuleGetSurfRef(CUsurfref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetSurfRef"); }
