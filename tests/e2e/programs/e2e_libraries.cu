@@ -106,6 +106,27 @@ int main() {
   CUkernel kernel;
   CU_OK(cuLibraryGetKernel(&kernel, library, "vadd"));
   CU_OK(cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(kernel), 2, 1, 1, 128, 1, 1, 0, nullptr, args));
+  // The legacy execution control: shape, parameters one by one, launch.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // still exported, still implemented
+  CUfunction legacy = reinterpret_cast<CUfunction>(kernel);
+  CU_OK(cuFuncSetBlockShape(legacy, 128, 1, 1));
+  CU_OK(cuFuncSetSharedSize(legacy, 0));
+  CU_OK(cuParamSetv(legacy, 0, &a, sizeof a));
+  CU_OK(cuParamSetv(legacy, 8, &b, sizeof b));
+  CU_OK(cuParamSetv(legacy, 16, &c, sizeof c));
+  CU_OK(cuParamSeti(legacy, 24, n));
+  CU_OK(cuParamSetSize(legacy, 28));
+  CU_OK(cuLaunchGrid(legacy, 2, 1));
+  CU_OK(cuLaunchGridAsync(legacy, 2, 1, nullptr));
+  CU_OK(cuParamSetf(legacy, 24, 1.0f));
+  CU_OK(cuLaunch(legacy));
+  CU_OK(cuParamSetSize(legacy, 64));  // longer than vadd's parameters
+  EXPECT_CU(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuLaunch(legacy));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuParamSeti(legacy, 1 << 20, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuFuncSetBlockShape(legacy, 0, 1, 1));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuLaunch(reinterpret_cast<CUfunction>(&count)));
+#pragma GCC diagnostic pop
   EXPECT_CU(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
             cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(kernel), 1 << 16, 1, 1, 128, 1, 1, 0, nullptr, args));
   int max_threads = 0;
