@@ -35,6 +35,10 @@ cudaError_t pack_extra(const LoadedKernel& k, void** extra, std::vector<uint8_t>
   return cudaSuccess;
 }
 
+DriverFunction* driver_function(const void* handle) {
+  return DriverHandles::get().find(reinterpret_cast<CUfunction>(const_cast<void*>(handle)));
+}
+
 cudaError_t remote_event(cudaEvent_t event, int device, cudaEvent_t* remote) {
   RemoteObject o;
   if (!events().find(event, &o) || o.device != device) return cudaErrorInvalidResourceHandle;
@@ -46,12 +50,12 @@ cudaError_t remote_event(cudaEvent_t event, int device, cudaEvent_t* remote) {
 
 bool known_kernel(const void* handle) {
   return ModuleRegistry::get().find_kernel(handle) ||
-         DriverHandles::get().find(reinterpret_cast<CUfunction>(const_cast<void*>(handle)));
+         driver_function(handle);
 }
 
 cudaError_t resolve_kernel(const void* handle, int device, const LoadedKernel** out) {
   if (KernelEntry* k = ModuleRegistry::get().find_kernel(handle)) return ModuleRegistry::get().kernel_on(k, device, out);
-  DriverFunction* f = DriverHandles::get().find(reinterpret_cast<CUfunction>(const_cast<void*>(handle)));
+  DriverFunction* f = driver_function(handle);
   if (!f) return cudaErrorInvalidDeviceFunction;
   if (f->module->device != device) return cudaErrorDeviceUninitialized;
   *out = &f->kernel;
@@ -60,12 +64,12 @@ cudaError_t resolve_kernel(const void* handle, int device, const LoadedKernel** 
 
 const char* kernel_name(const void* handle) {
   if (KernelEntry* k = ModuleRegistry::get().find_kernel(handle)) return k->name.c_str();
-  DriverFunction* f = DriverHandles::get().find(reinterpret_cast<CUfunction>(const_cast<void*>(handle)));
+  DriverFunction* f = driver_function(handle);
   return f ? f->name.c_str() : nullptr;
 }
 
 int home_device(const void* handle) {
-  if (DriverFunction* f = DriverHandles::get().find(reinterpret_cast<CUfunction>(const_cast<void*>(handle))))
+  if (DriverFunction* f = driver_function(handle))
     return f->module->device;
   return Runtime::current_device();
 }
@@ -73,7 +77,7 @@ int home_device(const void* handle) {
 void note_max_dynamic_shared(const void* handle, int device, int32_t bytes) {
   if (KernelEntry* k = ModuleRegistry::get().find_kernel(handle))
     ModuleRegistry::get().set_max_dynamic_shared(k, device, bytes);
-  else if (DriverFunction* f = DriverHandles::get().find(reinterpret_cast<CUfunction>(const_cast<void*>(handle))))
+  else if (DriverFunction* f = driver_function(handle))
     f->kernel.max_dynamic_shared = bytes;
 }
 
