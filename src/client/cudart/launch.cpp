@@ -25,9 +25,12 @@ thread_local std::vector<CallConfiguration> t_configs;
 
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem, cudaStream_t stream,
                    bool cooperative = false) {
-  KernelLaunch l{.grid = grid, .block = block, .shared_mem = shared_mem, .stream = stream, .params = args};
-  l.cooperative = cooperative;
-  return launch_kernel(func, l);
+  return launch_kernel(func, {.grid = grid,
+                             .block = block,
+                             .shared_mem = shared_mem,
+                             .stream = stream,
+                             .params = args,
+                             .cooperative = cooperative});
 }
 
 cudaError_t loaded_on_current(const void* func, const LoadedKernel** out, Call& call) {
