@@ -174,6 +174,25 @@ int main() {
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuLibraryGetKernelCount(&count, library));
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuKernelGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel, 0));
 
+  // The driver's names for a stream's device, event record flags, copied
+  // stream attributes.
+  CUstream cu_stream, cu_copy;
+  CU_OK(cuStreamCreate(&cu_stream, CU_STREAM_NON_BLOCKING));
+  CU_OK(cuStreamCreate(&cu_copy, CU_STREAM_DEFAULT));
+  CUdevice stream_device = -1;
+  CU_OK(cuStreamGetDevice(cu_stream, &stream_device));
+  CHECK(stream_device == 0);
+  CUevent cu_event;
+  CU_OK(cuEventCreate(&cu_event, CU_EVENT_DISABLE_TIMING));
+  CU_OK(cuEventRecordWithFlags(cu_event, cu_stream, CU_EVENT_RECORD_DEFAULT));
+  CU_OK(cuEventSynchronize(cu_event));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuEventRecordWithFlags(reinterpret_cast<CUevent>(&count), cu_stream, 0));
+  CU_OK(cuStreamCopyAttributes(cu_copy, cu_stream));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuStreamCopyAttributes(cu_copy, reinterpret_cast<CUstream>(&count)));
+  CU_OK(cuEventDestroy(cu_event));
+  CU_OK(cuStreamDestroy(cu_stream));
+  CU_OK(cuStreamDestroy(cu_copy));
+
   // A runtime kernel handle launches through the driver.
   int* out;
   OK(cudaMalloc(&out, 4 * sizeof(int)));

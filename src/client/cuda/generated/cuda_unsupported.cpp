@@ -81,8 +81,6 @@ extern "C" CUresult CUDAAPI cuDeviceTotalMem(unsigned int*, CUdevice) { return r
 extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuEventDestroy(CUevent) { return rgpu::client::driver_unsupported("cuEventDestroy"); }
 extern "C" CUresult CUDAAPI cuEventElapsedTime(float*, CUevent, CUevent) { return rgpu::client::driver_unsupported("cuEventElapsedTime"); }
-extern "C" CUresult CUDAAPI cuEventRecordWithFlags(CUevent, CUstream, unsigned int) { return rgpu::client::driver_unsupported("cuEventRecordWithFlags"); }
-extern "C" CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent, CUstream, unsigned int) { return rgpu::client::driver_unsupported("cuEventRecordWithFlags_ptsz"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) { return rgpu::client::driver_unsupported("cuFlushGPUDirectRDMAWrites"); }
@@ -384,8 +382,6 @@ extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, 
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamCopyAttributes(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes"); }
-extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream) { return rgpu::client::driver_unsupported("cuStreamDestroy"); }
 extern "C" CUresult CUDAAPI cuStreamEndCapture(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture"); }
 extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture_ptsz"); }
@@ -401,8 +397,6 @@ extern "C" CUresult CUDAAPI cuStreamGetCtx(CUstream, CUcontext*) { return rgpu::
 extern "C" CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream, CUcontext*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetCtx_v2(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2"); }
 extern "C" CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetDevice(CUstream, CUdevice*) { return rgpu::client::driver_unsupported("cuStreamGetDevice"); }
-extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream, CUdevice*) { return rgpu::client::driver_unsupported("cuStreamGetDevice_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetGreenCtx(CUstream, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetGreenCtx"); }
 extern "C" CUresult CUDAAPI cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing"); }
 extern "C" CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing_ptsz"); }
