@@ -567,6 +567,10 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
   proto::Writer copy;
   copy.put<uint64_t>(0).put<uint64_t>(foreign_stream);
   EXPECT_EQ(a->call(proto::kOpStreamCopyAttributes, 0, copy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer bank;
+  bank.put<uint64_t>(function).put<int32_t>(cudaSharedMemBankSizeFourByte);
+  EXPECT_EQ(b->call(proto::kOpFuncSetSharedMemConfig, 0, bank.bytes(), {}, reply), cudaErrorInvalidDeviceFunction);
+  EXPECT_EQ(a->call(proto::kOpFuncSetSharedMemConfig, 0, bank.bytes(), {}, reply), cudaSuccess);
   expect_healthy();
 }
 

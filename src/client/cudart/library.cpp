@@ -45,7 +45,7 @@ extern "C" cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t* library, const cha
   return api([&]() -> cudaError_t {
     if (!fileName) return cudaErrorInvalidValue;
     std::vector<char> image;
-    if (!read_image_file(fileName, &image)) return cudaErrorInvalidValue;
+    if (!read_image_file(fileName, &image)) return cudaErrorFileNotFound;
     return load(library, image.data(), numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions);
   });
 }

@@ -73,7 +73,7 @@ int main() {
   OK(cudaLaunchKernel(reinterpret_cast<void*>(vadd), dim3(2), dim3(128), args, 0, nullptr));
   OK(cudaDeviceSynchronize());
   OK(cudaLibraryUnload(lib));
-  EXPECT_STATUS(cudaErrorInvalidValue,
+  EXPECT_STATUS(cudaErrorFileNotFound,
                 cudaLibraryLoadFromFile(&lib, "/nonexistent/kernels.ptx", nullptr, nullptr, 0, nullptr, nullptr, 0));
 
   // The driver's libraries.
