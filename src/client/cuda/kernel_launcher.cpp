@@ -54,7 +54,8 @@ bool known_kernel(const void* handle) {
 }
 
 cudaError_t resolve_kernel(const void* handle, int device, const LoadedKernel** out) {
-  if (KernelEntry* k = ModuleRegistry::get().find_kernel(handle)) return ModuleRegistry::get().kernel_on(k, device, out);
+  if (KernelEntry* k = ModuleRegistry::get().find_kernel(handle))
+    return ModuleRegistry::get().kernel_on(k, device, out);
   DriverFunction* f = driver_function(handle);
   if (!f) return cudaErrorInvalidDeviceFunction;
   if (f->module->device != device) return cudaErrorDeviceUninitialized;

@@ -99,7 +99,8 @@ extern "C" cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* bytes, cudaLibr
     DriverModule* m;
     if (cudaError_t e = find_library(library, &m)) return e;
     CUdeviceptr p = 0;
-    if (cudaError_t e = get_global(&p, bytes, m, name)) return e == cudaErrorInvalidSymbol ? cudaErrorSymbolNotFound : e;
+    if (cudaError_t e = get_global(&p, bytes, m, name))
+      return e == cudaErrorInvalidSymbol ? cudaErrorSymbolNotFound : e;
     if (dptr) *dptr = reinterpret_cast<void*>(p);
     return cudaSuccess;
   });

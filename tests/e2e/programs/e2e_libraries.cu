@@ -128,7 +128,8 @@ int main() {
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuLaunch(reinterpret_cast<CUfunction>(&count)));
 #pragma GCC diagnostic pop
   EXPECT_CU(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
-            cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(kernel), 1 << 16, 1, 1, 128, 1, 1, 0, nullptr, args));
+            cuLaunchCooperativeKernel(reinterpret_cast<CUfunction>(kernel), 1 << 16, 1, 1, 128, 1, 1, 0, nullptr,
+                                      args));
   int max_threads = 0;
   CU_OK(cuKernelGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kernel, 0));
   CHECK(max_threads > 0);
@@ -165,7 +166,8 @@ int main() {
                                                   CU_OCCUPANCY_DEFAULT));
   CHECK(best_block == 64 && min_grid == 4 * 32);  // 32 blocks of 64 beat 21 of 96
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
-            cuOccupancyMaxPotentialBlockSize(nullptr, &best_block, reinterpret_cast<CUfunction>(kernel), nullptr, 0, 0));
+            cuOccupancyMaxPotentialBlockSize(nullptr, &best_block, reinterpret_cast<CUfunction>(kernel), nullptr, 0,
+                                             0));
   size_t smem = 0;
   CU_OK(cuOccupancyAvailableDynamicSMemPerBlock(&smem, reinterpret_cast<CUfunction>(kernel), 1, 128));
   CHECK(smem > 0);
