@@ -3,7 +3,8 @@
 // (distributed shared memory) within the cluster; a kernel with compile-time
 // cluster dimensions launched with <<<>>>; cluster occupancy queries; a
 // programmatic dependent launch (programmatic stream serialization and
-// priority attributes); a cluster that does not divide the grid refused.
+// priority attributes); a launch completion event; a cluster that does not
+// divide the grid refused.
 // Every result checked on the host.
 #include <cooperative_groups.h>
 
@@ -156,6 +157,25 @@ int main() {
   for (int i = 0; i < n; ++i) bad += out[i] != 2 * (3 * i + 1);
   EXPECT(bad == 0, "%d wrong values after the dependent launch", bad);
   printf("programmatic dependent launch: %d values checked\n", n);
+
+  // A launch completion event: it fires once every block has started; the
+  // stream then finishes the kernel.
+  cudaEvent_t started;
+  CK(cudaEventCreateWithFlags(&started, cudaEventDisableTiming));
+  cudaLaunchAttribute completion = attribute(cudaLaunchAttributeLaunchCompletionEvent);
+  completion.val.launchCompletionEvent.event = started;
+  config.attrs = &completion;
+  config.numAttrs = 1;
+  CK(cudaMemsetAsync(d_out, 0, n * sizeof(int), stream));
+  CK(cudaLaunchKernelExC(&config, reinterpret_cast<void*>(consume), consume_args));
+  CK(cudaEventSynchronize(started));
+  CK(cudaMemcpyAsync(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  CK(cudaStreamSynchronize(stream));
+  bad = 0;
+  for (int i = 0; i < n; ++i) bad += out[i] != 2 * (3 * i + 1);
+  EXPECT(bad == 0, "%d wrong values after the launch with a completion event", bad);
+  printf("launch completion event fired, %d values checked\n", n);
+  CK(cudaEventDestroy(started));
 
   CK(cudaFree(d_mid));
   CK(cudaStreamDestroy(stream));
