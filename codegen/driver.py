@@ -147,9 +147,9 @@ LIMITS = [
     "cuLaunchKernelEx forwards its launch attributes, events translated and an access policy "
     "window checked to lie in the session's memory; the graph-only "
     "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE returns CUDA_ERROR_NOT_SUPPORTED.",
-    "A library's kernel lives on the device current when the library was loaded; "
-    "cuKernelGetAttribute/SetAttribute/SetCacheConfig for another device return "
-    "CUDA_ERROR_INVALID_DEVICE. cuLibraryEnumerateKernels hands out new handles at each call.",
+    "A library is loaded on the current device, and on another device (from a copy of its image "
+    "the client keeps) when one of its kernels or variables is first used there. "
+    "cuLibraryEnumerateKernels hands out new handles at each call.",
     "cuLogs* report rgpu's own error log: the errors and warnings this process's rgpu client logs "
     "(unsupported calls, refused arguments, lost servers), at its log level (RGPU_LOG_LEVEL); the "
     "remote driver's log is about the worker's calls and is not relayed.",

@@ -7,6 +7,7 @@
 #include "client/core/handles.hpp"
 #include "client/core/kernel_launch.hpp"
 #include "client/cuda/module_handles.hpp"
+#include "client/cuda/module_loading.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 
@@ -58,8 +59,9 @@ cudaError_t resolve_kernel(const void* handle, int device, const LoadedKernel** 
     return ModuleRegistry::get().kernel_on(k, device, out);
   DriverFunction* f = driver_function(handle);
   if (!f) return cudaErrorInvalidDeviceFunction;
-  if (f->module->device != device) return cudaErrorDeviceUninitialized;
-  *out = &f->kernel;
+  LoadedKernel* k;
+  if (cudaError_t e = function_on(f, device, &k)) return e;
+  *out = k;
   return cudaSuccess;
 }
 
@@ -76,10 +78,14 @@ int home_device(const void* handle) {
 }
 
 void note_max_dynamic_shared(const void* handle, int device, int32_t bytes) {
-  if (KernelEntry* k = ModuleRegistry::get().find_kernel(handle))
+  if (KernelEntry* k = ModuleRegistry::get().find_kernel(handle)) {
     ModuleRegistry::get().set_max_dynamic_shared(k, device, bytes);
-  else if (DriverFunction* f = driver_function(handle))
-    f->kernel.max_dynamic_shared = bytes;
+    return;
+  }
+  DriverFunction* f = driver_function(handle);
+  LoadedKernel* loaded;
+  // The attribute was just set there, so the kernel is loaded there.
+  if (f && function_on(f, device, &loaded) == cudaSuccess) loaded->max_dynamic_shared = bytes;
 }
 
 cudaError_t put_launch_attributes(std::span<const cudaLaunchAttribute> attributes, int device, proto::Writer& w,

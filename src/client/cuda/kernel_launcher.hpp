@@ -16,8 +16,8 @@ namespace rgpu::client {
 
 // True when the handle names a kernel of either kind.
 bool known_kernel(const void* handle);
-// The kernel as loaded on `device`: a registered one is loaded there on first
-// use; a module's lives on the device it was loaded on
+// The kernel as loaded on `device`: a registered one or a library's is
+// loaded there on first use; a module's lives on the device it was loaded on
 // (cudaErrorDeviceUninitialized elsewhere, the driver's invalid context).
 cudaError_t resolve_kernel(const void* handle, int device, const LoadedKernel** out);
 

@@ -79,7 +79,7 @@ CUresult function_call(const void* kernel, int device, uint16_t op, Fill&& fill,
     read(call.reply(), device);
     return cudaSuccess;
   });
-  // A library's kernel is loaded on one device only.
+  // A module's kernel exists in its own context only.
   return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_DEVICE : to_cu(e);
 }
 

@@ -1,31 +1,52 @@
-// Libraries (cuLibrary*), emulated as modules: the image is loaded on the
-// current device when the library is loaded (NVIDIA loads it into each
-// context lazily), a CUlibrary is that module's handle and a CUkernel that
-// function's, so cuLaunchKernel takes a CUkernel as CUDA allows.
+// Libraries (cuLibrary*) as modules that are not bound to a context: the
+// image is loaded on the current device when the library is loaded, and on
+// another device when one of its kernels or variables is first used there
+// (NVIDIA loads it into each context lazily too). A CUlibrary is that
+// module's handle and a CUkernel that function's, so cuLaunchKernel takes a
+// CUkernel as CUDA allows.
 #include "client/cuda/cuda_api.hpp"
+
+#include <vector>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
+#include "client/cuda/module_loading.hpp"
 
 using namespace rgpu::client;
+
+namespace {
+
+// JIT options only tune or report on compilation, which the server does;
+// library options change how the image is kept, which the server decides.
+CUresult load(CUlibrary* library, const void* image, unsigned numJitOptions, CUjit_option* jitOptions,
+              void** jitOptionsValues, unsigned numLibraryOptions) {
+  KeepLastError keep;
+  if (!library || !image) return CUDA_ERROR_INVALID_VALUE;
+  if (numJitOptions && (!jitOptions || !jitOptionsValues)) return CUDA_ERROR_INVALID_VALUE;
+  if (numLibraryOptions) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(api([&] { return load_library(reinterpret_cast<CUmodule*>(library), image); }));
+}
+
+}  // namespace
 
 extern "C" CUresult CUDAAPI cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions,
                                               void** jitOptionsValues, unsigned int numJitOptions,
                                               CUlibraryOption* libraryOptions, void** libraryOptionValues,
                                               unsigned int numLibraryOptions) {
-  if (!library) return CUDA_ERROR_INVALID_VALUE;
-  // Library options change how the image is kept, which the server decides.
-  if (numLibraryOptions) return CUDA_ERROR_NOT_SUPPORTED;
-  return cuModuleLoadDataEx(reinterpret_cast<CUmodule*>(library), code, numJitOptions, jitOptions, jitOptionsValues);
+  return load(library, code, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions);
 }
 
 extern "C" CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* fileName,
                                                   CUjit_option* jitOptions, void** jitOptionsValues,
                                                   unsigned int numJitOptions, CUlibraryOption* libraryOptions,
                                                   void** libraryOptionValues, unsigned int numLibraryOptions) {
-  if (!library) return CUDA_ERROR_INVALID_VALUE;
-  if (numLibraryOptions) return CUDA_ERROR_NOT_SUPPORTED;
-  if (numJitOptions && (!jitOptions || !jitOptionsValues)) return CUDA_ERROR_INVALID_VALUE;
-  return cuModuleLoad(reinterpret_cast<CUmodule*>(library), fileName);
+  if (!fileName) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<char> image;
+  if (!read_image_file(fileName, &image)) return CUDA_ERROR_FILE_NOT_FOUND;
+  return load(library, image.data(), numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions);
 }
 
 extern "C" CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {
@@ -61,9 +82,16 @@ extern "C" CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel* kernels, unsigne
                                     reinterpret_cast<CUmodule>(lib));
 }
 
+// The variable as the current context's device has it.
 extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
                                                const char* name) {
-  return cuModuleGetGlobal_v2(dptr, bytes, reinterpret_cast<CUmodule>(library), name);
+  KeepLastError keep;
+  if (!name) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(reinterpret_cast<CUmodule>(library));
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  cudaError_t e = api([&] { return get_global(dptr, bytes, m, name, Runtime::current_device()); });
+  return e == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND : to_cu(e);
 }
 
 extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {

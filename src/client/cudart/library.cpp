@@ -1,12 +1,13 @@
 // The runtime's libraries (cudaLibrary*), the driver's libraries under
-// another name: a cudaLibrary_t is a CUlibrary (a module loaded on the
-// current device) and a library's cudaKernel_t a CUkernel, which
-// cudaLaunchKernel and cuLaunchKernel both launch.
+// another name: a cudaLibrary_t is a CUlibrary (loaded on the current device,
+// and on others at first use there) and a library's cudaKernel_t a CUkernel,
+// which cudaLaunchKernel and cuLaunchKernel both launch.
 #include <cuda_runtime_api.h>
 
 #include <vector>
 
 #include "client/core/api_guard.hpp"
+#include "client/core/runtime.hpp"
 #include "client/core/unsupported.hpp"
 #include "client/cuda/module_loading.hpp"
 
@@ -26,7 +27,7 @@ cudaError_t load(cudaLibrary_t* library, const void* code, unsigned numJitOption
   // Library options change how the image is kept, which the server decides.
   if (numLibraryOptions) return unsupported("cudaLibraryLoadData with library options");
   // JIT options only tune or report on compilation, which the server does.
-  return load_module(reinterpret_cast<CUmodule*>(library), code);
+  return load_library(reinterpret_cast<CUmodule*>(library), code);
 }
 
 }  // namespace
@@ -99,7 +100,7 @@ extern "C" cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* bytes, cudaLibr
     DriverModule* m;
     if (cudaError_t e = find_library(library, &m)) return e;
     CUdeviceptr p = 0;
-    if (cudaError_t e = get_global(&p, bytes, m, name))
+    if (cudaError_t e = get_global(&p, bytes, m, name, Runtime::current_device()))
       return e == cudaErrorInvalidSymbol ? cudaErrorSymbolNotFound : e;
     if (dptr) *dptr = reinterpret_cast<void*>(p);
     return cudaSuccess;
