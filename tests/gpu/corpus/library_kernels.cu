@@ -3,7 +3,8 @@
 // a library kernel launched with cudaLaunchKernel and with
 // cudaLaunchKernelExC, a library global written with cudaMemcpy;
 // cuLibraryLoadData with a CUkernel launched by cuLaunchKernel, kernel
-// attributes per device; a runtime kernel (cudaGetKernel) launched by
+// attributes per device, cuLaunchKernelEx in clusters; the legacy
+// cuParamSet*/cuLaunchGrid; a runtime kernel (cudaGetKernel) launched by
 // cuLaunchKernel. Every result checked on the host.
 #include <algorithm>
 #include <string>
@@ -127,7 +128,63 @@ int main() {
   for (int i = 0; i < n; ++i) bad += out[i] != static_cast<int>(biased[i] * 0.5) + 7;
   EXPECT(bad == 0, "%d wrong affine values", bad);
   printf("driver library affine through cuLaunchKernel: %d values checked\n", n);
+
+  // cuLaunchKernelEx with clusters of two blocks (the grid rounded up to an
+  // even count; vadd checks its bounds).
+  CUkernel vadd_kernel;
+  CU(cuLibraryGetKernel(&vadd_kernel, library, "vadd"));
+  CK(cudaMemset(dc, 0, n * sizeof(float)));
+  CUlaunchAttribute cluster = {};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = 2;
+  cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+  CUlaunchConfig cfg = {};
+  cfg.gridDimX = (blocks + 1) / 2 * 2;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = threads;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.attrs = &cluster;
+  cfg.numAttrs = 1;
+  CU(cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(vadd_kernel), args, nullptr));
+  CK(cudaMemcpy(c.data(), dc, n * sizeof(float), cudaMemcpyDeviceToHost));
+  bad = 0;
+  for (int i = 0; i < n; ++i) bad += c[i] != a[i] + b[i];
+  EXPECT(bad == 0, "%d wrong sums (cuLaunchKernelEx, clusters)", bad);
+  printf("library vadd through cuLaunchKernelEx in clusters of 2: %d sums checked\n", n);
+
+  // The occupancy search over block sizes: its answer depends on the GPU,
+  // so only its shape is printed.
+  int min_grid = 0, best_block = 0;
+  CU(cuOccupancyMaxPotentialBlockSize(&min_grid, &best_block, reinterpret_cast<CUfunction>(vadd_kernel), nullptr,
+                                      0, 0));
+  bool sane = best_block > 0 && best_block % 32 == 0 && min_grid > 0;
+  EXPECT(sane, "block size %d, grid %d", best_block, min_grid);
+  printf("potential block size: a positive multiple of 32: %s\n", sane ? "yes" : "no");
   CU(cuLibraryUnload(library));
+
+  // The legacy execution control on a module's function: block shape and
+  // parameters set one by one, then cuLaunchGrid.
+  CUmodule module;
+  CU(cuModuleLoadData(&module, kDriverKernelsPtx));
+  CUfunction legacy;
+  CU(cuModuleGetFunction(&legacy, module, "vadd"));
+  CK(cudaMemset(dc, 0, n * sizeof(float)));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // still exported
+  CU(cuFuncSetBlockShape(legacy, threads, 1, 1));
+  CU(cuParamSetv(legacy, 0, &da, sizeof da));
+  CU(cuParamSetv(legacy, 8, &db, sizeof db));
+  CU(cuParamSetv(legacy, 16, &dc, sizeof dc));
+  CU(cuParamSeti(legacy, 24, n));
+  CU(cuParamSetSize(legacy, 28));
+  CU(cuLaunchGrid(legacy, blocks, 1));
+#pragma GCC diagnostic pop
+  CK(cudaMemcpy(c.data(), dc, n * sizeof(float), cudaMemcpyDeviceToHost));
+  bad = 0;
+  for (int i = 0; i < n; ++i) bad += c[i] != a[i] + b[i];
+  EXPECT(bad == 0, "%d wrong sums (cuLaunchGrid)", bad);
+  printf("module vadd through the legacy cuLaunchGrid: %d sums checked\n", n);
+  CU(cuModuleUnload(module));
 
   // A runtime kernel handle launched through the driver.
   cudaKernel_t neg;
