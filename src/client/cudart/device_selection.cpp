@@ -32,8 +32,10 @@ bool parse_pci(const char* text, PciAddress* a) {
 
 }  // namespace
 
-// As CUDA: the device whose compute capability and memory best meet *prop;
-// a field left zero asks nothing. Ties go to the lowest ordinal.
+// The device that best meets *prop, ranked by: compute capability at least
+// the one asked, memory at least the amount asked, exactly that capability,
+// most multiprocessors; a field left zero asks nothing, ties go to the
+// lowest ordinal. (NVIDIA documents no ranking of its own.)
 extern "C" cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp* prop) {
   return api([&]() -> cudaError_t {
     if (!device || !prop) return cudaErrorInvalidValue;
