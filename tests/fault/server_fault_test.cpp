@@ -571,6 +571,23 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
   bank.put<uint64_t>(function).put<int32_t>(cudaSharedMemBankSizeFourByte);
   EXPECT_EQ(b->call(proto::kOpFuncSetSharedMemConfig, 0, bank.bytes(), {}, reply), cudaErrorInvalidDeviceFunction);
   EXPECT_EQ(a->call(proto::kOpFuncSetSharedMemConfig, 0, bank.bytes(), {}, reply), cudaSuccess);
+
+  // Variables a PTX image declares oddly or too large load all the same.
+  char odd_ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
+                   ".global .align 4 .u32 broken[;\n.global .b8 huge[99999999999][99999999999];\n"
+                   ".global .u64 fine[4];\n.visible .entry k(\n)\n{\nret;\n}\n";
+  iovec odd_image{odd_ptx, sizeof odd_ptx};
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&odd_image, 1}, reply), cudaSuccess);
+  uint64_t odd_module = proto::Reader(reply).get<uint64_t>();
+  proto::Writer fine;
+  fine.put<uint64_t>(odd_module).put_string("fine");
+  ASSERT_EQ(a->call(proto::kOpModuleGetGlobal, 0, fine.bytes(), {}, reply), cudaSuccess);
+  proto::Reader global(reply);
+  global.get<uint64_t>();
+  EXPECT_EQ(global.get<uint64_t>(), 32u);
+  proto::Writer huge;
+  huge.put<uint64_t>(odd_module).put_string("huge");
+  EXPECT_EQ(a->call(proto::kOpModuleGetGlobal, 0, huge.bytes(), {}, reply), cudaSuccess);
   expect_healthy();
 }
 

@@ -1,6 +1,7 @@
 // Libraries are not bound to a device: loaded on device 0, their kernels
 // launch on device 1 too (loaded there at first use), with attributes per
-// device; a driver module's kernel stays in its own context.
+// device, and each device has its own copy of their variables; a driver
+// module's kernel stays in its own context.
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -10,6 +11,8 @@
 int main() {
   std::ifstream in(RGPU_PTX_FILE);
   std::string ptx((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The kernels' PTX with a variable added.
+  ptx.insert(ptx.find(".address_size 64") + 16, "\n.visible .global .align 4 .u32 counter;\n");
   int count = 0;
   OK(cudaGetDeviceCount(&count));
   CHECK(count == 2);
@@ -42,6 +45,19 @@ int main() {
                 cudaLaunchKernel(reinterpret_cast<void*>(vadd), dim3(2), dim3(128), args0, 64 * 1024, nullptr));
   OK(cudaLaunchKernel(reinterpret_cast<void*>(vadd), dim3(2), dim3(128), args0, 0, nullptr));
   OK(cudaDeviceSynchronize());
+
+  // A library's variable is each device's own.
+  void* on_device[2] = {};
+  for (int d = 0; d < 2; ++d) {
+    OK(cudaSetDevice(d));
+    size_t bytes = 0;
+    OK(cudaLibraryGetGlobal(&on_device[d], &bytes, lib, "counter"));
+    cudaPointerAttributes where;
+    OK(cudaPointerGetAttributes(&where, on_device[d]));
+    CHECK(where.type == cudaMemoryTypeDevice && where.device == d);
+  }
+  CHECK(on_device[0] != on_device[1]);
+  OK(cudaSetDevice(0));
 
   // The driver: a library's CUkernel runs in device 1's context, a module's
   // CUfunction does not.

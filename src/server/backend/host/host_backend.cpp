@@ -1,6 +1,8 @@
 #include "server/backend/host/host_backend.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +31,7 @@ struct Kernel {
 struct Module {
   std::unordered_map<std::string, Kernel> kernels;
   std::unordered_map<std::string, std::vector<uint8_t>> globals;
+  std::unordered_map<std::string, size_t> declared_sizes;  // a PTX image's variables
 };
 
 // A memory pool: host-test allocates from the device's memory at once, so
@@ -55,6 +58,57 @@ std::vector<fatbin::KernelInfo> kernels_in_image(std::span<const std::byte> imag
   if (text.find(".version") == std::string_view::npos || text.find(".target") == std::string_view::npos)
     throw fatbin::FormatError("neither a fat binary, a cubin nor PTX");
   return fatbin::kernels_in_ptx(text);
+}
+
+// The leading decimal number of `text` (0 when there is none).
+size_t leading_number(std::string_view text) {
+  size_t n = 0;
+  std::from_chars(text.data(), text.data() + text.size(), n);
+  return n;
+}
+
+// The bytes one PTX declaration (what follows ".global" up to ';' or '=')
+// declares, and its name: "[.align n] [.vN] .type name[count]...".
+std::pair<std::string, size_t> ptx_variable(std::string_view decl) {
+  std::string name;
+  size_t element = 0, count = 1;
+  constexpr std::string_view kSpace = " \t\r\n";
+  for (size_t i = decl.find_first_not_of(kSpace); i != decl.npos; i = decl.find_first_not_of(kSpace, i)) {
+    std::string_view word = decl.substr(i, decl.find_first_of(kSpace, i) - i);
+    i += word.size();
+    if (word == ".align") continue;  // its number is skipped as a number below
+    if (word == ".v2" || word == ".v4") {
+      count *= leading_number(word.substr(2));
+    } else if (word[0] == '.') {
+      size_t digits = word.find_first_of("0123456789");
+      if (digits != word.npos) element = leading_number(word.substr(digits)) / 8;  // .u32, .f64, .b8...
+    } else if (name.empty() && !std::isdigit(static_cast<unsigned char>(word[0]))) {
+      size_t bracket = word.find('[');
+      name = word.substr(0, bracket);
+      for (; bracket != word.npos && count <= kDeviceMemory; bracket = word.find('[', bracket + 1))
+        count *= leading_number(word.substr(bracket + 1));
+    }
+  }
+  // A size no device could hold (or that overflowed) is not believed.
+  if (count > kDeviceMemory || element * count > kDeviceMemory) return {name, 0};
+  return {name, element * count};
+}
+
+// The sizes a PTX image declares for its module-scope variables; none for
+// other images.
+std::unordered_map<std::string, size_t> ptx_global_sizes(std::span<const uint8_t> image) {
+  std::unordered_map<std::string, size_t> sizes;
+  std::string_view text(reinterpret_cast<const char*>(image.data()), image.size());
+  text = text.substr(0, text.find('\0'));
+  if (text.find(".version") == std::string_view::npos) return sizes;
+  constexpr std::string_view kGlobal = ".global";
+  for (size_t at = text.find(kGlobal); at != text.npos; at = text.find(kGlobal, at + kGlobal.size())) {
+    if (at > 0 && !std::isspace(static_cast<unsigned char>(text[at - 1]))) continue;  // ld.global and the like
+    std::string_view decl = text.substr(at + kGlobal.size());
+    auto [name, size] = ptx_variable(decl.substr(0, std::min(decl.find(';'), decl.find('='))));
+    if (!name.empty() && size) sizes[name] = size;
+  }
+  return sizes;
 }
 
 const cudaLaunchAttribute* find_attribute(const LaunchConfig& c, cudaLaunchAttributeID id) {
@@ -363,6 +417,7 @@ class HostTestBackend final : public Backend {
     } catch (const std::exception&) {
       return cudaErrorInvalidKernelImage;
     }
+    m->declared_sizes = ptx_global_sizes(image);
     *module = reinterpret_cast<Handle>(m.release());
     return cudaSuccess;
   }
@@ -384,8 +439,11 @@ class HostTestBackend final : public Backend {
                             size_t* size) override {
     std::lock_guard lock(mutex_);
     // The fat binary's data sections are not modelled: each variable gets the
-    // size its host code registered, zero-filled.
-    auto& g = as<Module>(module)->globals[name];
+    // size its host code registered (or its PTX declares), zero-filled.
+    Module* m = as<Module>(module);
+    if (!size_hint)
+      if (auto it = m->declared_sizes.find(name); it != m->declared_sizes.end()) size_hint = it->second;
+    auto& g = m->globals[name];
     if (g.empty()) g.resize(size_hint ? size_hint : 1);
     *ptr = reinterpret_cast<DevPtr>(g.data());
     *size = size_hint;
