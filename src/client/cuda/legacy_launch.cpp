@@ -1,46 +1,48 @@
 // The legacy execution control of the driver API (deprecated, still
 // exported): a function's block shape, shared memory and parameter buffer
 // set call by call, then cuLaunch / cuLaunchGrid(Async), which launch with
-// that buffer as cuLaunchKernel's `extra`.
+// that buffer as cuLaunchKernel's `extra`. The state lives with the
+// function's handle, so it goes when the module is unloaded.
 #include "client/cuda/cuda_api.hpp"
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <mutex>
-#include <unordered_map>
 
 #include "client/cuda/driver_errors.hpp"
-#include "client/cuda/kernel_launcher.hpp"
-
-using namespace rgpu::client;
-
-namespace {
+#include "client/cuda/module_handles.hpp"
 
 // The most parameter bytes a kernel takes.
 constexpr size_t kMaxParamBytes = 32764;
 
-struct LegacyState {
+struct rgpu::client::LegacyLaunchState {
   int block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
   size_t param_size = 0;
   std::array<unsigned char, kMaxParamBytes> params{};
 };
 
+using namespace rgpu::client;
+
+namespace {
+
 std::mutex g_mutex;
-std::unordered_map<CUfunction, LegacyState> g_states;
 
 // Runs `f` on the function's state, with the lock held.
 template <typename F>
 CUresult with_state(CUfunction hfunc, F&& f) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (!known_kernel(hfunc)) return CUDA_ERROR_INVALID_HANDLE;
+  DriverFunction* fn = DriverHandles::get().find(hfunc);
+  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard lock(g_mutex);
-  return f(g_states[hfunc]);
+  if (!fn->legacy) fn->legacy = std::make_shared<LegacyLaunchState>();
+  return f(*fn->legacy);
 }
 
 CUresult set_param(CUfunction hfunc, int offset, const void* value, unsigned bytes) {
   if (offset < 0 || (bytes && !value)) return CUDA_ERROR_INVALID_VALUE;
-  return with_state(hfunc, [&](LegacyState& s) {
+  return with_state(hfunc, [&](LegacyLaunchState& s) {
     if (offset + size_t{bytes} > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
     std::memcpy(s.params.data() + offset, value, bytes);
     return CUDA_SUCCESS;
@@ -51,7 +53,7 @@ CUresult set_param(CUfunction hfunc, int offset, const void* value, unsigned byt
 
 extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
   if (x <= 0 || y <= 0 || z <= 0) return CUDA_ERROR_INVALID_VALUE;
-  return with_state(hfunc, [&](LegacyState& s) {
+  return with_state(hfunc, [&](LegacyLaunchState& s) {
     s.block[0] = x;
     s.block[1] = y;
     s.block[2] = z;
@@ -60,7 +62,7 @@ extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, 
 }
 
 extern "C" CUresult CUDAAPI cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
-  return with_state(hfunc, [&](LegacyState& s) {
+  return with_state(hfunc, [&](LegacyLaunchState& s) {
     s.shared_bytes = bytes;
     return CUDA_SUCCESS;
   });
@@ -68,7 +70,7 @@ extern "C" CUresult CUDAAPI cuFuncSetSharedSize(CUfunction hfunc, unsigned int b
 
 extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
   if (numbytes > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
-  return with_state(hfunc, [&](LegacyState& s) {
+  return with_state(hfunc, [&](LegacyLaunchState& s) {
     s.param_size = numbytes;
     return CUDA_SUCCESS;
   });
@@ -88,8 +90,8 @@ extern "C" CUresult CUDAAPI cuParamSetv(CUfunction hfunc, int offset, void* ptr,
 
 extern "C" CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
   if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
-  LegacyState s;
-  if (CUresult e = with_state(f, [&](LegacyState& state) {
+  LegacyLaunchState s;
+  if (CUresult e = with_state(f, [&](LegacyLaunchState& state) {
         s = state;
         return CUDA_SUCCESS;
       }))

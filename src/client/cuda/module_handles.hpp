@@ -25,11 +25,16 @@ struct DriverModule {
   std::unordered_map<int, uint64_t> elsewhere;  // device -> server handle
 };
 
+struct LegacyLaunchState;  // legacy_launch.cpp
+
 struct DriverFunction {
   DriverModule* module;
   std::string name;
   LoadedKernel kernel;                              // on module->device
   std::unordered_map<int, LoadedKernel> elsewhere;  // a library's, on other devices
+  // What cuFuncSetBlockShape, cuFuncSetSharedSize and cuParamSet* set for
+  // cuLaunch; made at the first of them.
+  std::shared_ptr<LegacyLaunchState> legacy;
 };
 
 class DriverHandles {
