@@ -13,19 +13,44 @@
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/module_loading.hpp"
+#include "common/log.hpp"
 
 using namespace rgpu::client;
 
+static_assert(static_cast<int>(CU_LIBRARY_BINARY_IS_PRESERVED) == static_cast<int>(cudaLibraryBinaryIsPreserved) &&
+              static_cast<int>(CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE) ==
+                  static_cast<int>(cudaLibraryHostUniversalFunctionAndDataTable));
+
+cudaError_t rgpu::client::check_library_options(const cudaLibraryOption* options, unsigned count, bool from_file) {
+  if (count && !options) return cudaErrorInvalidValue;
+  for (unsigned i = 0; i < count; ++i) {
+    switch (options[i]) {
+      case cudaLibraryBinaryIsPreserved:
+        if (from_file) return cudaErrorInvalidValue;
+        break;
+      case cudaLibraryHostUniversalFunctionAndDataTable:
+        // Its tables hold host addresses of the application for the GPU to use.
+        RGPU_LOG(warn, "library option cudaLibraryHostUniversalFunctionAndDataTable is not supported by rgpu");
+        return cudaErrorNotSupported;
+      default:
+        return cudaErrorInvalidValue;
+    }
+  }
+  return cudaSuccess;
+}
+
 namespace {
 
-// JIT options only tune or report on compilation, which the server does;
-// library options change how the image is kept, which the server decides.
+// JIT options only tune or report on compilation, which the server does.
 CUresult load(CUlibrary* library, const void* image, unsigned numJitOptions, CUjit_option* jitOptions,
-              void** jitOptionsValues, unsigned numLibraryOptions) {
+              void** jitOptionsValues, CUlibraryOption* libraryOptions, unsigned numLibraryOptions,
+              bool from_file) {
   KeepLastError keep;
   if (!library || !image) return CUDA_ERROR_INVALID_VALUE;
   if (numJitOptions && (!jitOptions || !jitOptionsValues)) return CUDA_ERROR_INVALID_VALUE;
-  if (numLibraryOptions) return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult e = to_cu(check_library_options(reinterpret_cast<const cudaLibraryOption*>(libraryOptions),
+                                               numLibraryOptions, from_file)))
+    return e;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   return to_cu(api([&] { return load_library(reinterpret_cast<CUmodule*>(library), image); }));
 }
@@ -36,7 +61,7 @@ extern "C" CUresult CUDAAPI cuLibraryLoadData(CUlibrary* library, const void* co
                                               void** jitOptionsValues, unsigned int numJitOptions,
                                               CUlibraryOption* libraryOptions, void** libraryOptionValues,
                                               unsigned int numLibraryOptions) {
-  return load(library, code, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions);
+  return load(library, code, numJitOptions, jitOptions, jitOptionsValues, libraryOptions, numLibraryOptions, false);
 }
 
 extern "C" CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* fileName,
@@ -46,7 +71,8 @@ extern "C" CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char
   if (!fileName) return CUDA_ERROR_INVALID_VALUE;
   std::vector<char> image;
   if (!read_image_file(fileName, &image)) return CUDA_ERROR_FILE_NOT_FOUND;
-  return load(library, image.data(), numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions);
+  return load(library, image.data(), numJitOptions, jitOptions, jitOptionsValues, libraryOptions, numLibraryOptions,
+              true);
 }
 
 extern "C" CUresult CUDAAPI cuLibraryUnload(CUlibrary library) {

@@ -18,6 +18,11 @@ cudaError_t load_library(CUmodule* library, const void* image);
 // use; a module's exists on its own device only (cudaErrorDeviceUninitialized
 // elsewhere).
 cudaError_t function_on(DriverFunction* f, int device, LoadedKernel** out);
+// Library load options (the driver's CUlibraryOption values are the same):
+// cudaLibraryBinaryIsPreserved is a hint rgpu has no use for (it keeps its
+// own copy of the image) and is invalid for a file; the host table of
+// universal functions is cudaErrorNotSupported, logged by name.
+cudaError_t check_library_options(const cudaLibraryOption* options, unsigned count, bool from_file);
 // A file's contents, NUL-terminated (PTX files carry no terminator); false
 // when it cannot be read.
 bool read_image_file(const char* path, std::vector<char>* image);

@@ -8,7 +8,6 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/runtime.hpp"
-#include "client/core/unsupported.hpp"
 #include "client/cuda/module_loading.hpp"
 
 using namespace rgpu::client;
@@ -21,11 +20,11 @@ cudaError_t find_library(cudaLibrary_t library, DriverModule** out) {
 }
 
 cudaError_t load(cudaLibrary_t* library, const void* code, unsigned numJitOptions, cudaJitOption* jitOptions,
-                 void** jitOptionsValues, unsigned numLibraryOptions) {
+                 void** jitOptionsValues, cudaLibraryOption* libraryOptions, unsigned numLibraryOptions,
+                 bool from_file) {
   if (!library || !code) return cudaErrorInvalidValue;
   if (numJitOptions && (!jitOptions || !jitOptionsValues)) return cudaErrorInvalidValue;
-  // Library options change how the image is kept, which the server decides.
-  if (numLibraryOptions) return unsupported("cudaLibraryLoadData with library options");
+  if (cudaError_t e = check_library_options(libraryOptions, numLibraryOptions, from_file)) return e;
   // JIT options only tune or report on compilation, which the server does.
   return load_library(reinterpret_cast<CUmodule*>(library), code);
 }
@@ -36,7 +35,9 @@ extern "C" cudaError_t cudaLibraryLoadData(cudaLibrary_t* library, const void* c
                                            void** jitOptionsValues, unsigned int numJitOptions,
                                            cudaLibraryOption* libraryOptions, void** libraryOptionValues,
                                            unsigned int numLibraryOptions) {
-  return api([&] { return load(library, code, numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions); });
+  return api([&] {
+    return load(library, code, numJitOptions, jitOptions, jitOptionsValues, libraryOptions, numLibraryOptions, false);
+  });
 }
 
 extern "C" cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t* library, const char* fileName,
@@ -47,7 +48,8 @@ extern "C" cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t* library, const cha
     if (!fileName) return cudaErrorInvalidValue;
     std::vector<char> image;
     if (!read_image_file(fileName, &image)) return cudaErrorFileNotFound;
-    return load(library, image.data(), numJitOptions, jitOptions, jitOptionsValues, numLibraryOptions);
+    return load(library, image.data(), numJitOptions, jitOptions, jitOptionsValues, libraryOptions,
+                numLibraryOptions, true);
   });
 }
 

@@ -73,12 +73,26 @@ int main() {
   OK(cudaLaunchKernel(reinterpret_cast<void*>(vadd), dim3(2), dim3(128), args, 0, nullptr));
   OK(cudaDeviceSynchronize());
   OK(cudaLibraryUnload(lib));
+  // Library options: the "binary is preserved" hint is taken (for data, not
+  // for a file), the host table of universal functions is not.
+  cudaLibraryOption preserved = cudaLibraryBinaryIsPreserved;
+  void* no_value = nullptr;
+  OK(cudaLibraryLoadData(&lib, ptx.c_str(), nullptr, nullptr, 0, &preserved, &no_value, 1));
+  OK(cudaLibraryUnload(lib));
+  EXPECT_STATUS(cudaErrorInvalidValue,
+                cudaLibraryLoadFromFile(&lib, RGPU_PTX_FILE, nullptr, nullptr, 0, &preserved, &no_value, 1));
+  cudaLibraryOption table = cudaLibraryHostUniversalFunctionAndDataTable;
+  EXPECT_STATUS(cudaErrorNotSupported,
+                cudaLibraryLoadData(&lib, ptx.c_str(), nullptr, nullptr, 0, &table, &no_value, 1));
   EXPECT_STATUS(cudaErrorFileNotFound,
                 cudaLibraryLoadFromFile(&lib, "/nonexistent/kernels.ptx", nullptr, nullptr, 0, nullptr, nullptr, 0));
 
   // The driver's libraries.
   CU_OK(cuInit(0));
   CUlibrary library;
+  CUlibraryOption cu_preserved = CU_LIBRARY_BINARY_IS_PRESERVED;
+  CU_OK(cuLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, &cu_preserved, &no_value, 1));
+  CU_OK(cuLibraryUnload(library));
   CU_OK(cuLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   CU_OK(cuLibraryGetKernelCount(&count, library));
   CHECK(count == 2);
@@ -90,7 +104,7 @@ int main() {
   // The runtime finds the new driver functions by name too.
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult found;
-  OK(cudaGetDriverEntryPoint("cuKernelGetLibrary", &entry, cudaEnableDefault, &found));
+  OK(cudaGetDriverEntryPointByVersion("cuKernelGetLibrary", &entry, CUDART_VERSION, cudaEnableDefault, &found));
   CHECK(found == cudaDriverEntryPointSuccess && entry != nullptr);
   owner = nullptr;
   if (entry) CU_OK(reinterpret_cast<CUresult (*)(CUlibrary*, CUkernel)>(entry)(&owner, first[0]));
