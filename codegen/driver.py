@@ -142,8 +142,9 @@ LIMITS = [
     "with CUctxCreateParams returns CUDA_ERROR_NOT_SUPPORTED.",
     "cuModuleUnload and cuLibraryUnload forget the handles; the server frees the module when the "
     "session ends. JIT options are accepted and ignored (the server's driver compiles PTX).",
-    "Libraries are modules loaded on the current device when the library is loaded; library "
-    "options return CUDA_ERROR_NOT_SUPPORTED.",
+    "Libraries are modules loaded on the current device when the library is loaded. "
+    "CU_LIBRARY_BINARY_IS_PRESERVED is accepted (rgpu keeps its own copy of the image); "
+    "CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE returns CUDA_ERROR_NOT_SUPPORTED.",
     "cuLaunchKernelEx forwards its launch attributes, events translated and an access policy "
     "window checked to lie in the session's memory; the graph-only "
     "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE returns CUDA_ERROR_NOT_SUPPORTED.",
