@@ -13,7 +13,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from generate import CODEGEN, GenError, Decl, banner, params_decl, sort_exports
+from generate import CODEGEN, GenError, Decl, banner, params_decl, sort_exports, unsupported_reasons
 
 OUT = {
     "unsupported": "src/client/cuda/generated/cuda_unsupported.cpp",
@@ -37,6 +37,7 @@ class DriverModel:
     # whether per-thread builds add _ptds or _ptsz.
     proc_names: list[tuple[str, str, str]]
     errors: list[tuple[str, int, str]]  # CUresult: name, value, the header's description
+    reasons: dict[str, str]  # [unsupported]: why a function cannot work remotely
 
 
 def build_driver_model(parser) -> DriverModel:
@@ -46,8 +47,8 @@ def build_driver_model(parser) -> DriverModel:
         raise GenError("cuda_exports.txt lists a name twice")
     with open(CODEGEN / "cuda.toml", "rb") as f:
         conf = tomllib.load(f)
-    if set(conf) - {"manual"}:
-        raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - {'manual'})}")
+    if set(conf) - {"manual", "unsupported"}:
+        raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - {'manual', 'unsupported'})}")
     manual = list(conf.get("manual", {}).get("names", []))
     if len(set(manual)) != len(manual):
         raise GenError("cuda.toml lists a manual name twice")
@@ -55,11 +56,13 @@ def build_driver_model(parser) -> DriverModel:
         if n not in exports:
             raise GenError(f"cuda.toml names {n}, which libcuda.so.1 does not export")
 
+    reasons = unsupported_reasons(conf, set(exports), set(manual), "cuda.toml")
+
     tu = parser.parse(PRELUDE)
     decls = parser.functions(tu, set(HEADERS))
     per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
-                       error_descriptions(parser, tu))
+                       error_descriptions(parser, tu), reasons)
 
 
 def error_descriptions(parser, tu) -> list[tuple[str, int, str]]:
@@ -139,9 +142,18 @@ LIMITS = [
     "with CUctxCreateParams returns CUDA_ERROR_NOT_SUPPORTED.",
     "cuModuleUnload and cuLibraryUnload forget the handles; the server frees the module when the "
     "session ends. JIT options are accepted and ignored (the server's driver compiles PTX).",
-    "Libraries are modules loaded on the current device when the library is loaded; library "
-    "options return CUDA_ERROR_NOT_SUPPORTED.",
-    "cuLaunchKernelEx with launch attributes returns CUDA_ERROR_NOT_SUPPORTED.",
+    "Libraries are modules loaded on the current device when the library is loaded. "
+    "CU_LIBRARY_BINARY_IS_PRESERVED is accepted (rgpu keeps its own copy of the image); "
+    "CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE returns CUDA_ERROR_NOT_SUPPORTED.",
+    "cuLaunchKernelEx forwards its launch attributes, events translated and an access policy "
+    "window checked to lie in the session's memory; the graph-only "
+    "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE returns CUDA_ERROR_NOT_SUPPORTED.",
+    "A library is loaded on the current device, and on another device (from a copy of its image "
+    "the client keeps) when one of its kernels or variables is first used there. "
+    "cuLibraryEnumerateKernels hands out new handles at each call.",
+    "cuLogs* report rgpu's own error log: the errors and warnings this process's rgpu client logs "
+    "(unsupported calls, refused arguments, lost servers), at its log level (RGPU_LOG_LEVEL); the "
+    "remote driver's log is about the worker's calls and is not relayed.",
     "cuGetProcAddress returns the binding cuda.h of this toolkit gives each name, whatever "
     "cudaVersion asks for.",
     "cuMemsetD16/D32 whose value's bytes differ copy a host pattern (same result, more traffic).",
@@ -167,7 +179,8 @@ def emit_coverage(m: DriverModel) -> str:
     exported = set(m.exports)
     for d in m.unsupported:
         newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
-        why = (f"legacy binding, superseded by {newer[-1]}" if newer else "not implemented yet")
+        why = (f"legacy binding, superseded by {newer[-1]}" if newer
+               else m.reasons.get(d.name, "not implemented yet"))
         status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
     done = [n for n in m.exports if status[n][0] != "unsupported"]
     lines = ["", "# CUDA driver coverage", "",

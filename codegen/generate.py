@@ -222,6 +222,7 @@ class Model:
     first_generated: int
     errors: list[tuple[str, int]]
     headers_of_forwards: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)  # [unsupported]: why a function cannot work
 
 
 def is_pointer(t) -> bool:
@@ -333,6 +334,19 @@ def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
     return Forward(decl, op, args, quiet, routing[0] if routing else None)
 
 
+def unsupported_reasons(conf: dict, exports: set, implemented: set, toml: str) -> dict[str, str]:
+    """The [unsupported] table: exports that cannot work remotely, each with why."""
+    reasons = conf.get("unsupported", {})
+    for n, why in reasons.items():
+        if n not in exports:
+            raise GenError(f"{toml} [unsupported] names {n}, which is not exported")
+        if n in implemented:
+            raise GenError(f"{toml} [unsupported] names {n}, which is implemented")
+        if not isinstance(why, str) or not why:
+            raise GenError(f"{toml} [unsupported] {n}: the reason must be a non-empty string")
+    return reasons
+
+
 def sort_exports(exports, implemented, find, decls, result: str, toml: str):
     """Each export not implemented by hand or forwarded: a per-thread variant
     (_ptsz/_ptds) of an implemented function with the same parameters, or an
@@ -372,7 +386,7 @@ def build_model(parser: Parser) -> Model:
         raise GenError("cudart_exports.txt lists a name twice")
     with open(CODEGEN / "cudart.toml", "rb") as f:
         conf = tomllib.load(f)
-    unknown = set(conf) - {"manual", "forward"}
+    unknown = set(conf) - {"manual", "forward", "unsupported"}
     if unknown:
         raise GenError(f"cudart.toml: unknown tables {sorted(unknown)}")
     manual = list(conf.get("manual", {}).get("names", []))
@@ -384,6 +398,7 @@ def build_model(parser: Parser) -> Model:
     both = set(manual) & set(forward_specs)
     if both or len(set(manual)) != len(manual):
         raise GenError(f"cudart.toml lists {sorted(both) or 'a manual name'} twice")
+    reasons = unsupported_reasons(conf, export_set, set(manual) | set(forward_specs), "cudart.toml")
 
     includes = "".join(f"#include <{h}>\n" for h in MAIN_HEADERS)
     main_tu = parser.parse(includes)
@@ -434,7 +449,7 @@ def build_model(parser: Parser) -> Model:
         if f.decl.header not in hdrs:
             hdrs.append(f.decl.header)
     return Model(exports, manual, forwards, per_thread, unsupported, ops, first_generated,
-                 errors, hdrs)
+                 errors, hdrs, reasons)
 
 
 # --------------------------------------------------------------------------
@@ -741,8 +756,9 @@ def emit_coverage(m: Model) -> str:
     for d, base in m.per_thread:
         status[d.name] = ("implemented", f"per-thread default stream variant of {base}")
     for d in m.unsupported:
+        why = m.reasons.get(d.name, "not implemented yet")
         status[d.name] = ("unsupported", "graphics interop: out of scope" if d.abi_only
-                          else "not implemented yet: returns cudaErrorNotSupported, logs its name once")
+                          else f"{why}: returns cudaErrorNotSupported, logs its name once")
     interop = {d.name for d in m.unsupported if d.abi_only}
     counted = [n for n in m.exports if n not in interop]
     done = [n for n in counted if status[n][0] != "unsupported"]

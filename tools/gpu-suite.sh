@@ -5,6 +5,7 @@
 # `rgpu bench` (local vs each transport vs the raw transport, same run) and
 # writes the report to OUT_DIR.
 #   usage: tools/gpu-suite.sh OUT_DIR     (RGPU_COMMIT names the commit measured)
+# The corpus's Python entries (numba) run with CORPUS_PYTHON (python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)

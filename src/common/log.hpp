@@ -15,6 +15,11 @@ void set_prefix(std::string_view prefix);
 // Where lines go (default: standard error).
 void set_fd(int fd);
 
+// Also hands each line (without its prefix) to `sink`, if set; the client's
+// error log (cudaLogs*) keeps them.
+using Sink = void (*)(Level level, const char* message, size_t length);
+void set_sink(Sink sink);
+
 void write(Level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 }  // namespace rgpu::log

@@ -95,6 +95,15 @@ enum Op : uint16_t {
   kOpModuleGetReference = 314,  // module, name, surface? -> reference handle
   kOpReferenceSet = 315,        // reference, RefAttr, RefValue -> RefValue
   kOpReferenceGet = 316,        // reference, RefAttr, RefValue (the dimension asked) -> RefValue
+  // Launch attributes, libraries, runtime odds and ends: 600-699.
+  kOpLaunchKernelEx = 600,                 // as kOpLaunchKernel, then the launch attributes
+  kOpOccupancyMaxActiveClusters = 601,     // function + launch configuration -> clusters
+  kOpOccupancyMaxPotentialClusterSize = 602,
+  kOpOccupancyAvailableDynamicSMem = 603,  // function, blocks per SM, block size -> bytes
+  kOpModuleEnumerateFunctions = 604,       // module -> each kernel's name and description
+  kOpEventRecordWithFlags = 605,
+  kOpStreamCopyAttributes = 606,
+  kOpFuncSetSharedMemConfig = 607,
 
   kOpFirstGenerated = 1000,
 };

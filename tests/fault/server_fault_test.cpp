@@ -468,6 +468,131 @@ TEST(ServerAuth, TokenIsRequiredAndChecked) {
   stop_server(pid);
 }
 
+// Launch attributes, cluster occupancy, kernel enumeration, event record
+// flags and stream attribute copies: every event, stream, module, function
+// and window must be the session's own.
+TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
+               ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
+  iovec p{ptx, sizeof ptx};
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&p, 1}, reply), cudaSuccess);
+  uint64_t module = proto::Reader(reply).get<uint64_t>();
+  proto::Writer k;
+  k.put<uint64_t>(module).put_string("k");
+  ASSERT_EQ(a->call(proto::kOpModuleGetFunction, 0, k.bytes(), {}, reply), cudaSuccess);
+  uint64_t function = proto::Reader(reply).get<uint64_t>();
+  proto::Writer flags;
+  flags.put<uint32_t>(0);
+  ASSERT_EQ(b->call(proto::kOpEventCreate, 0, flags.bytes(), {}, reply), cudaSuccess);
+  uint64_t foreign_event = proto::Reader(reply).get<uint64_t>();
+  ASSERT_EQ(a->call(proto::kOpEventCreate, 0, flags.bytes(), {}, reply), cudaSuccess);
+  uint64_t own_event = proto::Reader(reply).get<uint64_t>();
+  proto::Writer m;
+  m.put<uint64_t>(4096);
+  ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t foreign_memory = proto::Reader(reply).get<uint64_t>();
+
+  // One launch of k with the given attributes, answered.
+  auto launch = [&](std::vector<cudaLaunchAttribute> attrs, uint32_t count) {
+    proto::Writer w;
+    w.put<uint64_t>(function).put(dim3(2)).put(dim3(32)).put<uint32_t>(0).put<uint64_t>(0).put<uint32_t>(count);
+    for (const auto& at : attrs) w.put<int32_t>(at.id).put(at.val);
+    uint64_t arg = 0;
+    w.put_bytes(&arg, sizeof arg);
+    return a->call(proto::kOpLaunchKernelEx, 0, w.bytes(), {}, reply);
+  };
+  cudaLaunchAttribute completion{};
+  completion.id = cudaLaunchAttributeLaunchCompletionEvent;
+  completion.val.launchCompletionEvent.event = reinterpret_cast<cudaEvent_t>(own_event);
+  EXPECT_EQ(launch({completion}, 1), cudaSuccess);
+  completion.val.launchCompletionEvent.event = reinterpret_cast<cudaEvent_t>(foreign_event);
+  EXPECT_EQ(launch({completion}, 1), cudaErrorInvalidResourceHandle);
+  cudaLaunchAttribute programmatic{};
+  programmatic.id = cudaLaunchAttributeProgrammaticEvent;
+  programmatic.val.programmaticEvent.event = reinterpret_cast<cudaEvent_t>(0x1234);
+  EXPECT_EQ(launch({programmatic}, 1), cudaErrorInvalidResourceHandle);
+  cudaLaunchAttribute window{};
+  window.id = cudaLaunchAttributeAccessPolicyWindow;
+  window.val.accessPolicyWindow.base_ptr = reinterpret_cast<void*>(foreign_memory);
+  window.val.accessPolicyWindow.num_bytes = 4096;
+  EXPECT_EQ(launch({window}, 1), cudaErrorInvalidValue);
+  cudaLaunchAttribute odd{};
+  odd.id = static_cast<cudaLaunchAttributeID>(99);
+  EXPECT_EQ(launch({odd}, 1), cudaErrorInvalidValue);
+  odd.id = cudaLaunchAttributeDeviceUpdatableKernelNode;
+  EXPECT_EQ(launch({odd}, 1), cudaErrorInvalidValue);
+  EXPECT_EQ(launch({}, 100000), cudaErrorInvalidValue);
+  EXPECT_EQ(launch({}, 2), cudaErrorInvalidValue);  // fewer attributes than announced
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim = {3, 1, 1};
+  EXPECT_EQ(launch({cluster}, 1), cudaErrorInvalidValue);  // 3 does not divide the grid of 2
+  cluster.val.clusterDim = {2, 1, 1};
+  EXPECT_EQ(launch({cluster}, 1), cudaSuccess);
+
+  // Cluster occupancy and shared memory questions name a function of ours.
+  proto::Writer occupancy;
+  occupancy.put<uint64_t>(0x42).put(dim3(2)).put(dim3(32)).put<uint32_t>(0).put<uint64_t>(0).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpOccupancyMaxActiveClusters, 0, occupancy.bytes(), {}, reply),
+            cudaErrorInvalidDeviceFunction);
+  proto::Writer smem;
+  smem.put<uint64_t>(function).put<int32_t>(1).put<int32_t>(32);
+  EXPECT_EQ(b->call(proto::kOpOccupancyAvailableDynamicSMem, 0, smem.bytes(), {}, reply),
+            cudaErrorInvalidDeviceFunction);
+  EXPECT_EQ(a->call(proto::kOpOccupancyAvailableDynamicSMem, 0, smem.bytes(), {}, reply), cudaSuccess);
+
+  // Enumerating kernels: only of one's own modules.
+  proto::Writer enumerate;
+  enumerate.put<uint64_t>(module);
+  EXPECT_EQ(b->call(proto::kOpModuleEnumerateFunctions, 0, enumerate.bytes(), {}, reply),
+            cudaErrorInvalidResourceHandle);
+  ASSERT_EQ(a->call(proto::kOpModuleEnumerateFunctions, 0, enumerate.bytes(), {}, reply), cudaSuccess);
+  proto::Reader names(reply);
+  ASSERT_EQ(names.get<uint32_t>(), 1u);
+  EXPECT_EQ(names.get_string(), "k");
+
+  // Event records with flags and attribute copies between streams.
+  proto::Writer record;
+  record.put<uint64_t>(own_event).put<uint64_t>(0).put<uint32_t>(0x80);
+  EXPECT_EQ(a->call(proto::kOpEventRecordWithFlags, 0, record.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer foreign_record;
+  foreign_record.put<uint64_t>(foreign_event).put<uint64_t>(0).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpEventRecordWithFlags, 0, foreign_record.bytes(), {}, reply),
+            cudaErrorInvalidResourceHandle);
+  proto::Writer create_stream;
+  create_stream.put<uint32_t>(0).put<int32_t>(0);
+  ASSERT_EQ(b->call(proto::kOpStreamCreate, 0, create_stream.bytes(), {}, reply), cudaSuccess);
+  uint64_t foreign_stream = proto::Reader(reply).get<uint64_t>();
+  proto::Writer copy;
+  copy.put<uint64_t>(0).put<uint64_t>(foreign_stream);
+  EXPECT_EQ(a->call(proto::kOpStreamCopyAttributes, 0, copy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer bank;
+  bank.put<uint64_t>(function).put<int32_t>(cudaSharedMemBankSizeFourByte);
+  EXPECT_EQ(b->call(proto::kOpFuncSetSharedMemConfig, 0, bank.bytes(), {}, reply), cudaErrorInvalidDeviceFunction);
+  EXPECT_EQ(a->call(proto::kOpFuncSetSharedMemConfig, 0, bank.bytes(), {}, reply), cudaSuccess);
+
+  // Variables a PTX image declares oddly or too large load all the same.
+  char odd_ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
+                   ".global .align 4 .u32 broken[;\n.global .b8 huge[99999999999][99999999999];\n"
+                   ".global .u64 fine[4];\n.visible .entry k(\n)\n{\nret;\n}\n";
+  iovec odd_image{odd_ptx, sizeof odd_ptx};
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&odd_image, 1}, reply), cudaSuccess);
+  uint64_t odd_module = proto::Reader(reply).get<uint64_t>();
+  proto::Writer fine;
+  fine.put<uint64_t>(odd_module).put_string("fine");
+  ASSERT_EQ(a->call(proto::kOpModuleGetGlobal, 0, fine.bytes(), {}, reply), cudaSuccess);
+  proto::Reader global(reply);
+  global.get<uint64_t>();
+  EXPECT_EQ(global.get<uint64_t>(), 32u);
+  proto::Writer huge;
+  huge.put<uint64_t>(odd_module).put_string("huge");
+  EXPECT_EQ(a->call(proto::kOpModuleGetGlobal, 0, huge.bytes(), {}, reply), cudaSuccess);
+  expect_healthy();
+}
+
 }  // namespace
 
 TEST_F(ServerFault, ArrayTextureAndSurfaceOpsCheckHandlesAndExtents) {

@@ -15,11 +15,16 @@
 #   NVCC_CCBIN           host compiler for nvcc (default: g++ in PATH, else /opt/gcc/bin/g++)
 #   CUDA_HOME            toolkit root for the local runs' libcudart (/usr/local/cuda)
 #   CORPUS_TIMEOUT (60)  seconds per run;  CORPUS_JOBS (16)  parallel builds
+#   CORPUS_PYTHON        interpreter of the Python entries (python3); it needs numpy
+#                        and numba's CUDA target (numba-cuda, or numba's own)
+# A Python entry (its source ends in .py, no flags) is not compiled: its
+# "build" is a launcher script that runs the source with CORPUS_PYTHON, so
+# through rgpu the interpreter loads rgpu's libcuda.so.1 (and libcuda.so).
 # Exit status: 0 when every program passed, 1 otherwise, 2 on usage errors.
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then
-  sed -n '2,20p' "$0" >&2
+  sed -n '2,23p' "$0" >&2
   exit 2
 fi
 BUILD_DIR=$(realpath "$1")
@@ -63,6 +68,12 @@ fi
 build_one() {
   local name srcs flags args
   IFS='|' read -r name srcs flags args <<<"$1"
+  if [[ $srcs == *.py ]]; then
+    printf '#!/usr/bin/env bash\nexec %q %q "$@"\n' "$PYTHON" "$CORPUS/$srcs" >"$BIN/$name"
+    chmod +x "$BIN/$name"
+    touch "$BIN/$name.built"
+    return 0
+  fi
   # shellcheck disable=SC2086  # flags and sources are word lists on purpose
   if (cd "$CORPUS" && "$NVCC" -cudart shared -O2 "${CCBIN_FLAGS[@]}" $flags -o "$BIN/$name" $srcs) \
       >"$LOGS/$name.build.log" 2>&1; then
@@ -71,7 +82,8 @@ build_one() {
   return 0
 }
 export -f build_one
-export CORPUS NVCC BIN LOGS
+PYTHON=${CORPUS_PYTHON:-python3}
+export CORPUS NVCC BIN LOGS PYTHON
 export CCBIN_FLAGS_STR="${CCBIN_FLAGS[*]:-}"
 # shellcheck disable=SC2016  # expanded by the inner bash
 printf '%s\n' "${ENTRIES[@]}" |

@@ -11,7 +11,10 @@
 
 namespace rgpu::client {
 namespace {
-thread_local int t_current_device = 0;
+thread_local int t_current_device = -1;  // -1: this thread has chosen none
+// The device of threads that chose none: the first of cudaSetValidDevices'
+// list (every device works once connected), else 0.
+std::atomic<int> g_implicit_device{0};
 }
 
 Runtime& Runtime::get() {
@@ -21,7 +24,8 @@ Runtime& Runtime::get() {
   return *r;
 }
 
-int Runtime::current_device() { return t_current_device; }
+int Runtime::current_device() { return t_current_device >= 0 ? t_current_device : g_implicit_device.load(); }
+void Runtime::set_implicit_device(int index) { g_implicit_device.store(index); }
 void Runtime::set_current_device(int index) { t_current_device = index; }
 
 cudaError_t Runtime::ensure_init() {

@@ -43,6 +43,8 @@ class Runtime {
 
   static int current_device();
   static void set_current_device(int index);
+  // The current device of threads that never set one (cudaSetValidDevices).
+  static void set_implicit_device(int index);
 
  private:
   Runtime() = default;

@@ -1,8 +1,11 @@
 // What the client knows of a kernel without asking the server: its module,
-// name and the parameter layout reported when it was looked up. Modules are
-// loaded whole, so every kernel is loaded.
+// name and the parameter layout reported when it was looked up (name and
+// layout of the runtime's kernel handles too). Modules are loaded whole, so
+// every kernel is loaded.
 #include "client/cuda/cuda_api.hpp"
+#include "client/core/api_guard.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/kernel_launcher.hpp"
 #include "client/cuda/module_handles.hpp"
 
 using namespace rgpu::client;
@@ -17,13 +20,18 @@ CUresult find(CUfunction f, DriverFunction** out) {
 
 }  // namespace
 
+// A runtime kernel handle (cudaGetFuncBySymbol's cudaFunction_t) is asked
+// about as loaded on the current device.
 extern "C" CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset,
                                                size_t* paramSize) {
-  DriverFunction* f;
-  if (CUresult e = find(func, &f)) return e;
-  if (paramIndex >= f->kernel.params.size()) return CUDA_ERROR_INVALID_VALUE;
-  if (paramOffset) *paramOffset = f->kernel.params[paramIndex].offset;
-  if (paramSize) *paramSize = f->kernel.params[paramIndex].size;
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!known_kernel(func)) return CUDA_ERROR_INVALID_HANDLE;
+  const LoadedKernel* k;
+  if (CUresult e = to_cu(api([&] { return resolve_kernel(func, home_device(func), &k); }))) return e;
+  if (paramIndex >= k->params.size()) return CUDA_ERROR_INVALID_VALUE;
+  if (paramOffset) *paramOffset = k->params[paramIndex].offset;
+  if (paramSize) *paramSize = k->params[paramIndex].size;
   return CUDA_SUCCESS;
 }
 
@@ -42,9 +50,10 @@ extern "C" CUresult CUDAAPI cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) {
 
 extern "C" CUresult CUDAAPI cuFuncGetName(const char** name, CUfunction hfunc) {
   if (!name) return CUDA_ERROR_INVALID_VALUE;
-  DriverFunction* f;
-  if (CUresult e = find(hfunc, &f)) return e;
-  *name = f->name.c_str();
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  const char* n = kernel_name(hfunc);
+  if (!n) return CUDA_ERROR_INVALID_HANDLE;
+  *name = n;
   return CUDA_SUCCESS;
 }
 

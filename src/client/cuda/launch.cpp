@@ -1,15 +1,15 @@
-// cuLaunchKernel and function attributes. Launches go through the runtime's
-// launch op: arguments packed at the offsets the server's driver reported
-// (cuFuncGetParamInfo), or the caller's own buffer given through `extra`.
+// cuLaunchKernel(Ex) and function attributes. Launches go through the
+// runtime's launch path (kernel_launcher.hpp): arguments packed at the
+// offsets the server's driver reported (cuFuncGetParamInfo), or the caller's
+// own buffer given through `extra`.
 #include "client/cuda/cuda_api.hpp"
 
-#include <cstring>
-#include <vector>
+#include <algorithm>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
-#include "client/core/kernel_launch.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/kernel_launcher.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "protocol/ops.hpp"
 
@@ -18,46 +18,15 @@ using namespace rgpu::client;
 
 namespace {
 
-// extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, p, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END}
-cudaError_t pack_extra(const LoadedKernel& k, void** extra, std::vector<uint8_t>* packed) {
-  const void* buffer = nullptr;
-  const size_t* size = nullptr;
-  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-      buffer = extra[i + 1];
-    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-      size = static_cast<const size_t*>(extra[i + 1]);
-    else
-      return cudaErrorInvalidValue;
-  }
-  if (!buffer || !size) return cudaErrorInvalidValue;
-  // As NVIDIA's driver (seen on the H100): a buffer longer than the kernel's
-  // parameters is refused, a shorter one launches (the rest is zero here,
-  // unspecified there).
-  if (*size > k.args_size) return cudaErrorLaunchOutOfResources;
-  packed->assign(k.args_size, 0);
-  std::memcpy(packed->data(), buffer, *size);
-  return cudaSuccess;
-}
-
-cudaError_t launch(const DriverFunction& f, dim3 grid, dim3 block, unsigned shared_mem, CUstream stream,
-                   void** params, void** extra) {
-  if (params && extra) return cudaErrorInvalidValue;
-  Call call(proto::kOpLaunchKernel);
-  uint64_t s;
-  if (cudaError_t e = call.to_stream(reinterpret_cast<cudaStream_t>(stream), &s)) return e;
-  // A module lives in the context it was loaded in.
-  if (call.device_index() != f.module->device) return cudaErrorDeviceUninitialized;
-  const cudaDeviceProp* props;
-  if (cudaError_t e = Runtime::get().properties(call.device_index(), &props)) return e;
-  if (cudaError_t e = check_launch_config(*props, grid, block)) return e;
-  if (shared_mem > static_cast<unsigned>(f.kernel.max_dynamic_shared)) return cudaErrorInvalidValue;
-  std::vector<uint8_t> packed;
-  if (cudaError_t e = extra ? pack_extra(f.kernel, extra, &packed) : pack_kernel_args(f.kernel, params, &packed))
-    return e;
-  call.args().put<uint64_t>(f.kernel.function).put(grid).put(block).put<uint32_t>(shared_mem).put<uint64_t>(s);
-  call.args().put_bytes(packed.data(), packed.size());
-  return call.post();
+// Either kernel handle (a CUfunction, or a cudaKernel_t of the runtime's);
+// a module's kernel launched from another context is the driver's invalid
+// context.
+CUresult launch(CUfunction f, const KernelLaunch& l) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!known_kernel(f)) return CUDA_ERROR_INVALID_HANDLE;
+  cudaError_t e = api([&] { return launch_kernel(f, l); });
+  return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_CONTEXT : to_cu(e);
 }
 
 int attribute(const cudaFuncAttributes& a, CUfunction_attribute attrib, bool* known) {
@@ -77,48 +46,49 @@ int attribute(const cudaFuncAttributes& a, CUfunction_attribute attrib, bool* kn
   }
 }
 
-// A per-function op of the runtime's, on the function's device.
+// CUlaunchAttribute is cudaLaunchAttribute: same ids, same value layout.
+static_assert(sizeof(CUlaunchAttribute) == sizeof(cudaLaunchAttribute));
+
+KernelLaunch from_config(const CUlaunchConfig& c) {
+  return {.grid = dim3(c.gridDimX, c.gridDimY, c.gridDimZ),
+          .block = dim3(c.blockDimX, c.blockDimY, c.blockDimZ),
+          .shared_mem = c.sharedMemBytes,
+          .stream = reinterpret_cast<cudaStream_t>(c.hStream),
+          .attributes = {reinterpret_cast<const cudaLaunchAttribute*>(c.attrs), c.numAttrs}};
+}
+
+// The device a per-kernel call goes to when the API names none.
+constexpr int kHomeDevice = -1;
+
+// A per-kernel op of the runtime's, on `device` or the kernel's home_device.
 template <typename Fill, typename Read>
-CUresult function_call(CUfunction hfunc, uint16_t op, Fill&& fill, Read&& read) {
+CUresult function_call(const void* kernel, int device, uint16_t op, Fill&& fill, Read&& read) {
   KeepLastError keep;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  DriverFunction* fn = DriverHandles::get().find(hfunc);
-  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
-  return to_cu(api([&]() -> cudaError_t {
+  if (!known_kernel(kernel)) return CUDA_ERROR_INVALID_HANDLE;
+  if (device == kHomeDevice) device = home_device(kernel);
+  cudaError_t e = api([&]() -> cudaError_t {
     Call call(op);
     int32_t remote;
-    if (cudaError_t e = call.to_device(fn->module->device, &remote)) return e;
-    call.args().put<uint64_t>(fn->kernel.function);
+    if (cudaError_t e = call.to_device(device, &remote)) return e;
+    const LoadedKernel* lk;
+    if (cudaError_t e = resolve_kernel(kernel, device, &lk)) return e;
+    call.args().put<uint64_t>(lk->function);
     fill(call.args());
     if (cudaError_t e = call.run()) return e;
-    read(*fn, call.reply());
+    read(call.reply(), device);
     return cudaSuccess;
-  }));
-}
-
-}  // namespace
-
-extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                           unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                           unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                           void** kernelParams, void** extra) {
-  KeepLastError keep;
-  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  DriverFunction* fn = DriverHandles::get().find(f);
-  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
-  cudaError_t e = api([&] {
-    return launch(*fn, dim3(gridDimX, gridDimY, gridDimZ), dim3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                  hStream, kernelParams, extra);
   });
-  return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_CONTEXT : to_cu(e);
+  // A module's kernel exists in its own context only.
+  return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_DEVICE : to_cu(e);
 }
 
-extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+CUresult get_attribute(int* pi, CUfunction_attribute attrib, const void* kernel, int device) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   cudaFuncAttributes attrs{};
   CUresult r = function_call(
-      hfunc, proto::kOpFuncGetAttributes, [](proto::Writer&) {},
-      [&](DriverFunction&, proto::Reader& reply) { attrs = reply.get<cudaFuncAttributes>(); });
+      kernel, device, proto::kOpFuncGetAttributes, [](proto::Writer&) {},
+      [&](proto::Reader& reply, int) { attrs = reply.get<cudaFuncAttributes>(); });
   if (r) return r;
   bool known;
   int value = attribute(attrs, attrib, &known);
@@ -127,29 +97,90 @@ extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute att
   return CUDA_SUCCESS;
 }
 
-extern "C" CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
-                                             void** extra) {
-  if (!config || (config->numAttrs && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
-  // Launch attributes (clusters, cooperative launch, priorities...) are not carried to the server yet.
-  if (config->numAttrs) return CUDA_ERROR_NOT_SUPPORTED;
-  return cuLaunchKernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
-                        config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, kernelParams,
-                        extra);
-}
-
 // The attributes that can be set have the same numbers as cudaFuncAttribute's.
-extern "C" CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+CUresult set_attribute(const void* kernel, int device, CUfunction_attribute attrib, int value) {
   return function_call(
-      hfunc, proto::kOpFuncSetAttribute, [&](proto::Writer& w) { w.put<int32_t>(attrib).put<int32_t>(value); },
-      [&](DriverFunction& f, proto::Reader&) {
-        if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) f.kernel.max_dynamic_shared = value;
+      kernel, device, proto::kOpFuncSetAttribute,
+      [&](proto::Writer& w) { w.put<int32_t>(attrib).put<int32_t>(value); },
+      [&](proto::Reader&, int on) {
+        if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) note_max_dynamic_shared(kernel, on, value);
       });
 }
 
-extern "C" CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+CUresult set_cache_config(const void* kernel, int device, CUfunc_cache config) {
   return function_call(
-      hfunc, proto::kOpFuncSetCacheConfig, [&](proto::Writer& w) { w.put<int32_t>(config); },
-      [](DriverFunction&, proto::Reader&) {});
+      kernel, device, proto::kOpFuncSetCacheConfig, [&](proto::Writer& w) { w.put<int32_t>(config); },
+      [](proto::Reader&, int) {});
+}
+
+}  // namespace
+
+extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                           unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                           void** kernelParams, void** extra) {
+  KernelLaunch l{.grid = dim3(gridDimX, gridDimY, gridDimZ),
+                 .block = dim3(blockDimX, blockDimY, blockDimZ),
+                 .shared_mem = sharedMemBytes,
+                 .stream = reinterpret_cast<cudaStream_t>(hStream),
+                 .params = kernelParams,
+                 .extra = extra};
+  return launch(f, l);
+}
+
+// Answered, as cudaLaunchCooperativeKernel: whether the grid fits on the
+// device at once is the launch's own error.
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                      unsigned int gridDimZ, unsigned int blockDimX,
+                                                      unsigned int blockDimY, unsigned int blockDimZ,
+                                                      unsigned int sharedMemBytes, CUstream hStream,
+                                                      void** kernelParams) {
+  KernelLaunch l{.grid = dim3(gridDimX, gridDimY, gridDimZ),
+                 .block = dim3(blockDimX, blockDimY, blockDimZ),
+                 .shared_mem = sharedMemBytes,
+                 .stream = reinterpret_cast<cudaStream_t>(hStream),
+                 .params = kernelParams,
+                 .cooperative = true};
+  return launch(f, l);
+}
+
+extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+  return get_attribute(pi, attrib, hfunc, kHomeDevice);
+}
+
+extern "C" CUresult CUDAAPI cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+  return get_attribute(pi, attrib, kernel, dev);
+}
+
+extern "C" CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams,
+                                             void** extra) {
+  if (!config || (config->numAttrs && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  KernelLaunch l = from_config(*config);
+  l.params = kernelParams;
+  l.extra = extra;
+  return launch(f, l);
+}
+
+extern "C" CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  return set_attribute(hfunc, kHomeDevice, attrib, value);
+}
+
+extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+  return set_attribute(kernel, dev, attrib, val);
+}
+
+extern "C" CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+  return set_cache_config(hfunc, kHomeDevice, config);
+}
+
+extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+  return set_cache_config(kernel, dev, config);
+}
+
+extern "C" CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
+  return function_call(
+      hfunc, kHomeDevice, proto::kOpFuncSetSharedMemConfig, [&](proto::Writer& w) { w.put<int32_t>(config); },
+      [](proto::Reader&, int) {});
 }
 
 extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func,
@@ -157,13 +188,92 @@ extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
                                                                                  unsigned int flags) {
   if (!numBlocks) return CUDA_ERROR_INVALID_VALUE;
   return function_call(
-      func, proto::kOpOccupancyMaxActiveBlocks,
+      func, kHomeDevice, proto::kOpOccupancyMaxActiveBlocks,
       [&](proto::Writer& w) { w.put<int32_t>(blockSize).put<uint64_t>(dynamicSMemSize).put<uint32_t>(flags); },
-      [&](DriverFunction&, proto::Reader& r) { *numBlocks = r.get<int32_t>(); });
+      [&](proto::Reader& r, int) { *numBlocks = r.get<int32_t>(); });
 }
 
 extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
                                                                         size_t dynamicSMemSize) {
   return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
                                                               CU_OCCUPANCY_DEFAULT);
+}
+
+extern "C" CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func,
+                                                                   int numBlocks, int blockSize) {
+  if (!dynamicSmemSize) return CUDA_ERROR_INVALID_VALUE;
+  return function_call(
+      func, kHomeDevice, proto::kOpOccupancyAvailableDynamicSMem,
+      [&](proto::Writer& w) { w.put<int32_t>(numBlocks).put<int32_t>(blockSize); },
+      [&](proto::Reader& r, int) { *dynamicSmemSize = r.get<uint64_t>(); });
+}
+
+namespace {
+
+// A thread block cluster query over a whole launch configuration.
+CUresult cluster_query(uint16_t op, int* out, CUfunction func, const CUlaunchConfig* config) {
+  if (!out || !config || (config->numAttrs && !config->attrs)) return CUDA_ERROR_INVALID_VALUE;
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!known_kernel(func)) return CUDA_ERROR_INVALID_HANDLE;
+  KernelLaunch l = from_config(*config);
+  cudaError_t e = api([&] { return cluster_occupancy(op, func, l, out); });
+  return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_CONTEXT : to_cu(e);
+}
+
+}  // namespace
+
+extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func,
+                                                        const CUlaunchConfig* config) {
+  return cluster_query(proto::kOpOccupancyMaxActiveClusters, numClusters, func, config);
+}
+
+extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func,
+                                                              const CUlaunchConfig* config) {
+  return cluster_query(proto::kOpOccupancyMaxPotentialClusterSize, clusterSize, func, config);
+}
+
+// As cuda_runtime.h's cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags:
+// the block size (a multiple of the warp size, within the limits) with the
+// most resident threads per multiprocessor, asking the server's driver for
+// each candidate's occupancy.
+extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize,
+                                                                      CUfunction func,
+                                                                      CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                                      size_t dynamicSMemSize, int blockSizeLimit,
+                                                                      unsigned int flags) {
+  if (!minGridSize || !blockSize || blockSizeLimit < 0) return CUDA_ERROR_INVALID_VALUE;
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!known_kernel(func)) return CUDA_ERROR_INVALID_HANDLE;
+  const cudaDeviceProp* props;
+  if (CUresult e = to_cu(api([&] { return Runtime::get().properties(home_device(func), &props); }))) return e;
+  int func_max_threads = 0;
+  if (CUresult e = cuFuncGetAttribute(&func_max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func)) return e;
+  const int granularity = props->warpSize;
+  int limit = blockSizeLimit ? blockSizeLimit : props->maxThreadsPerBlock;
+  limit = std::min({limit, props->maxThreadsPerBlock, func_max_threads});
+  int best_size = 0, best_blocks = 0, best_threads = 0;
+  for (int aligned = (limit + granularity - 1) / granularity * granularity; aligned > 0; aligned -= granularity) {
+    int size = std::min(limit, aligned);
+    size_t smem = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(size) : dynamicSMemSize;
+    int blocks = 0;
+    if (CUresult e = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, func, size, smem, flags)) return e;
+    if (blocks * size > best_threads) {
+      best_size = size;
+      best_blocks = blocks;
+      best_threads = blocks * size;
+    }
+    if (best_threads == props->maxThreadsPerMultiProcessor) break;
+  }
+  *minGridSize = best_blocks * props->multiProcessorCount;
+  *blockSize = best_size;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                                             CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                             size_t dynamicSMemSize, int blockSizeLimit) {
+  return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                                   dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
 }

@@ -8,8 +8,10 @@
 #include <elf.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <iterator>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
+#include "client/cuda/module_loading.hpp"
 #include "fatbin/fatbin_container.hpp"
 #include "protocol/ops.hpp"
 
@@ -49,20 +52,116 @@ size_t image_size(const void* image) {
   return std::strlen(static_cast<const char*>(image)) + 1;
 }
 
-cudaError_t load(CUmodule* module, const void* image) {
+}  // namespace
+
+namespace rgpu::client {
+
+namespace {
+
+// Loads the image on `device`: its server handle.
+cudaError_t load_on(int device, const void* image, size_t size, uint64_t* remote) {
   Call call(proto::kOpModuleLoadImage);
-  if (cudaError_t e = call.to_current_device()) return e;
+  int32_t ordinal;
+  if (cudaError_t e = call.to_device(device, &ordinal)) return e;
+  iovec payload{const_cast<void*>(image), size};
+  if (cudaError_t e = call.run({&payload, 1})) return e;
+  *remote = call.reply().get<uint64_t>();
+  return cudaSuccess;
+}
+
+cudaError_t load(CUmodule* module, const void* image, bool library) {
   size_t size;
   try {
     size = image_size(image);
   } catch (const fatbin::FormatError&) {
     return cudaErrorInvalidKernelImage;
   }
-  iovec payload{const_cast<void*>(image), size};
-  if (cudaError_t e = call.run({&payload, 1})) return e;
-  *module = DriverHandles::get().add(
-      std::make_unique<DriverModule>(DriverModule{call.device_index(), call.reply().get<uint64_t>()}));
+  auto m = std::make_unique<DriverModule>();
+  m->device = Runtime::current_device();
+  if (cudaError_t e = load_on(m->device, image, size, &m->remote)) return e;
+  if (library) {
+    const auto* bytes = static_cast<const uint8_t*>(image);
+    m->library_image.assign(bytes, bytes + size);
+  }
+  *module = DriverHandles::get().add(std::move(m));
   return cudaSuccess;
+}
+
+// Loading a library on another device: one at a time (they are rare).
+std::mutex g_elsewhere_mutex;
+
+// The server handle of the module on `device`, a library loaded there first.
+cudaError_t module_on(DriverModule* m, int device, uint64_t* remote) {
+  if (device == m->device) {
+    *remote = m->remote;
+    return cudaSuccess;
+  }
+  if (m->library_image.empty()) return cudaErrorDeviceUninitialized;
+  if (auto it = m->elsewhere.find(device); it != m->elsewhere.end()) {
+    *remote = it->second;
+    return cudaSuccess;
+  }
+  if (cudaError_t e = load_on(device, m->library_image.data(), m->library_image.size(), remote)) return e;
+  m->elsewhere[device] = *remote;
+  return cudaSuccess;
+}
+
+// A kernel as the server described it (put_function): handle, dynamic
+// shared memory limit and parameter layout.
+LoadedKernel read_kernel(proto::Reader& r) {
+  LoadedKernel k;
+  k.function = r.get<uint64_t>();
+  k.max_dynamic_shared = r.get<int32_t>();
+  uint32_t n = r.get<uint32_t>();
+  for (uint32_t i = 0; i < n; ++i) {
+    KernelParamLayout p{r.get<uint32_t>(), r.get<uint32_t>()};
+    k.args_size = std::max(k.args_size, p.offset + p.size);
+    k.params.push_back(p);
+  }
+  return k;
+}
+
+CUfunction add_function(DriverModule* m, std::string name, proto::Reader& r) {
+  auto f = std::make_unique<DriverFunction>();
+  f->module = m;
+  f->name = std::move(name);
+  f->kernel = read_kernel(r);
+  return DriverHandles::get().add(std::move(f));
+}
+
+}  // namespace
+
+cudaError_t load_module(CUmodule* module, const void* image) { return load(module, image, false); }
+
+cudaError_t load_library(CUmodule* library, const void* image) { return load(library, image, true); }
+
+cudaError_t function_on(DriverFunction* f, int device, LoadedKernel** out) {
+  if (device == f->module->device) {
+    *out = &f->kernel;
+    return cudaSuccess;
+  }
+  std::lock_guard lock(g_elsewhere_mutex);
+  if (auto it = f->elsewhere.find(device); it != f->elsewhere.end()) {
+    *out = &it->second;
+    return cudaSuccess;
+  }
+  uint64_t module;
+  if (cudaError_t e = module_on(f->module, device, &module)) return e;
+  Call call(proto::kOpModuleGetFunction);
+  int32_t ordinal;
+  if (cudaError_t e = call.to_device(device, &ordinal)) return e;
+  call.args().put<uint64_t>(module).put_string(f->name);
+  if (cudaError_t e = call.quiet().run()) return e;
+  *out = &(f->elsewhere[device] = read_kernel(call.reply()));
+  return cudaSuccess;
+}
+
+bool read_image_file(const char* path, std::vector<char>* image) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  image->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  image->push_back('\0');
+  return true;
 }
 
 cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
@@ -71,46 +170,54 @@ cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
   if (cudaError_t e = call.to_device(m->device, &remote)) return e;
   call.args().put<uint64_t>(m->remote).put_string(name);
   if (cudaError_t e = call.quiet().run()) return e;
-  auto f = std::make_unique<DriverFunction>();
-  f->module = m;
-  f->name = name;
-  auto& r = call.reply();
-  f->kernel.function = r.get<uint64_t>();
-  f->kernel.max_dynamic_shared = r.get<int32_t>();
-  uint32_t n = r.get<uint32_t>();
-  for (uint32_t i = 0; i < n; ++i) {
-    KernelParamLayout p{r.get<uint32_t>(), r.get<uint32_t>()};
-    f->kernel.args_size = std::max(f->kernel.args_size, p.offset + p.size);
-    f->kernel.params.push_back(p);
-  }
-  *out = DriverHandles::get().add(std::move(f));
+  *out = add_function(m, name, call.reply());
   return cudaSuccess;
 }
 
-cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name) {
-  Call call(proto::kOpModuleGetGlobal);
+cudaError_t enumerate_functions(DriverModule* m, std::vector<CUfunction>* out) {
+  Call call(proto::kOpModuleEnumerateFunctions);
   int32_t remote;
   if (cudaError_t e = call.to_device(m->device, &remote)) return e;
-  call.args().put<uint64_t>(m->remote).put_string(name);
+  call.args().put<uint64_t>(m->remote);
+  if (cudaError_t e = call.quiet().run()) return e;
+  auto& r = call.reply();
+  out->resize(r.get<uint32_t>());
+  for (CUfunction& f : *out) {
+    std::string name = r.get_string();
+    f = add_function(m, std::move(name), r);
+  }
+  return cudaSuccess;
+}
+
+cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
+  uint64_t module;
+  {
+    std::lock_guard lock(g_elsewhere_mutex);
+    if (cudaError_t e = module_on(m, device, &module)) return e;
+  }
+  Call call(proto::kOpModuleGetGlobal);
+  int32_t ordinal;
+  if (cudaError_t e = call.to_device(device, &ordinal)) return e;
+  call.args().put<uint64_t>(module).put_string(name);
   if (cudaError_t e = call.quiet().run()) return e;
   uint64_t ptr = call.reply().get<uint64_t>();
   uint64_t size = call.reply().get<uint64_t>();
   // Copies check pointers against the memory map; an address another
   // server's memory already has would be ambiguous.
-  if (!MemoryMap::get().find_device(ptr) && !MemoryMap::get().add_device(ptr, size, m->device))
+  if (!MemoryMap::get().find_device(ptr) && !MemoryMap::get().add_device(ptr, size, device))
     return cudaErrorInvalidSymbol;
   if (dptr) *dptr = ptr;
   if (bytes) *bytes = size;
   return cudaSuccess;
 }
 
-}  // namespace
+}  // namespace rgpu::client
 
 extern "C" CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
   KeepLastError keep;
   if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  return to_cu(api([&] { return load(module, image); }));
+  return to_cu(api([&] { return load_module(module, image); }));
 }
 
 // JIT options only tune or report on compilation, which the server does.
@@ -126,11 +233,8 @@ extern "C" CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule* module, const void* 
 
 extern "C" CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
   if (!module || !fname) return CUDA_ERROR_INVALID_VALUE;
-  std::ifstream in(fname, std::ios::binary);
-  if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
-  std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // PTX files carry no terminator of their own.
-  image.push_back('\0');
+  std::vector<char> image;
+  if (!read_image_file(fname, &image)) return CUDA_ERROR_FILE_NOT_FOUND;
   return cuModuleLoadData(module, image.data());
 }
 
@@ -150,12 +254,38 @@ extern "C" CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod
   return e == cudaErrorInvalidDeviceFunction || e == cudaErrorSymbolNotFound ? CUDA_ERROR_NOT_FOUND : to_cu(e);
 }
 
+extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
+  KeepLastError keep;
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(mod);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  std::vector<CUfunction> functions;
+  if (CUresult e = to_cu(api([&] { return enumerate_functions(m, &functions); }))) return e;
+  *count = functions.size();
+  return CUDA_SUCCESS;
+}
+
+// As the driver: numFunctions may be fewer than the module has.
+extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions,
+                                                       CUmodule mod) {
+  KeepLastError keep;
+  if (!functions && numFunctions) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(mod);
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  std::vector<CUfunction> all;
+  if (CUresult e = to_cu(api([&] { return enumerate_functions(m, &all); }))) return e;
+  std::copy_n(all.begin(), std::min<size_t>(numFunctions, all.size()), functions);
+  return CUDA_SUCCESS;
+}
+
 extern "C" CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
   KeepLastError keep;
   if (!name) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   DriverModule* m = DriverHandles::get().find(hmod);
   if (!m) return CUDA_ERROR_INVALID_HANDLE;
-  cudaError_t e = api([&] { return get_global(dptr, bytes, m, name); });
+  cudaError_t e = api([&] { return get_global(dptr, bytes, m, name, m->device); });
   return e == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND : to_cu(e);
 }

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "client/core/module_registry.hpp"
 
@@ -17,12 +18,23 @@ namespace rgpu::client {
 struct DriverModule {
   int device;       // virtual device the module was loaded on
   uint64_t remote;  // server handle
+  // A library (cuLibrary*, cudaLibrary*) is not bound to a context: it is
+  // loaded on another device at its first use there, from this copy of its
+  // image. A module's is empty.
+  std::vector<uint8_t> library_image;
+  std::unordered_map<int, uint64_t> elsewhere;  // device -> server handle
 };
+
+struct LegacyLaunchState;  // legacy_launch.cpp
 
 struct DriverFunction {
   DriverModule* module;
   std::string name;
-  LoadedKernel kernel;
+  LoadedKernel kernel;                              // on module->device
+  std::unordered_map<int, LoadedKernel> elsewhere;  // a library's, on other devices
+  // What cuFuncSetBlockShape, cuFuncSetSharedSize and cuParamSet* set for
+  // cuLaunch; made at the first of them.
+  std::shared_ptr<LegacyLaunchState> legacy;
 };
 
 class DriverHandles {

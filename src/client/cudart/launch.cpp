@@ -6,9 +6,9 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
-#include "client/core/kernel_launch.hpp"
 #include "client/core/module_registry.hpp"
 #include "client/core/per_thread_stream.hpp"
+#include "client/cuda/kernel_launcher.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -23,35 +23,20 @@ struct CallConfiguration {
 };
 thread_local std::vector<CallConfiguration> t_configs;
 
-// A cooperative launch is answered: whether the grid fits on the device at
-// once is the launch's own error, as locally.
-cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
-                   cudaStream_t stream, bool cooperative = false) {
-  KernelEntry* k = ModuleRegistry::get().find_kernel(func);
-  if (!k) return cudaErrorInvalidDeviceFunction;
-  Call call(cooperative ? proto::kOpLaunchCooperativeKernel : proto::kOpLaunchKernel);
-  uint64_t s;
-  if (cudaError_t e = call.to_stream(stream, &s)) return e;
-  const cudaDeviceProp* props;
-  if (cudaError_t e = Runtime::get().properties(call.device_index(), &props)) return e;
-  // Checked here, as the local runtime checks it, so that the error is the
-  // launch's own and not a later call's.
-  if (cudaError_t e = check_launch_config(*props, grid, block)) return e;
-  const LoadedKernel* lk;
-  if (cudaError_t e = ModuleRegistry::get().kernel_on(k, call.device_index(), &lk)) return e;
-  if (shared_mem > static_cast<size_t>(lk->max_dynamic_shared)) return cudaErrorInvalidValue;
-  std::vector<uint8_t> packed;
-  if (cudaError_t e = pack_kernel_args(*lk, args, &packed)) return e;
-  call.args().put<uint64_t>(lk->function).put(grid).put(block).put<uint32_t>(shared_mem).put<uint64_t>(s);
-  call.args().put_bytes(packed.data(), packed.size());
-  return cooperative ? call.run() : call.post();
+cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem, cudaStream_t stream,
+                   bool cooperative = false) {
+  return launch_kernel(func, {.grid = grid,
+                             .block = block,
+                             .shared_mem = shared_mem,
+                             .stream = stream,
+                             .params = args,
+                             .cooperative = cooperative});
 }
 
 cudaError_t loaded_on_current(const void* func, const LoadedKernel** out, Call& call) {
-  KernelEntry* k = ModuleRegistry::get().find_kernel(func);
-  if (!k) return cudaErrorInvalidDeviceFunction;
+  if (!known_kernel(func)) return cudaErrorInvalidDeviceFunction;
   if (cudaError_t e = call.to_current_device()) return e;
-  return ModuleRegistry::get().kernel_on(k, call.device_index(), out);
+  return resolve_kernel(func, call.device_index(), out);
 }
 
 }  // namespace
@@ -85,6 +70,10 @@ extern "C" cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* func) {
   });
 }
 
+extern "C" cudaError_t cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) {
+  return __cudaGetKernel(kernelPtr, entryFuncAddr);
+}
+
 extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
                                           size_t sharedMem, cudaStream_t stream) {
   return api([&] { return launch(kernel, gridDim, blockDim, args, sharedMem, stream); });
@@ -99,6 +88,19 @@ extern "C" cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim
 extern "C" cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
                                         size_t sharedMem, cudaStream_t stream) {
   return api([&] { return launch(func, gridDim, blockDim, args, sharedMem, stream); });
+}
+
+extern "C" cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  return api([&]() -> cudaError_t {
+    if (!config || (config->numAttrs && !config->attrs)) return cudaErrorInvalidValue;
+    KernelLaunch l{.grid = config->gridDim,
+                   .block = config->blockDim,
+                   .shared_mem = config->dynamicSmemBytes,
+                   .stream = config->stream,
+                   .params = args};
+    l.attributes = {config->attrs, config->numAttrs};
+    return launch_kernel(func, l);
+  });
 }
 
 extern "C" cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
@@ -120,14 +122,23 @@ extern "C" cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const voi
 }
 
 extern "C" cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+  return cudaKernelSetAttributeForDevice(reinterpret_cast<cudaKernel_t>(const_cast<void*>(func)), attr, value,
+                                         Runtime::current_device());
+}
+
+extern "C" cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, cudaFuncAttribute attr, int value,
+                                                       int device) {
   return api([&]() -> cudaError_t {
+    if (!known_kernel(kernel)) return cudaErrorInvalidDeviceFunction;
     Call call(proto::kOpFuncSetAttribute);
+    int32_t remote;
+    if (cudaError_t e = call.to_device(device, &remote)) return e;
     const LoadedKernel* lk;
-    if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
+    if (cudaError_t e = resolve_kernel(kernel, device, &lk)) return e;
     call.args().put<uint64_t>(lk->function).put<int32_t>(attr).put<int32_t>(value);
     cudaError_t e = call.run();
     if (e == cudaSuccess && attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
-      ModuleRegistry::get().set_max_dynamic_shared(ModuleRegistry::get().find_kernel(func), call.device_index(), value);
+      note_max_dynamic_shared(kernel, device, value);
     return e;
   });
 }
@@ -138,6 +149,16 @@ extern "C" cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache ca
     const LoadedKernel* lk;
     if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
     call.args().put<uint64_t>(lk->function).put<int32_t>(cacheConfig);
+    return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaFuncSetSharedMemConfig(const void* func, cudaSharedMemConfig config) {
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpFuncSetSharedMemConfig);
+    const LoadedKernel* lk;
+    if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
+    call.args().put<uint64_t>(lk->function).put<int32_t>(config);
     return call.run();
   });
 }

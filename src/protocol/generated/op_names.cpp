@@ -85,6 +85,14 @@ const char* op_name(uint16_t op) {
     case kOpModuleGetReference: return "ModuleGetReference";
     case kOpReferenceSet: return "ReferenceSet";
     case kOpReferenceGet: return "ReferenceGet";
+    case kOpLaunchKernelEx: return "LaunchKernelEx";
+    case kOpOccupancyMaxActiveClusters: return "OccupancyMaxActiveClusters";
+    case kOpOccupancyMaxPotentialClusterSize: return "OccupancyMaxPotentialClusterSize";
+    case kOpOccupancyAvailableDynamicSMem: return "OccupancyAvailableDynamicSMem";
+    case kOpModuleEnumerateFunctions: return "ModuleEnumerateFunctions";
+    case kOpEventRecordWithFlags: return "EventRecordWithFlags";
+    case kOpStreamCopyAttributes: return "StreamCopyAttributes";
+    case kOpFuncSetSharedMemConfig: return "FuncSetSharedMemConfig";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

@@ -31,6 +31,9 @@ struct LaunchConfig {
   uint32_t shared_mem;
   Handle stream;
   bool cooperative = false;  // all blocks resident at once (grid-wide sync)
+  // cudaLaunchKernelExC / cuLaunchKernelEx attributes; the events in them are
+  // already this backend's handles and every pointer checked.
+  std::vector<cudaLaunchAttribute> attributes;
 };
 
 class Backend : public ForwardedApi {
@@ -124,6 +127,17 @@ class Backend : public ForwardedApi {
   // CUDA arrays, 3-D copies, texture and surface objects and references
   // (array_api.hpp).
   virtual ArrayApi& arrays() = 0;
+  // Clusters, libraries and the runtime's odds and ends.
+  virtual int32_t occupancy_max_active_clusters(int* clusters, Handle function, const LaunchConfig& config) = 0;
+  virtual int32_t occupancy_max_potential_cluster_size(int* size, Handle function,
+                                                       const LaunchConfig& config) = 0;
+  virtual int32_t occupancy_available_dynamic_smem(size_t* bytes, Handle function, int blocks,
+                                                   int block_size) = 0;
+  // The names of every kernel of a loaded module.
+  virtual int32_t module_function_names(Handle module, std::vector<std::string>* names) = 0;
+  virtual int32_t event_record_with_flags(Handle event, Handle stream, unsigned flags) = 0;
+  virtual int32_t stream_copy_attributes(Handle dst, Handle src) = 0;
+  virtual int32_t func_set_shared_mem_config(Handle function, cudaSharedMemConfig config) = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

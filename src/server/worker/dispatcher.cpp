@@ -16,6 +16,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_copy_3d_handlers(*this);
   register_texture_handlers(*this);
   register_texture_reference_handlers(*this);
+  register_cluster_occupancy_handlers(*this);
 }
 
 void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }

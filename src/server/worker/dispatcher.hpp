@@ -40,5 +40,6 @@ void register_array_handlers(Dispatcher& d);
 void register_copy_3d_handlers(Dispatcher& d);
 void register_texture_handlers(Dispatcher& d);
 void register_texture_reference_handlers(Dispatcher& d);
+void register_cluster_occupancy_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

@@ -45,12 +45,29 @@ int32_t module_get_global(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
+// Every kernel of a module, each described as module_get_function does
+// (cuLibraryGetKernelCount, cuLibraryEnumerateKernels).
+int32_t module_enumerate_functions(SessionContext& s, Request& req, proto::Writer& out) {
+  auto module = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.modules.contains(module)) return cudaErrorInvalidResourceHandle;
+  std::vector<std::string> names;
+  if (int32_t e = s.backend().module_function_names(module, &names)) return e;
+  out.put<uint32_t>(names.size());
+  for (const auto& name : names) {
+    out.put_string(name);
+    if (int32_t e = put_function(s, module, name, out)) return e;
+  }
+  return cudaSuccess;
+}
+
 }  // namespace
 
 void register_driver_module_handlers(Dispatcher& d) {
   d.add(proto::kOpModuleLoadImage, module_load_image);
   d.add(proto::kOpModuleGetFunction, module_get_function);
   d.add(proto::kOpModuleGetGlobal, module_get_global);
+  d.add(proto::kOpModuleEnumerateFunctions, module_enumerate_functions);
 }
 
 }  // namespace rgpu::server

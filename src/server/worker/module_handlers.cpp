@@ -1,6 +1,7 @@
 // Modules (fat binaries), kernels and launches.
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
+#include "server/worker/launch_config.hpp"
 #include "server/worker/module_cache.hpp"
 #include "server/worker/module_functions.hpp"
 #include "server/worker/session_context.hpp"
@@ -59,22 +60,22 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
 }
 
 
-template <bool kCooperative>
+enum class LaunchKind { plain, cooperative, with_attributes };
+
+template <LaunchKind kKind>
 int32_t launch_kernel(SessionContext& s, Request& req, proto::Writer&) {
   auto fn = req.args.get<uint64_t>();
   LaunchConfig cfg;
-  cfg.cooperative = kCooperative;
-  cfg.grid = req.args.get<dim3>();
-  cfg.block = req.args.get<dim3>();
-  cfg.shared_mem = req.args.get<uint32_t>();
-  cfg.stream = req.args.get<uint64_t>();
+  cfg.cooperative = kKind == LaunchKind::cooperative;
+  if (int32_t e = read_launch_config(s, req.args, &cfg)) return e;
+  if constexpr (kKind == LaunchKind::with_attributes)
+    if (int32_t e = read_launch_attributes(s, req.args, &cfg)) return e;
   auto packed = req.args.get_bytes();
   req.args.expect_end();
   const FunctionInfo* info = s.functions.find(fn);
   if (!info) return cudaErrorInvalidResourceHandle;
   // The layout came from the driver: any other size cannot be this kernel's.
   if (packed.size() != info->args_size) return cudaErrorInvalidValue;
-  if (!s.valid_stream(cfg.stream)) return cudaErrorInvalidResourceHandle;
   std::vector<uint8_t> args(packed.begin(), packed.end());
   return s.backend().launch(fn, cfg, args);
 }
@@ -104,6 +105,14 @@ int32_t func_set_cache_config(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
   return s.backend().func_set_cache_config(fn, static_cast<cudaFuncCache>(config));
+}
+
+int32_t func_set_shared_mem_config(SessionContext& s, Request& req, proto::Writer&) {
+  auto fn = req.args.get<uint64_t>();
+  auto config = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
+  return s.backend().func_set_shared_mem_config(fn, static_cast<cudaSharedMemConfig>(config));
 }
 
 int32_t occupancy_max_active_blocks(SessionContext& s, Request& req, proto::Writer& out) {
@@ -138,11 +147,13 @@ int32_t put_function(SessionContext& s, Handle module, const std::string& name, 
 
 void register_module_handlers(Dispatcher& d) {
   d.add(proto::kOpModuleLoad, module_load);
-  d.add(proto::kOpLaunchKernel, launch_kernel<false>);
-  d.add(proto::kOpLaunchCooperativeKernel, launch_kernel<true>);
+  d.add(proto::kOpLaunchKernel, launch_kernel<LaunchKind::plain>);
+  d.add(proto::kOpLaunchCooperativeKernel, launch_kernel<LaunchKind::cooperative>);
+  d.add(proto::kOpLaunchKernelEx, launch_kernel<LaunchKind::with_attributes>);
   d.add(proto::kOpFuncGetAttributes, func_get_attributes);
   d.add(proto::kOpFuncSetAttribute, func_set_attribute);
   d.add(proto::kOpFuncSetCacheConfig, func_set_cache_config);
+  d.add(proto::kOpFuncSetSharedMemConfig, func_set_shared_mem_config);
   d.add(proto::kOpOccupancyMaxActiveBlocks, occupancy_max_active_blocks);
 }
 

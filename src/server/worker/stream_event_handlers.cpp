@@ -155,6 +155,22 @@ int32_t launch_host_func(SessionContext& s, Request& req, proto::Writer&) {
   return e;
 }
 
+int32_t event_record_with_flags(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_EVENT(event);
+  RGPU_STREAM(stream);
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  return s.backend().event_record_with_flags(event, stream, flags);
+}
+
+// Both streams are the session's (the client checked they share a device).
+int32_t stream_copy_attributes(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(dst);
+  RGPU_STREAM(src);
+  req.args.expect_end();
+  return s.backend().stream_copy_attributes(dst, src);
+}
+
 #undef RGPU_STREAM
 #undef RGPU_EVENT
 
@@ -175,6 +191,8 @@ void register_stream_event_handlers(Dispatcher& d) {
   d.add(proto::kOpLaunchHostFunc, launch_host_func);
   d.add(proto::kOpStreamSetAttribute, stream_set_attribute);
   d.add(proto::kOpStreamGetAttribute, stream_get_attribute);
+  d.add(proto::kOpEventRecordWithFlags, event_record_with_flags);
+  d.add(proto::kOpStreamCopyAttributes, stream_copy_attributes);
 }
 
 }  // namespace rgpu::server

@@ -8,9 +8,19 @@
 
 #include "client/core/per_thread_stream.hpp"
 
+extern "C" CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuEventRecordWithFlags(hEvent, hStream, flags);
+}
+
 extern "C" CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuEventRecord(hEvent, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
 }
 
 extern "C" CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
@@ -176,6 +186,16 @@ extern "C" CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned
 extern "C" CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemsetD8_v2(dstDevice, uc, N);
+}
+
+extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamCopyAttributes(dst, src);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetDevice(hStream, device);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {

@@ -9,11 +9,9 @@
 
 // Declared by the headers only for --default-stream per-thread builds.
 extern "C" {
-cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, unsigned int);
 cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*);
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
 cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t);
@@ -23,10 +21,8 @@ cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalS
 cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int);
 cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode);
 cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptureMode);
-cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t, cudaGraph_t*);
 cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*);
-cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*);
 cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int);
 cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t);
 }
@@ -65,12 +61,17 @@ cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaChooseDevice(int*, const cudaDeviceProp*) { return rgpu::client::unsupported("cudaChooseDevice"); }
+extern "C" cudaError_t CUDARTAPI cudaArrayGetInfo(cudaChannelFormatDesc*, cudaExtent*, unsigned int*, cudaArray_t) { return rgpu::client::unsupported("cudaArrayGetInfo"); }
+extern "C" cudaError_t CUDARTAPI cudaArrayGetMemoryRequirements(cudaArrayMemoryRequirements*, cudaArray_t, int) { return rgpu::client::unsupported("cudaArrayGetMemoryRequirements"); }
+extern "C" cudaError_t CUDARTAPI cudaArrayGetPlane(cudaArray_t*, cudaArray_t, unsigned int) { return rgpu::client::unsupported("cudaArrayGetPlane"); }
+extern "C" cudaError_t CUDARTAPI cudaArrayGetSparseProperties(cudaArraySparseProperties*, cudaArray_t) { return rgpu::client::unsupported("cudaArrayGetSparseProperties"); }
+extern "C" cudaError_t CUDARTAPI cudaCreateSurfaceObject(cudaSurfaceObject_t*, const cudaResourceDesc*) { return rgpu::client::unsupported("cudaCreateSurfaceObject"); }
+extern "C" cudaError_t CUDARTAPI cudaCreateTextureObject(cudaTextureObject_t*, const cudaResourceDesc*, const cudaTextureDesc*, const cudaResourceViewDesc*) { return rgpu::client::unsupported("cudaCreateTextureObject"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t) { return rgpu::client::unsupported("cudaDestroyExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int*, int, int) { return rgpu::client::unsupported("cudaDeviceCanAccessPeer"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int) { return rgpu::client::unsupported("cudaDeviceDisablePeerAccess"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int, unsigned int) { return rgpu::client::unsupported("cudaDeviceEnablePeerAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetByPCIBusId(int*, const char*) { return rgpu::client::unsupported("cudaDeviceGetByPCIBusId"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceGetGraphMemAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetHostAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int) { return rgpu::client::unsupported("cudaDeviceGetHostAtomicCapabilities"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
@@ -89,13 +90,13 @@ extern "C" cudaError_t CUDARTAPI cudaEGLStreamProducerDisconnect(void) { return 
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamProducerPresentFrame(void) { return rgpu::client::unsupported("cudaEGLStreamProducerPresentFrame"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamProducerReturnFrame(void) { return rgpu::client::unsupported("cudaEGLStreamProducerReturnFrame"); }
 extern "C" cudaError_t CUDARTAPI cudaEventCreateFromEGLSync(void) { return rgpu::client::unsupported("cudaEventCreateFromEGLSync"); }
-extern "C" cudaError_t CUDARTAPI cudaEventRecordWithFlags(cudaEvent_t, cudaStream_t, unsigned int) { return rgpu::client::unsupported("cudaEventRecordWithFlags"); }
-extern "C" cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, unsigned int) { return rgpu::client::unsupported("cudaEventRecordWithFlags_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedBuffer(void**, cudaExternalMemory_t, const cudaExternalMemoryBufferDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t*, cudaExternalMemory_t, const cudaExternalMemoryMipmappedArrayDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaFuncGetName(const char**, const void*) { return rgpu::client::unsupported("cudaFuncGetName"); }
 extern "C" cudaError_t CUDARTAPI cudaFuncGetParamInfo(const void*, size_t, size_t*, size_t*) { return rgpu::client::unsupported("cudaFuncGetParamInfo"); }
 extern "C" cudaError_t CUDARTAPI cudaFuncSetSharedMemConfig(const void*, cudaSharedMemConfig) { return rgpu::client::unsupported("cudaFuncSetSharedMemConfig"); }
+extern "C" cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t) { return rgpu::client::unsupported("cudaFreeArray"); }
+extern "C" cudaError_t CUDARTAPI cudaFreeMipmappedArray(cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaFreeMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaGLGetDevices(void) { return rgpu::client::unsupported("cudaGLGetDevices"); }
 extern "C" cudaError_t CUDARTAPI cudaGLMapBufferObject(void) { return rgpu::client::unsupported("cudaGLMapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLMapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLMapBufferObjectAsync"); }
@@ -107,6 +108,12 @@ extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObjectAsync(void) { return rgp
 extern "C" cudaError_t CUDARTAPI cudaGLUnregisterBufferObject(void) { return rgpu::client::unsupported("cudaGLUnregisterBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGetFuncBySymbol(cudaFunction_t*, const void*) { return rgpu::client::unsupported("cudaGetFuncBySymbol"); }
 extern "C" cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t*, const void*) { return rgpu::client::unsupported("cudaGetKernel"); }
+extern "C" cudaError_t CUDARTAPI cudaGetChannelDesc(cudaChannelFormatDesc*, cudaArray_const_t) { return rgpu::client::unsupported("cudaGetChannelDesc"); }
+extern "C" cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t*, cudaMipmappedArray_const_t, unsigned int) { return rgpu::client::unsupported("cudaGetMipmappedArrayLevel"); }
+extern "C" cudaError_t CUDARTAPI cudaGetSurfaceObjectResourceDesc(cudaResourceDesc*, cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaGetSurfaceObjectResourceDesc"); }
+extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceDesc(cudaResourceDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceDesc"); }
+extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceViewDesc(cudaResourceViewDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceViewDesc"); }
+extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectTextureDesc(cudaTextureDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectTextureDesc"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddChildGraphNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaGraph_t) { return rgpu::client::unsupported("cudaGraphAddChildGraphNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddDependencies(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t) { return rgpu::client::unsupported("cudaGraphAddDependencies"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddEmptyNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t) { return rgpu::client::unsupported("cudaGraphAddEmptyNode"); }
@@ -214,13 +221,6 @@ extern "C" cudaError_t CUDARTAPI cudaIpcGetEventHandle(cudaIpcEventHandle_t*, cu
 extern "C" cudaError_t CUDARTAPI cudaIpcGetMemHandle(cudaIpcMemHandle_t*, void*) { return rgpu::client::unsupported("cudaIpcGetMemHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaIpcOpenEventHandle(cudaEvent_t*, cudaIpcEventHandle_t) { return rgpu::client::unsupported("cudaIpcOpenEventHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void**, cudaIpcMemHandle_t, unsigned int) { return rgpu::client::unsupported("cudaIpcOpenMemHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t, cudaFuncAttribute, int, int) { return rgpu::client::unsupported("cudaKernelSetAttributeForDevice"); }
-extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC"); }
-extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryEnumerateKernels(cudaKernel_t*, unsigned int, cudaLibrary_t) { return rgpu::client::unsupported("cudaLibraryEnumerateKernels"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetGlobal(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetGlobal"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetKernel(cudaKernel_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetKernel"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetKernelCount(unsigned int*, cudaLibrary_t) { return rgpu::client::unsupported("cudaLibraryGetKernelCount"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetManaged(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void**, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetUnifiedFunction"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryLoadData(cudaLibrary_t*, const void*, cudaJitOption*, void**, unsigned int, cudaLibraryOption*, void**, unsigned int) { return rgpu::client::unsupported("cudaLibraryLoadData"); }
@@ -231,6 +231,9 @@ extern "C" cudaError_t CUDARTAPI cudaLogsDumpToFile(cudaLogIterator*, const char
 extern "C" cudaError_t CUDARTAPI cudaLogsDumpToMemory(cudaLogIterator*, char*, size_t*, unsigned int) { return rgpu::client::unsupported("cudaLogsDumpToMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaLogsRegisterCallback(cudaLogsCallback_t, void*, cudaLogsCallbackHandle*) { return rgpu::client::unsupported("cudaLogsRegisterCallback"); }
 extern "C" cudaError_t CUDARTAPI cudaLogsUnregisterCallback(cudaLogsCallbackHandle) { return rgpu::client::unsupported("cudaLogsUnregisterCallback"); }
+extern "C" cudaError_t CUDARTAPI cudaMalloc3D(cudaPitchedPtr*, cudaExtent) { return rgpu::client::unsupported("cudaMalloc3D"); }
+extern "C" cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int) { return rgpu::client::unsupported("cudaMalloc3DArray"); }
+extern "C" cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t*, const cudaChannelFormatDesc*, size_t, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocManaged(void**, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) { return rgpu::client::unsupported("cudaMemAdvise"); }
 extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync"); }
@@ -260,6 +263,16 @@ extern "C" cudaError_t CUDARTAPI cudaOccupancyAvailableDynamicSMemPerBlock(size_
 extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxActiveClusters(int*, const void*, const cudaLaunchConfig_t*) { return rgpu::client::unsupported("cudaOccupancyMaxActiveClusters"); }
 extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxPotentialClusterSize(int*, const void*, const cudaLaunchConfig_t*) { return rgpu::client::unsupported("cudaOccupancyMaxPotentialClusterSize"); }
 extern "C" cudaError_t CUDARTAPI cudaSetValidDevices(int*, int) { return rgpu::client::unsupported("cudaSetValidDevices"); }
+extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray"); }
+extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync"); }
+extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync_ptsz"); }
+extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray_ptds"); }
+extern "C" cudaError_t CUDARTAPI cudaMemset3D(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D"); }
+extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync(cudaPitchedPtr, int, cudaExtent, cudaStream_t) { return rgpu::client::unsupported("cudaMemset3DAsync"); }
+extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t) { return rgpu::client::unsupported("cudaMemset3DAsync_ptsz"); }
+extern "C" cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D_ptds"); }
+extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetMemoryRequirements(cudaArrayMemoryRequirements*, cudaMipmappedArray_t, int) { return rgpu::client::unsupported("cudaMipmappedArrayGetMemoryRequirements"); }
+extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetSparseProperties(cudaArraySparseProperties*, cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaMipmappedArrayGetSparseProperties"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync"); }
@@ -268,14 +281,10 @@ extern "C" cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t, cudaStream
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCaptureToGraph"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCaptureToGraph_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCapture_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes(cudaStream_t, cudaStream_t) { return rgpu::client::unsupported("cudaStreamCopyAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t) { return rgpu::client::unsupported("cudaStreamCopyAttributes_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t, cudaGraph_t*) { return rgpu::client::unsupported("cudaStreamEndCapture"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t, cudaGraph_t*) { return rgpu::client::unsupported("cudaStreamEndCapture_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*) { return rgpu::client::unsupported("cudaStreamGetCaptureInfo"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*) { return rgpu::client::unsupported("cudaStreamGetCaptureInfo_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamUpdateCaptureDependencies"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamUpdateCaptureDependencies_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode*) { return rgpu::client::unsupported("cudaThreadExchangeStreamCaptureMode"); }

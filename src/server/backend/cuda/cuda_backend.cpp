@@ -4,6 +4,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+
 #include "protocol/mem_pool_attr.hpp"
 #include "server/backend/cuda/cuda_arrays.hpp"
 #include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
@@ -24,6 +26,30 @@ Handle handle(T p) {
 // CUresult and cudaError_t share their numbering for every error the driver
 // calls here return (invalid value/handle/image, not found, out of memory).
 int32_t rt(CUresult r) { return static_cast<int32_t>(r); }
+
+// The runtime's launch attributes are the driver's: same ids, same value
+// layout (events are CUevents), so they are copied as they are.
+static_assert(sizeof(cudaLaunchAttribute) == sizeof(CUlaunchAttribute));
+static_assert(static_cast<int>(cudaLaunchAttributeNvlinkUtilCentricScheduling) ==
+              static_cast<int>(CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING));
+
+// A LaunchConfig as the driver's CUlaunchConfig, owning its attribute array.
+struct DriverLaunchConfig {
+  explicit DriverLaunchConfig(const LaunchConfig& c) : attributes(c.attributes.size()) {
+    std::memcpy(attributes.data(), c.attributes.data(), attributes.size() * sizeof(CUlaunchAttribute));
+    if (c.cooperative) {
+      CUlaunchAttribute cooperative{};
+      cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+      cooperative.value.cooperative = 1;
+      attributes.push_back(cooperative);
+    }
+    config = CUlaunchConfig{c.grid.x,  c.grid.y,  c.grid.z,     c.block.x,
+                            c.block.y, c.block.z, c.shared_mem, reinterpret_cast<CUstream>(c.stream),
+                            attributes.data(), static_cast<unsigned>(attributes.size())};
+  }
+  std::vector<CUlaunchAttribute> attributes;
+  CUlaunchConfig config;
+};
 
 class CudaBackend final : public CudaForwardedApi {
  public:
@@ -211,15 +237,11 @@ class CudaBackend final : public CudaForwardedApi {
     size_t size = args.size();
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
-    if (!c.cooperative)
+    if (!c.cooperative && c.attributes.empty())
       return rt(cuLaunchKernel(as<CUfunction>(function), c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y,
                                c.block.z, c.shared_mem, as<CUstream>(c.stream), nullptr, size ? extra : nullptr));
-    CUlaunchAttribute cooperative{};
-    cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    cooperative.value.cooperative = 1;
-    CUlaunchConfig config{c.grid.x,     c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.shared_mem,
-                          as<CUstream>(c.stream), &cooperative, 1};
-    return rt(cuLaunchKernelEx(&config, as<CUfunction>(function), nullptr, size ? extra : nullptr));
+    DriverLaunchConfig config(c);
+    return rt(cuLaunchKernelEx(&config.config, as<CUfunction>(function), nullptr, size ? extra : nullptr));
   }
   int32_t func_get_attributes(cudaFuncAttributes* a, Handle function) override {
     auto f = as<CUfunction>(function);
@@ -261,6 +283,44 @@ class CudaBackend final : public CudaForwardedApi {
 
  private:
   CudaArrays arrays_;
+
+  int32_t occupancy_max_active_clusters(int* clusters, Handle function, const LaunchConfig& c) override {
+    DriverLaunchConfig config(c);
+    return rt(cuOccupancyMaxActiveClusters(clusters, as<CUfunction>(function), &config.config));
+  }
+  int32_t occupancy_max_potential_cluster_size(int* size, Handle function, const LaunchConfig& c) override {
+    DriverLaunchConfig config(c);
+    return rt(cuOccupancyMaxPotentialClusterSize(size, as<CUfunction>(function), &config.config));
+  }
+  int32_t occupancy_available_dynamic_smem(size_t* bytes, Handle function, int blocks, int block_size) override {
+    return rt(cuOccupancyAvailableDynamicSMemPerBlock(bytes, as<CUfunction>(function), blocks, block_size));
+  }
+  int32_t module_function_names(Handle module, std::vector<std::string>* names) override {
+    unsigned count = 0;
+    if (CUresult r = cuModuleGetFunctionCount(&count, as<CUmodule>(module))) return rt(r);
+    std::vector<CUfunction> functions(count);
+    if (CUresult r = cuModuleEnumerateFunctions(functions.data(), count, as<CUmodule>(module))) return rt(r);
+    names->clear();
+    for (CUfunction f : functions) {
+      const char* name = nullptr;
+      if (CUresult r = cuFuncGetName(&name, f)) return rt(r);
+      names->push_back(name);
+    }
+    return cudaSuccess;
+  }
+  int32_t event_record_with_flags(Handle event, Handle stream, unsigned flags) override {
+    return cudaEventRecordWithFlags(as<cudaEvent_t>(event), as<cudaStream_t>(stream), flags);
+  }
+  int32_t stream_copy_attributes(Handle dst, Handle src) override {
+    return cudaStreamCopyAttributes(as<cudaStream_t>(dst), as<cudaStream_t>(src));
+  }
+  int32_t func_set_shared_mem_config(Handle function, cudaSharedMemConfig config) override {
+    // Deprecated, still exported: the application asked for it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return rt(cuFuncSetSharedMemConfig(as<CUfunction>(function), static_cast<CUsharedconfig>(config)));
+#pragma GCC diagnostic pop
+  }
 };
 
 }  // namespace

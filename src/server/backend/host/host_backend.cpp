@@ -1,5 +1,8 @@
 #include "server/backend/host/host_backend.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +23,7 @@ constexpr int kMultiprocessors = 4;
 constexpr size_t kDeviceMemory = 4ull << 30;
 constexpr int kMaxThreadsPerBlock = 1024;
 constexpr int kSharedMemOptin = 227 * 1024;
+constexpr int kMaxPortableClusterSize = 8;
 
 struct Kernel {
   std::vector<KernelParam> params;
@@ -29,6 +33,7 @@ struct Kernel {
 struct Module {
   std::unordered_map<std::string, Kernel> kernels;
   std::unordered_map<std::string, std::vector<uint8_t>> globals;
+  std::unordered_map<std::string, size_t> declared_sizes;  // a PTX image's variables
 };
 
 // A memory pool: host-test allocates from the device's memory at once, so
@@ -55,6 +60,79 @@ std::vector<fatbin::KernelInfo> kernels_in_image(std::span<const std::byte> imag
   if (text.find(".version") == std::string_view::npos || text.find(".target") == std::string_view::npos)
     throw fatbin::FormatError("neither a fat binary, a cubin nor PTX");
   return fatbin::kernels_in_ptx(text);
+}
+
+// The leading decimal number of `text` (0 when there is none).
+size_t leading_number(std::string_view text) {
+  size_t n = 0;
+  std::from_chars(text.data(), text.data() + text.size(), n);
+  return n;
+}
+
+// The bytes one PTX declaration (what follows ".global" up to ';' or '=')
+// declares, and its name: "[.align n] [.vN] .type name[count]...".
+std::pair<std::string, size_t> ptx_variable(std::string_view decl) {
+  std::string name;
+  size_t element = 0, count = 1;
+  constexpr std::string_view kSpace = " \t\r\n";
+  for (size_t i = decl.find_first_not_of(kSpace); i != decl.npos; i = decl.find_first_not_of(kSpace, i)) {
+    std::string_view word = decl.substr(i, decl.find_first_of(kSpace, i) - i);
+    i += word.size();
+    if (word == ".align") continue;  // its number is skipped as a number below
+    if (word == ".v2" || word == ".v4") {
+      count *= leading_number(word.substr(2));
+    } else if (word[0] == '.') {
+      size_t digits = word.find_first_of("0123456789");
+      if (digits != word.npos) element = leading_number(word.substr(digits)) / 8;  // .u32, .f64, .b8...
+    } else if (name.empty() && !std::isdigit(static_cast<unsigned char>(word[0]))) {
+      size_t bracket = word.find('[');
+      name = word.substr(0, bracket);
+      for (; bracket != word.npos && count <= kDeviceMemory; bracket = word.find('[', bracket + 1))
+        count *= leading_number(word.substr(bracket + 1));
+    }
+  }
+  // A size no device could hold (or that overflowed) is not believed.
+  if (count > kDeviceMemory || element * count > kDeviceMemory) return {name, 0};
+  return {name, element * count};
+}
+
+// The sizes a PTX image declares for its module-scope variables; none for
+// other images.
+std::unordered_map<std::string, size_t> ptx_global_sizes(std::span<const uint8_t> image) {
+  std::unordered_map<std::string, size_t> sizes;
+  std::string_view text(reinterpret_cast<const char*>(image.data()), image.size());
+  text = text.substr(0, text.find('\0'));
+  if (text.find(".version") == std::string_view::npos) return sizes;
+  constexpr std::string_view kGlobal = ".global";
+  for (size_t at = text.find(kGlobal); at != text.npos; at = text.find(kGlobal, at + kGlobal.size())) {
+    if (at > 0 && !std::isspace(static_cast<unsigned char>(text[at - 1]))) continue;  // ld.global and the like
+    std::string_view decl = text.substr(at + kGlobal.size());
+    auto [name, size] = ptx_variable(decl.substr(0, std::min(decl.find(';'), decl.find('='))));
+    if (!name.empty() && size) sizes[name] = size;
+  }
+  return sizes;
+}
+
+const cudaLaunchAttribute* find_attribute(const LaunchConfig& c, cudaLaunchAttributeID id) {
+  for (const auto& a : c.attributes)
+    if (a.id == id) return &a;
+  return nullptr;
+}
+
+bool cooperative(const LaunchConfig& c) {
+  const cudaLaunchAttribute* a = find_attribute(c, cudaLaunchAttributeCooperative);
+  return c.cooperative || (a && a->val.cooperative);
+}
+
+// As the GPU: a cluster divides the grid and holds at most 8 blocks.
+int32_t check_clusters(const LaunchConfig& c) {
+  const cudaLaunchAttribute* a = find_attribute(c, cudaLaunchAttributeClusterDimension);
+  if (!a) return cudaSuccess;
+  const auto& d = a->val.clusterDim;
+  if (d.x == 0 || d.y == 0 || d.z == 0) return cudaErrorInvalidValue;
+  if (c.grid.x % d.x || c.grid.y % d.y || c.grid.z % d.z) return cudaErrorInvalidValue;
+  if (uint64_t{d.x} * d.y * d.z > kMaxPortableClusterSize) return cudaErrorInvalidClusterSize;
+  return cudaSuccess;
 }
 
 template <typename T>
@@ -341,6 +419,7 @@ class HostTestBackend final : public Backend {
     } catch (const std::exception&) {
       return cudaErrorInvalidKernelImage;
     }
+    m->declared_sizes = ptx_global_sizes(image);
     *module = reinterpret_cast<Handle>(m.release());
     return cudaSuccess;
   }
@@ -362,8 +441,11 @@ class HostTestBackend final : public Backend {
                             size_t* size) override {
     std::lock_guard lock(mutex_);
     // The fat binary's data sections are not modelled: each variable gets the
-    // size its host code registered, zero-filled.
-    auto& g = as<Module>(module)->globals[name];
+    // size its host code registered (or its PTX declares), zero-filled.
+    Module* m = as<Module>(module);
+    if (!size_hint)
+      if (auto it = m->declared_sizes.find(name); it != m->declared_sizes.end()) size_hint = it->second;
+    auto& g = m->globals[name];
     if (g.empty()) g.resize(size_hint ? size_hint : 1);
     *ptr = reinterpret_cast<DevPtr>(g.data());
     *size = size_hint;
@@ -376,9 +458,10 @@ class HostTestBackend final : public Backend {
     if (threads == 0 || threads > kMaxThreadsPerBlock || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
       return cudaErrorInvalidValue;
     if (c.shared_mem > static_cast<uint32_t>(k->max_dynamic_shared)) return cudaErrorInvalidValue;
+    if (int32_t e = check_clusters(c)) return e;
     // All blocks of a cooperative grid must fit on the device at once.
     uint64_t blocks = uint64_t{c.grid.x} * c.grid.y * c.grid.z;
-    if (c.cooperative && blocks > kMultiprocessors * std::min<uint64_t>(32, 2048 / threads))
+    if (cooperative(c) && blocks > kMultiprocessors * std::min<uint64_t>(32, 2048 / threads))
       return cudaErrorCooperativeLaunchTooLarge;
     ++launches_;
     return cudaSuccess;
@@ -406,6 +489,54 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
 
+  int32_t occupancy_max_active_clusters(int* clusters, Handle, const LaunchConfig& c) override {
+    uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
+    if (threads == 0 || threads > kMaxThreadsPerBlock) return cudaErrorInvalidValue;
+    const cudaLaunchAttribute* dim = find_attribute(c, cudaLaunchAttributeClusterDimension);
+    if (!dim) return cudaErrorInvalidClusterSize;
+    uint64_t size = uint64_t{dim->val.clusterDim.x} * dim->val.clusterDim.y * dim->val.clusterDim.z;
+    if (size == 0 || size > kMaxPortableClusterSize) return cudaErrorInvalidClusterSize;
+    *clusters = static_cast<int>(kMultiprocessors * std::min<uint64_t>(32, 2048 / threads) / size);
+    return cudaSuccess;
+  }
+  int32_t occupancy_max_potential_cluster_size(int* size, Handle, const LaunchConfig& c) override {
+    uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
+    if (threads == 0 || threads > kMaxThreadsPerBlock) return cudaErrorInvalidValue;
+    *size = kMaxPortableClusterSize;
+    return cudaSuccess;
+  }
+  int32_t occupancy_available_dynamic_smem(size_t* bytes, Handle, int blocks, int block_size) override {
+    if (blocks <= 0 || block_size <= 0 || block_size > kMaxThreadsPerBlock) return cudaErrorInvalidValue;
+    // Each block keeps 1 KiB of the multiprocessor's 228 KiB for the system.
+    size_t per_block = 228 * 1024 / static_cast<size_t>(blocks);
+    *bytes = per_block > 1024 ? std::min<size_t>(per_block - 1024, kSharedMemOptin) : 0;
+    return cudaSuccess;
+  }
+  int32_t module_function_names(Handle module, std::vector<std::string>* names) override {
+    std::lock_guard lock(mutex_);
+    names->clear();
+    for (const auto& [name, kernel] : as<Module>(module)->kernels) names->push_back(name);
+    std::sort(names->begin(), names->end());
+    return cudaSuccess;
+  }
+  int32_t event_record_with_flags(Handle event, Handle stream, unsigned flags) override {
+    if (flags & ~cudaEventRecordExternal) return cudaErrorInvalidValue;
+    return event_record(event, stream);
+  }
+  int32_t func_set_shared_mem_config(Handle, cudaSharedMemConfig config) override {
+    return config >= cudaSharedMemBankSizeDefault && config <= cudaSharedMemBankSizeEightByte ? cudaSuccess
+                                                                                             : cudaErrorInvalidValue;
+  }
+  int32_t stream_copy_attributes(Handle dst, Handle src) override {
+    std::lock_guard lock(mutex_);
+    std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> copied;
+    for (const auto& [key, value] : stream_attributes_)
+      if (key.first == src) copied[{dst, key.second}] = value;
+    std::erase_if(stream_attributes_, [&](const auto& a) { return a.first.first == dst; });
+    stream_attributes_.merge(copied);
+    return cudaSuccess;
+  }
+
   int32_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) override {
     cudaDeviceProp p;
     if (int32_t e = get_device_properties(&p, device)) return e;
@@ -420,6 +551,7 @@ class HostTestBackend final : public Backend {
       case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
       case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
       case cudaDevAttrCooperativeLaunch: *value = 1; break;
+      case cudaDevAttrClusterLaunch: *value = 1; break;
       default: return cudaErrorInvalidValue;
     }
     return cudaSuccess;

@@ -1,0 +1,67 @@
+#include "server/worker/launch_config.hpp"
+
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+// More than every attribute twice is a malformed request.
+constexpr uint32_t kMaxAttributes = 64;
+
+int32_t check_attribute(SessionContext& s, const cudaLaunchAttribute& a) {
+  auto event_ok = [&](cudaEvent_t e) { return s.valid_event(reinterpret_cast<uint64_t>(e)); };
+  switch (a.id) {
+    case cudaLaunchAttributeIgnore:
+    case cudaLaunchAttributeCooperative:
+    case cudaLaunchAttributeSynchronizationPolicy:
+    case cudaLaunchAttributeClusterDimension:
+    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+    case cudaLaunchAttributeProgrammaticStreamSerialization:
+    case cudaLaunchAttributePriority:
+    case cudaLaunchAttributeMemSyncDomainMap:
+    case cudaLaunchAttributeMemSyncDomain:
+    case cudaLaunchAttributePreferredClusterDimension:
+    case cudaLaunchAttributePreferredSharedMemoryCarveout:
+    case cudaLaunchAttributeNvlinkUtilCentricScheduling:
+      return cudaSuccess;
+    case cudaLaunchAttributeAccessPolicyWindow: {
+      // The window names device memory: it must be the session's own.
+      const auto& w = a.val.accessPolicyWindow;
+      return !w.num_bytes || s.owns(reinterpret_cast<uint64_t>(w.base_ptr), w.num_bytes) ? cudaSuccess
+                                                                                          : cudaErrorInvalidValue;
+    }
+    case cudaLaunchAttributeProgrammaticEvent:
+      return event_ok(a.val.programmaticEvent.event) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+    case cudaLaunchAttributeLaunchCompletionEvent:
+      return event_ok(a.val.launchCompletionEvent.event) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+    default:
+      // The graph-only attribute (it hands out a device node address) and
+      // unknown ids.
+      return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+int32_t read_launch_config(SessionContext& s, proto::Reader& in, LaunchConfig* config) {
+  config->grid = in.get<dim3>();
+  config->block = in.get<dim3>();
+  config->shared_mem = in.get<uint32_t>();
+  config->stream = in.get<uint64_t>();
+  return s.valid_stream(config->stream) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+int32_t read_launch_attributes(SessionContext& s, proto::Reader& in, LaunchConfig* config) {
+  auto n = in.get<uint32_t>();
+  if (n > kMaxAttributes) return cudaErrorInvalidValue;
+  config->attributes.resize(n);
+  for (auto& a : config->attributes) {
+    a = cudaLaunchAttribute{};
+    a.id = static_cast<cudaLaunchAttributeID>(in.get<int32_t>());
+    a.val = in.get<cudaLaunchAttributeValue>();
+    if (int32_t e = check_attribute(s, a)) return e;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace rgpu::server
