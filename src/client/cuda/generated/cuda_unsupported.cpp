@@ -312,13 +312,6 @@ extern "C" CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr, size_t, unsigned 
 extern "C" CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr_v1, unsigned int, unsigned char, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD2D8"); }
 extern "C" CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD32"); }
 extern "C" CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1, unsigned char, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD8"); }
-extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction*, unsigned int, CUmodule) { return rgpu::client::driver_unsupported("cuModuleEnumerateFunctions"); }
-extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int*, CUmodule) { return rgpu::client::driver_unsupported("cuModuleGetFunctionCount"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray*, const CUDA_ARRAY3D_DESCRIPTOR*, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayCreate"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayDestroy"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetLevel(CUarray*, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetLevel"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUmipmappedArray, CUdevice) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetMemoryRequirements"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES*, CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetSparseProperties"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
 extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode*) { return rgpu::client::driver_unsupported("cuModuleGetLoadingMode"); }
 extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle, CUdevice) { return rgpu::client::driver_unsupported("cuMulticastAddDevice"); }
@@ -327,16 +320,6 @@ extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, siz
 extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) { return rgpu::client::driver_unsupported("cuMulticastCreate"); }
 extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
 extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
-extern "C" CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t*, CUfunction, int, int) { return rgpu::client::driver_unsupported("cuOccupancyAvailableDynamicSMemPerBlock"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveClusters"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSize"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSizeWithFlags"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialClusterSize"); }
-extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetSize"); }
-extern "C" CUresult CUDAAPI cuParamSetf(CUfunction, int, float) { return rgpu::client::driver_unsupported("cuParamSetf"); }
-extern "C" CUresult CUDAAPI cuParamSeti(CUfunction, int, unsigned int) { return rgpu::client::driver_unsupported("cuParamSeti"); }
-extern "C" CUresult CUDAAPI cuParamSetv(CUfunction, int, void*, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetv"); }
-extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return rgpu::client::driver_unsupported("cuParamSetTexRef"); }
 extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttributes"); }
 extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerSetAttribute"); }
 extern "C" CUresult CUDAAPI cuProfilerInitialize(const char*, const char*, CUoutput_mode) { return rgpu::client::driver_unsupported("cuProfilerInitialize"); }

@@ -60,13 +60,6 @@ cudaError_t CUDARTAPI cudaVDPAUGetDevice(void);
 cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 }
 
-extern "C" cudaError_t CUDARTAPI cudaChooseDevice(int*, const cudaDeviceProp*) { return rgpu::client::unsupported("cudaChooseDevice"); }
-extern "C" cudaError_t CUDARTAPI cudaArrayGetInfo(cudaChannelFormatDesc*, cudaExtent*, unsigned int*, cudaArray_t) { return rgpu::client::unsupported("cudaArrayGetInfo"); }
-extern "C" cudaError_t CUDARTAPI cudaArrayGetMemoryRequirements(cudaArrayMemoryRequirements*, cudaArray_t, int) { return rgpu::client::unsupported("cudaArrayGetMemoryRequirements"); }
-extern "C" cudaError_t CUDARTAPI cudaArrayGetPlane(cudaArray_t*, cudaArray_t, unsigned int) { return rgpu::client::unsupported("cudaArrayGetPlane"); }
-extern "C" cudaError_t CUDARTAPI cudaArrayGetSparseProperties(cudaArraySparseProperties*, cudaArray_t) { return rgpu::client::unsupported("cudaArrayGetSparseProperties"); }
-extern "C" cudaError_t CUDARTAPI cudaCreateSurfaceObject(cudaSurfaceObject_t*, const cudaResourceDesc*) { return rgpu::client::unsupported("cudaCreateSurfaceObject"); }
-extern "C" cudaError_t CUDARTAPI cudaCreateTextureObject(cudaTextureObject_t*, const cudaResourceDesc*, const cudaTextureDesc*, const cudaResourceViewDesc*) { return rgpu::client::unsupported("cudaCreateTextureObject"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t) { return rgpu::client::unsupported("cudaDestroyExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int*, int, int) { return rgpu::client::unsupported("cudaDeviceCanAccessPeer"); }
@@ -92,11 +85,6 @@ extern "C" cudaError_t CUDARTAPI cudaEGLStreamProducerReturnFrame(void) { return
 extern "C" cudaError_t CUDARTAPI cudaEventCreateFromEGLSync(void) { return rgpu::client::unsupported("cudaEventCreateFromEGLSync"); }
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedBuffer(void**, cudaExternalMemory_t, const cudaExternalMemoryBufferDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t*, cudaExternalMemory_t, const cudaExternalMemoryMipmappedArrayDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedMipmappedArray"); }
-extern "C" cudaError_t CUDARTAPI cudaFuncGetName(const char**, const void*) { return rgpu::client::unsupported("cudaFuncGetName"); }
-extern "C" cudaError_t CUDARTAPI cudaFuncGetParamInfo(const void*, size_t, size_t*, size_t*) { return rgpu::client::unsupported("cudaFuncGetParamInfo"); }
-extern "C" cudaError_t CUDARTAPI cudaFuncSetSharedMemConfig(const void*, cudaSharedMemConfig) { return rgpu::client::unsupported("cudaFuncSetSharedMemConfig"); }
-extern "C" cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t) { return rgpu::client::unsupported("cudaFreeArray"); }
-extern "C" cudaError_t CUDARTAPI cudaFreeMipmappedArray(cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaFreeMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaGLGetDevices(void) { return rgpu::client::unsupported("cudaGLGetDevices"); }
 extern "C" cudaError_t CUDARTAPI cudaGLMapBufferObject(void) { return rgpu::client::unsupported("cudaGLMapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLMapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLMapBufferObjectAsync"); }
@@ -106,14 +94,6 @@ extern "C" cudaError_t CUDARTAPI cudaGLSetGLDevice(void) { return rgpu::client::
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObject(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObjectAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnregisterBufferObject(void) { return rgpu::client::unsupported("cudaGLUnregisterBufferObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGetFuncBySymbol(cudaFunction_t*, const void*) { return rgpu::client::unsupported("cudaGetFuncBySymbol"); }
-extern "C" cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t*, const void*) { return rgpu::client::unsupported("cudaGetKernel"); }
-extern "C" cudaError_t CUDARTAPI cudaGetChannelDesc(cudaChannelFormatDesc*, cudaArray_const_t) { return rgpu::client::unsupported("cudaGetChannelDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t*, cudaMipmappedArray_const_t, unsigned int) { return rgpu::client::unsupported("cudaGetMipmappedArrayLevel"); }
-extern "C" cudaError_t CUDARTAPI cudaGetSurfaceObjectResourceDesc(cudaResourceDesc*, cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaGetSurfaceObjectResourceDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceDesc(cudaResourceDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceViewDesc(cudaResourceViewDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceViewDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectTextureDesc(cudaTextureDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectTextureDesc"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddChildGraphNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaGraph_t) { return rgpu::client::unsupported("cudaGraphAddChildGraphNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddDependencies(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t) { return rgpu::client::unsupported("cudaGraphAddDependencies"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddEmptyNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t) { return rgpu::client::unsupported("cudaGraphAddEmptyNode"); }
@@ -223,17 +203,6 @@ extern "C" cudaError_t CUDARTAPI cudaIpcOpenEventHandle(cudaEvent_t*, cudaIpcEve
 extern "C" cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void**, cudaIpcMemHandle_t, unsigned int) { return rgpu::client::unsupported("cudaIpcOpenMemHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetManaged(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void**, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetUnifiedFunction"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryLoadData(cudaLibrary_t*, const void*, cudaJitOption*, void**, unsigned int, cudaLibraryOption*, void**, unsigned int) { return rgpu::client::unsupported("cudaLibraryLoadData"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryLoadFromFile(cudaLibrary_t*, const char*, cudaJitOption*, void**, unsigned int, cudaLibraryOption*, void**, unsigned int) { return rgpu::client::unsupported("cudaLibraryLoadFromFile"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryUnload(cudaLibrary_t) { return rgpu::client::unsupported("cudaLibraryUnload"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsCurrent(cudaLogIterator*, unsigned int) { return rgpu::client::unsupported("cudaLogsCurrent"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsDumpToFile(cudaLogIterator*, const char*, unsigned int) { return rgpu::client::unsupported("cudaLogsDumpToFile"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsDumpToMemory(cudaLogIterator*, char*, size_t*, unsigned int) { return rgpu::client::unsupported("cudaLogsDumpToMemory"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsRegisterCallback(cudaLogsCallback_t, void*, cudaLogsCallbackHandle*) { return rgpu::client::unsupported("cudaLogsRegisterCallback"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsUnregisterCallback(cudaLogsCallbackHandle) { return rgpu::client::unsupported("cudaLogsUnregisterCallback"); }
-extern "C" cudaError_t CUDARTAPI cudaMalloc3D(cudaPitchedPtr*, cudaExtent) { return rgpu::client::unsupported("cudaMalloc3D"); }
-extern "C" cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int) { return rgpu::client::unsupported("cudaMalloc3DArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t*, const cudaChannelFormatDesc*, size_t, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocManaged(void**, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) { return rgpu::client::unsupported("cudaMemAdvise"); }
 extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync"); }
@@ -259,20 +228,6 @@ extern "C" cudaError_t CUDARTAPI cudaMemcpyBatchAsync(void* const*, const void* 
 extern "C" cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyBatchAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyPeer(void*, int, const void*, int, size_t) { return rgpu::client::unsupported("cudaMemcpyPeer"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void*, int, const void*, int, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyPeerAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, const void*, int, int) { return rgpu::client::unsupported("cudaOccupancyAvailableDynamicSMemPerBlock"); }
-extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxActiveClusters(int*, const void*, const cudaLaunchConfig_t*) { return rgpu::client::unsupported("cudaOccupancyMaxActiveClusters"); }
-extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxPotentialClusterSize(int*, const void*, const cudaLaunchConfig_t*) { return rgpu::client::unsupported("cudaOccupancyMaxPotentialClusterSize"); }
-extern "C" cudaError_t CUDARTAPI cudaSetValidDevices(int*, int) { return rgpu::client::unsupported("cudaSetValidDevices"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3D(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync(cudaPitchedPtr, int, cudaExtent, cudaStream_t) { return rgpu::client::unsupported("cudaMemset3DAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t) { return rgpu::client::unsupported("cudaMemset3DAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetMemoryRequirements(cudaArrayMemoryRequirements*, cudaMipmappedArray_t, int) { return rgpu::client::unsupported("cudaMipmappedArrayGetMemoryRequirements"); }
-extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetSparseProperties(cudaArraySparseProperties*, cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaMipmappedArrayGetSparseProperties"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync"); }
