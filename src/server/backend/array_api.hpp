@@ -27,7 +27,7 @@ struct CopySide {
   uint64_t array = 0;  // 0: `ptr` below
   void* ptr = nullptr;
   size_t pitch = 0, rows = 0;  // bytes per row, rows per slice
-  cudaPos pos{};
+  cudaPos pos{};  // an array's x in elements, a pointer's in bytes
 };
 
 class ArrayApi {

@@ -51,6 +51,18 @@ int32_t CudaArrays::memcpy3d_async(const CopySide& dst, const CopySide& src, cud
   describe(dst, &p.dstArray, &p.dstPtr, &p.dstPos);
   p.extent = extent;
   p.kind = kind;
+  // Backend positions on a pointer side are bytes; CUDA counts them in the
+  // array's elements when an array takes part.
+  if ((p.srcArray != nullptr) != (p.dstArray != nullptr)) {
+    cudaChannelFormatDesc desc;
+    cudaExtent array_extent;
+    unsigned flags;
+    if (cudaError_t e = cudaArrayGetInfo(&desc, &array_extent, &flags, p.srcArray ? p.srcArray : p.dstArray)) return e;
+    size_t element = (desc.x + desc.y + desc.z + desc.w) / 8;
+    cudaPos& pos = p.srcArray ? p.dstPos : p.srcPos;
+    if (element == 0 || pos.x % element) return cudaErrorInvalidValue;
+    pos.x /= element;
+  }
   return cudaMemcpy3DAsync(&p, reinterpret_cast<cudaStream_t>(stream));
 }
 
