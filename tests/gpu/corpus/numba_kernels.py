@@ -6,7 +6,14 @@
 import sys
 
 import numpy as np
-from numba import cuda, float32, int64
+
+# numba-cuda on the GPU machine still calls np.row_stack, which NumPy 2.5
+# removed (np.vstack is the same function); without it no kernel compiles,
+# locally or through rgpu.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+from numba import cuda, float32, int64  # noqa: E402
 
 
 @cuda.jit
