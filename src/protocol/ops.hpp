@@ -76,6 +76,15 @@ enum Op : uint16_t {
   kOpModuleGetFunction = 101,    // module handle + kernel name -> function and layout
   kOpModuleGetGlobal = 102,      // module handle + variable name -> address and size
 
+  // Peers, mapped host memory, IPC, virtual memory management: 500-599.
+  kOpDeviceCanAccessPeer = 500,
+  kOpDeviceEnablePeerAccess = 501,  // from the frame's device
+  kOpDeviceDisablePeerAccess = 502,
+  kOpDeviceGetP2PAttribute = 503,
+  kOpDeviceGetP2PAtomicCapabilities = 504,
+  kOpDeviceGetHostAtomicCapabilities = 505,
+  kOpHostGetDevicePointer = 506,    // shm: device address of shared page-locked memory
+
   kOpFirstGenerated = 1000,
 };
 

@@ -10,6 +10,7 @@
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cudart/device_allocation.hpp"
+#include "client/cudart/mapped_memory.hpp"
 #include "common/log.hpp"
 #include "transport/shm/shared_memory.hpp"
 #include "protocol/ops.hpp"
@@ -138,6 +139,10 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
       RGPU_LOG(warn, "page-locked memory not shared with the server: %s", e.what());
     }
   }
+  if (flags & cudaHostAllocMapped) {
+    RGPU_LOG(warn, "cudaHostAlloc(cudaHostAllocMapped): not supported: %s", kMappedNeedsShm);
+    return cudaErrorNotSupported;
+  }
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
   MemoryMap::get().add_host(reinterpret_cast<uint64_t>(p), size, flags, false);
@@ -167,6 +172,7 @@ extern "C" cudaError_t cudaFreeHost(void* ptr) {
       return cudaErrorInvalidValue;
     Runtime::get().finish_background_copies();
     MemoryMap::get().remove_host(range->base);
+    forget_mapped(range->base);
     if (range->shared_fd >= 0) {
       unshare_with_servers(range->base, Runtime::get().sharing_sessions().size());
       transport::release_shared_memory({ptr, range->size, range->shared_fd});
@@ -181,6 +187,11 @@ extern "C" cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int fla
   return api([&]() -> cudaError_t {
     if (!ptr || size == 0) return cudaErrorInvalidValue;
     if (cudaError_t e = Runtime::get().ensure_init()) return e;
+    // Memory the application already has cannot become shared memory.
+    if (flags & cudaHostRegisterMapped) {
+      RGPU_LOG(warn, "cudaHostRegister(cudaHostRegisterMapped): not supported: %s", kMappedNeedsShm);
+      return cudaErrorNotSupported;
+    }
     if (MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
       return cudaErrorHostMemoryAlreadyRegistered;
     MemoryMap::get().add_host(reinterpret_cast<uint64_t>(ptr), size, flags, true);

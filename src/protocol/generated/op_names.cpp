@@ -68,6 +68,13 @@ const char* op_name(uint16_t op) {
     case kOpModuleLoadImage: return "ModuleLoadImage";
     case kOpModuleGetFunction: return "ModuleGetFunction";
     case kOpModuleGetGlobal: return "ModuleGetGlobal";
+    case kOpDeviceCanAccessPeer: return "DeviceCanAccessPeer";
+    case kOpDeviceEnablePeerAccess: return "DeviceEnablePeerAccess";
+    case kOpDeviceDisablePeerAccess: return "DeviceDisablePeerAccess";
+    case kOpDeviceGetP2PAttribute: return "DeviceGetP2PAttribute";
+    case kOpDeviceGetP2PAtomicCapabilities: return "DeviceGetP2PAtomicCapabilities";
+    case kOpDeviceGetHostAtomicCapabilities: return "DeviceGetHostAtomicCapabilities";
+    case kOpHostGetDevicePointer: return "HostGetDevicePointer";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

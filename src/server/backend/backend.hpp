@@ -119,6 +119,19 @@ class Backend : public ForwardedApi {
   virtual int32_t func_set_cache_config(Handle function, cudaFuncCache config) = 0;
   virtual int32_t occupancy_max_active_blocks(int* blocks, Handle function, int block_size,
                                               size_t dynamic_smem, unsigned flags) = 0;
+
+  // Peer access between GPUs of this server; the client answers for GPUs of
+  // different servers itself. Enable/disable act from the current device.
+  virtual int32_t device_can_access_peer(int* can, int device, int peer) = 0;
+  virtual int32_t device_enable_peer_access(int peer, unsigned flags) = 0;
+  virtual int32_t device_disable_peer_access(int peer) = 0;
+  virtual int32_t device_get_p2p_attribute(int* value, cudaDeviceP2PAttr attr, int src, int dst) = 0;
+  virtual int32_t device_get_p2p_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops,
+                                                     unsigned count, int src, int dst) = 0;
+  virtual int32_t device_get_host_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops,
+                                                      unsigned count, int device) = 0;
+  // The device address of memory host_register pinned (zero-copy mapping).
+  virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

@@ -36,5 +36,7 @@ void register_driver_module_handlers(Dispatcher& d);
 void register_shared_memory_handlers(Dispatcher& d);
 void register_pool_handlers(Dispatcher& d);
 void register_forwarded_handlers(Dispatcher& d);  // generated
+void register_peer_handlers(Dispatcher& d);
+void register_mapped_memory_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

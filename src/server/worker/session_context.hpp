@@ -71,13 +71,15 @@ class SessionContext {
   // True when [ptr, ptr + n) is memory this session may touch: its own
   // allocations or the variables of the modules it loaded.
   bool owns(uint64_t ptr, size_t n) const {
-    return allocations.contains(ptr, n) || globals.contains(ptr, n);
+    return allocations.contains(ptr, n) || globals.contains(ptr, n) || mapped.contains(ptr, n);
   }
   // This worker's address for client shared memory [client_ptr, +n), or
   // null when the range is not inside one registered region.
   void* shared_host(uint64_t client_ptr, size_t n) const;
   // False when a region already starts at client_base.
   bool add_shared(uint64_t client_base, SharedRegion region);
+  // The region holding client_ptr and its client base address.
+  std::optional<std::pair<uint64_t, SharedRegion>> shared_region(uint64_t client_ptr) const;
   // The region starting at client_base, taken out of the table.
   std::optional<SharedRegion> take_shared(uint64_t client_base);
 
@@ -88,6 +90,9 @@ class SessionContext {
 
   AllocationTable allocations;
   AllocationTable globals;
+  // Device addresses of shared page-locked memory a client asked for
+  // (zero-copy mapped host memory), by their device base.
+  AllocationTable mapped;
   HandleSet streams;
   HandleSet events;
   HandleSet modules;

@@ -92,15 +92,9 @@ extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t)
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroySurfaceObject(cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaDestroySurfaceObject"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyTextureObject(cudaTextureObject_t) { return rgpu::client::unsupported("cudaDestroyTextureObject"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int*, int, int) { return rgpu::client::unsupported("cudaDeviceCanAccessPeer"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int) { return rgpu::client::unsupported("cudaDeviceDisablePeerAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int, unsigned int) { return rgpu::client::unsupported("cudaDeviceEnablePeerAccess"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetByPCIBusId(int*, const char*) { return rgpu::client::unsupported("cudaDeviceGetByPCIBusId"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceGetGraphMemAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetHostAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int) { return rgpu::client::unsupported("cudaDeviceGetHostAtomicCapabilities"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetP2PAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int, int) { return rgpu::client::unsupported("cudaDeviceGetP2PAtomicCapabilities"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetP2PAttribute(int*, cudaDeviceP2PAttr, int, int) { return rgpu::client::unsupported("cudaDeviceGetP2PAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceSetGraphMemAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceUnregisterAsyncNotification(int, cudaAsyncCallbackHandle_t) { return rgpu::client::unsupported("cudaDeviceUnregisterAsyncNotification"); }
@@ -238,8 +232,6 @@ extern "C" cudaError_t CUDARTAPI cudaGraphicsUnmapResources(int, cudaGraphicsRes
 extern "C" cudaError_t CUDARTAPI cudaGraphicsUnregisterResource(cudaGraphicsResource_t) { return rgpu::client::unsupported("cudaGraphicsUnregisterResource"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterOutputSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterOutputSurface"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterVideoSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterVideoSurface"); }
-extern "C" cudaError_t CUDARTAPI cudaHostGetDevicePointer(void**, void*, unsigned int) { return rgpu::client::unsupported("cudaHostGetDevicePointer"); }
-extern "C" cudaError_t CUDARTAPI cudaHostGetFlags(unsigned int*, void*) { return rgpu::client::unsupported("cudaHostGetFlags"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalMemory(cudaExternalMemory_t*, const cudaExternalMemoryHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalSemaphore(cudaExternalSemaphore_t*, const cudaExternalSemaphoreHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalSemaphore"); }
 extern "C" cudaError_t CUDARTAPI cudaIpcCloseMemHandle(void*) { return rgpu::client::unsupported("cudaIpcCloseMemHandle"); }
@@ -317,8 +309,6 @@ extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArray(void*, cudaArray_const_t, s
 extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyFromArrayAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyFromArrayAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArray_ptds(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyFromArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyPeer(void*, int, const void*, int, size_t) { return rgpu::client::unsupported("cudaMemcpyPeer"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void*, int, const void*, int, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyPeerAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync_ptsz"); }

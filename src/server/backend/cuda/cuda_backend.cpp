@@ -65,7 +65,8 @@ class CudaBackend final : public CudaForwardedApi {
   int32_t alloc_staging(size_t size, void** p) override { return cudaHostAlloc(p, size, cudaHostAllocPortable); }
   void free_staging(void* p) override { cudaFreeHost(p); }
   int32_t host_register(void* p, size_t size) override {
-    return cudaHostRegister(p, size, cudaHostRegisterPortable);
+    // Mapped too, so kernels may use it in place (zero-copy host memory).
+    return cudaHostRegister(p, size, cudaHostRegisterPortable | cudaHostRegisterMapped);
   }
   int32_t host_unregister(void* p) override { return cudaHostUnregister(p); }
 
@@ -255,6 +256,31 @@ class CudaBackend final : public CudaForwardedApi {
                                       unsigned flags) override {
     return rt(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, as<CUfunction>(function), block_size,
                                                                    smem, flags));
+  }
+
+  int32_t device_can_access_peer(int* can, int device, int peer) override {
+    return cudaDeviceCanAccessPeer(can, device, peer);
+  }
+  int32_t device_enable_peer_access(int peer, unsigned flags) override {
+    return cudaDeviceEnablePeerAccess(peer, flags);
+  }
+  int32_t device_disable_peer_access(int peer) override { return cudaDeviceDisablePeerAccess(peer); }
+  int32_t device_get_p2p_attribute(int* value, cudaDeviceP2PAttr attr, int src, int dst) override {
+    return cudaDeviceGetP2PAttribute(value, attr, src, dst);
+  }
+  int32_t device_get_p2p_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops, unsigned count,
+                                             int src, int dst) override {
+    return cudaDeviceGetP2PAtomicCapabilities(caps, ops, count, src, dst);
+  }
+  int32_t device_get_host_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops, unsigned count,
+                                              int device) override {
+    return cudaDeviceGetHostAtomicCapabilities(caps, ops, count, device);
+  }
+  int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
+    void* d = nullptr;
+    cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);
+    *ptr = handle(d);
+    return e;
   }
 };
 

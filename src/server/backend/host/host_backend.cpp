@@ -1,10 +1,12 @@
 #include "server/backend/host/host_backend.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "fatbin/fatbin_container.hpp"
@@ -449,6 +451,53 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
 
+  // Both test devices are host memory, so each reaches the other; without
+  // kernels no atomic operation is claimed.
+  int32_t device_can_access_peer(int* can, int device, int peer) override {
+    if (device < 0 || device >= kDevices || peer < 0 || peer >= kDevices) return cudaErrorInvalidDevice;
+    *can = device != peer;
+    return cudaSuccess;
+  }
+  int32_t device_enable_peer_access(int peer, unsigned flags) override {
+    if (peer < 0 || peer >= kDevices || peer == t_device) return cudaErrorInvalidDevice;
+    if (flags) return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    return peer_access_.insert({t_device, peer}).second ? cudaSuccess : cudaErrorPeerAccessAlreadyEnabled;
+  }
+  int32_t device_disable_peer_access(int peer) override {
+    if (peer < 0 || peer >= kDevices || peer == t_device) return cudaErrorInvalidDevice;
+    std::lock_guard lock(mutex_);
+    return peer_access_.erase({t_device, peer}) ? cudaSuccess : cudaErrorPeerAccessNotEnabled;
+  }
+  int32_t device_get_p2p_attribute(int* value, cudaDeviceP2PAttr attr, int src, int dst) override {
+    if (src < 0 || src >= kDevices || dst < 0 || dst >= kDevices || src == dst) return cudaErrorInvalidDevice;
+    switch (attr) {
+      case cudaDevP2PAttrAccessSupported: *value = 1; return cudaSuccess;
+      case cudaDevP2PAttrPerformanceRank:
+      case cudaDevP2PAttrNativeAtomicSupported:
+      case cudaDevP2PAttrCudaArrayAccessSupported:
+      case cudaDevP2PAttrOnlyPartialNativeAtomicSupported: *value = 0; return cudaSuccess;
+    }
+    return cudaErrorInvalidValue;
+  }
+  int32_t device_get_p2p_atomic_capabilities(unsigned* caps, const cudaAtomicOperation*, unsigned count, int src,
+                                             int dst) override {
+    if (src < 0 || src >= kDevices || dst < 0 || dst >= kDevices || src == dst) return cudaErrorInvalidDevice;
+    std::fill(caps, caps + count, 0u);
+    return cudaSuccess;
+  }
+  int32_t device_get_host_atomic_capabilities(unsigned* caps, const cudaAtomicOperation*, unsigned count,
+                                              int device) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    std::fill(caps, caps + count, 0u);
+    return cudaSuccess;
+  }
+  // Test devices address host memory directly.
+  int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
+    *ptr = reinterpret_cast<DevPtr>(p);
+    return cudaSuccess;
+  }
+
  private:
   Pool* current_pool(int ordinal) {
     return current_pools_[ordinal] ? current_pools_[ordinal] : &default_pools_[ordinal];
@@ -473,6 +522,7 @@ class HostTestBackend final : public Backend {
   std::map<DevPtr, size_t> memory_[kDevices];
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;
+  std::set<std::pair<int, int>> peer_access_;  // (device, peer) enabled
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
 };
