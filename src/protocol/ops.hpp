@@ -84,6 +84,8 @@ enum Op : uint16_t {
   kOpDeviceGetP2PAtomicCapabilities = 504,
   kOpDeviceGetHostAtomicCapabilities = 505,
   kOpHostGetDevicePointer = 506,    // shm: device address of shared page-locked memory
+  kOpMemPoolSetAccess = 507,
+  kOpMemPoolGetAccess = 508,
 
   kOpFirstGenerated = 1000,
 };

@@ -75,6 +75,8 @@ const char* op_name(uint16_t op) {
     case kOpDeviceGetP2PAtomicCapabilities: return "DeviceGetP2PAtomicCapabilities";
     case kOpDeviceGetHostAtomicCapabilities: return "DeviceGetHostAtomicCapabilities";
     case kOpHostGetDevicePointer: return "HostGetDevicePointer";
+    case kOpMemPoolSetAccess: return "MemPoolSetAccess";
+    case kOpMemPoolGetAccess: return "MemPoolGetAccess";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

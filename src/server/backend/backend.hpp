@@ -130,6 +130,9 @@ class Backend : public ForwardedApi {
                                                      unsigned count, int src, int dst) = 0;
   virtual int32_t device_get_host_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops,
                                                       unsigned count, int device) = 0;
+  // What `device` may do with a pool's memory (cudaMemPoolSetAccess).
+  virtual int32_t mem_pool_set_access(Handle pool, int device, cudaMemAccessFlags flags) = 0;
+  virtual int32_t mem_pool_get_access(cudaMemAccessFlags* flags, Handle pool, int device) = 0;
   // The device address of memory host_register pinned (zero-copy mapping).
   virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
 };

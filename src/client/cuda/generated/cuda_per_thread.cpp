@@ -23,6 +23,21 @@ extern "C" CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridD
   return cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
+extern "C" CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemAllocAsync(dptr, bytesize, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemFreeAsync(dptr, hStream);
+}
+
 extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpy2DAsync_v2(pCopy, hStream);
@@ -73,6 +88,16 @@ extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const vo
   return cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
 }
 
+extern "C" CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+}
+
 extern "C" CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpy(dst, src, ByteCount);
@@ -86,6 +111,26 @@ extern "C" CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigne
 extern "C" CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemsetD16_v2(dstDevice, us, N);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D16_v2(dstDevice, dstPitch, us, Width, Height);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D32_v2(dstDevice, dstPitch, ui, Width, Height);
 }
 
 extern "C" CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) {

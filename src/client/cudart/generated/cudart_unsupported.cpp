@@ -266,21 +266,16 @@ extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync(void**, siz
 extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync(void**, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardBatchAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemGetDefaultMemPool(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType) { return rgpu::client::unsupported("cudaMemGetDefaultMemPool"); }
-extern "C" cudaError_t CUDARTAPI cudaMemGetMemPool(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType) { return rgpu::client::unsupported("cudaMemGetMemPool"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportPointer(cudaMemPoolPtrExportData*, void*) { return rgpu::client::unsupported("cudaMemPoolExportPointer"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportToShareableHandle(void*, cudaMemPool_t, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolExportToShareableHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolGetAccess(cudaMemAccessFlags*, cudaMemPool_t, cudaMemLocation*) { return rgpu::client::unsupported("cudaMemPoolGetAccess"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportFromShareableHandle(cudaMemPool_t*, void*, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolImportFromShareableHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportPointer(void**, cudaMemPool_t, cudaMemPoolPtrExportData*) { return rgpu::client::unsupported("cudaMemPoolImportPointer"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolSetAccess(cudaMemPool_t, const cudaMemAccessDesc*, size_t) { return rgpu::client::unsupported("cudaMemPoolSetAccess"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchBatchAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchBatchAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemRangeGetAttribute(void*, size_t, cudaMemRangeAttribute, const void*, size_t) { return rgpu::client::unsupported("cudaMemRangeGetAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaMemRangeGetAttributes(void**, size_t*, cudaMemRangeAttribute*, size_t, const void*, size_t) { return rgpu::client::unsupported("cudaMemRangeGetAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaMemSetMemPool(cudaMemLocation*, cudaMemAllocationType, cudaMemPool_t) { return rgpu::client::unsupported("cudaMemSetMemPool"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DArrayToArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DArrayToArray_ptds"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArray(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DFromArray"); }

@@ -276,6 +276,19 @@ class CudaBackend final : public CudaForwardedApi {
                                               int device) override {
     return cudaDeviceGetHostAtomicCapabilities(caps, ops, count, device);
   }
+  int32_t mem_pool_set_access(Handle pool, int device, cudaMemAccessFlags flags) override {
+    cudaMemAccessDesc desc{};
+    desc.location.type = cudaMemLocationTypeDevice;
+    desc.location.id = device;
+    desc.flags = flags;
+    return cudaMemPoolSetAccess(as<cudaMemPool_t>(pool), &desc, 1);
+  }
+  int32_t mem_pool_get_access(cudaMemAccessFlags* flags, Handle pool, int device) override {
+    cudaMemLocation location{};
+    location.type = cudaMemLocationTypeDevice;
+    location.id = device;
+    return cudaMemPoolGetAccess(flags, as<cudaMemPool_t>(pool), &location);
+  }
   int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
     void* d = nullptr;
     cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);

@@ -37,6 +37,7 @@ struct Pool {
   int device;
   std::map<int, uint64_t> settings;  // cudaMemPoolAttr -> value
   size_t used = 0, high = 0;
+  std::map<int, cudaMemAccessFlags> access;  // of devices other than its own
 };
 
 struct Event {
@@ -490,6 +491,28 @@ class HostTestBackend final : public Backend {
                                               int device) override {
     if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
     std::fill(caps, caps + count, 0u);
+    return cudaSuccess;
+  }
+  // The owning device always has read-write access; others have what was set.
+  int32_t mem_pool_set_access(Handle pool, int device, cudaMemAccessFlags flags) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    if (flags != cudaMemAccessFlagsProtNone && flags != cudaMemAccessFlagsProtRead &&
+        flags != cudaMemAccessFlagsProtReadWrite)
+      return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    Pool* p = as<Pool>(pool);
+    if (device == p->device) return flags == cudaMemAccessFlagsProtReadWrite ? cudaSuccess : cudaErrorInvalidDevice;
+    p->access[device] = flags;
+    return cudaSuccess;
+  }
+  int32_t mem_pool_get_access(cudaMemAccessFlags* flags, Handle pool, int device) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    std::lock_guard lock(mutex_);
+    Pool* p = as<Pool>(pool);
+    auto it = p->access.find(device);
+    *flags = device == p->device ? cudaMemAccessFlagsProtReadWrite
+             : it == p->access.end() ? cudaMemAccessFlagsProtNone
+                                     : it->second;
     return cudaSuccess;
   }
   // Test devices address host memory directly.
