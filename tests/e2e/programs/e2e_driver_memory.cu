@@ -176,6 +176,28 @@ static void mapped_host_memory(bool shm) {
   CU_OK(cuMemFreeHost(host));
 }
 
+static void batch_copies() {
+  const size_t n = 512;
+  std::vector<unsigned char> src(n, 0x42), back(n, 0);
+  CUdeviceptr d;
+  CU_OK(cuMemAlloc(&d, n));
+  CUstream stream;
+  CU_OK(cuStreamCreate(&stream, 0));
+  CUmemcpyAttributes attr{};
+  attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+  size_t idx = 0;
+  CUdeviceptr dsts[1] = {d};
+  CUdeviceptr srcs[1] = {reinterpret_cast<CUdeviceptr>(src.data())};
+  size_t sizes[1] = {n};
+  CU_OK(cuMemcpyBatchAsync(dsts, srcs, sizes, 1, &attr, &idx, 1, stream));
+  CU_OK(cuStreamSynchronize(stream));
+  CU_OK(cuMemcpyDtoH(back.data(), d, n));
+  CHECK(back[0] == 0x42 && back[n - 1] == 0x42);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpyBatchAsync(dsts, srcs, sizes, 0, &attr, &idx, 1, stream));
+  CU_OK(cuStreamDestroy(stream));
+  CU_OK(cuMemFree(d));
+}
+
 int main() {
   CU_OK(cuInit(0));
   if (g_failures) return finish();  // no server: nothing below can work
@@ -185,6 +207,7 @@ int main() {
   const char* transport = std::getenv("RGPU_TRANSPORT");
   pools();
   memsets_2d();
+  batch_copies();
   peers();
   mapped_host_memory(transport && std::strcmp(transport, "shm") == 0);
   return finish();

@@ -303,10 +303,6 @@ extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2(void*, CUarray, size_t, size_t,
 extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2_ptsz(void*, CUarray, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2(void*, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoH_v2"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void*, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoH_v2_ptds"); }
-extern "C" CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_ptsz(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoA(CUarray, unsigned int, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoA_v2(CUarray, size_t, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemcpyDtoA_v2"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoA_v2_ptds(CUarray, size_t, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemcpyDtoA_v2_ptds"); }

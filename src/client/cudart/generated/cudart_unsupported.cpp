@@ -29,7 +29,6 @@ cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms*, c
 cudaError_t CUDARTAPI cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms*);
 cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const cudaMemcpy3DParms*);
 cudaError_t CUDARTAPI cudaMemcpyArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemcpyFromArray_ptds(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
 cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t);
@@ -298,8 +297,6 @@ extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerPar
 extern "C" cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaMemcpy3D_ptds"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyArrayToArray(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyArrayToArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyArrayToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyBatchAsync(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyBatchAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArray(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyFromArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyFromArrayAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyFromArrayAsync_ptsz"); }
