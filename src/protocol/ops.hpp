@@ -86,6 +86,8 @@ enum Op : uint16_t {
   kOpHostGetDevicePointer = 506,    // shm: device address of shared page-locked memory
   kOpMemPoolSetAccess = 507,
   kOpMemPoolGetAccess = 508,
+  kOpManagedMap = 509,              // shm: a client memfd (with the frame) to map at the client's address
+  kOpManagedUnmap = 510,
 
   kOpFirstGenerated = 1000,
 };

@@ -10,6 +10,7 @@
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cudart/device_allocation.hpp"
+#include "client/cudart/managed_memory.hpp"
 #include "client/cudart/mapped_memory.hpp"
 #include "common/log.hpp"
 #include "transport/shm/shared_memory.hpp"
@@ -64,6 +65,7 @@ extern "C" cudaError_t cudaFree(void* devPtr) {
     Call call(proto::kOpFree);
     if (cudaError_t e = call.to_current_device()) return e;
     if (!devPtr) return cudaSuccess;
+    if (find_managed(reinterpret_cast<uint64_t>(devPtr))) return free_managed(reinterpret_cast<uint64_t>(devPtr));
     auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(devPtr));
     if (!range || range->base != reinterpret_cast<uint64_t>(devPtr)) return cudaErrorInvalidValue;
     Call on_owner(proto::kOpFree);
@@ -216,7 +218,11 @@ extern "C" cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attribute
     if (cudaError_t e = Runtime::get().ensure_init()) return e;
     auto addr = reinterpret_cast<uint64_t>(ptr);
     *attributes = cudaPointerAttributes{};
-    if (auto d = MemoryMap::get().find_device(addr)) {
+    if (auto m = find_managed(addr)) {
+      attributes->type = cudaMemoryTypeManaged;
+      attributes->device = m->device;
+      attributes->devicePointer = attributes->hostPointer = const_cast<void*>(ptr);
+    } else if (auto d = MemoryMap::get().find_device(addr)) {
       attributes->type = cudaMemoryTypeDevice;
       attributes->device = d->device;
       attributes->devicePointer = const_cast<void*>(ptr);

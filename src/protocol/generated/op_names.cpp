@@ -77,6 +77,8 @@ const char* op_name(uint16_t op) {
     case kOpHostGetDevicePointer: return "HostGetDevicePointer";
     case kOpMemPoolSetAccess: return "MemPoolSetAccess";
     case kOpMemPoolGetAccess: return "MemPoolGetAccess";
+    case kOpManagedMap: return "ManagedMap";
+    case kOpManagedUnmap: return "ManagedUnmap";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

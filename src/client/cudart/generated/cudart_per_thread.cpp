@@ -20,6 +20,10 @@ cudaError_t CUDARTAPI cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t 
 cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void** devPtr, size_t size, cudaStream_t hStream);
 cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void** dptrs, size_t* sizes, size_t count, unsigned long long flags, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void* devPtr, size_t count, cudaMemLocation location, unsigned int flags, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind);
 cudaError_t CUDARTAPI cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream);
@@ -34,6 +38,7 @@ cudaError_t CUDARTAPI cudaMemset2D_ptds(void* devPtr, size_t pitch, int value, s
 cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t count);
 cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags);
+cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void* devPtr, size_t length, unsigned int flags);
 cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out);
 cudaError_t CUDARTAPI cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags);
 cudaError_t CUDARTAPI cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long* streamId);
@@ -88,6 +93,26 @@ extern "C" cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void** devPtr, size_t size
 extern "C" cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaMallocFromPoolAsync(ptr, size, memPool, stream);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void** dptrs, size_t* sizes, size_t count, unsigned long long flags, cudaStream_t stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void* devPtr, size_t count, cudaMemLocation location, unsigned int flags, cudaStream_t stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaMemPrefetchAsync(devPtr, count, location, flags, stream);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream) {
@@ -158,6 +183,11 @@ extern "C" cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t
 extern "C" cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaStreamAddCallback(stream, callback, userData, flags);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void* devPtr, size_t length, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaStreamAttachMemAsync(stream, devPtr, length, flags);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out) {

@@ -14,10 +14,6 @@ cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cuda
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
-cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
 cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync_ptsz(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemcpy2DFromArray_ptds(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
@@ -36,7 +32,6 @@ cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const 
 cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t);
 cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent);
 cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t);
-cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int);
 cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode);
 cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptureMode);
 cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t);
@@ -258,23 +253,11 @@ extern "C" cudaError_t CUDARTAPI cudaLogsUnregisterCallback(cudaLogsCallbackHand
 extern "C" cudaError_t CUDARTAPI cudaMalloc3D(cudaPitchedPtr*, cudaExtent) { return rgpu::client::unsupported("cudaMalloc3D"); }
 extern "C" cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int) { return rgpu::client::unsupported("cudaMalloc3DArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t*, const cudaChannelFormatDesc*, size_t, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocManaged(void**, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaMallocMipmappedArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) { return rgpu::client::unsupported("cudaMemAdvise"); }
-extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync(void**, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardBatchAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportPointer(cudaMemPoolPtrExportData*, void*) { return rgpu::client::unsupported("cudaMemPoolExportPointer"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportToShareableHandle(void*, cudaMemPool_t, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolExportToShareableHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportFromShareableHandle(cudaMemPool_t*, void*, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolImportFromShareableHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportPointer(void**, cudaMemPool_t, cudaMemPoolPtrExportData*) { return rgpu::client::unsupported("cudaMemPoolImportPointer"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemRangeGetAttribute(void*, size_t, cudaMemRangeAttribute, const void*, size_t) { return rgpu::client::unsupported("cudaMemRangeGetAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaMemRangeGetAttributes(void**, size_t*, cudaMemRangeAttribute*, size_t, const void*, size_t) { return rgpu::client::unsupported("cudaMemRangeGetAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DArrayToArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DArrayToArray_ptds"); }
 extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArray(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DFromArray"); }
@@ -317,8 +300,6 @@ extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxPotentialClusterSize(int*, cons
 extern "C" cudaError_t CUDARTAPI cudaSetValidDevices(int*, int) { return rgpu::client::unsupported("cudaSetValidDevices"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCapture"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCaptureToGraph"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCaptureToGraph_ptsz"); }
