@@ -7,6 +7,7 @@
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/primary_context.hpp"
+#include "client/cudart/managed_memory.hpp"
 
 using namespace rgpu::client;
 
@@ -41,6 +42,9 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
       *static_cast<size_t*>(data) = device ? device->size : host->size;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      *static_cast<bool*>(data) = find_managed(ptr).has_value();
       return CUDA_SUCCESS;
     default: return CUDA_ERROR_NOT_SUPPORTED;
   }

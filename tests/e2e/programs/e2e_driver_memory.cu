@@ -198,6 +198,30 @@ static void batch_copies() {
   CU_OK(cuMemFree(d));
 }
 
+static void managed(bool shm) {
+  CUdeviceptr m = 0;
+  CUresult alloc = cuMemAllocManaged(&m, 4096, CU_MEM_ATTACH_GLOBAL);
+  if (!shm) {
+    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, alloc);
+    return;
+  }
+  CU_OK(alloc);
+  bool is_managed = false;
+  CU_OK(cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, m));
+  CHECK(is_managed);
+  CU_OK(cuMemsetD32(m, 0x11223344u, 1024));
+  CU_OK(cuCtxSynchronize());
+  CHECK(reinterpret_cast<unsigned*>(m)[1023] == 0x11223344u);
+  CUmemLocation dev{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  CU_OK(cuMemAdvise(m, 4096, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, dev));
+  CU_OK(cuMemPrefetchAsync(m, 4096, dev, 0, nullptr));
+  int preferred = -9;
+  CU_OK(cuMemRangeGetAttribute(&preferred, sizeof preferred, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, m, 4096));
+  CHECK(preferred == 0);
+  CU_OK(cuStreamAttachMemAsync(nullptr, m, 0, CU_MEM_ATTACH_HOST));
+  CU_OK(cuMemFree(m));
+}
+
 int main() {
   CU_OK(cuInit(0));
   if (g_failures) return finish();  // no server: nothing below can work
@@ -209,6 +233,8 @@ int main() {
   memsets_2d();
   batch_copies();
   peers();
-  mapped_host_memory(transport && std::strcmp(transport, "shm") == 0);
+  bool shm = transport && std::strcmp(transport, "shm") == 0;
+  mapped_host_memory(shm);
+  managed(shm);
   return finish();
 }

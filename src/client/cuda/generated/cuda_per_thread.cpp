@@ -33,9 +33,34 @@ extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size
   return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
 }
 
+extern "C" CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemDiscardBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream);
+}
+
 extern "C" CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemFreeAsync(dptr, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemPrefetchAsync(devPtr, count, dstDevice, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemPrefetchAsync_v2(devPtr, count, location, flags, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
 }
 
 extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
@@ -171,6 +196,11 @@ extern "C" CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned
 extern "C" CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemsetD8_v2(dstDevice, uc, N);
+}
+
+extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamAttachMemAsync(hStream, dptr, length, flags);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {

@@ -231,19 +231,12 @@ extern "C" CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback, void*, CUlogs
 extern "C" CUresult CUDAAPI cuLogsUnregisterCallback(CUlogsCallbackHandle) { return rgpu::client::driver_unsupported("cuLogsUnregisterCallback"); }
 extern "C" CUresult CUDAAPI cuMemAddressFree(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemAddressFree"); }
 extern "C" CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) { return rgpu::client::driver_unsupported("cuMemAddressReserve"); }
-extern "C" CUresult CUDAAPI cuMemAdvise(CUdeviceptr, size_t, CUmem_advise, CUdevice) { return rgpu::client::driver_unsupported("cuMemAdvise"); }
-extern "C" CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr, size_t, CUmem_advise, CUmemLocation) { return rgpu::client::driver_unsupported("cuMemAdvise_v2"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
 extern "C" CUresult CUDAAPI cuMemAllocHost(void**, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocHost"); }
-extern "C" CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocManaged"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long) { return rgpu::client::driver_unsupported("cuMemCreate"); }
-extern "C" CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemDiscardAndPrefetchBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemDiscardAndPrefetchBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemDiscardBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemDiscardBatchAsync_ptsz(CUdeviceptr*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemDiscardBatchAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemExportToShareableHandle(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemExportToShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemFree(CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemFree"); }
 extern "C" CUresult CUDAAPI cuMemGetAccess(unsigned long long*, const CUmemLocation*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuMemGetAccess"); }
@@ -262,14 +255,6 @@ extern "C" CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData*, CUde
 extern "C" CUresult CUDAAPI cuMemPoolExportToShareableHandle(void*, CUmemoryPool, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemPoolExportToShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool*, void*, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemPoolImportFromShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr*, CUmemoryPool, CUmemPoolPtrExportData*) { return rgpu::client::driver_unsupported("cuMemPoolImportPointer"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr, size_t, CUdevice, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchAsync"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchAsync_ptsz(CUdeviceptr, size_t, CUdevice, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchAsync_v2(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchAsync_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchBatchAsync_ptsz(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemRangeGetAttribute(void*, size_t, CUmem_range_attribute, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemRangeGetAttribute"); }
-extern "C" CUresult CUDAAPI cuMemRangeGetAttributes(void**, size_t*, CUmem_range_attribute*, size_t, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemRangeGetAttributes"); }
 extern "C" CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle) { return rgpu::client::driver_unsupported("cuMemRelease"); }
 extern "C" CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle*, void*) { return rgpu::client::driver_unsupported("cuMemRetainAllocationHandle"); }
 extern "C" CUresult CUDAAPI cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) { return rgpu::client::driver_unsupported("cuMemSetAccess"); }
@@ -360,8 +345,6 @@ extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync(const CUexternalSema
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamAddCallback(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback"); }
 extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamAttachMemAsync(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync"); }
-extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_v2"); }
