@@ -88,6 +88,15 @@ enum Op : uint16_t {
   kOpMemPoolGetAccess = 508,
   kOpManagedMap = 509,              // shm: a client memfd (with the frame) to map at the client's address
   kOpManagedUnmap = 510,
+  kOpVmmGranularity = 511,          // virtual memory management (cuMemCreate & co.)
+  kOpVmmCreate = 512,
+  kOpVmmRelease = 513,
+  kOpVmmReserve = 514,
+  kOpVmmFree = 515,
+  kOpVmmMap = 516,
+  kOpVmmUnmap = 517,
+  kOpVmmSetAccess = 518,
+  kOpVmmGetAccess = 519,
 
   kOpFirstGenerated = 1000,
 };

@@ -79,6 +79,15 @@ const char* op_name(uint16_t op) {
     case kOpMemPoolGetAccess: return "MemPoolGetAccess";
     case kOpManagedMap: return "ManagedMap";
     case kOpManagedUnmap: return "ManagedUnmap";
+    case kOpVmmGranularity: return "VmmGranularity";
+    case kOpVmmCreate: return "VmmCreate";
+    case kOpVmmRelease: return "VmmRelease";
+    case kOpVmmReserve: return "VmmReserve";
+    case kOpVmmFree: return "VmmFree";
+    case kOpVmmMap: return "VmmMap";
+    case kOpVmmUnmap: return "VmmUnmap";
+    case kOpVmmSetAccess: return "VmmSetAccess";
+    case kOpVmmGetAccess: return "VmmGetAccess";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

@@ -4,6 +4,7 @@
 // Every call returns a cudaError_t value; handles are the backend's own
 // values, validated by the worker before they reach the backend.
 #pragma once
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -133,6 +134,19 @@ class Backend : public ForwardedApi {
   // What `device` may do with a pool's memory (cudaMemPoolSetAccess).
   virtual int32_t mem_pool_set_access(Handle pool, int device, cudaMemAccessFlags flags) = 0;
   virtual int32_t mem_pool_get_access(cudaMemAccessFlags* flags, Handle pool, int device) = 0;
+  // Virtual memory management, as the driver's cuMem* calls: physical
+  // allocations, address reservations, mappings and their access. Results
+  // are CUresult values (numbered as the runtime's errors they mean).
+  virtual int32_t vmm_granularity(size_t* granularity, const CUmemAllocationProp& prop,
+                                  CUmemAllocationGranularity_flags option) = 0;
+  virtual int32_t vmm_create(Handle* allocation, size_t size, const CUmemAllocationProp& prop) = 0;
+  virtual int32_t vmm_release(Handle allocation) = 0;
+  virtual int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) = 0;
+  virtual int32_t vmm_free(DevPtr ptr, size_t size) = 0;
+  virtual int32_t vmm_map(DevPtr ptr, size_t size, size_t offset, Handle allocation) = 0;
+  virtual int32_t vmm_unmap(DevPtr ptr, size_t size) = 0;
+  virtual int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) = 0;
+  virtual int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) = 0;
   // The device address of memory host_register pinned (zero-copy mapping).
   virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
 };

@@ -39,5 +39,6 @@ void register_forwarded_handlers(Dispatcher& d);  // generated
 void register_peer_handlers(Dispatcher& d);
 void register_mapped_memory_handlers(Dispatcher& d);
 void register_managed_memory_handlers(Dispatcher& d);
+void register_vmm_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

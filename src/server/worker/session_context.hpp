@@ -14,6 +14,7 @@
 #include "server/worker/allocation_table.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
+#include "server/worker/vmm_table.hpp"
 
 namespace rgpu::server {
 
@@ -93,6 +94,7 @@ class SessionContext {
   // Device addresses of shared page-locked memory a client asked for
   // (zero-copy mapped host memory), by their device base.
   AllocationTable mapped;
+  VmmTable vmm;
   HandleSet streams;
   HandleSet events;
   HandleSet modules;

@@ -229,36 +229,25 @@ extern "C" CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator*, const char*, unsign
 extern "C" CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator*, char*, size_t*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToMemory"); }
 extern "C" CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback, void*, CUlogsCallbackHandle*) { return rgpu::client::driver_unsupported("cuLogsRegisterCallback"); }
 extern "C" CUresult CUDAAPI cuLogsUnregisterCallback(CUlogsCallbackHandle) { return rgpu::client::driver_unsupported("cuLogsUnregisterCallback"); }
-extern "C" CUresult CUDAAPI cuMemAddressFree(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemAddressFree"); }
-extern "C" CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) { return rgpu::client::driver_unsupported("cuMemAddressReserve"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
 extern "C" CUresult CUDAAPI cuMemAllocHost(void**, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocHost"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long) { return rgpu::client::driver_unsupported("cuMemCreate"); }
 extern "C" CUresult CUDAAPI cuMemExportToShareableHandle(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemExportToShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemFree(CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemFree"); }
-extern "C" CUresult CUDAAPI cuMemGetAccess(unsigned long long*, const CUmemLocation*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuMemGetAccess"); }
 extern "C" CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr_v1*, unsigned int*, CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemGetAddressRange"); }
-extern "C" CUresult CUDAAPI cuMemGetAllocationGranularity(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags) { return rgpu::client::driver_unsupported("cuMemGetAllocationGranularity"); }
-extern "C" CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp*, CUmemGenericAllocationHandle) { return rgpu::client::driver_unsupported("cuMemGetAllocationPropertiesFromHandle"); }
 extern "C" CUresult CUDAAPI cuMemGetHandleForAddressRange(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemGetHandleForAddressRange"); }
 extern "C" CUresult CUDAAPI cuMemGetInfo(unsigned int*, unsigned int*) { return rgpu::client::driver_unsupported("cuMemGetInfo"); }
 extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer"); }
 extern "C" CUresult CUDAAPI cuMemHostRegister(void*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostRegister"); }
 extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType) { return rgpu::client::driver_unsupported("cuMemImportFromShareableHandle"); }
-extern "C" CUresult CUDAAPI cuMemMap(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) { return rgpu::client::driver_unsupported("cuMemMap"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync_ptsz(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuMemPoolExportPointer"); }
 extern "C" CUresult CUDAAPI cuMemPoolExportToShareableHandle(void*, CUmemoryPool, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemPoolExportToShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool*, void*, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemPoolImportFromShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr*, CUmemoryPool, CUmemPoolPtrExportData*) { return rgpu::client::driver_unsupported("cuMemPoolImportPointer"); }
-extern "C" CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle) { return rgpu::client::driver_unsupported("cuMemRelease"); }
-extern "C" CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle*, void*) { return rgpu::client::driver_unsupported("cuMemRetainAllocationHandle"); }
-extern "C" CUresult CUDAAPI cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) { return rgpu::client::driver_unsupported("cuMemSetAccess"); }
-extern "C" CUresult CUDAAPI cuMemUnmap(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemUnmap"); }
 extern "C" CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2D"); }
 extern "C" CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy2DAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2DUnaligned"); }

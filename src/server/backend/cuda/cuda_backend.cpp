@@ -289,6 +289,41 @@ class CudaBackend final : public CudaForwardedApi {
     location.id = device;
     return cudaMemPoolGetAccess(flags, as<cudaMemPool_t>(pool), &location);
   }
+  int32_t vmm_granularity(size_t* granularity, const CUmemAllocationProp& prop,
+                          CUmemAllocationGranularity_flags option) override {
+    return rt(cuMemGetAllocationGranularity(granularity, &prop, option));
+  }
+  int32_t vmm_create(Handle* allocation, size_t size, const CUmemAllocationProp& prop) override {
+    CUmemGenericAllocationHandle h = 0;
+    CUresult r = cuMemCreate(&h, size, &prop, 0);
+    *allocation = h;
+    return rt(r);
+  }
+  int32_t vmm_release(Handle allocation) override { return rt(cuMemRelease(allocation)); }
+  int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
+    CUdeviceptr p = 0;
+    CUresult r = cuMemAddressReserve(&p, size, alignment, 0, 0);
+    *ptr = p;
+    return rt(r);
+  }
+  int32_t vmm_free(DevPtr ptr, size_t size) override { return rt(cuMemAddressFree(ptr, size)); }
+  int32_t vmm_map(DevPtr ptr, size_t size, size_t offset, Handle allocation) override {
+    return rt(cuMemMap(ptr, size, offset, allocation, 0));
+  }
+  int32_t vmm_unmap(DevPtr ptr, size_t size) override { return rt(cuMemUnmap(ptr, size)); }
+  int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) override {
+    CUmemAccessDesc desc{};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = device;
+    desc.flags = flags;
+    return rt(cuMemSetAccess(ptr, size, &desc, 1));
+  }
+  int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) override {
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device;
+    return rt(cuMemGetAccess(flags, &location, ptr));
+  }
   int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
     void* d = nullptr;
     cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);

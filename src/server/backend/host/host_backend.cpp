@@ -1,5 +1,8 @@
 #include "server/backend/host/host_backend.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -20,6 +23,7 @@ constexpr int kMultiprocessors = 4;
 constexpr size_t kDeviceMemory = 4ull << 30;
 constexpr int kMaxThreadsPerBlock = 1024;
 constexpr int kSharedMemOptin = 227 * 1024;
+constexpr size_t kVmmGranularity = 2ull << 20;
 
 struct Kernel {
   std::vector<KernelParam> params;
@@ -38,6 +42,13 @@ struct Pool {
   std::map<int, uint64_t> settings;  // cudaMemPoolAttr -> value
   size_t used = 0, high = 0;
   std::map<int, cudaMemAccessFlags> access;  // of devices other than its own
+};
+
+// A physical allocation of the virtual memory management API.
+struct VmmAllocation {
+  int fd;
+  size_t size;
+  int device;
 };
 
 struct Event {
@@ -515,6 +526,92 @@ class HostTestBackend final : public Backend {
                                      : it->second;
     return cudaSuccess;
   }
+  // Physical allocations are memfds; a reservation is inaccessible address
+  // space that maps them in place and mprotect opens.
+  int32_t vmm_granularity(size_t* granularity, const CUmemAllocationProp& prop,
+                          CUmemAllocationGranularity_flags) override {
+    if (!vmm_prop_ok(prop)) return cudaErrorInvalidValue;
+    *granularity = kVmmGranularity;
+    return cudaSuccess;
+  }
+  int32_t vmm_create(Handle* allocation, size_t size, const CUmemAllocationProp& prop) override {
+    if (!vmm_prop_ok(prop) || size == 0 || size % kVmmGranularity) return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    if (size > kDeviceMemory - used_[prop.location.id]) return cudaErrorMemoryAllocation;
+    int fd = memfd_create("rgpu-host-test-vmm", MFD_CLOEXEC);
+    if (fd < 0) return cudaErrorMemoryAllocation;
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+      close(fd);
+      return cudaErrorMemoryAllocation;
+    }
+    used_[prop.location.id] += size;
+    *allocation = reinterpret_cast<Handle>(new VmmAllocation{fd, size, prop.location.id});
+    return cudaSuccess;
+  }
+  int32_t vmm_release(Handle allocation) override {
+    auto* a = as<VmmAllocation>(allocation);
+    std::lock_guard lock(mutex_);
+    used_[a->device] -= a->size;
+    close(a->fd);  // mappings keep the memory until they go
+    delete a;
+    return cudaSuccess;
+  }
+  int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
+    if (size == 0 || size % kVmmGranularity) return cudaErrorInvalidValue;
+    if (alignment < kVmmGranularity) alignment = kVmmGranularity;
+    if (alignment & (alignment - 1)) return cudaErrorInvalidValue;
+    size_t span = size + alignment;
+    void* p = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
+    uint64_t start = reinterpret_cast<uint64_t>(p), aligned = (start + alignment - 1) / alignment * alignment;
+    if (aligned > start) munmap(p, aligned - start);
+    if (start + span > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), start + span - aligned - size);
+    *ptr = aligned;
+    return cudaSuccess;
+  }
+  int32_t vmm_free(DevPtr ptr, size_t size) override {
+    return munmap(reinterpret_cast<void*>(ptr), size) == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  }
+  int32_t vmm_map(DevPtr ptr, size_t size, size_t offset, Handle allocation) override {
+    auto* a = as<VmmAllocation>(allocation);
+    if (size % kVmmGranularity || offset % kVmmGranularity || offset > a->size || size > a->size - offset)
+      return cudaErrorInvalidValue;
+    void* p = mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd,
+                   static_cast<off_t>(offset));
+    return p == MAP_FAILED ? cudaErrorInvalidValue : cudaSuccess;
+  }
+  int32_t vmm_unmap(DevPtr ptr, size_t size) override {
+    void* p = mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                   -1, 0);
+    std::lock_guard lock(mutex_);
+    vmm_access_.erase(ptr);
+    return p == MAP_FAILED ? cudaErrorInvalidValue : cudaSuccess;
+  }
+  int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    // One mapping serves both test devices: it opens as far as any allows.
+    std::lock_guard lock(mutex_);
+    auto& access = vmm_access_[ptr];
+    access.first = size;
+    access.second[device] = flags;
+    int prot = PROT_NONE;
+    for (auto [d, f] : access.second)
+      prot |= f == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? PROT_READ | PROT_WRITE
+              : f == CU_MEM_ACCESS_FLAGS_PROT_READ    ? PROT_READ
+                                                      : PROT_NONE;
+    return mprotect(reinterpret_cast<void*>(ptr), size, prot) == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  }
+  int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    std::lock_guard lock(mutex_);
+    auto it = vmm_access_.upper_bound(ptr);
+    *flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    if (it != vmm_access_.begin() && ptr - (--it)->first < it->second.first) {
+      auto f = it->second.second.find(device);
+      if (f != it->second.second.end()) *flags = f->second;
+    }
+    return cudaSuccess;
+  }
   // Test devices address host memory directly.
   int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
     *ptr = reinterpret_cast<DevPtr>(p);
@@ -522,6 +619,10 @@ class HostTestBackend final : public Backend {
   }
 
  private:
+  static bool vmm_prop_ok(const CUmemAllocationProp& prop) {
+    return prop.type == CU_MEM_ALLOCATION_TYPE_PINNED && prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+           prop.location.id >= 0 && prop.location.id < kDevices;
+  }
   Pool* current_pool(int ordinal) {
     return current_pools_[ordinal] ? current_pools_[ordinal] : &default_pools_[ordinal];
   }
@@ -546,6 +647,8 @@ class HostTestBackend final : public Backend {
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;
   std::set<std::pair<int, int>> peer_access_;  // (device, peer) enabled
+  // Access set on mapped ranges, by range start: size, flags by device.
+  std::map<DevPtr, std::pair<size_t, std::map<int, CUmemAccess_flags>>> vmm_access_;
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
 };
