@@ -97,6 +97,11 @@ enum Op : uint16_t {
   kOpVmmUnmap = 517,
   kOpVmmSetAccess = 518,
   kOpVmmGetAccess = 519,
+  kOpIpcGetMemHandle = 520,         // IPC between application processes of one server
+  kOpIpcOpenMemHandle = 521,
+  kOpIpcCloseMemHandle = 522,
+  kOpIpcGetEventHandle = 523,
+  kOpIpcOpenEventHandle = 524,
 
   kOpFirstGenerated = 1000,
 };

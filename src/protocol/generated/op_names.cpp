@@ -88,6 +88,11 @@ const char* op_name(uint16_t op) {
     case kOpVmmUnmap: return "VmmUnmap";
     case kOpVmmSetAccess: return "VmmSetAccess";
     case kOpVmmGetAccess: return "VmmGetAccess";
+    case kOpIpcGetMemHandle: return "IpcGetMemHandle";
+    case kOpIpcOpenMemHandle: return "IpcOpenMemHandle";
+    case kOpIpcCloseMemHandle: return "IpcCloseMemHandle";
+    case kOpIpcGetEventHandle: return "IpcGetEventHandle";
+    case kOpIpcOpenEventHandle: return "IpcOpenEventHandle";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

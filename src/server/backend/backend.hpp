@@ -147,6 +147,14 @@ class Backend : public ForwardedApi {
   virtual int32_t vmm_unmap(DevPtr ptr, size_t size) = 0;
   virtual int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) = 0;
   virtual int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) = 0;
+  // IPC between worker processes of this host: an exported allocation or
+  // event becomes bytes that another worker's import turns back into an
+  // address or event of its own.
+  virtual int32_t ipc_export_memory(DevPtr base, size_t size, std::vector<uint8_t>* blob) = 0;
+  virtual int32_t ipc_import_memory(std::span<const uint8_t> blob, size_t size, DevPtr* ptr) = 0;
+  virtual int32_t ipc_close_memory(DevPtr ptr) = 0;
+  virtual int32_t ipc_export_event(Handle event, std::vector<uint8_t>* blob) = 0;
+  virtual int32_t ipc_import_event(std::span<const uint8_t> blob, Handle* event) = 0;
   // The device address of memory host_register pinned (zero-copy mapping).
   virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
 };

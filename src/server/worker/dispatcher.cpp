@@ -16,6 +16,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_mapped_memory_handlers(*this);
   register_managed_memory_handlers(*this);
   register_vmm_handlers(*this);
+  register_ipc_handlers(*this);
 }
 
 void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }

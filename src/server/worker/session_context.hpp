@@ -14,6 +14,7 @@
 #include "server/worker/allocation_table.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
+#include "server/worker/ipc_records.hpp"
 #include "server/worker/vmm_table.hpp"
 
 namespace rgpu::server {
@@ -95,6 +96,8 @@ class SessionContext {
   // (zero-copy mapped host memory), by their device base.
   AllocationTable mapped;
   VmmTable vmm;
+  IpcExports ipc_exports;
+  HandleSet ipc_imports;  // addresses of opened IPC memory handles
   HandleSet streams;
   HandleSet events;
   HandleSet modules;

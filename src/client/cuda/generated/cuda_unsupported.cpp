@@ -193,12 +193,7 @@ extern "C" CUresult CUDAAPI cuGreenCtxStreamCreate(CUstream*, CUgreenCtx, unsign
 extern "C" CUresult CUDAAPI cuGreenCtxWaitEvent(CUgreenCtx, CUevent) { return rgpu::client::driver_unsupported("cuGreenCtxWaitEvent"); }
 extern "C" CUresult CUDAAPI cuImportExternalMemory(CUexternalMemory*, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalMemory"); }
 extern "C" CUresult CUDAAPI cuImportExternalSemaphore(CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalSemaphore"); }
-extern "C" CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr) { return rgpu::client::driver_unsupported("cuIpcCloseMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle*, CUevent) { return rgpu::client::driver_unsupported("cuIpcGetEventHandle"); }
-extern "C" CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuIpcGetMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcOpenEventHandle(CUevent*, CUipcEventHandle) { return rgpu::client::driver_unsupported("cuIpcOpenEventHandle"); }
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
 extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelGetAttribute"); }
 extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
 extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetAttribute"); }

@@ -228,11 +228,6 @@ extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterOutputSurface(void) { 
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterVideoSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterVideoSurface"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalMemory(cudaExternalMemory_t*, const cudaExternalMemoryHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalSemaphore(cudaExternalSemaphore_t*, const cudaExternalSemaphoreHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalSemaphore"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcCloseMemHandle(void*) { return rgpu::client::unsupported("cudaIpcCloseMemHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcGetEventHandle(cudaIpcEventHandle_t*, cudaEvent_t) { return rgpu::client::unsupported("cudaIpcGetEventHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcGetMemHandle(cudaIpcMemHandle_t*, void*) { return rgpu::client::unsupported("cudaIpcGetMemHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcOpenEventHandle(cudaEvent_t*, cudaIpcEventHandle_t) { return rgpu::client::unsupported("cudaIpcOpenEventHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void**, cudaIpcMemHandle_t, unsigned int) { return rgpu::client::unsupported("cudaIpcOpenMemHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t, cudaFuncAttribute, int, int) { return rgpu::client::unsupported("cudaKernelSetAttributeForDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC"); }
 extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC_ptsz"); }

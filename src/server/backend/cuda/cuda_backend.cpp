@@ -4,6 +4,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+
 #include "protocol/mem_pool_attr.hpp"
 #include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
 
@@ -323,6 +325,37 @@ class CudaBackend final : public CudaForwardedApi {
     location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     location.id = device;
     return rt(cuMemGetAccess(flags, &location, ptr));
+  }
+  int32_t ipc_export_memory(DevPtr base, size_t, std::vector<uint8_t>* blob) override {
+    cudaIpcMemHandle_t h;
+    if (cudaError_t e = cudaIpcGetMemHandle(&h, as<void*>(base))) return e;
+    blob->assign(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h) + sizeof h);
+    return cudaSuccess;
+  }
+  int32_t ipc_import_memory(std::span<const uint8_t> blob, size_t, DevPtr* ptr) override {
+    cudaIpcMemHandle_t h;
+    if (blob.size() != sizeof h) return cudaErrorInvalidResourceHandle;
+    std::memcpy(&h, blob.data(), sizeof h);
+    void* p = nullptr;
+    cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    *ptr = handle(p);
+    return e;
+  }
+  int32_t ipc_close_memory(DevPtr ptr) override { return cudaIpcCloseMemHandle(as<void*>(ptr)); }
+  int32_t ipc_export_event(Handle event, std::vector<uint8_t>* blob) override {
+    cudaIpcEventHandle_t h;
+    if (cudaError_t e = cudaIpcGetEventHandle(&h, as<cudaEvent_t>(event))) return e;
+    blob->assign(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h) + sizeof h);
+    return cudaSuccess;
+  }
+  int32_t ipc_import_event(std::span<const uint8_t> blob, Handle* event) override {
+    cudaIpcEventHandle_t h;
+    if (blob.size() != sizeof h) return cudaErrorInvalidResourceHandle;
+    std::memcpy(&h, blob.data(), sizeof h);
+    cudaEvent_t e = nullptr;
+    cudaError_t r = cudaIpcOpenEventHandle(&e, h);
+    *event = handle(e);
+    return r;
   }
   int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
     void* d = nullptr;

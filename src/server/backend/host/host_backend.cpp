@@ -1,6 +1,8 @@
 #include "server/backend/host/host_backend.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <unordered_map>
 
 #include "fatbin/fatbin_container.hpp"
@@ -24,6 +27,7 @@ constexpr size_t kDeviceMemory = 4ull << 30;
 constexpr int kMaxThreadsPerBlock = 1024;
 constexpr int kSharedMemOptin = 227 * 1024;
 constexpr size_t kVmmGranularity = 2ull << 20;
+constexpr size_t kPage = 4096;
 
 struct Kernel {
   std::vector<KernelParam> params;
@@ -80,6 +84,10 @@ thread_local int t_device = 0;
 
 class HostTestBackend final : public Backend {
  public:
+  // Names of exported memory must not outlive the worker.
+  ~HostTestBackend() override {
+    for (auto& [base, name] : ipc_exports_) shm_unlink(name.c_str());
+  }
   std::string name() const override { return "host-test"; }
   int32_t init(const std::vector<int>& gpus) override {
     for (int g : gpus)
@@ -148,7 +156,8 @@ class HostTestBackend final : public Backend {
   int32_t malloc(DevPtr* ptr, size_t size) override {
     std::lock_guard lock(mutex_);
     if (size > kDeviceMemory - used_[t_device]) return cudaErrorMemoryAllocation;
-    void* p = std::aligned_alloc(256, (size + 255) / 256 * 256);
+    // Whole pages: an IPC export moves them into shared memory in place.
+    void* p = std::aligned_alloc(kPage, (size + kPage - 1) / kPage * kPage);
     if (!p) return cudaErrorMemoryAllocation;
     memory_[t_device][reinterpret_cast<DevPtr>(p)] = size;
     used_[t_device] += size;
@@ -167,6 +176,10 @@ class HostTestBackend final : public Backend {
       if (it == m.end()) continue;
       used_[&m - memory_] -= it->second;
       std::free(reinterpret_cast<void*>(ptr));
+      if (auto ex = ipc_exports_.find(ptr); ex != ipc_exports_.end()) {
+        shm_unlink(ex->second.c_str());
+        ipc_exports_.erase(ex);
+      }
       m.erase(it);
       return cudaSuccess;
     }
@@ -612,6 +625,63 @@ class HostTestBackend final : public Backend {
     }
     return cudaSuccess;
   }
+  // An exported allocation moves, in place, into named shared memory that
+  // an importing worker maps; test events are always complete, so an
+  // imported one is a new event.
+  int32_t ipc_export_memory(DevPtr base, size_t size, std::vector<uint8_t>* blob) override {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    if (base % page) return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    auto known = ipc_exports_.find(base);
+    if (known == ipc_exports_.end()) {
+      std::string name = "/rgpu-host-test-ipc-" + std::to_string(getpid()) + "-" + std::to_string(ipc_export_count_++);
+      size_t bytes = (size + page - 1) / page * page;
+      int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (fd < 0) return cudaErrorMemoryAllocation;
+      bool ok = ftruncate(fd, static_cast<off_t>(bytes)) == 0 &&
+                pwrite(fd, reinterpret_cast<void*>(base), bytes, 0) == static_cast<ssize_t>(bytes) &&
+                mmap(reinterpret_cast<void*>(base), bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) !=
+                    MAP_FAILED;
+      close(fd);
+      if (!ok) {
+        shm_unlink(name.c_str());
+        return cudaErrorMemoryAllocation;
+      }
+      known = ipc_exports_.emplace(base, name).first;
+    }
+    blob->assign(known->second.begin(), known->second.end());
+    return cudaSuccess;
+  }
+  int32_t ipc_import_memory(std::span<const uint8_t> blob, size_t size, DevPtr* ptr) override {
+    std::string name(blob.begin(), blob.end());
+    int fd = shm_open(name.c_str(), O_RDWR, 0);
+    if (fd < 0) return cudaErrorInvalidResourceHandle;
+    struct stat st;
+    void* p = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= size
+                  ? mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+    close(fd);
+    if (p == MAP_FAILED) return cudaErrorInvalidResourceHandle;
+    std::lock_guard lock(mutex_);
+    ipc_imports_[reinterpret_cast<DevPtr>(p)] = size;
+    *ptr = reinterpret_cast<DevPtr>(p);
+    return cudaSuccess;
+  }
+  int32_t ipc_close_memory(DevPtr ptr) override {
+    std::lock_guard lock(mutex_);
+    auto it = ipc_imports_.find(ptr);
+    if (it == ipc_imports_.end()) return cudaErrorInvalidValue;
+    munmap(reinterpret_cast<void*>(ptr), it->second);
+    ipc_imports_.erase(it);
+    return cudaSuccess;
+  }
+  int32_t ipc_export_event(Handle, std::vector<uint8_t>* blob) override {
+    blob->clear();
+    return cudaSuccess;
+  }
+  int32_t ipc_import_event(std::span<const uint8_t>, Handle* event) override {
+    return event_create(event, cudaEventDisableTiming | cudaEventInterprocess);
+  }
   // Test devices address host memory directly.
   int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
     *ptr = reinterpret_cast<DevPtr>(p);
@@ -647,6 +717,9 @@ class HostTestBackend final : public Backend {
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;
   std::set<std::pair<int, int>> peer_access_;  // (device, peer) enabled
+  std::map<DevPtr, std::string> ipc_exports_;  // shared memory names, by allocation
+  std::map<DevPtr, size_t> ipc_imports_;
+  uint64_t ipc_export_count_ = 0;
   // Access set on mapped ranges, by range start: size, flags by device.
   std::map<DevPtr, std::pair<size_t, std::map<int, CUmemAccess_flags>>> vmm_access_;
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
