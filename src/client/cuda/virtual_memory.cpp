@@ -7,6 +7,7 @@
 #include "client/cuda/cuda_api.hpp"
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -45,6 +46,7 @@ struct State {
   std::map<CUmemGenericAllocationHandle, Allocation> allocations;
   std::map<uint64_t, Reservation> reservations;
   std::map<uint64_t, Mapping> mappings;
+  std::map<uint64_t, size_t> access;  // read-write ranges, in the memory map whole
 };
 
 State& state() {
@@ -208,9 +210,16 @@ extern "C" CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size) {
   if (CUresult e = run(call)) return e;
   std::lock_guard lock(state().mutex);
   auto& m = state().mappings;
-  for (auto it = m.lower_bound(ptr); it != m.end() && it->first < ptr + size;) {
-    MemoryMap::get().remove_device(it->first);
-    it = m.erase(it);
+  m.erase(m.lower_bound(ptr), m.lower_bound(ptr + size));
+  // As on the server: a range made accessible goes whole once any of it is unmapped.
+  auto& a = state().access;
+  for (auto it = a.begin(); it != a.end();) {
+    if (it->first < ptr + size && ptr < it->first + it->second) {
+      MemoryMap::get().remove_device(it->first);
+      it = a.erase(it);
+    } else {
+      ++it;
+    }
   }
   return CUDA_SUCCESS;
 }
@@ -241,10 +250,23 @@ extern "C" CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const C
   }
   if (!writable) return CUDA_SUCCESS;
   std::lock_guard lock(state().mutex);
-  auto& m = state().mappings;
-  for (auto it = m.lower_bound(ptr); it != m.end() && it->first < ptr + size; ++it)
-    if (!MemoryMap::get().find_device(it->first))
-      if (!MemoryMap::get().add_device(it->first, it->second.size, it->second.device)) return CUDA_ERROR_OUT_OF_MEMORY;
+  auto first = state().mappings.find(ptr);
+  if (first == state().mappings.end()) return CUDA_SUCCESS;
+  // Merged with the accessible ranges it overlaps, as on the server.
+  uint64_t begin = ptr, end = ptr + size;
+  auto& a = state().access;
+  for (auto it = a.begin(); it != a.end();) {
+    if (it->first < ptr + size && ptr < it->first + it->second) {
+      begin = std::min<uint64_t>(begin, it->first);
+      end = std::max<uint64_t>(end, it->first + it->second);
+      MemoryMap::get().remove_device(it->first);
+      it = a.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!MemoryMap::get().add_device(begin, end - begin, first->second.device)) return CUDA_ERROR_OUT_OF_MEMORY;
+  a[begin] = end - begin;
   return CUDA_SUCCESS;
 }
 

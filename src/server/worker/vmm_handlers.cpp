@@ -2,6 +2,8 @@
 // cuMemSetAccess...). Every handle and range is checked against the
 // session's VmmTable first; ranges made readable and writable join the
 // session's mapped memory, and leave it when unmapped.
+#include <algorithm>
+
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
@@ -88,10 +90,8 @@ int32_t unmap(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   auto mappings = s.vmm.mappings_in(p, size);
   if (!mappings) return cudaErrorInvalidValue;
-  for (const auto& m : *mappings) {
-    s.mapped.remove(m.base);
-    s.vmm.remove_mapping(m.base);
-  }
+  for (uint64_t base : s.vmm.take_access_overlapping(p, size)) s.mapped.remove(base);
+  for (const auto& m : *mappings) s.vmm.remove_mapping(m.base);
   return s.backend().vmm_unmap(p, size);
 }
 
@@ -109,8 +109,17 @@ int32_t set_access(SessionContext& s, Request& req, proto::Writer&) {
   if (!mappings) return cudaErrorInvalidValue;
   if (int32_t e = s.backend().vmm_set_access(p, size, device, flags)) return e;
   // Memory some GPU may write takes part in copies and memsets until unmapped.
-  if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
-    for (const auto& m : *mappings) s.mapped.add(m.base, m.size);
+  // Ranges made accessible before that overlap this one merge with it.
+  if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+    uint64_t begin = p, end = p + size;
+    for (uint64_t base : s.vmm.take_access_overlapping(p, size)) {
+      size_t old = s.mapped.remove(base);
+      begin = std::min(begin, base);
+      end = std::max<uint64_t>(end, base + old);
+    }
+    s.mapped.add(begin, end - begin);
+    s.vmm.add_access(begin, end - begin);
+  }
   return cudaSuccess;
 }
 

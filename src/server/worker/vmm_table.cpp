@@ -74,4 +74,23 @@ void VmmTable::remove_mapping(uint64_t base) {
   mappings_.erase(base);
 }
 
+void VmmTable::add_access(uint64_t base, size_t size) {
+  std::lock_guard lock(mutex_);
+  access_[base] = size;
+}
+
+std::vector<uint64_t> VmmTable::take_access_overlapping(uint64_t base, size_t size) {
+  std::lock_guard lock(mutex_);
+  std::vector<uint64_t> out;
+  for (auto it = access_.begin(); it != access_.end();) {
+    if (it->first < base + size && base < it->first + it->second) {
+      out.push_back(it->first);
+      it = access_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
 }  // namespace rgpu::server

@@ -37,11 +37,17 @@ class VmmTable {
   std::optional<std::vector<Mapping>> mappings_in(uint64_t base, size_t size) const;
   void remove_mapping(uint64_t base);
 
+  // Ranges made readable and writable (each enters SessionContext::mapped
+  // whole); unmapping any part of one takes all of it out.
+  void add_access(uint64_t base, size_t size);
+  std::vector<uint64_t> take_access_overlapping(uint64_t base, size_t size);
+
  private:
   mutable std::mutex mutex_;
   std::map<uint64_t, size_t> allocations_;
   std::map<uint64_t, size_t> reservations_;
   std::map<uint64_t, Mapping> mappings_;
+  std::map<uint64_t, size_t> access_;
 };
 
 }  // namespace rgpu::server

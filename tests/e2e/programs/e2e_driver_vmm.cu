@@ -51,7 +51,8 @@ int main() {
   CUmemAccessDesc access{};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  CU_OK(cuMemSetAccess(base, 2 * g, &access, 1));
+  CU_OK(cuMemSetAccess(base, g, &access, 1));
+  CU_OK(cuMemSetAccess(base, 2 * g, &access, 1));  // merges with the first
   unsigned long long flags = 0;
   CU_OK(cuMemGetAccess(&flags, &prop.location, base + g));
   CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
@@ -62,6 +63,10 @@ int main() {
   CU_OK(cuMemsetD8(base + g, 0x5c, 100));
   CU_OK(cuMemcpyDtoH(back.data(), base + g, g));
   CHECK(back[0] == 0x5c && back[99] == 0x5c && std::memcmp(back.data() + 100, data.data() + 100, g - 100) == 0);
+  // One copy across both mappings.
+  std::vector<unsigned char> both(2 * g);
+  CU_OK(cuMemcpyDtoH(both.data(), base, 2 * g));
+  CHECK(std::memcmp(both.data(), data.data(), g) == 0 && both[g] == 0x5c);
 
   // The handle of a mapped address, retained and released again.
   CUmemGenericAllocationHandle retained = 0;
