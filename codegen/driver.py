@@ -151,6 +151,20 @@ LIMITS = [
     "CUDA arrays (cuArray*, CU_MEMORYTYPE_ARRAY copies) are not supported.",
     "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
     "unsupported; programs built with this toolkit bind the _v2 names.",
+    "Peers: GPUs of one server are peers as its driver says; GPUs of different servers never are, "
+    "and cuMemcpyPeer between them goes through client memory (after the stream's earlier work).",
+    "Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP, cuMemHostGetDevicePointer) and managed memory "
+    "(cuMemAllocManaged) need every server on the application's host (the shm transport): the "
+    "memory is shared memory the GPU maps in place (managed memory at the same address on host and "
+    "device, coherent at all times; nothing migrates, advice and prefetches are recorded). Elsewhere "
+    "they return CUDA_ERROR_NOT_SUPPORTED. cuMemHostRegister with DEVICEMAP is not supported.",
+    "Virtual memory management: reservations live on the current device's server and map "
+    "allocations of that server's GPUs; only read-write ranges take part in copies; "
+    "cuMemAddressReserve ignores the address hint. Shareable handles (POSIX fds, fabric handles), "
+    "cuMemGetHandleForAddressRange (dma-buf fds) and multicast objects are unsupported: a file "
+    "descriptor of the server cannot reach the application.",
+    "IPC handles name memory and events of one server: opening one on another server's GPU, or a "
+    "forged one, returns CUDA_ERROR_INVALID_HANDLE.",
 ]
 
 

@@ -35,6 +35,11 @@ extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHa
   });
 }
 
+// The binding of CUDA before 11.0: the same call.
+extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) {
+  return cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
+}
+
 extern "C" CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr) {
   return through_runtime([&] { return cudaIpcCloseMemHandle(reinterpret_cast<void*>(dptr)); });
 }
