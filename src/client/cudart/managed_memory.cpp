@@ -22,10 +22,11 @@ namespace {
 
 // Managed memory is placed where neither the application's nor a worker's
 // own mappings go (they grow down from the top of the address space), so
-// each worker can map it at the same address; a worker that finds the
-// address taken refuses, and the next slot is tried.
+// each worker can map it at the same address. Where the address is taken
+// (a driver may reserve large ranges), the next try starts far beyond.
 constexpr uint64_t kManagedRegion = 0x200000000000ull;
 constexpr uint64_t kSlotAlign = 2ull << 20;
+constexpr uint64_t kSkipOnCollision = 1ull << 40;
 constexpr int kAttempts = 8;
 std::atomic<uint64_t> g_next_slot{kManagedRegion};
 
@@ -110,7 +111,10 @@ cudaError_t malloc_managed(void** ptr, size_t size, unsigned flags) {
   }
   uint64_t base = 0;
   cudaError_t e = cudaErrorMemoryAllocation;
-  for (int i = 0; i < kAttempts && e == cudaErrorMemoryAllocation; ++i) e = try_slot(bytes, fd, &base);
+  for (int i = 0; i < kAttempts && e == cudaErrorMemoryAllocation; ++i) {
+    if (i > 0) g_next_slot.fetch_add(kSkipOnCollision);
+    e = try_slot(bytes, fd, &base);
+  }
   if (e) {
     close(fd);
     return e;

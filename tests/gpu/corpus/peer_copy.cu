@@ -17,8 +17,8 @@ int main() {
   const size_t bytes = n * sizeof(int);
 
   int can = 0;
-  CK(cudaDeviceCanAccessPeer(&can, 0, other));
-  if (other != 0 && can) {
+  if (other != 0) CK(cudaDeviceCanAccessPeer(&can, 0, other));
+  if (can) {
     CK(cudaSetDevice(0));
     CK(cudaDeviceEnablePeerAccess(other, 0));
     EXPECT(cudaDeviceEnablePeerAccess(other, 0) == cudaErrorPeerAccessAlreadyEnabled, "enabled twice");
@@ -55,7 +55,7 @@ int main() {
   EXPECT(bad == 0, "%d wrong after the round trip", bad);
   printf("peer round trip mismatches=%d checksum=%016llx\n", bad, (unsigned long long)fnv1a(h, bytes));
 
-  if (other != 0 && can) CK(cudaDeviceDisablePeerAccess(other));
+  if (can) CK(cudaDeviceDisablePeerAccess(other));
   CK(cudaSetDevice(other));
   CK(cudaStreamDestroy(s));
   CK(cudaFree(b));
