@@ -71,7 +71,8 @@ class SessionContext {
   bool valid_stream(uint64_t h) const { return h <= 2 || streams.contains(h); }
   bool valid_event(uint64_t h) const { return events.contains(h); }
   // True when [ptr, ptr + n) is memory this session may touch: its own
-  // allocations or the variables of the modules it loaded.
+  // allocations, the variables of the modules it loaded, or memory mapped
+  // for it.
   bool owns(uint64_t ptr, size_t n) const {
     return allocations.contains(ptr, n) || globals.contains(ptr, n) || mapped.contains(ptr, n);
   }
@@ -92,8 +93,9 @@ class SessionContext {
 
   AllocationTable allocations;
   AllocationTable globals;
-  // Device addresses of shared page-locked memory a client asked for
-  // (zero-copy mapped host memory), by their device base.
+  // Memory mapped for the session, by device base: shared page-locked
+  // memory whose device address it asked for, managed memory, accessible
+  // virtual memory ranges, opened IPC memory.
   AllocationTable mapped;
   VmmTable vmm;
   IpcExports ipc_exports;
