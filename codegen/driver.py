@@ -147,9 +147,9 @@ LIMITS = [
     "cuGetProcAddress returns the binding cuda.h of this toolkit gives each name, whatever "
     "cudaVersion asks for.",
     "cuMemsetD16/D32 whose value's bytes differ copy a host pattern (same result, more traffic).",
-    "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal "
-    "and range; page-locked host memory has no device pointer (the GPU cannot reach client "
-    "memory); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
+    "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal, "
+    "range and whether memory is managed; page-locked host memory has a device pointer only once "
+    "mapped (shm, cuMemHostGetDevicePointer); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
     "CUDA arrays (cuArray*, CU_MEMORYTYPE_ARRAY copies) are not supported.",
     "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
     "unsupported; programs built with this toolkit bind the _v2 names.",

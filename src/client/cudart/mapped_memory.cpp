@@ -63,6 +63,24 @@ cudaError_t device_pointer(void** device, void* host) {
 
 }  // namespace
 
+std::optional<uint64_t> mapped_device_address(uint64_t host) {
+  auto range = MemoryMap::get().find_host(host);
+  if (!range) return std::nullopt;
+  std::lock_guard lock(mappings().mutex);
+  auto it = mappings().device_base.find(range->base);
+  if (it == mappings().device_base.end()) return std::nullopt;
+  return it->second + (host - range->base);
+}
+
+std::optional<uint64_t> mapped_host_address(uint64_t device) {
+  auto range = MemoryMap::get().find_device(device);
+  if (!range) return std::nullopt;
+  std::lock_guard lock(mappings().mutex);
+  for (auto [host_base, device_base] : mappings().device_base)
+    if (device_base == range->base) return host_base + (device - device_base);
+  return std::nullopt;
+}
+
 void forget_mapped(uint64_t host_base) {
   std::lock_guard lock(mappings().mutex);
   auto [first, last] = mappings().device_base.equal_range(host_base);

@@ -5,6 +5,7 @@
 // reach client memory and mapping fails with cudaErrorNotSupported.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 namespace rgpu::client {
 
@@ -13,5 +14,10 @@ extern const char* const kMappedNeedsShm;
 
 // cudaFreeHost of a range: drops the device addresses handed out for it.
 void forget_mapped(uint64_t host_base);
+
+// The device address handed out for the host address, and the other way
+// round (pointer attributes report both sides of mapped memory).
+std::optional<uint64_t> mapped_device_address(uint64_t host);
+std::optional<uint64_t> mapped_host_address(uint64_t device);
 
 }  // namespace rgpu::client

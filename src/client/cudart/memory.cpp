@@ -223,14 +223,18 @@ extern "C" cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attribute
       attributes->device = m->device;
       attributes->devicePointer = attributes->hostPointer = const_cast<void*>(ptr);
     } else if (auto d = MemoryMap::get().find_device(addr)) {
-      attributes->type = cudaMemoryTypeDevice;
+      // The device address of mapped host memory is host memory.
+      auto host = mapped_host_address(addr);
+      attributes->type = host ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
       attributes->device = d->device;
       attributes->devicePointer = const_cast<void*>(ptr);
+      if (host) attributes->hostPointer = reinterpret_cast<void*>(*host);
     } else if (auto h = MemoryMap::get().find_host(addr)) {
-      // The GPU cannot reach client memory, so there is no device pointer.
+      // The GPU reaches client memory only where it was mapped (shm).
       attributes->type = cudaMemoryTypeHost;
       attributes->device = Runtime::current_device();
       attributes->hostPointer = const_cast<void*>(ptr);
+      if (auto device = mapped_device_address(addr)) attributes->devicePointer = reinterpret_cast<void*>(*device);
     } else {
       attributes->type = cudaMemoryTypeUnregistered;
       attributes->device = cudaInvalidDeviceId;

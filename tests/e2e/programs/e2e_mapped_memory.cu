@@ -45,6 +45,12 @@ int main() {
   unsigned char* inner = nullptr;
   OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&inner), host + 1000, 0));
   CHECK(inner == mapped + 1000);
+  // Pointer attributes give both sides of the mapping.
+  cudaPointerAttributes attrs;
+  OK(cudaPointerGetAttributes(&attrs, host + 8));
+  CHECK(attrs.type == cudaMemoryTypeHost && attrs.devicePointer == mapped + 8 && attrs.hostPointer == host + 8);
+  OK(cudaPointerGetAttributes(&attrs, mapped + 8));
+  CHECK(attrs.type == cudaMemoryTypeHost && attrs.devicePointer == mapped + 8 && attrs.hostPointer == host + 8);
 
   // The device reads the host's data in place...
   void* buffer = nullptr;
