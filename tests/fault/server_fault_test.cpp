@@ -525,6 +525,9 @@ TEST_F(ServerFault, IpcHandlesAreCheckedAndOnlyNameThisServersExports) {
   EXPECT_EQ(b->call(proto::kOpIpcOpenEventHandle, 0, as_event.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
   uint8_t truncated[5] = {1, 2, 3, 4, 5};
   EXPECT_EQ(b->call(proto::kOpIpcOpenMemHandle, 0, truncated, {}, reply), cudaErrorInvalidValue);
+  proto::Writer f;
+  f.put<uint64_t>(ptr);
+  EXPECT_EQ(a->call(proto::kOpFree, 0, f.bytes(), {}, reply), cudaSuccess);
   expect_healthy();
 }
 
