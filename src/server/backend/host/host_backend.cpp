@@ -84,10 +84,6 @@ thread_local int t_device = 0;
 
 class HostTestBackend final : public Backend {
  public:
-  // Names of exported memory must not outlive the worker.
-  ~HostTestBackend() override {
-    for (auto& [base, name] : ipc_exports_) shm_unlink(name.c_str());
-  }
   std::string name() const override { return "host-test"; }
   int32_t init(const std::vector<int>& gpus) override {
     for (int g : gpus)
@@ -626,8 +622,8 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
   // An exported allocation moves, in place, into named shared memory that
-  // an importing worker maps; test events are always complete, so an
-  // imported one is a new event.
+  // an importing worker maps (the name goes when the allocation is freed);
+  // test events are always complete, so an imported one is a new event.
   int32_t ipc_export_memory(DevPtr base, size_t size, std::vector<uint8_t>* blob) override {
     size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     if (base % page) return cudaErrorInvalidValue;
