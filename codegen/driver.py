@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from generate import CODEGEN, GenError, Decl, banner, params_decl, sort_exports, unsupported_reasons
 
@@ -38,6 +38,7 @@ class DriverModel:
     proc_names: list[tuple[str, str, str]]
     errors: list[tuple[str, int, str]]  # CUresult: name, value, the header's description
     reasons: dict[str, str]  # [unsupported]: why a function cannot work remotely
+    reasons: dict[str, str] = field(default_factory=dict)  # why an unsupported export cannot work
 
 
 def build_driver_model(parser) -> DriverModel:
@@ -63,6 +64,8 @@ def build_driver_model(parser) -> DriverModel:
     per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
                        error_descriptions(parser, tu), reasons)
+                       error_descriptions(parser, tu),
+                       unsupported_reasons(conf, {d.name for d in unsupported}, "cuda.toml"))
 
 
 def error_descriptions(parser, tu) -> list[tuple[str, int, str]]:
@@ -167,8 +170,26 @@ LIMITS = [
     "their own.",
     "Texture and surface references are forwarded to the server's driver (deprecated: nvcc has "
     "emitted none since CUDA 12, so cuModuleGetTexRef/SurfRef find none in current modules).",
+    "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal, "
+    "range and whether memory is managed; page-locked host memory has a device pointer only once "
+    "mapped (shm, cuMemHostGetDevicePointer); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
+    "CUDA arrays (cuArray*, CU_MEMORYTYPE_ARRAY copies) are not supported.",
     "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
     "unsupported; programs built with this toolkit bind the _v2 names.",
+    "Peers: GPUs of one server are peers as its driver says; GPUs of different servers never are, "
+    "and cuMemcpyPeer between them goes through client memory (after the stream's earlier work).",
+    "Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP, cuMemHostGetDevicePointer) and managed memory "
+    "(cuMemAllocManaged) need every server on the application's host (the shm transport): the "
+    "memory is shared memory the GPU maps in place (managed memory at the same address on host and "
+    "device, coherent at all times; nothing migrates, advice and prefetches are recorded). Elsewhere "
+    "they return CUDA_ERROR_NOT_SUPPORTED. cuMemHostRegister with DEVICEMAP is not supported.",
+    "Virtual memory management: reservations live on the current device's server and map "
+    "allocations of that server's GPUs; only read-write ranges take part in copies; "
+    "cuMemAddressReserve ignores the address hint. Shareable handles (POSIX fds, fabric handles), "
+    "cuMemGetHandleForAddressRange (dma-buf fds) and multicast objects are unsupported: a file "
+    "descriptor of the server cannot reach the application.",
+    "IPC handles name memory and events of one server: opening one on another server's GPU, or a "
+    "forged one, returns CUDA_ERROR_INVALID_HANDLE.",
 ]
 
 
@@ -181,6 +202,7 @@ def emit_coverage(m: DriverModel) -> str:
         newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
         why = (f"legacy binding, superseded by {newer[-1]}" if newer
                else m.reasons.get(d.name, "not implemented yet"))
+        why = (f"legacy binding, superseded by {newer[-1]}" if newer else m.reasons.get(d.name, "not implemented yet"))
         status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
     done = [n for n in m.exports if status[n][0] != "unsupported"]
     lines = ["", "# CUDA driver coverage", "",

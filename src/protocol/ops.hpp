@@ -104,6 +104,32 @@ enum Op : uint16_t {
   kOpEventRecordWithFlags = 605,
   kOpStreamCopyAttributes = 606,
   kOpFuncSetSharedMemConfig = 607,
+  // Peers, mapped host memory, IPC, virtual memory management: 500-599.
+  kOpDeviceCanAccessPeer = 500,
+  kOpDeviceEnablePeerAccess = 501,  // from the frame's device
+  kOpDeviceDisablePeerAccess = 502,
+  kOpDeviceGetP2PAttribute = 503,
+  kOpDeviceGetP2PAtomicCapabilities = 504,
+  kOpDeviceGetHostAtomicCapabilities = 505,
+  kOpHostGetDevicePointer = 506,    // shm: device address of shared page-locked memory
+  kOpMemPoolSetAccess = 507,
+  kOpMemPoolGetAccess = 508,
+  kOpManagedMap = 509,              // shm: a client memfd (with the frame) to map at the client's address
+  kOpManagedUnmap = 510,
+  kOpVmmGranularity = 511,          // virtual memory management (cuMemCreate & co.)
+  kOpVmmCreate = 512,
+  kOpVmmRelease = 513,
+  kOpVmmReserve = 514,
+  kOpVmmFree = 515,
+  kOpVmmMap = 516,
+  kOpVmmUnmap = 517,
+  kOpVmmSetAccess = 518,
+  kOpVmmGetAccess = 519,
+  kOpIpcGetMemHandle = 520,         // IPC between application processes of one server
+  kOpIpcOpenMemHandle = 521,
+  kOpIpcCloseMemHandle = 522,
+  kOpIpcGetEventHandle = 523,
+  kOpIpcOpenEventHandle = 524,
 
   kOpFirstGenerated = 1000,
 };

@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cuda.h>
+
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -749,5 +752,161 @@ TEST_F(ServerFault, TextureReferenceOpsCheckHandlesAndBindings) {
   EXPECT_EQ(b->call(proto::kOpTexRefDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
   EXPECT_EQ(a->call(proto::kOpTexRefDestroy, 0, destroy.bytes(), {}, reply), cudaSuccess);
   EXPECT_EQ(set(*a, ref, proto::RefAttr::address_mode, mode), cudaErrorInvalidResourceHandle);
+// Issue 4's sharing ops (IPC, virtual memory management, peers, mapped and
+// managed memory) check every handle, range and ordinal before the backend.
+TEST_F(ServerFault, IpcHandlesAreCheckedAndOnlyNameThisServersExports) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  proto::Writer m;
+  m.put<uint64_t>(8192);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  proto::Writer too_big;
+  too_big.put<uint64_t>(ptr).put<uint64_t>(8193);
+  EXPECT_EQ(a->call(proto::kOpIpcGetMemHandle, 0, too_big.bytes(), {}, reply), cudaErrorInvalidValue);
+  // b's worker cannot export a's memory.
+  proto::Writer get;
+  get.put<uint64_t>(ptr).put<uint64_t>(8192);
+  EXPECT_EQ(b->call(proto::kOpIpcGetMemHandle, 0, get.bytes(), {}, reply), cudaErrorInvalidValue);
+  ASSERT_EQ(a->call(proto::kOpIpcGetMemHandle, 0, get.bytes(), {}, reply), cudaSuccess);
+  proto::Reader r(reply);
+  auto server = r.get<uint64_t>();
+  auto token = r.get<std::array<uint8_t, 16>>();
+
+  auto open = [&](uint64_t srv, std::array<uint8_t, 16> tok) {
+    proto::Writer w;
+    w.put<uint64_t>(srv).put(tok).put<uint32_t>(cudaIpcMemLazyEnablePeerAccess);
+    return b->call(proto::kOpIpcOpenMemHandle, 0, w.bytes(), {}, reply);
+  };
+  auto wrong_token = token;
+  wrong_token[3] ^= 1;
+  EXPECT_EQ(open(server, wrong_token), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(open(server ^ 1, token), cudaErrorInvalidResourceHandle);
+  ASSERT_EQ(open(server, token), cudaSuccess);
+  uint64_t opened = proto::Reader(reply).get<uint64_t>();
+  // Opened memory is b's to copy into, and to close once.
+  std::vector<uint8_t> data(16, 7);
+  iovec v{data.data(), data.size()};
+  proto::Writer h2d;
+  h2d.put<uint64_t>(opened).put<uint64_t>(0).put<uint8_t>(1);
+  EXPECT_EQ(b->call(proto::kOpMemcpyHtoD, 0, h2d.bytes(), {&v, 1}, reply), cudaSuccess);
+  proto::Writer close;
+  close.put<uint64_t>(opened);
+  EXPECT_EQ(a->call(proto::kOpIpcCloseMemHandle, 0, close.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(b->call(proto::kOpIpcCloseMemHandle, 0, close.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(b->call(proto::kOpIpcCloseMemHandle, 0, close.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(b->call(proto::kOpMemcpyHtoD, 0, h2d.bytes(), {&v, 1}, reply), cudaErrorInvalidValue);
+  // An event handle is not a memory handle, and events must be the session's.
+  proto::Writer event;
+  event.put<uint64_t>(0x4444);
+  EXPECT_EQ(a->call(proto::kOpIpcGetEventHandle, 0, event.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer as_event;
+  as_event.put<uint64_t>(server).put(token);
+  EXPECT_EQ(b->call(proto::kOpIpcOpenEventHandle, 0, as_event.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  uint8_t truncated[5] = {1, 2, 3, 4, 5};
+  EXPECT_EQ(b->call(proto::kOpIpcOpenMemHandle, 0, truncated, {}, reply), cudaErrorInvalidValue);
+  proto::Writer f;
+  f.put<uint64_t>(ptr);
+  EXPECT_EQ(a->call(proto::kOpFree, 0, f.bytes(), {}, reply), cudaSuccess);
+  expect_healthy();
+}
+
+TEST_F(ServerFault, VirtualMemoryOpsCheckHandlesRangesAndDevices) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.win32HandleMetaData = reinterpret_cast<void*>(0x1234);  // a client's pointer: ignored
+  const uint64_t g = 2 << 20;
+  proto::Writer create;
+  create.put<uint64_t>(g).put(prop);
+  ASSERT_EQ(a->call(proto::kOpVmmCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t handle = proto::Reader(reply).get<uint64_t>();
+  CUmemAllocationProp elsewhere = prop;
+  elsewhere.location.id = 1;  // not a GPU of this session
+  proto::Writer create_elsewhere;
+  create_elsewhere.put<uint64_t>(g).put(elsewhere);
+  EXPECT_EQ(a->call(proto::kOpVmmCreate, 0, create_elsewhere.bytes(), {}, reply), cudaErrorInvalidDevice);
+
+  proto::Writer reserve;
+  reserve.put<uint64_t>(2 * g).put<uint64_t>(0);
+  ASSERT_EQ(a->call(proto::kOpVmmReserve, 0, reserve.bytes(), {}, reply), cudaSuccess);
+  uint64_t base = proto::Reader(reply).get<uint64_t>();
+  auto map = [&](client::Session& s, uint64_t at, uint64_t size, uint64_t offset, uint64_t h) {
+    proto::Writer w;
+    w.put<uint64_t>(at).put<uint64_t>(size).put<uint64_t>(offset).put<uint64_t>(h);
+    return s.call(proto::kOpVmmMap, 0, w.bytes(), {}, reply);
+  };
+  EXPECT_EQ(map(*b, base, g, 0, handle), cudaErrorInvalidValue);      // not b's handle or range
+  EXPECT_EQ(map(*a, base, g, 0, 0x999), cudaErrorInvalidValue);       // no such allocation
+  EXPECT_EQ(map(*a, base + g, 2 * g, 0, handle), cudaErrorInvalidValue);  // past the reservation
+  EXPECT_EQ(map(*a, base, g, g, handle), cudaErrorInvalidValue);      // past the allocation
+  EXPECT_EQ(map(*a, 0x10000, g, 0, handle), cudaErrorInvalidValue);   // not reserved
+  auto access = [&](client::Session& s, uint64_t at, uint64_t size, int device) {
+    proto::Writer w;
+    w.put<uint64_t>(at).put<uint64_t>(size).put<int32_t>(device).put<int32_t>(CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    return s.call(proto::kOpVmmSetAccess, 0, w.bytes(), {}, reply);
+  };
+  EXPECT_EQ(access(*a, base, g, 0), cudaErrorInvalidValue);  // nothing mapped yet
+  ASSERT_EQ(map(*a, base, g, 0, handle), cudaSuccess);
+  EXPECT_EQ(map(*a, base, g, 0, handle), cudaErrorInvalidValue);  // mapped already
+  EXPECT_EQ(access(*a, base, g, 5), cudaErrorInvalidDevice);
+  EXPECT_EQ(access(*b, base, g, 0), cudaErrorInvalidValue);
+  ASSERT_EQ(access(*a, base, g, 0), cudaSuccess);
+  proto::Writer set;
+  set.put<uint64_t>(base).put<int32_t>(1).put<uint64_t>(g).put<uint64_t>(0);
+  EXPECT_EQ(b->call(proto::kOpMemset, 0, set.bytes(), {}, reply), cudaErrorInvalidValue);  // a's memory
+  EXPECT_EQ(a->call(proto::kOpMemset, 0, set.bytes(), {}, reply), cudaSuccess);
+  proto::Writer free_range;
+  free_range.put<uint64_t>(base).put<uint64_t>(2 * g);
+  EXPECT_EQ(a->call(proto::kOpVmmFree, 0, free_range.bytes(), {}, reply), cudaErrorInvalidValue);  // still mapped
+  proto::Writer unmap;
+  unmap.put<uint64_t>(base).put<uint64_t>(g);
+  EXPECT_EQ(b->call(proto::kOpVmmUnmap, 0, unmap.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpVmmUnmap, 0, unmap.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpVmmFree, 0, free_range.bytes(), {}, reply), cudaSuccess);
+  proto::Writer release;
+  release.put<uint64_t>(handle);
+  EXPECT_EQ(b->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaErrorInvalidValue);
+  expect_healthy();
+}
+
+TEST_F(ServerFault, PeerMappedAndManagedOpsCheckTheirArguments) {
+  auto a = session();
+  std::vector<uint8_t> reply;
+  proto::Writer peer;
+  peer.put<int32_t>(0).put<int32_t>(1);  // GPU 1 is not this session's
+  EXPECT_EQ(a->call(proto::kOpDeviceCanAccessPeer, 0, peer.bytes(), {}, reply), cudaErrorInvalidDevice);
+  proto::Writer enable;
+  enable.put<int32_t>(9).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpDeviceEnablePeerAccess, 0, enable.bytes(), {}, reply), cudaErrorInvalidDevice);
+  uint8_t odd[3] = {1, 2, 3};
+  proto::Writer atomics;
+  atomics.put_bytes(odd, sizeof odd).put<int32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpDeviceGetHostAtomicCapabilities, 0, atomics.bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  std::vector<uint8_t> many(4 * 1000);
+  proto::Writer too_many;
+  too_many.put_bytes(many.data(), many.size()).put<int32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpDeviceGetHostAtomicCapabilities, 0, too_many.bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  proto::Writer host;
+  host.put<uint64_t>(0x7000);  // no shared memory there
+  EXPECT_EQ(a->call(proto::kOpHostGetDevicePointer, 0, host.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer managed;
+  managed.put<uint64_t>(0x200000000000ull).put<uint64_t>(4096);  // over tcp: no descriptor
+  EXPECT_EQ(a->call(proto::kOpManagedMap, 0, managed.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer unmanaged;
+  unmanaged.put<uint64_t>(0x200000000000ull);
+  EXPECT_EQ(a->call(proto::kOpManagedUnmap, 0, unmanaged.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer pool_access;
+  pool_access.put<uint64_t>(0x5555).put<int32_t>(0).put<int32_t>(cudaMemAccessFlagsProtReadWrite);
+  EXPECT_EQ(a->call(proto::kOpMemPoolSetAccess, 0, pool_access.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
   expect_healthy();
 }

@@ -63,6 +63,19 @@ if [[ ${#ONLY[@]} -gt 0 ]]; then
   done
   ENTRIES=("${keep[@]}")
 fi
+# An entry may name the only transports it runs on (fifth field, e.g. "shm");
+# without RGPU_TRANSPORT rgpu picks shm for this local server.
+TRANSPORT=${RGPU_TRANSPORT:-shm}
+keep=()
+for e in "${ENTRIES[@]}"; do
+  IFS='|' read -r _ _ _ _ needs <<<"$e"
+  if [[ -z $needs || ",$needs," == *",$TRANSPORT,"* ]]; then
+    keep+=("$e")
+  else
+    echo "[skipped] ${e%%|*}: runs over $needs only"
+  fi
+done
+ENTRIES=("${keep[@]}")
 
 # ---- build, in parallel: one nvcc per entry; a failure is recorded, not fatal
 build_one() {
@@ -74,6 +87,7 @@ build_one() {
     touch "$BIN/$name.built"
     return 0
   fi
+  IFS='|' read -r name srcs flags args _ <<<"$1"
   # shellcheck disable=SC2086  # flags and sources are word lists on purpose
   if (cd "$CORPUS" && "$NVCC" -cudart shared -O2 "${CCBIN_FLAGS[@]}" $flags -o "$BIN/$name" $srcs) \
       >"$LOGS/$name.build.log" 2>&1; then
@@ -94,7 +108,7 @@ now() { date +%s%N; }  # nanoseconds: integer arithmetic, no bc needed
 : >"$RESULTS"
 cd "$BIN"  # programs run from their build folder
 for e in "${ENTRIES[@]}"; do
-  IFS='|' read -r name srcs flags args <<<"$e"
+  IFS='|' read -r name srcs flags args _ <<<"$e"
   read -r -a argv <<<"$args"
   if [[ ! -f $BIN/$name.built ]]; then
     printf '%s\tbuild_failed\t\t\t\t\n' "$name" >>"$RESULTS"

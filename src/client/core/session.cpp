@@ -45,6 +45,14 @@ struct ThreadLanes {
 };
 thread_local ThreadLanes t_lanes;
 
+}  // namespace
+
+Session::~Session() {
+  std::erase_if(t_lanes.entries, [this](const ThreadLanes::Entry& e) { return e.session == this; });
+}
+
+namespace {
+
 std::string client_token() {
   const char* path = std::getenv("RGPU_TOKEN_FILE");
   return path ? proto::read_token_file(path) : "";

@@ -28,6 +28,9 @@ class Session {
   // Connects and shakes hands; on failure returns null and says why.
   static std::unique_ptr<Session> open(const transport::Endpoint& server, const std::vector<int>& gpus,
                                        std::string* why);
+  // Applications keep their sessions for good; tests end theirs, and a
+  // later session at the same address must not find this one's lanes.
+  ~Session();
 
   // Synchronous call: returns the call's status, or an error an earlier
   // asynchronous call of this thread hit. reply_args receives the reply's

@@ -146,3 +146,13 @@ extern "C" CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t bytesize, unsig
 extern "C" CUresult CUDAAPI cuMemHostUnregister(void* p) {
   return through_runtime([&] { return cudaHostUnregister(p); });
 }
+
+// Zero-copy mapped host memory: over shm only (see cudart/mapped_memory.hpp).
+extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flags) {
+  return through_runtime(
+      [&] { return cudaHostGetDevicePointer(reinterpret_cast<void**>(pdptr), p, Flags); });
+}
+
+extern "C" CUresult CUDAAPI cuMemHostGetFlags(unsigned int* pFlags, void* p) {
+  return through_runtime([&] { return cudaHostGetFlags(pFlags, p); });
+}

@@ -4,6 +4,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+#include <vector>
+
 #include "client/core/api_guard.hpp"
 #include "client/cuda/array_copies.hpp"
 #include "client/cuda/driver_errors.hpp"
@@ -57,6 +60,28 @@ CUresult copy_2d(const CUDA_MEMCPY2D* c, CUstream stream, bool async) {
                      : cudaMemcpy2D(dst.ptr, c->dstPitch, src.ptr, c->srcPitch, c->WidthInBytes, c->Height, kind));
 }
 
+// D2D16/D2D32 memsets: the byte memset when the value's bytes are all
+// alike, else a pattern built on the host and copied into the rows.
+template <typename T>
+CUresult memset_2d_elements(CUdeviceptr dst, size_t pitch, T value, size_t width, size_t height, CUstream stream,
+                            bool async) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  if (dst % sizeof(T) || (height > 1 && pitch % sizeof(T))) return CUDA_ERROR_INVALID_VALUE;
+  void* p = reinterpret_cast<void*>(dst);
+  auto s = reinterpret_cast<cudaStream_t>(stream);
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  if (std::memcmp(bytes, bytes + 1, sizeof(T) - 1) == 0)
+    return to_cu(async ? cudaMemset2DAsync(p, pitch, bytes[0], width * sizeof(T), height, s)
+                       : cudaMemset2D(p, pitch, bytes[0], width * sizeof(T), height));
+  std::vector<T> pattern(width * height, value);
+  size_t row = width * sizeof(T);
+  // A pageable source is copied before cudaMemcpy2DAsync returns.
+  return to_cu(async ? cudaMemcpy2DAsync(p, pitch, pattern.data(), row, row, height, cudaMemcpyHostToDevice, s)
+                     : cudaMemcpy2D(p, pitch, pattern.data(), row, row, height, cudaMemcpyHostToDevice));
+}
+
 }  // namespace
 
 extern "C" CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
@@ -90,4 +115,24 @@ extern "C" CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstP
                                               size_t Height, CUstream hStream) {
   return through_runtime([&] { return cudaMemset2DAsync(reinterpret_cast<void*>(dstDevice), dstPitch, uc, Width, Height,
                                  reinterpret_cast<cudaStream_t>(hStream)); });
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width,
+                                             size_t Height) {
+  return memset_2d_elements(dstDevice, dstPitch, us, Width, Height, nullptr, false);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                                               size_t Width, size_t Height, CUstream hStream) {
+  return memset_2d_elements(dstDevice, dstPitch, us, Width, Height, hStream, true);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width,
+                                             size_t Height) {
+  return memset_2d_elements(dstDevice, dstPitch, ui, Width, Height, nullptr, false);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                                               size_t Width, size_t Height, CUstream hStream) {
+  return memset_2d_elements(dstDevice, dstPitch, ui, Width, Height, hStream, true);
 }

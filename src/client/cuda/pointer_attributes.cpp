@@ -7,6 +7,8 @@
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/primary_context.hpp"
+#include "client/cudart/managed_memory.hpp"
+#include "client/cudart/mapped_memory.hpp"
 
 using namespace rgpu::client;
 
@@ -25,8 +27,13 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       *static_cast<CUmemorytype*>(data) = device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-      // The GPU cannot reach client memory: page-locked memory has no device address.
-      if (!device) return CUDA_ERROR_INVALID_VALUE;
+      // Page-locked memory has a device address only where the GPU maps it (shm).
+      if (!device) {
+        auto mapped = mapped_device_address(ptr);
+        if (!mapped) return CUDA_ERROR_INVALID_VALUE;
+        *static_cast<CUdeviceptr*>(data) = *mapped;
+        return CUDA_SUCCESS;
+      }
       *static_cast<CUdeviceptr*>(data) = ptr;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
@@ -41,6 +48,9 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
       *static_cast<size_t*>(data) = device ? device->size : host->size;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      *static_cast<bool*>(data) = find_managed(ptr).has_value();
       return CUDA_SUCCESS;
     default: return CUDA_ERROR_NOT_SUPPORTED;
   }

@@ -6,5 +6,7 @@
 namespace rgpu::client {
 
 CUcontext primary_context(int device);
+// The device of a context handle rgpu gave out, or -1.
+int context_device(CUcontext ctx);
 
 }  // namespace rgpu::client

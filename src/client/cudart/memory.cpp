@@ -10,6 +10,8 @@
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cudart/device_allocation.hpp"
+#include "client/cudart/managed_memory.hpp"
+#include "client/cudart/mapped_memory.hpp"
 #include "common/log.hpp"
 #include "transport/shm/shared_memory.hpp"
 #include "protocol/ops.hpp"
@@ -63,6 +65,7 @@ extern "C" cudaError_t cudaFree(void* devPtr) {
     Call call(proto::kOpFree);
     if (cudaError_t e = call.to_current_device()) return e;
     if (!devPtr) return cudaSuccess;
+    if (find_managed(reinterpret_cast<uint64_t>(devPtr))) return free_managed(reinterpret_cast<uint64_t>(devPtr));
     auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(devPtr));
     if (!range || range->base != reinterpret_cast<uint64_t>(devPtr)) return cudaErrorInvalidValue;
     Call on_owner(proto::kOpFree);
@@ -138,6 +141,10 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
       RGPU_LOG(warn, "page-locked memory not shared with the server: %s", e.what());
     }
   }
+  if (flags & cudaHostAllocMapped) {
+    RGPU_LOG(warn, "cudaHostAlloc(cudaHostAllocMapped): not supported: %s", kMappedNeedsShm);
+    return cudaErrorNotSupported;
+  }
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
   MemoryMap::get().add_host(reinterpret_cast<uint64_t>(p), size, flags, false);
@@ -167,6 +174,7 @@ extern "C" cudaError_t cudaFreeHost(void* ptr) {
       return cudaErrorInvalidValue;
     Runtime::get().finish_background_copies();
     MemoryMap::get().remove_host(range->base);
+    forget_mapped(range->base);
     if (range->shared_fd >= 0) {
       unshare_with_servers(range->base, Runtime::get().sharing_sessions().size());
       transport::release_shared_memory({ptr, range->size, range->shared_fd});
@@ -181,6 +189,11 @@ extern "C" cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int fla
   return api([&]() -> cudaError_t {
     if (!ptr || size == 0) return cudaErrorInvalidValue;
     if (cudaError_t e = Runtime::get().ensure_init()) return e;
+    // Memory the application already has cannot become shared memory.
+    if (flags & cudaHostRegisterMapped) {
+      RGPU_LOG(warn, "cudaHostRegister(cudaHostRegisterMapped): not supported: %s", kMappedNeedsShm);
+      return cudaErrorNotSupported;
+    }
     if (MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
       return cudaErrorHostMemoryAlreadyRegistered;
     MemoryMap::get().add_host(reinterpret_cast<uint64_t>(ptr), size, flags, true);
@@ -205,15 +218,23 @@ extern "C" cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attribute
     if (cudaError_t e = Runtime::get().ensure_init()) return e;
     auto addr = reinterpret_cast<uint64_t>(ptr);
     *attributes = cudaPointerAttributes{};
-    if (auto d = MemoryMap::get().find_device(addr)) {
-      attributes->type = cudaMemoryTypeDevice;
+    if (auto m = find_managed(addr)) {
+      attributes->type = cudaMemoryTypeManaged;
+      attributes->device = m->device;
+      attributes->devicePointer = attributes->hostPointer = const_cast<void*>(ptr);
+    } else if (auto d = MemoryMap::get().find_device(addr)) {
+      // The device address of mapped host memory is host memory.
+      auto host = mapped_host_address(addr);
+      attributes->type = host ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
       attributes->device = d->device;
       attributes->devicePointer = const_cast<void*>(ptr);
+      if (host) attributes->hostPointer = reinterpret_cast<void*>(*host);
     } else if (auto h = MemoryMap::get().find_host(addr)) {
-      // The GPU cannot reach client memory, so there is no device pointer.
+      // The GPU reaches client memory only where it was mapped (shm).
       attributes->type = cudaMemoryTypeHost;
       attributes->device = Runtime::current_device();
       attributes->hostPointer = const_cast<void*>(ptr);
+      if (auto device = mapped_device_address(addr)) attributes->devicePointer = reinterpret_cast<void*>(*device);
     } else {
       attributes->type = cudaMemoryTypeUnregistered;
       attributes->device = cudaInvalidDeviceId;

@@ -8,6 +8,7 @@
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cudart/device_allocation.hpp"
+#include "common/log.hpp"
 #include "protocol/mem_pool_attr.hpp"
 #include "protocol/ops.hpp"
 
@@ -171,5 +172,103 @@ extern "C" cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
     if (cudaError_t e = call.to_device(device, &ordinal)) return e;
     call.args().put<int32_t>(ordinal).put<uint64_t>(p.remote);
     return call.run();
+  });
+}
+
+namespace {
+
+// rgpu's pools hold device memory: a location names one device's pools when
+// it is a device and the memory pinned (device) memory.
+cudaError_t pool_location(const cudaMemLocation* location, cudaMemAllocationType type, int* device) {
+  if (!location) return cudaErrorInvalidValue;
+  if (type != cudaMemAllocationTypePinned || location->type != cudaMemLocationTypeDevice) {
+    RGPU_LOG(warn, "pools of host or managed memory: not supported: memory on the server's host is not the "
+                   "application's, and managed memory is not supported");
+    return cudaErrorNotSupported;
+  }
+  *device = location->id;
+  return cudaSuccess;
+}
+
+// The virtual device a pool access entry names, which must be a device.
+cudaError_t access_device(const cudaMemLocation& location, int* device) {
+  if (location.type != cudaMemLocationTypeDevice) return cudaErrorInvalidValue;
+  if (!Runtime::get().device(location.id)) return cudaErrorInvalidDevice;
+  *device = location.id;
+  return cudaSuccess;
+}
+
+bool same_server(int a, int b) { return Runtime::get().device(a)->session == Runtime::get().device(b)->session; }
+
+}  // namespace
+
+extern "C" cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* memPool, cudaMemLocation* location,
+                                                cudaMemAllocationType type) {
+  return api([&]() -> cudaError_t {
+    int device;
+    if (cudaError_t e = pool_location(location, type, &device)) return e;
+    return device_pool(proto::kOpDeviceGetDefaultMemPool, memPool, device);
+  });
+}
+
+extern "C" cudaError_t cudaMemGetMemPool(cudaMemPool_t* memPool, cudaMemLocation* location,
+                                         cudaMemAllocationType type) {
+  return api([&]() -> cudaError_t {
+    int device;
+    if (cudaError_t e = pool_location(location, type, &device)) return e;
+    return device_pool(proto::kOpDeviceGetMemPool, memPool, device);
+  });
+}
+
+extern "C" cudaError_t cudaMemSetMemPool(cudaMemLocation* location, cudaMemAllocationType type,
+                                         cudaMemPool_t memPool) {
+  return api([&]() -> cudaError_t {
+    int device;
+    if (cudaError_t e = pool_location(location, type, &device)) return e;
+    return cudaDeviceSetMemPool(device, memPool);
+  });
+}
+
+// A GPU of another server can never map a pool's memory: only "no access"
+// may be asked for it.
+extern "C" cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const cudaMemAccessDesc* descList, size_t count) {
+  return api([&]() -> cudaError_t {
+    if (!descList && count) return cudaErrorInvalidValue;
+    RemoteObject p;
+    if (!mem_pools().find(memPool, &p)) return cudaErrorInvalidValue;
+    for (size_t i = 0; i < count; ++i) {
+      int device;
+      if (cudaError_t e = access_device(descList[i].location, &device)) return e;
+      if (!same_server(device, p.device)) {
+        if (descList[i].flags != cudaMemAccessFlagsProtNone) return cudaErrorInvalidDevice;
+        continue;
+      }
+      Call call(proto::kOpMemPoolSetAccess);
+      if (cudaError_t e = to_pool(call, memPool)) return e;
+      call.args().put<int32_t>(Runtime::get().device(device)->remote).put<int32_t>(descList[i].flags);
+      if (cudaError_t e = call.run()) return e;
+    }
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t memPool,
+                                            cudaMemLocation* location) {
+  return api([&]() -> cudaError_t {
+    if (!flags || !location) return cudaErrorInvalidValue;
+    RemoteObject p;
+    if (!mem_pools().find(memPool, &p)) return cudaErrorInvalidValue;
+    int device;
+    if (cudaError_t e = access_device(*location, &device)) return e;
+    if (!same_server(device, p.device)) {
+      *flags = cudaMemAccessFlagsProtNone;
+      return cudaSuccess;
+    }
+    Call call(proto::kOpMemPoolGetAccess);
+    if (cudaError_t e = to_pool(call, memPool)) return e;
+    call.args().put<int32_t>(Runtime::get().device(device)->remote);
+    if (cudaError_t e = call.quiet().run()) return e;
+    *flags = static_cast<cudaMemAccessFlags>(call.reply().get<int32_t>());
+    return cudaSuccess;
   });
 }

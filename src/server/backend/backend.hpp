@@ -4,6 +4,7 @@
 // Every call returns a cudaError_t value; handles are the backend's own
 // values, validated by the worker before they reach the backend.
 #pragma once
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -138,6 +139,42 @@ class Backend : public ForwardedApi {
   virtual int32_t event_record_with_flags(Handle event, Handle stream, unsigned flags) = 0;
   virtual int32_t stream_copy_attributes(Handle dst, Handle src) = 0;
   virtual int32_t func_set_shared_mem_config(Handle function, cudaSharedMemConfig config) = 0;
+  // Peer access between GPUs of this server; the client answers for GPUs of
+  // different servers itself. Enable/disable act from the current device.
+  virtual int32_t device_can_access_peer(int* can, int device, int peer) = 0;
+  virtual int32_t device_enable_peer_access(int peer, unsigned flags) = 0;
+  virtual int32_t device_disable_peer_access(int peer) = 0;
+  virtual int32_t device_get_p2p_attribute(int* value, cudaDeviceP2PAttr attr, int src, int dst) = 0;
+  virtual int32_t device_get_p2p_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops,
+                                                     unsigned count, int src, int dst) = 0;
+  virtual int32_t device_get_host_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops,
+                                                      unsigned count, int device) = 0;
+  // What `device` may do with a pool's memory (cudaMemPoolSetAccess).
+  virtual int32_t mem_pool_set_access(Handle pool, int device, cudaMemAccessFlags flags) = 0;
+  virtual int32_t mem_pool_get_access(cudaMemAccessFlags* flags, Handle pool, int device) = 0;
+  // Virtual memory management, as the driver's cuMem* calls: physical
+  // allocations, address reservations, mappings and their access. Results
+  // are CUresult values (numbered as the runtime's errors they mean).
+  virtual int32_t vmm_granularity(size_t* granularity, const CUmemAllocationProp& prop,
+                                  CUmemAllocationGranularity_flags option) = 0;
+  virtual int32_t vmm_create(Handle* allocation, size_t size, const CUmemAllocationProp& prop) = 0;
+  virtual int32_t vmm_release(Handle allocation) = 0;
+  virtual int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) = 0;
+  virtual int32_t vmm_free(DevPtr ptr, size_t size) = 0;
+  virtual int32_t vmm_map(DevPtr ptr, size_t size, size_t offset, Handle allocation) = 0;
+  virtual int32_t vmm_unmap(DevPtr ptr, size_t size) = 0;
+  virtual int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) = 0;
+  virtual int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) = 0;
+  // IPC between worker processes of this host: an exported allocation or
+  // event becomes bytes that another worker's import turns back into an
+  // address or event of its own.
+  virtual int32_t ipc_export_memory(DevPtr base, size_t size, std::vector<uint8_t>* blob) = 0;
+  virtual int32_t ipc_import_memory(std::span<const uint8_t> blob, size_t size, DevPtr* ptr) = 0;
+  virtual int32_t ipc_close_memory(DevPtr ptr) = 0;
+  virtual int32_t ipc_export_event(Handle event, std::vector<uint8_t>* blob) = 0;
+  virtual int32_t ipc_import_event(std::span<const uint8_t> blob, Handle* event) = 0;
+  // The device address of memory host_register pinned (zero-copy mapping).
+  virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

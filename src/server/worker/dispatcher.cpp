@@ -17,6 +17,11 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_texture_handlers(*this);
   register_texture_reference_handlers(*this);
   register_cluster_occupancy_handlers(*this);
+  register_peer_handlers(*this);
+  register_mapped_memory_handlers(*this);
+  register_managed_memory_handlers(*this);
+  register_vmm_handlers(*this);
+  register_ipc_handlers(*this);
 }
 
 void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }

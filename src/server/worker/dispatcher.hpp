@@ -41,5 +41,10 @@ void register_copy_3d_handlers(Dispatcher& d);
 void register_texture_handlers(Dispatcher& d);
 void register_texture_reference_handlers(Dispatcher& d);
 void register_cluster_occupancy_handlers(Dispatcher& d);
+void register_peer_handlers(Dispatcher& d);
+void register_mapped_memory_handlers(Dispatcher& d);
+void register_managed_memory_handlers(Dispatcher& d);
+void register_vmm_handlers(Dispatcher& d);
+void register_ipc_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

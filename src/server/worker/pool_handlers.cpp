@@ -112,6 +112,26 @@ int32_t device_set_mem_pool(SessionContext& s, Request& req, proto::Writer&) {
   return s.backend().device_set_mem_pool(ordinal, pool);
 }
 
+int32_t mem_pool_set_access(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_POOL(pool);
+  auto device = req.args.get<int32_t>();
+  auto flags = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  return s.backend().mem_pool_set_access(pool, device, static_cast<cudaMemAccessFlags>(flags));
+}
+
+int32_t mem_pool_get_access(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_POOL(pool);
+  auto device = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+  if (int32_t e = s.backend().mem_pool_get_access(&flags, pool, device)) return e;
+  out.put<int32_t>(flags);
+  return cudaSuccess;
+}
+
 #undef RGPU_POOL
 
 }  // namespace
@@ -127,6 +147,8 @@ void register_pool_handlers(Dispatcher& d) {
   d.add(proto::kOpDeviceGetDefaultMemPool, device_pool<&Backend::device_get_default_mem_pool>);
   d.add(proto::kOpDeviceGetMemPool, device_pool<&Backend::device_get_mem_pool>);
   d.add(proto::kOpDeviceSetMemPool, device_set_mem_pool);
+  d.add(proto::kOpMemPoolSetAccess, mem_pool_set_access);
+  d.add(proto::kOpMemPoolGetAccess, mem_pool_get_access);
 }
 
 }  // namespace rgpu::server

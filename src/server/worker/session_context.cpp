@@ -23,6 +23,15 @@ void* SessionContext::shared_host(uint64_t client_ptr, size_t n) const {
   return static_cast<char*>(it->second.local) + offset;
 }
 
+std::optional<std::pair<uint64_t, SharedRegion>> SessionContext::shared_region(uint64_t client_ptr) const {
+  std::lock_guard lock(mutex_);
+  auto it = shared_.upper_bound(client_ptr);
+  if (it == shared_.begin()) return std::nullopt;
+  --it;
+  if (client_ptr - it->first >= it->second.size) return std::nullopt;
+  return *it;
+}
+
 bool SessionContext::add_shared(uint64_t client_base, SharedRegion region) {
   std::lock_guard lock(mutex_);
   return shared_.try_emplace(client_base, region).second;

@@ -16,6 +16,8 @@
 #include "server/worker/device_object_set.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
+#include "server/worker/ipc_records.hpp"
+#include "server/worker/vmm_table.hpp"
 
 namespace rgpu::server {
 
@@ -71,15 +73,18 @@ class SessionContext {
   bool valid_stream(uint64_t h) const { return h <= 2 || streams.contains(h); }
   bool valid_event(uint64_t h) const { return events.contains(h); }
   // True when [ptr, ptr + n) is memory this session may touch: its own
-  // allocations or the variables of the modules it loaded.
+  // allocations, the variables of the modules it loaded, or memory mapped
+  // for it.
   bool owns(uint64_t ptr, size_t n) const {
-    return allocations.contains(ptr, n) || globals.contains(ptr, n);
+    return allocations.contains(ptr, n) || globals.contains(ptr, n) || mapped.contains(ptr, n);
   }
   // This worker's address for client shared memory [client_ptr, +n), or
   // null when the range is not inside one registered region.
   void* shared_host(uint64_t client_ptr, size_t n) const;
   // False when a region already starts at client_base.
   bool add_shared(uint64_t client_base, SharedRegion region);
+  // The region holding client_ptr and its client base address.
+  std::optional<std::pair<uint64_t, SharedRegion>> shared_region(uint64_t client_ptr) const;
   // The region starting at client_base, taken out of the table.
   std::optional<SharedRegion> take_shared(uint64_t client_base);
 
@@ -90,6 +95,13 @@ class SessionContext {
 
   AllocationTable allocations;
   AllocationTable globals;
+  // Memory mapped for the session, by device base: shared page-locked
+  // memory whose device address it asked for, managed memory, accessible
+  // virtual memory ranges, opened IPC memory.
+  AllocationTable mapped;
+  VmmTable vmm;
+  IpcExports ipc_exports;
+  HandleSet ipc_imports;  // addresses of opened IPC memory handles
   HandleSet streams;
   HandleSet events;
   HandleSet modules;

@@ -40,6 +40,8 @@ int32_t host_unregister_shared(SessionContext& s, Request& req, proto::Writer&) 
   req.args.expect_end();
   auto region = s.take_shared(base);
   if (!region) return cudaErrorHostMemoryNotRegistered;
+  DevPtr mapped = 0;
+  if (s.backend().host_get_device_pointer(&mapped, region->local) == cudaSuccess) s.mapped.remove(mapped);
   int32_t e = s.backend().host_unregister(region->local);
   munmap(region->local, region->size);
   return e;

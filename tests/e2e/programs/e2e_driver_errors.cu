@@ -51,7 +51,10 @@ int main() {
   CU_OK(cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &text));
   CHECK(text && *text);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGetErrorName(static_cast<CUresult>(12345), &text));
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuMemAllocManaged(&p, 64, CU_MEM_ATTACH_GLOBAL));
+  // A file descriptor of the application cannot name memory on a server.
+  CUmemGenericAllocationHandle imported;
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+            cuMemImportFromShareableHandle(&imported, nullptr, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
 
   // Still serving.
   CU_OK(cuMemcpyHtoD(p, host.data(), 64));

@@ -33,6 +33,46 @@ extern "C" CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridD
   return cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
+extern "C" CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemAllocAsync(dptr, bytesize, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemDiscardBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemFreeAsync(dptr, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemPrefetchAsync(devPtr, count, dstDevice, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemPrefetchAsync_v2(devPtr, count, location, flags, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+}
+
 extern "C" CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpy2DAsync_v2(pCopy, hStream);
@@ -101,6 +141,14 @@ extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void* dstHost, CUarray srcArray
 extern "C" CUresult CUDAAPI cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpyDtoA_v2(dstArray, dstOffset, srcDevice, ByteCount);
+extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyBatchAsync_v2(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
@@ -143,6 +191,16 @@ extern "C" CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const vo
   return cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
 }
 
+extern "C" CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+}
+
 extern "C" CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpy(dst, src, ByteCount);
@@ -156,6 +214,26 @@ extern "C" CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigne
 extern "C" CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemsetD16_v2(dstDevice, us, N);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D16_v2(dstDevice, dstPitch, us, Width, Height);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemsetD2D32_v2(dstDevice, dstPitch, ui, Width, Height);
 }
 
 extern "C" CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) {
@@ -196,6 +274,9 @@ extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream s
 extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamGetDevice(hStream, device);
+extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamAttachMemAsync(hStream, dptr, length, flags);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {

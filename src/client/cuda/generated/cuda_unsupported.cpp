@@ -27,8 +27,6 @@ extern "C" CUresult CUDAAPI cuCtxCreate(CUcontext*, unsigned int, CUdevice) { re
 extern "C" CUresult CUDAAPI cuCtxCreate_v3(CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuCtxCreate_v3"); }
 extern "C" CUresult CUDAAPI cuCtxDestroy(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDestroy"); }
 extern "C" CUresult CUDAAPI cuCtxDetach(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDetach"); }
-extern "C" CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDisablePeerAccess"); }
-extern "C" CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return rgpu::client::driver_unsupported("cuCtxEnablePeerAccess"); }
 extern "C" CUresult CUDAAPI cuCtxFromGreenCtx(CUcontext*, CUgreenCtx) { return rgpu::client::driver_unsupported("cuCtxFromGreenCtx"); }
 extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext, unsigned int*) { return rgpu::client::driver_unsupported("cuCtxGetApiVersion"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevResource(CUcontext, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuCtxGetDevResource"); }
@@ -48,18 +46,12 @@ extern "C" CUresult CUDAAPI cuDestroyExternalMemory(CUexternalMemory) { return r
 extern "C" CUresult CUDAAPI cuDestroyExternalSemaphore(CUexternalSemaphore) { return rgpu::client::driver_unsupported("cuDestroyExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc*, CUdevResource*, unsigned int) { return rgpu::client::driver_unsupported("cuDevResourceGenerateDesc"); }
 extern "C" CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource*, unsigned int*, const CUdevResource*, CUdevResource*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuDevSmResourceSplitByCount"); }
-extern "C" CUresult CUDAAPI cuDeviceCanAccessPeer(int*, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceCanAccessPeer"); }
 extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice*, const char*) { return rgpu::client::driver_unsupported("cuDeviceGetByPCIBusId"); }
-extern "C" CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetDefaultMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
 extern "C" CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int*, CUexecAffinityType, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetExecAffinitySupport"); }
 extern "C" CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceGetGraphMemAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceGetHostAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetHostAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetLuid"); }
-extern "C" CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
-extern "C" CUresult CUDAAPI cuDeviceGetP2PAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAtomicCapabilities"); }
-extern "C" CUresult CUDAAPI cuDeviceGetP2PAttribute(int*, CUdevice_P2PAttribute, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAttribute"); }
 extern "C" CUresult CUDAAPI cuDeviceGetProperties(CUdevprop*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetProperties"); }
 extern "C" CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGraphMemTrim"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxRelease"); }
@@ -67,7 +59,6 @@ extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice) { return rgpu::cli
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice, unsigned int) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxSetFlags"); }
 extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceSetGraphMemAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceSetMemPool(CUdevice, CUmemoryPool) { return rgpu::client::driver_unsupported("cuDeviceSetMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceTotalMem(unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceTotalMem"); }
 extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuEventDestroy(CUevent) { return rgpu::client::driver_unsupported("cuEventDestroy"); }
@@ -194,6 +185,12 @@ extern "C" CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle*, CUdeviceptr) { re
 extern "C" CUresult CUDAAPI cuIpcOpenEventHandle(CUevent*, CUipcEventHandle) { return rgpu::client::driver_unsupported("cuIpcOpenEventHandle"); }
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle"); }
 extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
+extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelGetAttribute"); }
+extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
+extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetAttribute"); }
+extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetCacheConfig"); }
+extern "C" CUresult CUDAAPI cuLaunch(CUfunction) { return rgpu::client::driver_unsupported("cuLaunch"); }
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernel"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc_ptsz"); }
@@ -211,65 +208,30 @@ extern "C" CUresult CUDAAPI cuMemAddressFree(CUdeviceptr, size_t) { return rgpu:
 extern "C" CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) { return rgpu::client::driver_unsupported("cuMemAddressReserve"); }
 extern "C" CUresult CUDAAPI cuMemAdvise(CUdeviceptr, size_t, CUmem_advise, CUdevice) { return rgpu::client::driver_unsupported("cuMemAdvise"); }
 extern "C" CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr, size_t, CUmem_advise, CUmemLocation) { return rgpu::client::driver_unsupported("cuMemAdvise_v2"); }
+extern "C" CUresult CUDAAPI cuLogsCurrent(CUlogIterator*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsCurrent"); }
+extern "C" CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator*, const char*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToFile"); }
+extern "C" CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator*, char*, size_t*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToMemory"); }
+extern "C" CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback, void*, CUlogsCallbackHandle*) { return rgpu::client::driver_unsupported("cuLogsRegisterCallback"); }
+extern "C" CUresult CUDAAPI cuLogsUnregisterCallback(CUlogsCallbackHandle) { return rgpu::client::driver_unsupported("cuLogsUnregisterCallback"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
-extern "C" CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocAsync"); }
-extern "C" CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr*, size_t, CUmemoryPool, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocFromPoolAsync"); }
-extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr*, size_t, CUmemoryPool, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocFromPoolAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemAllocHost(void**, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocHost"); }
-extern "C" CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocManaged"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long) { return rgpu::client::driver_unsupported("cuMemCreate"); }
-extern "C" CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemDiscardAndPrefetchBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemDiscardAndPrefetchBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemDiscardBatchAsync(CUdeviceptr*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemDiscardBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemDiscardBatchAsync_ptsz(CUdeviceptr*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemDiscardBatchAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemExportToShareableHandle(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemExportToShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemFree(CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemFree"); }
-extern "C" CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr, CUstream) { return rgpu::client::driver_unsupported("cuMemFreeAsync"); }
-extern "C" CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr, CUstream) { return rgpu::client::driver_unsupported("cuMemFreeAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemGetAccess(unsigned long long*, const CUmemLocation*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuMemGetAccess"); }
 extern "C" CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr_v1*, unsigned int*, CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemGetAddressRange"); }
-extern "C" CUresult CUDAAPI cuMemGetAllocationGranularity(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags) { return rgpu::client::driver_unsupported("cuMemGetAllocationGranularity"); }
-extern "C" CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp*, CUmemGenericAllocationHandle) { return rgpu::client::driver_unsupported("cuMemGetAllocationPropertiesFromHandle"); }
-extern "C" CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) { return rgpu::client::driver_unsupported("cuMemGetDefaultMemPool"); }
 extern "C" CUresult CUDAAPI cuMemGetHandleForAddressRange(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemGetHandleForAddressRange"); }
 extern "C" CUresult CUDAAPI cuMemGetInfo(unsigned int*, unsigned int*) { return rgpu::client::driver_unsupported("cuMemGetInfo"); }
-extern "C" CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) { return rgpu::client::driver_unsupported("cuMemGetMemPool"); }
 extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer"); }
-extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer_v2"); }
-extern "C" CUresult CUDAAPI cuMemHostGetFlags(unsigned int*, void*) { return rgpu::client::driver_unsupported("cuMemHostGetFlags"); }
 extern "C" CUresult CUDAAPI cuMemHostRegister(void*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostRegister"); }
 extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType) { return rgpu::client::driver_unsupported("cuMemImportFromShareableHandle"); }
-extern "C" CUresult CUDAAPI cuMemMap(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) { return rgpu::client::driver_unsupported("cuMemMap"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync_ptsz(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool*, const CUmemPoolProps*) { return rgpu::client::driver_unsupported("cuMemPoolCreate"); }
-extern "C" CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool) { return rgpu::client::driver_unsupported("cuMemPoolDestroy"); }
 extern "C" CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuMemPoolExportPointer"); }
 extern "C" CUresult CUDAAPI cuMemPoolExportToShareableHandle(void*, CUmemoryPool, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemPoolExportToShareableHandle"); }
-extern "C" CUresult CUDAAPI cuMemPoolGetAccess(CUmemAccess_flags*, CUmemoryPool, CUmemLocation*) { return rgpu::client::driver_unsupported("cuMemPoolGetAccess"); }
-extern "C" CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool, CUmemPool_attribute, void*) { return rgpu::client::driver_unsupported("cuMemPoolGetAttribute"); }
 extern "C" CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool*, void*, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemPoolImportFromShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr*, CUmemoryPool, CUmemPoolPtrExportData*) { return rgpu::client::driver_unsupported("cuMemPoolImportPointer"); }
-extern "C" CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool, const CUmemAccessDesc*, size_t) { return rgpu::client::driver_unsupported("cuMemPoolSetAccess"); }
-extern "C" CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute, void*) { return rgpu::client::driver_unsupported("cuMemPoolSetAttribute"); }
-extern "C" CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool, size_t) { return rgpu::client::driver_unsupported("cuMemPoolTrimTo"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr, size_t, CUdevice, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchAsync"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchAsync_ptsz(CUdeviceptr, size_t, CUdevice, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchAsync_v2(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchAsync_v2_ptsz(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchAsync_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchBatchAsync(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemPrefetchBatchAsync_ptsz(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemPrefetchBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemRangeGetAttribute(void*, size_t, CUmem_range_attribute, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemRangeGetAttribute"); }
-extern "C" CUresult CUDAAPI cuMemRangeGetAttributes(void**, size_t*, CUmem_range_attribute*, size_t, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemRangeGetAttributes"); }
-extern "C" CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle) { return rgpu::client::driver_unsupported("cuMemRelease"); }
-extern "C" CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle*, void*) { return rgpu::client::driver_unsupported("cuMemRetainAllocationHandle"); }
-extern "C" CUresult CUDAAPI cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) { return rgpu::client::driver_unsupported("cuMemSetAccess"); }
-extern "C" CUresult CUDAAPI cuMemSetMemPool(CUmemLocation*, CUmemAllocationType, CUmemoryPool) { return rgpu::client::driver_unsupported("cuMemSetMemPool"); }
-extern "C" CUresult CUDAAPI cuMemUnmap(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemUnmap"); }
 extern "C" CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2D"); }
 extern "C" CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy2DAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2DUnaligned"); }
@@ -285,6 +247,10 @@ extern "C" CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr*, CUdeviceptr*, size_
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_ptsz(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_v2"); }
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_v2_ptsz"); }
+extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2(void*, CUarray, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync_v2"); }
+extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2_ptsz(void*, CUarray, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync_v2_ptsz"); }
+extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2(void*, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoH_v2"); }
+extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void*, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoH_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoA(CUarray, unsigned int, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyDtoDAsync"); }
@@ -294,21 +260,9 @@ extern "C" CUresult CUDAAPI cuMemcpyHtoA(CUarray, unsigned int, const void*, uns
 extern "C" CUresult CUDAAPI cuMemcpyHtoAAsync(CUarray, unsigned int, const void*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyHtoAAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr_v1, const void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyHtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr_v1, const void*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyHtoDAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t) { return rgpu::client::driver_unsupported("cuMemcpyPeer"); }
-extern "C" CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyPeerAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyPeerAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpyPeer_ptds(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t) { return rgpu::client::driver_unsupported("cuMemcpyPeer_ptds"); }
 extern "C" CUresult CUDAAPI cuMemsetD16(CUdeviceptr_v1, unsigned short, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD16"); }
 extern "C" CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr_v1, unsigned int, unsigned short, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD2D16"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemsetD2D16Async"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemsetD2D16Async_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr, size_t, unsigned short, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemsetD2D16_v2"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr, size_t, unsigned short, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemsetD2D16_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr_v1, unsigned int, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD2D32"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemsetD2D32Async"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemsetD2D32Async_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr, size_t, unsigned int, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemsetD2D32_v2"); }
-extern "C" CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr, size_t, unsigned int, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemsetD2D32_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr_v1, unsigned int, unsigned char, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD2D8"); }
 extern "C" CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD32"); }
 extern "C" CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1, unsigned char, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD8"); }
@@ -329,8 +283,6 @@ extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync(const CUexternalSema
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamAddCallback(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback"); }
 extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamAttachMemAsync(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync"); }
-extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_v2"); }

@@ -92,7 +92,8 @@ class CudaBackend final : public CudaForwardedApi {
   int32_t alloc_staging(size_t size, void** p) override { return cudaHostAlloc(p, size, cudaHostAllocPortable); }
   void free_staging(void* p) override { cudaFreeHost(p); }
   int32_t host_register(void* p, size_t size) override {
-    return cudaHostRegister(p, size, cudaHostRegisterPortable);
+    // Mapped too, so kernels may use it in place (zero-copy host memory).
+    return cudaHostRegister(p, size, cudaHostRegisterPortable | cudaHostRegisterMapped);
   }
   int32_t host_unregister(void* p) override { return cudaHostUnregister(p); }
 
@@ -320,6 +321,109 @@ class CudaBackend final : public CudaForwardedApi {
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     return rt(cuFuncSetSharedMemConfig(as<CUfunction>(function), static_cast<CUsharedconfig>(config)));
 #pragma GCC diagnostic pop
+
+  int32_t device_can_access_peer(int* can, int device, int peer) override {
+    return cudaDeviceCanAccessPeer(can, device, peer);
+  }
+  int32_t device_enable_peer_access(int peer, unsigned flags) override {
+    return cudaDeviceEnablePeerAccess(peer, flags);
+  }
+  int32_t device_disable_peer_access(int peer) override { return cudaDeviceDisablePeerAccess(peer); }
+  int32_t device_get_p2p_attribute(int* value, cudaDeviceP2PAttr attr, int src, int dst) override {
+    return cudaDeviceGetP2PAttribute(value, attr, src, dst);
+  }
+  int32_t device_get_p2p_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops, unsigned count,
+                                             int src, int dst) override {
+    return cudaDeviceGetP2PAtomicCapabilities(caps, ops, count, src, dst);
+  }
+  int32_t device_get_host_atomic_capabilities(unsigned* caps, const cudaAtomicOperation* ops, unsigned count,
+                                              int device) override {
+    return cudaDeviceGetHostAtomicCapabilities(caps, ops, count, device);
+  }
+  int32_t mem_pool_set_access(Handle pool, int device, cudaMemAccessFlags flags) override {
+    cudaMemAccessDesc desc{};
+    desc.location.type = cudaMemLocationTypeDevice;
+    desc.location.id = device;
+    desc.flags = flags;
+    return cudaMemPoolSetAccess(as<cudaMemPool_t>(pool), &desc, 1);
+  }
+  int32_t mem_pool_get_access(cudaMemAccessFlags* flags, Handle pool, int device) override {
+    cudaMemLocation location{};
+    location.type = cudaMemLocationTypeDevice;
+    location.id = device;
+    return cudaMemPoolGetAccess(flags, as<cudaMemPool_t>(pool), &location);
+  }
+  int32_t vmm_granularity(size_t* granularity, const CUmemAllocationProp& prop,
+                          CUmemAllocationGranularity_flags option) override {
+    return rt(cuMemGetAllocationGranularity(granularity, &prop, option));
+  }
+  int32_t vmm_create(Handle* allocation, size_t size, const CUmemAllocationProp& prop) override {
+    CUmemGenericAllocationHandle h = 0;
+    CUresult r = cuMemCreate(&h, size, &prop, 0);
+    *allocation = h;
+    return rt(r);
+  }
+  int32_t vmm_release(Handle allocation) override { return rt(cuMemRelease(allocation)); }
+  int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
+    CUdeviceptr p = 0;
+    CUresult r = cuMemAddressReserve(&p, size, alignment, 0, 0);
+    *ptr = p;
+    return rt(r);
+  }
+  int32_t vmm_free(DevPtr ptr, size_t size) override { return rt(cuMemAddressFree(ptr, size)); }
+  int32_t vmm_map(DevPtr ptr, size_t size, size_t offset, Handle allocation) override {
+    return rt(cuMemMap(ptr, size, offset, allocation, 0));
+  }
+  int32_t vmm_unmap(DevPtr ptr, size_t size) override { return rt(cuMemUnmap(ptr, size)); }
+  int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) override {
+    CUmemAccessDesc desc{};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = device;
+    desc.flags = flags;
+    return rt(cuMemSetAccess(ptr, size, &desc, 1));
+  }
+  int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) override {
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device;
+    return rt(cuMemGetAccess(flags, &location, ptr));
+  }
+  int32_t ipc_export_memory(DevPtr base, size_t, std::vector<uint8_t>* blob) override {
+    cudaIpcMemHandle_t h;
+    if (cudaError_t e = cudaIpcGetMemHandle(&h, as<void*>(base))) return e;
+    blob->assign(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h) + sizeof h);
+    return cudaSuccess;
+  }
+  int32_t ipc_import_memory(std::span<const uint8_t> blob, size_t, DevPtr* ptr) override {
+    cudaIpcMemHandle_t h;
+    if (blob.size() != sizeof h) return cudaErrorInvalidResourceHandle;
+    std::memcpy(&h, blob.data(), sizeof h);
+    void* p = nullptr;
+    cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    *ptr = handle(p);
+    return e;
+  }
+  int32_t ipc_close_memory(DevPtr ptr) override { return cudaIpcCloseMemHandle(as<void*>(ptr)); }
+  int32_t ipc_export_event(Handle event, std::vector<uint8_t>* blob) override {
+    cudaIpcEventHandle_t h;
+    if (cudaError_t e = cudaIpcGetEventHandle(&h, as<cudaEvent_t>(event))) return e;
+    blob->assign(reinterpret_cast<uint8_t*>(&h), reinterpret_cast<uint8_t*>(&h) + sizeof h);
+    return cudaSuccess;
+  }
+  int32_t ipc_import_event(std::span<const uint8_t> blob, Handle* event) override {
+    cudaIpcEventHandle_t h;
+    if (blob.size() != sizeof h) return cudaErrorInvalidResourceHandle;
+    std::memcpy(&h, blob.data(), sizeof h);
+    cudaEvent_t e = nullptr;
+    cudaError_t r = cudaIpcOpenEventHandle(&e, h);
+    *event = handle(e);
+    return r;
+  }
+  int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
+    void* d = nullptr;
+    cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);
+    *ptr = handle(d);
+    return e;
   }
 };
 

@@ -3,11 +3,19 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <unordered_map>
 
 #include "fatbin/fatbin_container.hpp"
@@ -24,6 +32,8 @@ constexpr size_t kDeviceMemory = 4ull << 30;
 constexpr int kMaxThreadsPerBlock = 1024;
 constexpr int kSharedMemOptin = 227 * 1024;
 constexpr int kMaxPortableClusterSize = 8;
+constexpr size_t kVmmGranularity = 2ull << 20;
+constexpr size_t kPage = 4096;
 
 struct Kernel {
   std::vector<KernelParam> params;
@@ -42,6 +52,14 @@ struct Pool {
   int device;
   std::map<int, uint64_t> settings;  // cudaMemPoolAttr -> value
   size_t used = 0, high = 0;
+  std::map<int, cudaMemAccessFlags> access;  // of devices other than its own
+};
+
+// A physical allocation of the virtual memory management API.
+struct VmmAllocation {
+  int fd;
+  size_t size;
+  int device;
 };
 
 struct Event {
@@ -214,7 +232,8 @@ class HostTestBackend final : public Backend {
   int32_t malloc(DevPtr* ptr, size_t size) override {
     std::lock_guard lock(mutex_);
     if (size > kDeviceMemory - used_[t_device]) return cudaErrorMemoryAllocation;
-    void* p = std::aligned_alloc(256, (size + 255) / 256 * 256);
+    // Whole pages: an IPC export moves them into shared memory in place.
+    void* p = std::aligned_alloc(kPage, (size + kPage - 1) / kPage * kPage);
     if (!p) return cudaErrorMemoryAllocation;
     memory_[t_device][reinterpret_cast<DevPtr>(p)] = size;
     used_[t_device] += size;
@@ -233,6 +252,10 @@ class HostTestBackend final : public Backend {
       if (it == m.end()) continue;
       used_[&m - memory_] -= it->second;
       std::free(reinterpret_cast<void*>(ptr));
+      if (auto ex = ipc_exports_.find(ptr); ex != ipc_exports_.end()) {
+        shm_unlink(ex->second.c_str());
+        ipc_exports_.erase(ex);
+      }
       m.erase(it);
       return cudaSuccess;
     }
@@ -592,7 +615,223 @@ class HostTestBackend final : public Backend {
   }
   ArrayApi& arrays() override { return arrays_; }
 
+  // Both test devices are host memory, so each reaches the other; without
+  // kernels no atomic operation is claimed.
+  int32_t device_can_access_peer(int* can, int device, int peer) override {
+    if (device < 0 || device >= kDevices || peer < 0 || peer >= kDevices) return cudaErrorInvalidDevice;
+    *can = device != peer;
+    return cudaSuccess;
+  }
+  int32_t device_enable_peer_access(int peer, unsigned flags) override {
+    if (peer < 0 || peer >= kDevices || peer == t_device) return cudaErrorInvalidDevice;
+    if (flags) return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    return peer_access_.insert({t_device, peer}).second ? cudaSuccess : cudaErrorPeerAccessAlreadyEnabled;
+  }
+  int32_t device_disable_peer_access(int peer) override {
+    if (peer < 0 || peer >= kDevices || peer == t_device) return cudaErrorInvalidDevice;
+    std::lock_guard lock(mutex_);
+    return peer_access_.erase({t_device, peer}) ? cudaSuccess : cudaErrorPeerAccessNotEnabled;
+  }
+  int32_t device_get_p2p_attribute(int* value, cudaDeviceP2PAttr attr, int src, int dst) override {
+    if (src < 0 || src >= kDevices || dst < 0 || dst >= kDevices || src == dst) return cudaErrorInvalidDevice;
+    switch (attr) {
+      case cudaDevP2PAttrAccessSupported: *value = 1; return cudaSuccess;
+      case cudaDevP2PAttrPerformanceRank:
+      case cudaDevP2PAttrNativeAtomicSupported:
+      case cudaDevP2PAttrCudaArrayAccessSupported:
+      case cudaDevP2PAttrOnlyPartialNativeAtomicSupported: *value = 0; return cudaSuccess;
+    }
+    return cudaErrorInvalidValue;
+  }
+  int32_t device_get_p2p_atomic_capabilities(unsigned* caps, const cudaAtomicOperation*, unsigned count, int src,
+                                             int dst) override {
+    if (src < 0 || src >= kDevices || dst < 0 || dst >= kDevices || src == dst) return cudaErrorInvalidDevice;
+    std::fill(caps, caps + count, 0u);
+    return cudaSuccess;
+  }
+  int32_t device_get_host_atomic_capabilities(unsigned* caps, const cudaAtomicOperation*, unsigned count,
+                                              int device) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    std::fill(caps, caps + count, 0u);
+    return cudaSuccess;
+  }
+  // The owning device always has read-write access; others have what was set.
+  int32_t mem_pool_set_access(Handle pool, int device, cudaMemAccessFlags flags) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    if (flags != cudaMemAccessFlagsProtNone && flags != cudaMemAccessFlagsProtRead &&
+        flags != cudaMemAccessFlagsProtReadWrite)
+      return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    Pool* p = as<Pool>(pool);
+    if (device == p->device) return flags == cudaMemAccessFlagsProtReadWrite ? cudaSuccess : cudaErrorInvalidDevice;
+    p->access[device] = flags;
+    return cudaSuccess;
+  }
+  int32_t mem_pool_get_access(cudaMemAccessFlags* flags, Handle pool, int device) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    std::lock_guard lock(mutex_);
+    Pool* p = as<Pool>(pool);
+    auto it = p->access.find(device);
+    *flags = device == p->device ? cudaMemAccessFlagsProtReadWrite
+             : it == p->access.end() ? cudaMemAccessFlagsProtNone
+                                     : it->second;
+    return cudaSuccess;
+  }
+  // Physical allocations are memfds; a reservation is inaccessible address
+  // space that maps them in place and mprotect opens.
+  int32_t vmm_granularity(size_t* granularity, const CUmemAllocationProp& prop,
+                          CUmemAllocationGranularity_flags) override {
+    if (!vmm_prop_ok(prop)) return cudaErrorInvalidValue;
+    *granularity = kVmmGranularity;
+    return cudaSuccess;
+  }
+  int32_t vmm_create(Handle* allocation, size_t size, const CUmemAllocationProp& prop) override {
+    if (!vmm_prop_ok(prop) || size == 0 || size % kVmmGranularity) return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    if (size > kDeviceMemory - used_[prop.location.id]) return cudaErrorMemoryAllocation;
+    int fd = memfd_create("rgpu-host-test-vmm", MFD_CLOEXEC);
+    if (fd < 0) return cudaErrorMemoryAllocation;
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+      close(fd);
+      return cudaErrorMemoryAllocation;
+    }
+    used_[prop.location.id] += size;
+    *allocation = reinterpret_cast<Handle>(new VmmAllocation{fd, size, prop.location.id});
+    return cudaSuccess;
+  }
+  int32_t vmm_release(Handle allocation) override {
+    auto* a = as<VmmAllocation>(allocation);
+    std::lock_guard lock(mutex_);
+    used_[a->device] -= a->size;
+    close(a->fd);  // mappings keep the memory until they go
+    delete a;
+    return cudaSuccess;
+  }
+  int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
+    if (size == 0 || size % kVmmGranularity) return cudaErrorInvalidValue;
+    if (alignment < kVmmGranularity) alignment = kVmmGranularity;
+    if (alignment & (alignment - 1)) return cudaErrorInvalidValue;
+    size_t span = size + alignment;
+    void* p = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
+    uint64_t start = reinterpret_cast<uint64_t>(p), aligned = (start + alignment - 1) / alignment * alignment;
+    if (aligned > start) munmap(p, aligned - start);
+    if (start + span > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), start + span - aligned - size);
+    *ptr = aligned;
+    return cudaSuccess;
+  }
+  int32_t vmm_free(DevPtr ptr, size_t size) override {
+    return munmap(reinterpret_cast<void*>(ptr), size) == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  }
+  int32_t vmm_map(DevPtr ptr, size_t size, size_t offset, Handle allocation) override {
+    auto* a = as<VmmAllocation>(allocation);
+    if (size % kVmmGranularity || offset % kVmmGranularity || offset > a->size || size > a->size - offset)
+      return cudaErrorInvalidValue;
+    void* p = mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd,
+                   static_cast<off_t>(offset));
+    return p == MAP_FAILED ? cudaErrorInvalidValue : cudaSuccess;
+  }
+  int32_t vmm_unmap(DevPtr ptr, size_t size) override {
+    void* p = mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                   -1, 0);
+    std::lock_guard lock(mutex_);
+    vmm_access_.erase(ptr);
+    return p == MAP_FAILED ? cudaErrorInvalidValue : cudaSuccess;
+  }
+  int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    // One mapping serves both test devices: it opens as far as any allows.
+    std::lock_guard lock(mutex_);
+    auto& access = vmm_access_[ptr];
+    access.first = size;
+    access.second[device] = flags;
+    int prot = PROT_NONE;
+    for (auto [d, f] : access.second)
+      prot |= f == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? PROT_READ | PROT_WRITE
+              : f == CU_MEM_ACCESS_FLAGS_PROT_READ    ? PROT_READ
+                                                      : PROT_NONE;
+    return mprotect(reinterpret_cast<void*>(ptr), size, prot) == 0 ? cudaSuccess : cudaErrorInvalidValue;
+  }
+  int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) override {
+    if (device < 0 || device >= kDevices) return cudaErrorInvalidDevice;
+    std::lock_guard lock(mutex_);
+    auto it = vmm_access_.upper_bound(ptr);
+    *flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    if (it != vmm_access_.begin() && ptr - (--it)->first < it->second.first) {
+      auto f = it->second.second.find(device);
+      if (f != it->second.second.end()) *flags = f->second;
+    }
+    return cudaSuccess;
+  }
+  // An exported allocation moves, in place, into named shared memory that
+  // an importing worker maps (the name goes when the allocation is freed);
+  // test events are always complete, so an imported one is a new event.
+  int32_t ipc_export_memory(DevPtr base, size_t size, std::vector<uint8_t>* blob) override {
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    if (base % page) return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    auto known = ipc_exports_.find(base);
+    if (known == ipc_exports_.end()) {
+      std::string name = "/rgpu-host-test-ipc-" + std::to_string(getpid()) + "-" + std::to_string(ipc_export_count_++);
+      size_t bytes = (size + page - 1) / page * page;
+      int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (fd < 0) return cudaErrorMemoryAllocation;
+      bool ok = ftruncate(fd, static_cast<off_t>(bytes)) == 0 &&
+                pwrite(fd, reinterpret_cast<void*>(base), bytes, 0) == static_cast<ssize_t>(bytes) &&
+                mmap(reinterpret_cast<void*>(base), bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) !=
+                    MAP_FAILED;
+      close(fd);
+      if (!ok) {
+        shm_unlink(name.c_str());
+        return cudaErrorMemoryAllocation;
+      }
+      known = ipc_exports_.emplace(base, name).first;
+    }
+    blob->assign(known->second.begin(), known->second.end());
+    return cudaSuccess;
+  }
+  int32_t ipc_import_memory(std::span<const uint8_t> blob, size_t size, DevPtr* ptr) override {
+    std::string name(blob.begin(), blob.end());
+    int fd = shm_open(name.c_str(), O_RDWR, 0);
+    if (fd < 0) return cudaErrorInvalidResourceHandle;
+    struct stat st;
+    void* p = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= size
+                  ? mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+    close(fd);
+    if (p == MAP_FAILED) return cudaErrorInvalidResourceHandle;
+    std::lock_guard lock(mutex_);
+    ipc_imports_[reinterpret_cast<DevPtr>(p)] = size;
+    *ptr = reinterpret_cast<DevPtr>(p);
+    return cudaSuccess;
+  }
+  int32_t ipc_close_memory(DevPtr ptr) override {
+    std::lock_guard lock(mutex_);
+    auto it = ipc_imports_.find(ptr);
+    if (it == ipc_imports_.end()) return cudaErrorInvalidValue;
+    munmap(reinterpret_cast<void*>(ptr), it->second);
+    ipc_imports_.erase(it);
+    return cudaSuccess;
+  }
+  int32_t ipc_export_event(Handle, std::vector<uint8_t>* blob) override {
+    blob->clear();
+    return cudaSuccess;
+  }
+  int32_t ipc_import_event(std::span<const uint8_t>, Handle* event) override {
+    return event_create(event, cudaEventDisableTiming | cudaEventInterprocess);
+  }
+  // Test devices address host memory directly.
+  int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
+    *ptr = reinterpret_cast<DevPtr>(p);
+    return cudaSuccess;
+  }
+
  private:
+  static bool vmm_prop_ok(const CUmemAllocationProp& prop) {
+    return prop.type == CU_MEM_ALLOCATION_TYPE_PINNED && prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+           prop.location.id >= 0 && prop.location.id < kDevices;
+  }
   Pool* current_pool(int ordinal) {
     return current_pools_[ordinal] ? current_pools_[ordinal] : &default_pools_[ordinal];
   }
@@ -616,6 +855,12 @@ class HostTestBackend final : public Backend {
   std::map<DevPtr, size_t> memory_[kDevices];
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;
+  std::set<std::pair<int, int>> peer_access_;  // (device, peer) enabled
+  std::map<DevPtr, std::string> ipc_exports_;  // shared memory names, by allocation
+  std::map<DevPtr, size_t> ipc_imports_;
+  uint64_t ipc_export_count_ = 0;
+  // Access set on mapped ranges, by range start: size, flags by device.
+  std::map<DevPtr, std::pair<size_t, std::map<int, CUmemAccess_flags>>> vmm_access_;
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
   HostArrays arrays_;

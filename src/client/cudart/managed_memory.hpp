@@ -1,0 +1,39 @@
+// Managed memory. Over shm (every server on this host) an allocation is
+// shared memory mapped at the same address in the application and in each
+// worker, where the GPU maps it too (zero-copy): one address is valid on
+// the host and on the device, and both always see the same pages, so the
+// memory is coherent at all times (GPU accesses cross PCIe; nothing
+// migrates). Where a server is reached over another transport, managed
+// allocation fails with cudaErrorNotSupported.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+
+namespace rgpu::client {
+
+// One managed allocation and the hints given for it, which rgpu records and
+// reports (cudaMemRangeGetAttribute) but needs not act on.
+struct ManagedRange {
+  uint64_t base = 0;
+  size_t size = 0;
+  int device = 0;  // the device that was current at allocation
+  int fd = -1;
+  bool read_mostly = false;
+  cudaMemLocation preferred{cudaMemLocationTypeInvalid, 0};
+  cudaMemLocation last_prefetch{cudaMemLocationTypeInvalid, 0};
+  std::set<int> accessed_by;
+};
+
+// The managed allocation holding [ptr, ptr + n), if any.
+std::optional<ManagedRange> find_managed(uint64_t ptr, size_t n = 1);
+// Runs update on the allocation holding ptr; false when there is none.
+bool update_managed(uint64_t ptr, const std::function<void(ManagedRange&)>& update);
+// cudaFree of a managed allocation (base must start one).
+cudaError_t free_managed(uint64_t base);
+
+}  // namespace rgpu::client

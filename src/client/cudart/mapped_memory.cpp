@@ -1,0 +1,109 @@
+#include "client/cudart/mapped_memory.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <mutex>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/call.hpp"
+#include "client/core/memory_map.hpp"
+#include "common/log.hpp"
+#include "protocol/ops.hpp"
+
+using namespace rgpu;
+using namespace rgpu::client;
+
+namespace rgpu::client {
+
+const char* const kMappedNeedsShm =
+    "the GPU can reach client memory only over the shm transport (client on the server's host) and "
+    "only memory from cudaHostAlloc/cudaMallocHost, which is shared with the server";
+
+namespace {
+
+// Device ranges handed out for mapped host memory, by host base.
+struct Mappings {
+  std::mutex mutex;
+  std::multimap<uint64_t, uint64_t> device_base;
+};
+
+Mappings& mappings() {
+  static auto* m = new Mappings;
+  return *m;
+}
+
+cudaError_t device_pointer(void** device, void* host) {
+  if (cudaError_t e = Runtime::get().ensure_init()) return e;
+  auto range = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(host));
+  if (!range) return cudaErrorInvalidValue;
+  Call call(proto::kOpHostGetDevicePointer);
+  if (cudaError_t e = call.to_current_device()) return e;
+  if (range->shared_fd < 0 || !call.device()->session->shares_memory()) {
+    RGPU_LOG(warn, "cudaHostGetDevicePointer: not supported: %s", kMappedNeedsShm);
+    return cudaErrorNotSupported;
+  }
+  call.args().put<uint64_t>(reinterpret_cast<uint64_t>(host));
+  if (cudaError_t e = call.run()) return e;
+  uint64_t address = call.reply().get<uint64_t>();
+  uint64_t base = call.reply().get<uint64_t>();
+  uint64_t size = call.reply().get<uint64_t>();
+  std::lock_guard lock(mappings().mutex);
+  // Copies and memsets naming the device address go to this server.
+  auto known = MemoryMap::get().find_device(base);
+  if (!known) {
+    if (!MemoryMap::get().add_device(base, size, call.device_index())) return cudaErrorMemoryAllocation;
+    mappings().device_base.emplace(range->base, base);
+  } else if (known->base != base || known->device != call.device_index()) {
+    return cudaErrorMemoryAllocation;  // the address names other memory of the application
+  }
+  *device = reinterpret_cast<void*>(address);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+std::optional<uint64_t> mapped_device_address(uint64_t host) {
+  auto range = MemoryMap::get().find_host(host);
+  if (!range) return std::nullopt;
+  std::lock_guard lock(mappings().mutex);
+  auto it = mappings().device_base.find(range->base);
+  if (it == mappings().device_base.end()) return std::nullopt;
+  return it->second + (host - range->base);
+}
+
+std::optional<uint64_t> mapped_host_address(uint64_t device) {
+  auto range = MemoryMap::get().find_device(device);
+  if (!range) return std::nullopt;
+  std::lock_guard lock(mappings().mutex);
+  for (auto [host_base, device_base] : mappings().device_base)
+    if (device_base == range->base) return host_base + (device - device_base);
+  return std::nullopt;
+}
+
+void forget_mapped(uint64_t host_base) {
+  std::lock_guard lock(mappings().mutex);
+  auto [first, last] = mappings().device_base.equal_range(host_base);
+  for (auto it = first; it != last; ++it) MemoryMap::get().remove_device(it->second);
+  mappings().device_base.erase(first, last);
+}
+
+}  // namespace rgpu::client
+
+extern "C" cudaError_t cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!pDevice || !pHost || flags) return cudaErrorInvalidValue;
+    return device_pointer(pDevice, pHost);
+  });
+}
+
+extern "C" cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
+  return api([&]() -> cudaError_t {
+    if (!pFlags) return cudaErrorInvalidValue;
+    if (cudaError_t e = Runtime::get().ensure_init()) return e;
+    auto range = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(pHost));
+    if (!range) return cudaErrorInvalidValue;
+    *pFlags = range->flags;
+    return cudaSuccess;
+  });
+}

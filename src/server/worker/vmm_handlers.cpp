@@ -1,0 +1,151 @@
+// Virtual memory management (cuMemCreate, cuMemAddressReserve, cuMemMap,
+// cuMemSetAccess...). Every handle and range is checked against the
+// session's VmmTable first; ranges made readable and writable join the
+// session's mapped memory, and leave it when unmapped.
+#include <algorithm>
+
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+// The allocation properties a client sent, with no pointer of its own in them.
+bool read_prop(SessionContext& s, Request& req, CUmemAllocationProp* prop) {
+  *prop = req.args.get<CUmemAllocationProp>();
+  prop->win32HandleMetaData = nullptr;
+  return prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE && s.has_gpu(prop->location.id);
+}
+
+int32_t granularity(SessionContext& s, Request& req, proto::Writer& out) {
+  CUmemAllocationProp prop;
+  bool ok = read_prop(s, req, &prop);
+  auto option = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!ok) return cudaErrorInvalidDevice;
+  size_t g = 0;
+  if (int32_t e = s.backend().vmm_granularity(&g, prop, static_cast<CUmemAllocationGranularity_flags>(option)))
+    return e;
+  out.put<uint64_t>(g);
+  return cudaSuccess;
+}
+
+int32_t create(SessionContext& s, Request& req, proto::Writer& out) {
+  auto size = req.args.get<uint64_t>();
+  CUmemAllocationProp prop;
+  bool ok = read_prop(s, req, &prop);
+  req.args.expect_end();
+  if (!ok) return cudaErrorInvalidDevice;
+  Handle h = 0;
+  if (int32_t e = s.backend().vmm_create(&h, size, prop)) return e;
+  s.vmm.add_allocation(h, size);
+  out.put<uint64_t>(h);
+  return cudaSuccess;
+}
+
+int32_t release(SessionContext& s, Request& req, proto::Writer&) {
+  auto h = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.vmm.remove_allocation(h)) return cudaErrorInvalidValue;
+  return s.backend().vmm_release(h);
+}
+
+int32_t reserve(SessionContext& s, Request& req, proto::Writer& out) {
+  auto size = req.args.get<uint64_t>();
+  auto alignment = req.args.get<uint64_t>();
+  req.args.expect_end();
+  DevPtr p = 0;
+  if (int32_t e = s.backend().vmm_reserve(&p, size, alignment)) return e;
+  s.vmm.add_reservation(p, size);
+  out.put<uint64_t>(p);
+  return cudaSuccess;
+}
+
+int32_t free_reservation(SessionContext& s, Request& req, proto::Writer&) {
+  auto p = req.args.get<uint64_t>();
+  auto size = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.vmm.remove_reservation(p, size)) return cudaErrorInvalidValue;
+  return s.backend().vmm_free(p, size);
+}
+
+int32_t map(SessionContext& s, Request& req, proto::Writer&) {
+  auto p = req.args.get<uint64_t>();
+  auto size = req.args.get<uint64_t>();
+  auto offset = req.args.get<uint64_t>();
+  auto h = req.args.get<uint64_t>();
+  req.args.expect_end();
+  auto allocation = s.vmm.allocation_size(h);
+  if (!allocation) return cudaErrorInvalidValue;
+  if (offset > *allocation || size > *allocation - offset || !s.vmm.can_map(p, size)) return cudaErrorInvalidValue;
+  if (int32_t e = s.backend().vmm_map(p, size, offset, h)) return e;
+  s.vmm.add_mapping({p, size, h});
+  return cudaSuccess;
+}
+
+int32_t unmap(SessionContext& s, Request& req, proto::Writer&) {
+  auto p = req.args.get<uint64_t>();
+  auto size = req.args.get<uint64_t>();
+  req.args.expect_end();
+  auto mappings = s.vmm.mappings_in(p, size);
+  if (!mappings) return cudaErrorInvalidValue;
+  for (uint64_t base : s.vmm.take_access_overlapping(p, size)) s.mapped.remove(base);
+  for (const auto& m : *mappings) s.vmm.remove_mapping(m.base);
+  return s.backend().vmm_unmap(p, size);
+}
+
+int32_t set_access(SessionContext& s, Request& req, proto::Writer&) {
+  auto p = req.args.get<uint64_t>();
+  auto size = req.args.get<uint64_t>();
+  auto device = req.args.get<int32_t>();
+  auto flags = static_cast<CUmemAccess_flags>(req.args.get<int32_t>());
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  if (flags != CU_MEM_ACCESS_FLAGS_PROT_NONE && flags != CU_MEM_ACCESS_FLAGS_PROT_READ &&
+      flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+    return cudaErrorInvalidValue;
+  auto mappings = s.vmm.mappings_in(p, size);
+  if (!mappings) return cudaErrorInvalidValue;
+  if (int32_t e = s.backend().vmm_set_access(p, size, device, flags)) return e;
+  // Memory some GPU may write takes part in copies and memsets until unmapped.
+  // Ranges made accessible before that overlap this one merge with it.
+  if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+    uint64_t begin = p, end = p + size;
+    for (uint64_t base : s.vmm.take_access_overlapping(p, size)) {
+      size_t old = s.mapped.remove(base);
+      begin = std::min(begin, base);
+      end = std::max<uint64_t>(end, base + old);
+    }
+    s.mapped.add(begin, end - begin);
+    s.vmm.add_access(begin, end - begin);
+  }
+  return cudaSuccess;
+}
+
+int32_t get_access(SessionContext& s, Request& req, proto::Writer& out) {
+  auto device = req.args.get<int32_t>();
+  auto p = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  unsigned long long flags = 0;
+  if (int32_t e = s.backend().vmm_get_access(&flags, device, p)) return e;
+  out.put<uint64_t>(flags);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+void register_vmm_handlers(Dispatcher& d) {
+  d.add(proto::kOpVmmGranularity, granularity);
+  d.add(proto::kOpVmmCreate, create);
+  d.add(proto::kOpVmmRelease, release);
+  d.add(proto::kOpVmmReserve, reserve);
+  d.add(proto::kOpVmmFree, free_reservation);
+  d.add(proto::kOpVmmMap, map);
+  d.add(proto::kOpVmmUnmap, unmap);
+  d.add(proto::kOpVmmSetAccess, set_access);
+  d.add(proto::kOpVmmGetAccess, get_access);
+}
+
+}  // namespace rgpu::server

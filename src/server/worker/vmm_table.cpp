@@ -1,0 +1,96 @@
+#include "server/worker/vmm_table.hpp"
+
+namespace rgpu::server {
+
+void VmmTable::add_allocation(uint64_t handle, size_t size) {
+  std::lock_guard lock(mutex_);
+  allocations_[handle] = size;
+}
+
+bool VmmTable::remove_allocation(uint64_t handle) {
+  std::lock_guard lock(mutex_);
+  return allocations_.erase(handle) == 1;
+}
+
+std::optional<size_t> VmmTable::allocation_size(uint64_t handle) const {
+  std::lock_guard lock(mutex_);
+  auto it = allocations_.find(handle);
+  if (it == allocations_.end()) return std::nullopt;
+  return it->second;
+}
+
+void VmmTable::add_reservation(uint64_t base, size_t size) {
+  std::lock_guard lock(mutex_);
+  reservations_[base] = size;
+}
+
+bool VmmTable::remove_reservation(uint64_t base, size_t size) {
+  std::lock_guard lock(mutex_);
+  auto it = reservations_.find(base);
+  if (it == reservations_.end() || it->second != size) return false;
+  auto m = mappings_.lower_bound(base);
+  if (m != mappings_.end() && m->first < base + size) return false;
+  reservations_.erase(it);
+  return true;
+}
+
+bool VmmTable::can_map(uint64_t base, size_t size) const {
+  std::lock_guard lock(mutex_);
+  if (size == 0) return false;
+  auto r = reservations_.upper_bound(base);
+  if (r == reservations_.begin()) return false;
+  --r;
+  if (base - r->first > r->second || size > r->second - (base - r->first)) return false;
+  auto next = mappings_.lower_bound(base);
+  if (next != mappings_.end() && next->first < base + size) return false;
+  if (next != mappings_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second.size > base) return false;
+  }
+  return true;
+}
+
+void VmmTable::add_mapping(const Mapping& m) {
+  std::lock_guard lock(mutex_);
+  mappings_[m.base] = m;
+}
+
+std::optional<std::vector<VmmTable::Mapping>> VmmTable::mappings_in(uint64_t base, size_t size) const {
+  std::lock_guard lock(mutex_);
+  std::vector<Mapping> out;
+  uint64_t at = base, end = base + size;
+  if (size == 0 || end < base) return std::nullopt;
+  while (at < end) {
+    auto it = mappings_.find(at);
+    if (it == mappings_.end() || at + it->second.size > end) return std::nullopt;
+    out.push_back(it->second);
+    at += it->second.size;
+  }
+  return out;
+}
+
+void VmmTable::remove_mapping(uint64_t base) {
+  std::lock_guard lock(mutex_);
+  mappings_.erase(base);
+}
+
+void VmmTable::add_access(uint64_t base, size_t size) {
+  std::lock_guard lock(mutex_);
+  access_[base] = size;
+}
+
+std::vector<uint64_t> VmmTable::take_access_overlapping(uint64_t base, size_t size) {
+  std::lock_guard lock(mutex_);
+  std::vector<uint64_t> out;
+  for (auto it = access_.begin(); it != access_.end();) {
+    if (it->first < base + size && base < it->first + it->second) {
+      out.push_back(it->first);
+      it = access_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+}  // namespace rgpu::server

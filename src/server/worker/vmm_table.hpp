@@ -1,0 +1,53 @@
+// A session's virtual memory management objects (cuMemCreate & co.):
+// physical allocations, address reservations and what is mapped where. The
+// worker checks every call against it so a client maps only its own
+// allocations into its own reservations; ranges it made accessible enter
+// SessionContext::mapped (copies and memsets validate there).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace rgpu::server {
+
+class VmmTable {
+ public:
+  struct Mapping {
+    uint64_t base;
+    size_t size;
+    uint64_t allocation;
+  };
+
+  void add_allocation(uint64_t handle, size_t size);
+  bool remove_allocation(uint64_t handle);
+  std::optional<size_t> allocation_size(uint64_t handle) const;
+
+  void add_reservation(uint64_t base, size_t size);
+  // False unless [base, +size) is exactly one reservation with nothing mapped.
+  bool remove_reservation(uint64_t base, size_t size);
+
+  // [base, +size) lies in one reservation and overlaps no mapping.
+  bool can_map(uint64_t base, size_t size) const;
+  void add_mapping(const Mapping& m);
+  // The mappings that exactly tile [base, +size), or nothing when the range
+  // cuts one or holds a hole.
+  std::optional<std::vector<Mapping>> mappings_in(uint64_t base, size_t size) const;
+  void remove_mapping(uint64_t base);
+
+  // Ranges made readable and writable (each enters SessionContext::mapped
+  // whole); unmapping any part of one takes all of it out.
+  void add_access(uint64_t base, size_t size);
+  std::vector<uint64_t> take_access_overlapping(uint64_t base, size_t size);
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<uint64_t, size_t> allocations_;
+  std::map<uint64_t, size_t> reservations_;
+  std::map<uint64_t, Mapping> mappings_;
+  std::map<uint64_t, size_t> access_;
+};
+
+}  // namespace rgpu::server

@@ -1,0 +1,82 @@
+// Zero-copy mapped host memory. Over shm it is real: the device address of
+// cudaHostAlloc memory reaches the application's pages (device writes are
+// seen by the host, host writes by the device). Over tcp the GPU cannot
+// reach client memory: mapping fails with cudaErrorNotSupported.
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "check.h"
+
+int main() {
+  const char* transport = std::getenv("RGPU_TRANSPORT");
+  bool shm = transport && std::strcmp(transport, "shm") == 0;
+  const size_t n = 256 * 1024;
+
+  // Flags are reported for any page-locked memory.
+  void* plain = nullptr;
+  OK(cudaHostAlloc(&plain, n, cudaHostAllocPortable));
+  unsigned flags = 99;
+  OK(cudaHostGetFlags(&flags, plain));
+  CHECK(flags == cudaHostAllocPortable);
+  std::vector<unsigned char> local(64);
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaHostGetFlags(&flags, local.data()));
+  void* dev = nullptr;
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaHostGetDevicePointer(&dev, local.data(), 0));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaHostGetDevicePointer(&dev, plain, 1));
+  // Memory the application allocated itself is never shared with the server.
+  EXPECT_STATUS(cudaErrorNotSupported, cudaHostRegister(local.data(), local.size(), cudaHostRegisterMapped));
+
+  unsigned char* host = nullptr;
+  if (!shm) {
+    EXPECT_STATUS(cudaErrorNotSupported, cudaHostAlloc(reinterpret_cast<void**>(&host), n, cudaHostAllocMapped));
+    EXPECT_STATUS(cudaErrorNotSupported, cudaHostGetDevicePointer(&dev, plain, 0));
+    OK(cudaFreeHost(plain));
+    return finish();
+  }
+
+  OK(cudaHostAlloc(reinterpret_cast<void**>(&host), n, cudaHostAllocMapped));
+  OK(cudaHostGetFlags(&flags, host));
+  CHECK(flags == cudaHostAllocMapped);
+  for (size_t i = 0; i < n; ++i) host[i] = static_cast<unsigned char>(i * 13 + 1);
+  unsigned char* mapped = nullptr;
+  OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped), host, 0));
+  CHECK(mapped != nullptr);
+  unsigned char* inner = nullptr;
+  OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&inner), host + 1000, 0));
+  CHECK(inner == mapped + 1000);
+  // Pointer attributes give both sides of the mapping.
+  cudaPointerAttributes attrs;
+  OK(cudaPointerGetAttributes(&attrs, host + 8));
+  CHECK(attrs.type == cudaMemoryTypeHost && attrs.devicePointer == mapped + 8 && attrs.hostPointer == host + 8);
+  OK(cudaPointerGetAttributes(&attrs, mapped + 8));
+  CHECK(attrs.type == cudaMemoryTypeHost && attrs.devicePointer == mapped + 8 && attrs.hostPointer == host + 8);
+
+  // The device reads the host's data in place...
+  void* buffer = nullptr;
+  OK(cudaMalloc(&buffer, n));
+  OK(cudaMemcpy(buffer, mapped, n, cudaMemcpyDeviceToDevice));
+  std::vector<unsigned char> back(n);
+  OK(cudaMemcpy(back.data(), buffer, n, cudaMemcpyDeviceToHost));
+  CHECK(std::memcmp(back.data(), host, n) == 0);
+  // ...and its writes land in the host's pages.
+  OK(cudaMemset(mapped + 4096, 0x5a, 8192));
+  OK(cudaMemsetAsync(buffer, 0x33, 100));
+  OK(cudaMemcpyAsync(mapped, buffer, 100, cudaMemcpyDeviceToDevice));
+  OK(cudaDeviceSynchronize());
+  CHECK(host[0] == 0x33 && host[99] == 0x33 && host[100] == static_cast<unsigned char>(100 * 13 + 1));
+  CHECK(host[4096] == 0x5a && host[4096 + 8191] == 0x5a && host[4096 + 8192] != 0x5a);
+  // The mapping ends where the allocation does.
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaMemset(mapped + n - 10, 0, 11));
+  // Plain page-locked memory from cudaHostAlloc is mapped too (as with
+  // unified addressing).
+  OK(cudaHostGetDevicePointer(&dev, plain, 0));
+  CHECK(dev != nullptr);
+
+  OK(cudaFreeHost(host));
+  // Freed host memory has no device address any more.
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaMemset(mapped, 0, 16));
+  OK(cudaFreeHost(plain));
+  OK(cudaFree(buffer));
+  return finish();
+}
