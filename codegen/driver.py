@@ -38,7 +38,6 @@ class DriverModel:
     proc_names: list[tuple[str, str, str]]
     errors: list[tuple[str, int, str]]  # CUresult: name, value, the header's description
     reasons: dict[str, str]  # [unsupported]: why a function cannot work remotely
-    reasons: dict[str, str] = field(default_factory=dict)  # why an unsupported export cannot work
 
 
 def build_driver_model(parser) -> DriverModel:
@@ -64,8 +63,6 @@ def build_driver_model(parser) -> DriverModel:
     per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
                        error_descriptions(parser, tu), reasons)
-                       error_descriptions(parser, tu),
-                       unsupported_reasons(conf, {d.name for d in unsupported}, "cuda.toml"))
 
 
 def error_descriptions(parser, tu) -> list[tuple[str, int, str]]:
@@ -202,7 +199,6 @@ def emit_coverage(m: DriverModel) -> str:
         newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
         why = (f"legacy binding, superseded by {newer[-1]}" if newer
                else m.reasons.get(d.name, "not implemented yet"))
-        why = (f"legacy binding, superseded by {newer[-1]}" if newer else m.reasons.get(d.name, "not implemented yet"))
         status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
     done = [n for n in m.exports if status[n][0] != "unsupported"]
     lines = ["", "# CUDA driver coverage", "",

@@ -223,7 +223,6 @@ class Model:
     errors: list[tuple[str, int]]
     headers_of_forwards: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # [unsupported]: why a function cannot work
-    reasons: dict[str, str] = field(default_factory=dict)  # why an unsupported export cannot work
 
 
 def is_pointer(t) -> bool:
@@ -449,21 +448,8 @@ def build_model(parser: Parser) -> Model:
     for f in forwards:
         if f.decl.header not in hdrs:
             hdrs.append(f.decl.header)
-    reasons = unsupported_reasons(conf, {d.name for d in unsupported}, "cudart.toml")
     return Model(exports, manual, forwards, per_thread, unsupported, ops, first_generated,
                  errors, hdrs, reasons)
-
-
-def unsupported_reasons(conf: dict, unsupported: set[str], file: str) -> dict[str, str]:
-    """[unsupported] reasons = { name = "why" }: exports that cannot work remotely."""
-    table = conf.get("unsupported", {})
-    if set(table) - {"reasons"}:
-        raise GenError(f"{file}: [unsupported] takes only `reasons`")
-    reasons = dict(table.get("reasons", {}))
-    for n, why in reasons.items():
-        if n not in unsupported or not isinstance(why, str) or not why:
-            raise GenError(f"{file}: a reason for {n}, which is not an unsupported export, or an empty one")
-    return reasons
 
 
 # --------------------------------------------------------------------------
@@ -773,8 +759,6 @@ def emit_coverage(m: Model) -> str:
         why = m.reasons.get(d.name, "not implemented yet")
         status[d.name] = ("unsupported", "graphics interop: out of scope" if d.abi_only
                           else f"{why}: returns cudaErrorNotSupported, logs its name once")
-        why = "graphics interop: out of scope" if d.abi_only else m.reasons.get(d.name, "not implemented yet")
-        status[d.name] = ("unsupported", why if d.abi_only else f"{why}: returns cudaErrorNotSupported, logs its name once")
     interop = {d.name for d in m.unsupported if d.abi_only}
     counted = [n for n in m.exports if n not in interop]
     done = [n for n in counted if status[n][0] != "unsupported"]

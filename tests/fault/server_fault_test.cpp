@@ -752,6 +752,8 @@ TEST_F(ServerFault, TextureReferenceOpsCheckHandlesAndBindings) {
   EXPECT_EQ(b->call(proto::kOpTexRefDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
   EXPECT_EQ(a->call(proto::kOpTexRefDestroy, 0, destroy.bytes(), {}, reply), cudaSuccess);
   EXPECT_EQ(set(*a, ref, proto::RefAttr::address_mode, mode), cudaErrorInvalidResourceHandle);
+}
+
 // Issue 4's sharing ops (IPC, virtual memory management, peers, mapped and
 // managed memory) check every handle, range and ordinal before the backend.
 TEST_F(ServerFault, IpcHandlesAreCheckedAndOnlyNameThisServersExports) {

@@ -138,9 +138,6 @@ extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void* dstHost, CUarray srcArray
   return cuMemcpyAtoH_v2(dstHost, srcArray, srcOffset, ByteCount);
 }
 
-extern "C" CUresult CUDAAPI cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuMemcpyDtoA_v2(dstArray, dstOffset, srcDevice, ByteCount);
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
@@ -149,6 +146,11 @@ extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_ptsz(CUdeviceptr* dsts, CUdevicep
 extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpyBatchAsync_v2(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpyDtoA_v2(dstArray, dstOffset, srcDevice, ByteCount);
 }
 
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
@@ -266,6 +268,11 @@ extern "C" CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned c
   return cuMemsetD8_v2(dstDevice, uc, N);
 }
 
+extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamAttachMemAsync(hStream, dptr, length, flags);
+}
+
 extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamCopyAttributes(dst, src);
@@ -274,9 +281,6 @@ extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream s
 extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamGetDevice(hStream, device);
-extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuStreamAttachMemAsync(hStream, dptr, length, flags);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {

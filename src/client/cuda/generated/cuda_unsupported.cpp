@@ -179,18 +179,6 @@ extern "C" CUresult CUDAAPI cuGreenCtxStreamCreate(CUstream*, CUgreenCtx, unsign
 extern "C" CUresult CUDAAPI cuGreenCtxWaitEvent(CUgreenCtx, CUevent) { return rgpu::client::driver_unsupported("cuGreenCtxWaitEvent"); }
 extern "C" CUresult CUDAAPI cuImportExternalMemory(CUexternalMemory*, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalMemory"); }
 extern "C" CUresult CUDAAPI cuImportExternalSemaphore(CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalSemaphore"); }
-extern "C" CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr) { return rgpu::client::driver_unsupported("cuIpcCloseMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle*, CUevent) { return rgpu::client::driver_unsupported("cuIpcGetEventHandle"); }
-extern "C" CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuIpcGetMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcOpenEventHandle(CUevent*, CUipcEventHandle) { return rgpu::client::driver_unsupported("cuIpcOpenEventHandle"); }
-extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
-extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelGetAttribute"); }
-extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
-extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetAttribute"); }
-extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetCacheConfig"); }
-extern "C" CUresult CUDAAPI cuLaunch(CUfunction) { return rgpu::client::driver_unsupported("cuLaunch"); }
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernel"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc"); }
 extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc_ptsz"); }
@@ -204,15 +192,6 @@ extern "C" CUresult CUDAAPI cuLinkComplete(CUlinkState, void**, size_t*) { retur
 extern "C" CUresult CUDAAPI cuLinkCreate(unsigned int, CUjit_option*, void**, CUlinkState*) { return rgpu::client::driver_unsupported("cuLinkCreate"); }
 extern "C" CUresult CUDAAPI cuLinkCreate_v2(unsigned int, CUjit_option*, void**, CUlinkState*) { return rgpu::client::driver_unsupported("cuLinkCreate_v2"); }
 extern "C" CUresult CUDAAPI cuLinkDestroy(CUlinkState) { return rgpu::client::driver_unsupported("cuLinkDestroy"); }
-extern "C" CUresult CUDAAPI cuMemAddressFree(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemAddressFree"); }
-extern "C" CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) { return rgpu::client::driver_unsupported("cuMemAddressReserve"); }
-extern "C" CUresult CUDAAPI cuMemAdvise(CUdeviceptr, size_t, CUmem_advise, CUdevice) { return rgpu::client::driver_unsupported("cuMemAdvise"); }
-extern "C" CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr, size_t, CUmem_advise, CUmemLocation) { return rgpu::client::driver_unsupported("cuMemAdvise_v2"); }
-extern "C" CUresult CUDAAPI cuLogsCurrent(CUlogIterator*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsCurrent"); }
-extern "C" CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator*, const char*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToFile"); }
-extern "C" CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator*, char*, size_t*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToMemory"); }
-extern "C" CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback, void*, CUlogsCallbackHandle*) { return rgpu::client::driver_unsupported("cuLogsRegisterCallback"); }
-extern "C" CUresult CUDAAPI cuLogsUnregisterCallback(CUlogsCallbackHandle) { return rgpu::client::driver_unsupported("cuLogsUnregisterCallback"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
 extern "C" CUresult CUDAAPI cuMemAllocHost(void**, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocHost"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
@@ -243,14 +222,6 @@ extern "C" CUresult CUDAAPI cuMemcpyAtoA(CUarray, unsigned int, CUarray, unsigne
 extern "C" CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr_v1, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoH(void*, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoH"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync(void*, CUarray, unsigned int, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_ptsz(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyBatchAsync_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2(void*, CUarray, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync_v2_ptsz(void*, CUarray, size_t, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2(void*, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoH_v2"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoH_v2_ptds(void*, CUarray, size_t, size_t) { return rgpu::client::driver_unsupported("cuMemcpyAtoH_v2_ptds"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoA(CUarray, unsigned int, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyDtoDAsync"); }

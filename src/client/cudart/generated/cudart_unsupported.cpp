@@ -12,29 +12,6 @@ extern "C" {
 cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*);
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
-cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync_ptsz(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy2DFromArray_ptds(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy2DToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy3DAsync_ptsz(const cudaMemcpy3DParms*, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DBatchAsync_ptsz(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms*, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms*);
-cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const cudaMemcpy3DParms*);
-cudaError_t CUDARTAPI cudaMemcpyArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyFromArray_ptds(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent);
 cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t);
 cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode);
 cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptureMode);
@@ -79,12 +56,6 @@ cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t) { return rgpu::client::unsupported("cudaDestroyExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int*, int, int) { return rgpu::client::unsupported("cudaDeviceCanAccessPeer"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int) { return rgpu::client::unsupported("cudaDeviceDisablePeerAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int, unsigned int) { return rgpu::client::unsupported("cudaDeviceEnablePeerAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaDestroySurfaceObject(cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaDestroySurfaceObject"); }
-extern "C" cudaError_t CUDARTAPI cudaDestroyTextureObject(cudaTextureObject_t) { return rgpu::client::unsupported("cudaDestroyTextureObject"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetByPCIBusId(int*, const char*) { return rgpu::client::unsupported("cudaDeviceGetByPCIBusId"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceGetGraphMemAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
@@ -211,98 +182,12 @@ extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterOutputSurface(void) { 
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterVideoSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterVideoSurface"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalMemory(cudaExternalMemory_t*, const cudaExternalMemoryHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalSemaphore(cudaExternalSemaphore_t*, const cudaExternalSemaphoreHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalSemaphore"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcCloseMemHandle(void*) { return rgpu::client::unsupported("cudaIpcCloseMemHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcGetEventHandle(cudaIpcEventHandle_t*, cudaEvent_t) { return rgpu::client::unsupported("cudaIpcGetEventHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcGetMemHandle(cudaIpcMemHandle_t*, void*) { return rgpu::client::unsupported("cudaIpcGetMemHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcOpenEventHandle(cudaEvent_t*, cudaIpcEventHandle_t) { return rgpu::client::unsupported("cudaIpcOpenEventHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaIpcOpenMemHandle(void**, cudaIpcMemHandle_t, unsigned int) { return rgpu::client::unsupported("cudaIpcOpenMemHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetManaged(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void**, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetUnifiedFunction"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocManaged(void**, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocManaged"); }
-extern "C" cudaError_t CUDARTAPI cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) { return rgpu::client::unsupported("cudaMemAdvise"); }
-extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardAndPrefetchBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync(void**, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemDiscardBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemGetDefaultMemPool(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType) { return rgpu::client::unsupported("cudaMemGetDefaultMemPool"); }
-extern "C" cudaError_t CUDARTAPI cudaMemGetMemPool(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType) { return rgpu::client::unsupported("cudaMemGetMemPool"); }
-extern "C" cudaError_t CUDARTAPI cudaKernelSetAttributeForDevice(cudaKernel_t, cudaFuncAttribute, int, int) { return rgpu::client::unsupported("cudaKernelSetAttributeForDevice"); }
-extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC"); }
-extern "C" cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**) { return rgpu::client::unsupported("cudaLaunchKernelExC_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryEnumerateKernels(cudaKernel_t*, unsigned int, cudaLibrary_t) { return rgpu::client::unsupported("cudaLibraryEnumerateKernels"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetGlobal(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetGlobal"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetKernel(cudaKernel_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetKernel"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetKernelCount(unsigned int*, cudaLibrary_t) { return rgpu::client::unsupported("cudaLibraryGetKernelCount"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetManaged(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetManaged"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void**, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetUnifiedFunction"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryLoadData(cudaLibrary_t*, const void*, cudaJitOption*, void**, unsigned int, cudaLibraryOption*, void**, unsigned int) { return rgpu::client::unsupported("cudaLibraryLoadData"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryLoadFromFile(cudaLibrary_t*, const char*, cudaJitOption*, void**, unsigned int, cudaLibraryOption*, void**, unsigned int) { return rgpu::client::unsupported("cudaLibraryLoadFromFile"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryUnload(cudaLibrary_t) { return rgpu::client::unsupported("cudaLibraryUnload"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsCurrent(cudaLogIterator*, unsigned int) { return rgpu::client::unsupported("cudaLogsCurrent"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsDumpToFile(cudaLogIterator*, const char*, unsigned int) { return rgpu::client::unsupported("cudaLogsDumpToFile"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsDumpToMemory(cudaLogIterator*, char*, size_t*, unsigned int) { return rgpu::client::unsupported("cudaLogsDumpToMemory"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsRegisterCallback(cudaLogsCallback_t, void*, cudaLogsCallbackHandle*) { return rgpu::client::unsupported("cudaLogsRegisterCallback"); }
-extern "C" cudaError_t CUDARTAPI cudaLogsUnregisterCallback(cudaLogsCallbackHandle) { return rgpu::client::unsupported("cudaLogsUnregisterCallback"); }
-extern "C" cudaError_t CUDARTAPI cudaMalloc3D(cudaPitchedPtr*, cudaExtent) { return rgpu::client::unsupported("cudaMalloc3D"); }
-extern "C" cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int) { return rgpu::client::unsupported("cudaMalloc3DArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t*, const cudaChannelFormatDesc*, size_t, size_t, unsigned int) { return rgpu::client::unsupported("cudaMallocArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMallocMipmappedArray(cudaMipmappedArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaMallocMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportPointer(cudaMemPoolPtrExportData*, void*) { return rgpu::client::unsupported("cudaMemPoolExportPointer"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportToShareableHandle(void*, cudaMemPool_t, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolExportToShareableHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportFromShareableHandle(cudaMemPool_t*, void*, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolImportFromShareableHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportPointer(void**, cudaMemPool_t, cudaMemPoolPtrExportData*) { return rgpu::client::unsupported("cudaMemPoolImportPointer"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolSetAccess(cudaMemPool_t, const cudaMemAccessDesc*, size_t) { return rgpu::client::unsupported("cudaMemPoolSetAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemPrefetchBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemRangeGetAttribute(void*, size_t, cudaMemRangeAttribute, const void*, size_t) { return rgpu::client::unsupported("cudaMemRangeGetAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaMemRangeGetAttributes(void**, size_t*, cudaMemRangeAttribute*, size_t, const void*, size_t) { return rgpu::client::unsupported("cudaMemRangeGetAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaMemSetMemPool(cudaMemLocation*, cudaMemAllocationType, cudaMemPool_t) { return rgpu::client::unsupported("cudaMemSetMemPool"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyBatchAsync(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyPeer(void*, int, const void*, int, size_t) { return rgpu::client::unsupported("cudaMemcpyPeer"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void*, int, const void*, int, size_t, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyPeerAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DArrayToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DArrayToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArray(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DFromArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy2DFromArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync_ptsz(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy2DFromArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DFromArray_ptds(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DFromArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DToArray(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy2DToArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy2DToArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy2DToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpy2DToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3D(const cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaMemcpy3D"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DAsync(const cudaMemcpy3DParms*, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DAsync_ptsz(const cudaMemcpy3DParms*, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DBatchAsync(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DBatchAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DBatchAsync_ptsz(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DBatchAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeer(const cudaMemcpy3DPeerParms*) { return rgpu::client::unsupported("cudaMemcpy3DPeer"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync(const cudaMemcpy3DPeerParms*, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DPeerAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms*, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpy3DPeerAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms*) { return rgpu::client::unsupported("cudaMemcpy3DPeer_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaMemcpy3D_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyArrayToArray(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyArrayToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyArrayToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArray(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyFromArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyFromArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyFromArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyFromArray_ptds(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyFromArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) { return rgpu::client::unsupported("cudaMemcpyToArrayAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaMemcpyToArray_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3D(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync(cudaPitchedPtr, int, cudaExtent, cudaStream_t) { return rgpu::client::unsupported("cudaMemset3DAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t) { return rgpu::client::unsupported("cudaMemset3DAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent) { return rgpu::client::unsupported("cudaMemset3D_ptds"); }
-extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetMemoryRequirements(cudaArrayMemoryRequirements*, cudaMipmappedArray_t, int) { return rgpu::client::unsupported("cudaMipmappedArrayGetMemoryRequirements"); }
-extern "C" cudaError_t CUDARTAPI cudaMipmappedArrayGetSparseProperties(cudaArraySparseProperties*, cudaMipmappedArray_t) { return rgpu::client::unsupported("cudaMipmappedArrayGetSparseProperties"); }
-extern "C" cudaError_t CUDARTAPI cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, const void*, int, int) { return rgpu::client::unsupported("cudaOccupancyAvailableDynamicSMemPerBlock"); }
-extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxActiveClusters(int*, const void*, const cudaLaunchConfig_t*) { return rgpu::client::unsupported("cudaOccupancyMaxActiveClusters"); }
-extern "C" cudaError_t CUDARTAPI cudaOccupancyMaxPotentialClusterSize(int*, const void*, const cudaLaunchConfig_t*) { return rgpu::client::unsupported("cudaOccupancyMaxPotentialClusterSize"); }
-extern "C" cudaError_t CUDARTAPI cudaSetValidDevices(int*, int) { return rgpu::client::unsupported("cudaSetValidDevices"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCapture"); }

@@ -321,6 +321,7 @@ class CudaBackend final : public CudaForwardedApi {
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     return rt(cuFuncSetSharedMemConfig(as<CUfunction>(function), static_cast<CUsharedconfig>(config)));
 #pragma GCC diagnostic pop
+  }
 
   int32_t device_can_access_peer(int* can, int device, int peer) override {
     return cudaDeviceCanAccessPeer(can, device, peer);
