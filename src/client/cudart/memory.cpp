@@ -189,11 +189,9 @@ extern "C" cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int fla
   return api([&]() -> cudaError_t {
     if (!ptr || size == 0) return cudaErrorInvalidValue;
     if (cudaError_t e = Runtime::get().ensure_init()) return e;
-    // Memory the application already has cannot become shared memory.
-    if (flags & cudaHostRegisterMapped) {
-      RGPU_LOG(warn, "cudaHostRegister(cudaHostRegisterMapped): not supported: %s", kMappedNeedsShm);
-      return cudaErrorNotSupported;
-    }
+    // Memory the application already has cannot become shared memory, so a
+    // mapped registration has no device address: cudaHostGetDevicePointer
+    // says so, while programs that only ask for the flag keep working.
     if (MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
       return cudaErrorHostMemoryAlreadyRegistered;
     MemoryMap::get().add_host(reinterpret_cast<uint64_t>(ptr), size, flags, true);

@@ -24,8 +24,11 @@ int main() {
   void* dev = nullptr;
   EXPECT_STATUS(cudaErrorInvalidValue, cudaHostGetDevicePointer(&dev, local.data(), 0));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaHostGetDevicePointer(&dev, plain, 1));
-  // Memory the application allocated itself is never shared with the server.
-  EXPECT_STATUS(cudaErrorNotSupported, cudaHostRegister(local.data(), local.size(), cudaHostRegisterMapped));
+  // Memory the application allocated itself is never shared with the server:
+  // it registers, but has no device address.
+  OK(cudaHostRegister(local.data(), local.size(), cudaHostRegisterMapped));
+  EXPECT_STATUS(cudaErrorNotSupported, cudaHostGetDevicePointer(&dev, local.data(), 0));
+  OK(cudaHostUnregister(local.data()));
 
   unsigned char* host = nullptr;
   if (!shm) {
