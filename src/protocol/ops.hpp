@@ -70,6 +70,7 @@ enum Op : uint16_t {
   kOpDeviceSynchronize = 60,
   kOpDeviceReset = 61,
   kOpGetDeviceProperties = 62,
+  kOpDeviceGetAttribute = 63,
 
   // Driver API (libcuda.so.1): 100-199.
   kOpModuleLoadImage = 100,      // a whole image (fat binary, cubin, PTX) -> module handle

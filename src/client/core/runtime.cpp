@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "client/core/host_memory_model.hpp"
 #include "common/log.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/ops.hpp"
@@ -113,6 +114,7 @@ cudaError_t Runtime::properties(int index, const cudaDeviceProp** out) {
         return;
       }
       std::memcpy(&d->props, reply.data(), sizeof d->props);
+      adjust_host_memory_facts(d->props, d->session->shares_memory());
     }
   });
   *out = &d->props;

@@ -4,6 +4,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
 #include "client/cudart/array_objects.hpp"
@@ -31,6 +32,24 @@ extern "C" cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device)
     const cudaDeviceProp* p;
     if (cudaError_t e = rt.properties(device, &p)) return e;
     *prop = *p;
+    return cudaSuccess;
+  });
+}
+
+// Facts about the application's host memory are rgpu's (host_memory_model.hpp).
+extern "C" cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  return api([&]() -> cudaError_t {
+    if (!value) return cudaErrorInvalidValue;
+    Call call(proto::kOpDeviceGetAttribute);
+    int32_t remote;
+    if (cudaError_t e = call.to_device(device, &remote)) return e;
+    if (auto v = host_memory_attribute(attr, call.device()->session->shares_memory())) {
+      *value = *v;
+      return cudaSuccess;
+    }
+    call.quiet().args().put(attr).put<int32_t>(remote);
+    if (cudaError_t e = call.run()) return e;
+    *value = call.reply().get<int32_t>();
     return cudaSuccess;
   });
 }

@@ -65,6 +65,7 @@ const char* op_name(uint16_t op) {
     case kOpDeviceSynchronize: return "DeviceSynchronize";
     case kOpDeviceReset: return "DeviceReset";
     case kOpGetDeviceProperties: return "GetDeviceProperties";
+    case kOpDeviceGetAttribute: return "DeviceGetAttribute";
     case kOpModuleLoadImage: return "ModuleLoadImage";
     case kOpModuleGetFunction: return "ModuleGetFunction";
     case kOpModuleGetGlobal: return "ModuleGetGlobal";
@@ -118,7 +119,6 @@ const char* op_name(uint16_t op) {
     case kOpIpcCloseMemHandle: return "IpcCloseMemHandle";
     case kOpIpcGetEventHandle: return "IpcGetEventHandle";
     case kOpIpcOpenEventHandle: return "IpcOpenEventHandle";
-    case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

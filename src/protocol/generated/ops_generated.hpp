@@ -8,30 +8,29 @@
 namespace rgpu::proto {
 
 enum GeneratedOp : uint16_t {
-  kOp_cudaDeviceGetAttribute = 1000,
-  kOp_cudaDeviceSetLimit = 1001,
-  kOp_cudaDeviceGetLimit = 1002,
-  kOp_cudaDeviceSetCacheConfig = 1003,
-  kOp_cudaDeviceGetCacheConfig = 1004,
-  kOp_cudaSetDeviceFlags = 1005,
-  kOp_cudaGetDeviceFlags = 1006,
-  kOp_cudaDeviceGetStreamPriorityRange = 1007,
-  kOp_cudaDeviceGetPCIBusId = 1008,
-  kOp_cudaStreamGetPriority = 1009,
-  kOp_cudaStreamGetFlags = 1010,
-  kOp_cudaDeviceSetSharedMemConfig = 1011,
-  kOp_cudaDeviceGetSharedMemConfig = 1012,
-  kOp_cudaStreamGetId = 1013,
-  kOp_cudaStreamIsCapturing = 1014,
-  kOp_cudaInitDevice = 1015,
-  kOp_cudaCtxResetPersistingL2Cache = 1016,
-  kOp_cudaProfilerStart = 1017,
-  kOp_cudaProfilerStop = 1018,
-  kOp_cudaDeviceGraphMemTrim = 1019,
-  kOp_cudaDeviceFlushGPUDirectRDMAWrites = 1020,
-  kOp_cudaDeviceGetTexture1DLinearMaxWidth = 1021,
+  kOp_cudaDeviceSetLimit = 1000,
+  kOp_cudaDeviceGetLimit = 1001,
+  kOp_cudaDeviceSetCacheConfig = 1002,
+  kOp_cudaDeviceGetCacheConfig = 1003,
+  kOp_cudaSetDeviceFlags = 1004,
+  kOp_cudaGetDeviceFlags = 1005,
+  kOp_cudaDeviceGetStreamPriorityRange = 1006,
+  kOp_cudaDeviceGetPCIBusId = 1007,
+  kOp_cudaStreamGetPriority = 1008,
+  kOp_cudaStreamGetFlags = 1009,
+  kOp_cudaDeviceSetSharedMemConfig = 1010,
+  kOp_cudaDeviceGetSharedMemConfig = 1011,
+  kOp_cudaStreamGetId = 1012,
+  kOp_cudaStreamIsCapturing = 1013,
+  kOp_cudaInitDevice = 1014,
+  kOp_cudaCtxResetPersistingL2Cache = 1015,
+  kOp_cudaProfilerStart = 1016,
+  kOp_cudaProfilerStop = 1017,
+  kOp_cudaDeviceGraphMemTrim = 1018,
+  kOp_cudaDeviceFlushGPUDirectRDMAWrites = 1019,
+  kOp_cudaDeviceGetTexture1DLinearMaxWidth = 1020,
 };
 
-constexpr uint16_t kGeneratedOpCount = 22;
+constexpr uint16_t kGeneratedOpCount = 21;
 
 }  // namespace rgpu::proto

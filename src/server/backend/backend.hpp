@@ -49,6 +49,7 @@ class Backend : public ForwardedApi {
   virtual int32_t versions(int* driver, int* runtime) = 0;
   virtual int32_t device_count(int* count) = 0;
   virtual int32_t get_device_properties(cudaDeviceProp* prop, int ordinal) = 0;
+  virtual int32_t device_attribute(int* value, cudaDeviceAttr attr, int ordinal) = 0;
   virtual int32_t device_synchronize() = 0;
   virtual int32_t device_reset() = 0;
   virtual std::string error_string(int32_t error) = 0;

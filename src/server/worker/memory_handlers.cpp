@@ -86,6 +86,17 @@ int32_t get_device_properties(SessionContext& s, Request& req, proto::Writer& ou
   return cudaSuccess;
 }
 
+int32_t device_get_attribute(SessionContext& s, Request& req, proto::Writer& out) {
+  auto attr = req.args.get<cudaDeviceAttr>();
+  auto ordinal = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(ordinal)) return cudaErrorInvalidDevice;
+  int value = 0;
+  if (int32_t e = s.backend().device_attribute(&value, attr, ordinal)) return e;
+  out.put<int32_t>(value);
+  return cudaSuccess;
+}
+
 int32_t get_error_string(SessionContext& s, Request& req, proto::Writer& out) {
   auto error = req.args.get<int32_t>();
   req.args.expect_end();
@@ -106,6 +117,7 @@ void register_device_handlers(Dispatcher& d) {
   d.add(proto::kOpDeviceSynchronize, device_synchronize);
   d.add(proto::kOpDeviceReset, device_reset);
   d.add(proto::kOpGetDeviceProperties, get_device_properties);
+  d.add(proto::kOpDeviceGetAttribute, device_get_attribute);
   d.add(proto::kOpGetErrorString, get_error_string);
 }
 

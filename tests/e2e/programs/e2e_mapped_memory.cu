@@ -13,6 +13,21 @@ int main() {
   bool shm = transport && std::strcmp(transport, "shm") == 0;
   const size_t n = 256 * 1024;
 
+  // What the GPU can do with this process's memory is rgpu's answer (the
+  // test backend reports a GPU on a host with HMM), the same through
+  // properties, runtime and driver attributes.
+  cudaDeviceProp prop;
+  OK(cudaGetDeviceProperties(&prop, 0));
+  int pageable = -1, map = -1, managed = -1, concurrent = -1;
+  OK(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, 0));
+  OK(cudaDeviceGetAttribute(&map, cudaDevAttrCanMapHostMemory, 0));
+  OK(cudaDeviceGetAttribute(&managed, cudaDevAttrManagedMemory, 0));
+  OK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, 0));
+  CHECK(pageable == 0 && prop.pageableMemoryAccess == 0);
+  CHECK(map == shm && prop.canMapHostMemory == map);
+  CHECK(managed == shm && prop.managedMemory == managed);
+  CHECK(concurrent == shm && prop.concurrentManagedAccess == concurrent);
+
   // Flags are reported for any page-locked memory.
   void* plain = nullptr;
   OK(cudaHostAlloc(&plain, n, cudaHostAllocPortable));

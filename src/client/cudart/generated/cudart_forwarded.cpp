@@ -12,20 +12,6 @@
 #include "client/core/call.hpp"
 #include "protocol/generated/ops_generated.hpp"
 
-extern "C" cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
-  return rgpu::client::api([&]() -> cudaError_t {
-    if (!value) return cudaErrorInvalidValue;
-    rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceGetAttribute);
-    int32_t device_remote;
-    if (cudaError_t e = call.to_device(device, &device_remote)) return e;
-    call.quiet();
-    call.args().put(attr).put(device_remote);
-    if (cudaError_t e = call.run()) return e;
-    *value = call.reply().get<int>();
-    return cudaSuccess;
-  });
-}
-
 extern "C" cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
   return rgpu::client::api([&]() -> cudaError_t {
     rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceSetLimit);

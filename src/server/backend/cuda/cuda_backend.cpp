@@ -68,6 +68,9 @@ class CudaBackend final : public CudaForwardedApi {
     return cudaRuntimeGetVersion(runtime);
   }
   int32_t device_count(int* count) override { return cudaGetDeviceCount(count); }
+  int32_t device_attribute(int* value, cudaDeviceAttr attr, int ordinal) override {
+    return cudaDeviceGetAttribute(value, attr, ordinal);
+  }
   int32_t get_device_properties(cudaDeviceProp* prop, int ordinal) override {
     return cudaGetDeviceProperties(prop, ordinal);
   }

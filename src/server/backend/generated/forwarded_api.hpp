@@ -14,7 +14,6 @@ class ForwardedApi {
  public:
   virtual ~ForwardedApi() = default;
 
-  virtual int32_t cudaDeviceGetAttribute(int* /*value*/, cudaDeviceAttr /*attr*/, int /*device*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceSetLimit(cudaLimit /*limit*/, size_t /*value*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceGetLimit(size_t* /*pValue*/, cudaLimit /*limit*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceSetCacheConfig(cudaFuncCache /*cacheConfig*/) { return cudaErrorNotSupported; }

@@ -211,6 +211,10 @@ class HostTestBackend final : public Backend {
     p->unifiedAddressing = 1;
     p->concurrentKernels = 1;
     p->asyncEngineCount = 2;
+    // As a GPU on a host with HMM reports them: the client answers these
+    // for the application's host instead.
+    p->canMapHostMemory = p->managedMemory = p->concurrentManagedAccess = 1;
+    p->pageableMemoryAccess = 1;
     p->pciDeviceID = ordinal;
     return cudaSuccess;
   }
@@ -560,7 +564,7 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
 
-  int32_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) override {
+  int32_t device_attribute(int* value, cudaDeviceAttr attr, int device) override {
     cudaDeviceProp p;
     if (int32_t e = get_device_properties(&p, device)) return e;
     switch (attr) {
@@ -575,6 +579,10 @@ class HostTestBackend final : public Backend {
       case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
       case cudaDevAttrCooperativeLaunch: *value = 1; break;
       case cudaDevAttrClusterLaunch: *value = 1; break;
+      case cudaDevAttrCanMapHostMemory: *value = p.canMapHostMemory; break;
+      case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
+      case cudaDevAttrConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
+      case cudaDevAttrPageableMemoryAccess: *value = p.pageableMemoryAccess; break;
       default: return cudaErrorInvalidValue;
     }
     return cudaSuccess;

@@ -16,17 +16,6 @@ namespace rgpu::server {
 
 constexpr int kMaxOutString = 4096;
 
-static int32_t handle_cudaDeviceGetAttribute(SessionContext& s, Request& req, proto::Writer& out) {
-  auto attr = req.args.get<cudaDeviceAttr>();
-  int device = req.args.get<int32_t>();
-  req.args.expect_end();
-  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
-  int value{};
-  if (int32_t e = s.backend().cudaDeviceGetAttribute(&value, attr, device)) return e;
-  out.put(value);
-  return cudaSuccess;
-}
-
 static int32_t handle_cudaDeviceSetLimit(SessionContext& s, Request& req, proto::Writer&) {
   auto limit = req.args.get<cudaLimit>();
   auto value = req.args.get<size_t>();
@@ -199,7 +188,6 @@ static int32_t handle_cudaDeviceGetTexture1DLinearMaxWidth(SessionContext& s, Re
 }
 
 void register_forwarded_handlers(Dispatcher& d) {
-  d.add(proto::kOp_cudaDeviceGetAttribute, handle_cudaDeviceGetAttribute);
   d.add(proto::kOp_cudaDeviceSetLimit, handle_cudaDeviceSetLimit);
   d.add(proto::kOp_cudaDeviceGetLimit, handle_cudaDeviceGetLimit);
   d.add(proto::kOp_cudaDeviceSetCacheConfig, handle_cudaDeviceSetCacheConfig);

@@ -6,10 +6,6 @@
 
 namespace rgpu::server {
 
-int32_t CudaForwardedApi::cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
-  return ::cudaDeviceGetAttribute(value, attr, device);
-}
-
 int32_t CudaForwardedApi::cudaDeviceSetLimit(cudaLimit limit, size_t value) {
   return ::cudaDeviceSetLimit(limit, value);
 }

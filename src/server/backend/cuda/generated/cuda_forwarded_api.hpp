@@ -11,7 +11,6 @@ namespace rgpu::server {
 
 class CudaForwardedApi : public Backend {
  public:
-  int32_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) override;
   int32_t cudaDeviceSetLimit(cudaLimit limit, size_t value) override;
   int32_t cudaDeviceGetLimit(size_t* pValue, cudaLimit limit) override;
   int32_t cudaDeviceSetCacheConfig(cudaFuncCache cacheConfig) override;

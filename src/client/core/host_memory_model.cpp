@@ -1,0 +1,34 @@
+#include "client/core/host_memory_model.hpp"
+
+namespace rgpu::client {
+
+void adjust_host_memory_facts(cudaDeviceProp& p, bool shares_memory) {
+  p.pageableMemoryAccess = 0;
+  p.pageableMemoryAccessUsesHostPageTables = 0;
+  p.canUseHostPointerForRegisteredMem = 0;
+  p.hostNativeAtomicSupported = 0;
+  if (!shares_memory) {
+    p.canMapHostMemory = 0;
+    p.managedMemory = 0;
+    p.concurrentManagedAccess = 0;
+  }
+}
+
+std::optional<int> host_memory_attribute(cudaDeviceAttr attr, bool shares_memory) {
+  switch (attr) {
+    case cudaDevAttrPageableMemoryAccess:
+    case cudaDevAttrPageableMemoryAccessUsesHostPageTables:
+    case cudaDevAttrCanUseHostPointerForRegisteredMem:
+    case cudaDevAttrHostNativeAtomicSupported:
+      return 0;
+    case cudaDevAttrCanMapHostMemory:
+    case cudaDevAttrManagedMemory:
+    case cudaDevAttrConcurrentManagedAccess:
+      if (!shares_memory) return 0;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace rgpu::client
