@@ -1,20 +1,12 @@
 #include "client/core/memory_map.hpp"
 
+#include "client/core/address_range_lookup.hpp"
+
 namespace rgpu::client {
 
 MemoryMap& MemoryMap::get() {
   static auto* m = new MemoryMap;
   return *m;
-}
-
-template <typename R>
-std::optional<R> MemoryMap::lookup(const std::map<uint64_t, R>& m, uint64_t ptr, size_t n) {
-  auto it = m.upper_bound(ptr);
-  if (it == m.begin()) return std::nullopt;
-  --it;
-  uint64_t offset = ptr - it->first;
-  if (offset >= it->second.size || n > it->second.size - offset) return std::nullopt;
-  return it->second;
 }
 
 bool MemoryMap::add_device(uint64_t base, size_t size, int device) {
@@ -40,7 +32,7 @@ std::optional<DeviceRange> MemoryMap::remove_device(uint64_t base) { return remo
 
 std::optional<DeviceRange> MemoryMap::find_device(uint64_t ptr, size_t n) const {
   std::lock_guard lock(mutex_);
-  return lookup(device_, ptr, n == 0 ? 1 : n);
+  return find_range(device_, ptr, n == 0 ? 1 : n);
 }
 
 void MemoryMap::forget_device(int device) {
@@ -55,7 +47,7 @@ void MemoryMap::add_host(uint64_t base, size_t size, unsigned flags, bool regist
 
 std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
   std::lock_guard lock(mutex_);
-  auto r = lookup(host_, ptr, n == 0 ? 1 : n);
+  auto r = find_range(host_, ptr, n == 0 ? 1 : n);
   if (!r || r->shared_fd < 0) return std::nullopt;
   return r;
 }
@@ -64,7 +56,7 @@ std::optional<HostRange> MemoryMap::remove_host(uint64_t base) { return remove(h
 
 std::optional<HostRange> MemoryMap::find_host(uint64_t ptr) const {
   std::lock_guard lock(mutex_);
-  return lookup(host_, ptr, 1);
+  return find_range(host_, ptr, 1);
 }
 
 }  // namespace rgpu::client

@@ -46,8 +46,6 @@ class MemoryMap {
 
  private:
   template <typename R>
-  static std::optional<R> lookup(const std::map<uint64_t, R>& m, uint64_t ptr, size_t n);
-  template <typename R>
   std::optional<R> remove(std::map<uint64_t, R>& m, uint64_t base);
 
   mutable std::mutex mutex_;

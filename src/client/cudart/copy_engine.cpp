@@ -107,6 +107,19 @@ cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_
   return async ? call.post() : call.run();
 }
 
+cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t n, cudaStream_t stream, bool async) {
+  Call call(proto::kOpMemcpyDtoD);
+  uint64_t s;
+  if (cudaError_t e = route_to_memory(call, route_device, stream, &s)) return e;
+  call.args()
+      .put<uint64_t>(reinterpret_cast<uint64_t>(dst))
+      .put<uint64_t>(reinterpret_cast<uint64_t>(src))
+      .put<uint64_t>(n)
+      .put<uint64_t>(s)
+      .put<uint8_t>(!async);
+  return async ? call.post() : call.run();
+}
+
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
                         bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
@@ -157,15 +170,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
         if (cudaError_t e = copy_linear(bounce.data(), src, n, cudaMemcpyDeviceToHost, stream, false)) return e;
         return copy_linear(dst, bounce.data(), n, cudaMemcpyHostToDevice, stream, false);
       }
-      Call call(proto::kOpMemcpyDtoD);
-      if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
-      call.args()
-          .put<uint64_t>(reinterpret_cast<uint64_t>(dst))
-          .put<uint64_t>(reinterpret_cast<uint64_t>(src))
-          .put<uint64_t>(n)
-          .put<uint64_t>(s)
-          .put<uint8_t>(!async);
-      return async ? call.post() : call.run();
+      return copy_on_server(dev, dst, src, n, stream, async);
     }
   }
   return cudaErrorInvalidMemcpyDirection;

@@ -17,6 +17,10 @@ cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_
 cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_t n, bool to_device,
                         cudaStream_t stream, bool async);
 
+// A copy between memory of one server's devices, ordered on `stream` of
+// route_device (whose server runs it).
+cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t n, cudaStream_t stream, bool async);
+
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
                         cudaStream_t stream, bool async);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client/core/api_guard.hpp"
+#include "client/core/address_range_lookup.hpp"
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
 #include "common/log.hpp"
@@ -144,13 +145,7 @@ cudaError_t malloc_managed(void** ptr, size_t size, unsigned flags) {
 
 std::optional<ManagedRange> find_managed(uint64_t ptr, size_t n) {
   std::lock_guard lock(registry().mutex);
-  auto& m = registry().ranges;
-  auto it = m.upper_bound(ptr);
-  if (it == m.begin()) return std::nullopt;
-  --it;
-  uint64_t offset = ptr - it->first;
-  if (offset >= it->second.size || n > it->second.size - offset) return std::nullopt;
-  return it->second;
+  return find_range(registry().ranges, ptr, n);
 }
 
 bool update_managed(uint64_t ptr, const std::function<void(ManagedRange&)>& update) {

@@ -72,16 +72,7 @@ cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device
     if (cudaError_t e = copy_linear(bounce.data(), src, n, cudaMemcpyDeviceToHost, nullptr, false)) return e;
     return copy_linear(dst, bounce.data(), n, cudaMemcpyHostToDevice, nullptr, false);
   }
-  Call call(proto::kOpMemcpyDtoD);
-  uint64_t s;
-  if (cudaError_t e = route_to_memory(call, ordering >= 0 ? ordering : dst_device, stream, &s)) return e;
-  call.args()
-      .put<uint64_t>(reinterpret_cast<uint64_t>(dst))
-      .put<uint64_t>(reinterpret_cast<uint64_t>(src))
-      .put<uint64_t>(n)
-      .put<uint64_t>(s)
-      .put<uint8_t>(!async);
-  return async ? call.post() : call.run();
+  return copy_on_server(ordering >= 0 ? ordering : dst_device, dst, src, n, stream, async);
 }
 
 }  // namespace
