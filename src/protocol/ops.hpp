@@ -76,6 +76,44 @@ enum Op : uint16_t {
   kOpModuleGetFunction = 101,    // module handle + kernel name -> function and layout
   kOpModuleGetGlobal = 102,      // module handle + variable name -> address and size
 
+  // Graphs and stream capture (runtime and driver API): 200-299. Graphs,
+  // nodes and executable graphs are server handles checked per session.
+  kOpGraphCreate = 200,
+  kOpGraphDestroy = 201,
+  kOpGraphClone = 202,
+  kOpGraphAddNode = 203,          // graph, dependencies, node params -> node
+  kOpGraphNodeGetParams = 204,
+  kOpGraphNodeSetParams = 205,
+  kOpGraphNodeGetType = 206,
+  kOpGraphDestroyNode = 207,
+  kOpGraphGetNodes = 208,
+  kOpGraphGetRootNodes = 209,
+  kOpGraphGetEdges = 210,
+  kOpGraphNodeGetDependencies = 211,
+  kOpGraphNodeGetDependentNodes = 212,
+  kOpGraphAddDependencies = 213,
+  kOpGraphRemoveDependencies = 214,
+  kOpGraphNodeFindInClone = 215,
+  kOpGraphChildGraphNodeGetGraph = 216,
+  kOpGraphInstantiate = 217,
+  kOpGraphExecDestroy = 218,
+  kOpGraphLaunch = 219,
+  kOpGraphUpload = 220,
+  kOpGraphExecUpdate = 221,
+  kOpGraphExecNodeSetParams = 222,
+  kOpGraphNodeSetEnabled = 223,
+  kOpGraphNodeGetEnabled = 224,
+  kOpGraphExecGetFlags = 225,
+  kOpGraphDebugDotPrint = 226,    // -> the DOT text; the client writes the file
+  kOpStreamBeginCapture = 230,
+  kOpStreamBeginCaptureToGraph = 231,
+  kOpStreamEndCapture = 232,
+  kOpStreamGetCaptureInfo = 233,
+  kOpStreamUpdateCaptureDependencies = 234,
+  kOpThreadExchangeStreamCaptureMode = 235,
+  kOpDeviceGetGraphMemAttribute = 236,
+  kOpDeviceSetGraphMemAttribute = 237,
+
   kOpFirstGenerated = 1000,
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/backend/generated/forwarded_api.hpp"
+#include "server/backend/graph_backend.hpp"
 
 namespace rgpu::server {
 
@@ -119,6 +120,9 @@ class Backend : public ForwardedApi {
   virtual int32_t func_set_cache_config(Handle function, cudaFuncCache config) = 0;
   virtual int32_t occupancy_max_active_blocks(int* blocks, Handle function, int block_size,
                                               size_t dynamic_smem, unsigned flags) = 0;
+
+  // Graphs and stream capture (graph_backend.hpp).
+  virtual GraphBackend& graphs() = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

@@ -36,5 +36,6 @@ void register_driver_module_handlers(Dispatcher& d);
 void register_shared_memory_handlers(Dispatcher& d);
 void register_pool_handlers(Dispatcher& d);
 void register_forwarded_handlers(Dispatcher& d);  // generated
+void register_graph_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

@@ -12,6 +12,8 @@
 
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
+#include "server/worker/graph_table.hpp"
+#include "server/worker/host_node_records.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
 
@@ -96,6 +98,8 @@ class SessionContext {
   HostCallbacks host_callbacks;
   // Bytes per block of a pipelined copy the client asked for; 0: by size.
   size_t pipeline_block = 0;
+  GraphTable graphs;
+  HostNodeRecords host_nodes{host_callbacks};
 
  private:
   Backend& backend_;

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "protocol/mem_pool_attr.hpp"
+#include "server/backend/cuda/cuda_graphs.hpp"
 #include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
 
 namespace rgpu::server {
@@ -69,11 +70,17 @@ class CudaBackend final : public CudaForwardedApi {
   }
   int32_t host_unregister(void* p) override { return cudaHostUnregister(p); }
 
+  // The host side of a copy here is a worker buffer that a captured graph
+  // could not read again: such a copy is refused during capture.
   int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    if (kind != cudaMemcpyDeviceToDevice && CudaGraphs::capturing(as<cudaStream_t>(stream)))
+      return CudaGraphs::capture_refused(as<cudaStream_t>(stream));
     return cudaMemcpyAsync(dst, src, n, kind, as<cudaStream_t>(stream));
   }
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind, Handle stream) override {
+    if (kind != cudaMemcpyDeviceToDevice && CudaGraphs::capturing(as<cudaStream_t>(stream)))
+      return CudaGraphs::capture_refused(as<cudaStream_t>(stream));
     return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, as<cudaStream_t>(stream));
   }
   int32_t memset_async(DevPtr ptr, int value, size_t n, Handle stream) override {
@@ -174,7 +181,9 @@ class CudaBackend final : public CudaForwardedApi {
     return cudaDeviceSetMemPool(ordinal, as<cudaMemPool_t>(pool));
   }
 
+  // The callback record runs once: a captured graph could not run it again.
   int32_t launch_host_func(Handle stream, void (*fn)(void*), void* arg) override {
+    if (CudaGraphs::capturing(as<cudaStream_t>(stream))) return CudaGraphs::capture_refused(as<cudaStream_t>(stream));
     return cudaLaunchHostFunc(as<cudaStream_t>(stream), fn, arg);
   }
 
@@ -256,6 +265,11 @@ class CudaBackend final : public CudaForwardedApi {
     return rt(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(blocks, as<CUfunction>(function), block_size,
                                                                    smem, flags));
   }
+
+  GraphBackend& graphs() override { return graphs_; }
+
+ private:
+  CudaGraphs graphs_;
 };
 
 }  // namespace

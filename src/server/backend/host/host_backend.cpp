@@ -9,6 +9,7 @@
 
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/kernel_params.hpp"
+#include "server/backend/host/host_graphs.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -64,7 +65,7 @@ T* as(Handle h) {
 // current device is per thread, as in CUDA, and the tables below are locked.
 thread_local int t_device = 0;
 
-class HostTestBackend final : public Backend {
+class HostTestBackend final : public Backend, private HostGraphHooks {
  public:
   std::string name() const override { return "host-test"; }
   int32_t init(const std::vector<int>& gpus) override {
@@ -257,21 +258,26 @@ class HostTestBackend final : public Backend {
   int32_t host_unregister(void*) override { return cudaSuccess; }
 
   // Work runs when queued, so every stream is always idle and in order.
-  int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind, Handle) override {
+  // On a capturing stream it becomes a graph node instead.
+  int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    if (graphs_.capturing(stream)) return capture_copy(dst, n, src, n, n, 1, kind, stream);
     std::memmove(dst, src, n);
     return cudaSuccess;
   }
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                         cudaMemcpyKind, Handle) override {
+                         cudaMemcpyKind kind, Handle stream) override {
+    if (graphs_.capturing(stream)) return capture_copy(dst, dpitch, src, spitch, width, height, kind, stream);
     for (size_t r = 0; r < height; ++r)
       std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
     return cudaSuccess;
   }
-  int32_t memset_async(DevPtr ptr, int value, size_t n, Handle) override {
+  int32_t memset_async(DevPtr ptr, int value, size_t n, Handle stream) override {
+    if (graphs_.capturing(stream)) return capture_memset(ptr, n, value, n, 1, stream);
     std::memset(reinterpret_cast<void*>(ptr), value, n);
     return cudaSuccess;
   }
-  int32_t memset2d_async(DevPtr ptr, size_t pitch, int value, size_t width, size_t height, Handle) override {
+  int32_t memset2d_async(DevPtr ptr, size_t pitch, int value, size_t width, size_t height, Handle stream) override {
+    if (graphs_.capturing(stream)) return capture_memset(ptr, pitch, value, width, height, stream);
     for (size_t r = 0; r < height; ++r) std::memset(reinterpret_cast<char*>(ptr) + r * pitch, value, width);
     return cudaSuccess;
   }
@@ -286,9 +292,16 @@ class HostTestBackend final : public Backend {
     delete as<int>(stream);
     return cudaSuccess;
   }
-  int32_t stream_synchronize(Handle) override { return cudaSuccess; }
-  int32_t stream_query(Handle) override { return cudaSuccess; }
-  int32_t stream_wait_event(Handle, Handle, unsigned) override { return cudaSuccess; }
+  // Waiting for a capturing stream is not allowed: it ends the capture.
+  int32_t stream_synchronize(Handle stream) override {
+    return graphs_.capturing(stream) ? graphs_.refuse(stream) : cudaSuccess;
+  }
+  int32_t stream_query(Handle stream) override { return stream_synchronize(stream); }
+  int32_t stream_wait_event(Handle stream, Handle event, unsigned flags) override {
+    int32_t e = cudaSuccess;
+    graphs_.capture_event_wait(stream, event, flags, &e);
+    return e;
+  }
   int32_t stream_set_attribute(Handle stream, cudaLaunchAttributeID attr,
                                const cudaLaunchAttributeValue& value) override {
     std::lock_guard lock(mutex_);
@@ -309,12 +322,13 @@ class HostTestBackend final : public Backend {
     delete as<Event>(event);
     return cudaSuccess;
   }
-  int32_t event_record(Handle event, Handle) override {
-    as<Event>(event)->recorded = true;
-    as<Event>(event)->at = std::chrono::steady_clock::now();
+  int32_t event_record(Handle event, Handle stream) override {
+    if (!graphs_.capture_event_record(event, stream)) record_event(event);
     return cudaSuccess;
   }
-  int32_t launch_host_func(Handle, void (*fn)(void*), void* arg) override {
+  // A queued host function runs once: a graph could not run it again.
+  int32_t launch_host_func(Handle stream, void (*fn)(void*), void* arg) override {
+    if (graphs_.capturing(stream)) return graphs_.refuse(stream);
     fn(arg);
     return cudaSuccess;
   }
@@ -367,7 +381,23 @@ class HostTestBackend final : public Backend {
     *size = size_hint;
     return cudaSuccess;
   }
-  int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t>) override {
+  int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t> args) override {
+    if (int32_t e = check_launch(function, c)) return e;
+    if (graphs_.capturing(c.stream)) {
+      GraphNodeParams p;
+      p.type = cudaGraphNodeTypeKernel;
+      p.function = function;
+      p.grid = c.grid;
+      p.block = c.block;
+      p.shared_mem = c.shared_mem;
+      p.args.assign(args.begin(), args.end());
+      return graphs_.record(c.stream, p);
+    }
+    std::lock_guard lock(mutex_);
+    ++launches_;
+    return cudaSuccess;
+  }
+  int32_t check_launch(uint64_t function, const LaunchConfig& c) override {
     std::lock_guard lock(mutex_);
     const Kernel* k = as<Kernel>(function);
     uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
@@ -378,7 +408,6 @@ class HostTestBackend final : public Backend {
     uint64_t blocks = uint64_t{c.grid.x} * c.grid.y * c.grid.z;
     if (c.cooperative && blocks > kMultiprocessors * std::min<uint64_t>(32, 2048 / threads))
       return cudaErrorCooperativeLaunchTooLarge;
-    ++launches_;
     return cudaSuccess;
   }
   int32_t func_get_attributes(cudaFuncAttributes* a, Handle function) override {
@@ -449,7 +478,54 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
 
+  GraphBackend& graphs() override { return graphs_; }
+  int32_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) override {
+    return graphs_.is_capturing(reinterpret_cast<Handle>(stream), status);
+  }
+
  private:
+  // Only device-to-device copies can be captured: the host side of any other
+  // is a worker buffer the graph could not read again.
+  int32_t capture_copy(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                       cudaMemcpyKind kind, Handle stream) {
+    if (kind != cudaMemcpyDeviceToDevice) return graphs_.refuse(stream);
+    GraphNodeParams p;
+    p.type = cudaGraphNodeTypeMemcpy;
+    p.dst = reinterpret_cast<uint64_t>(dst);
+    p.src = reinterpret_cast<uint64_t>(src);
+    p.dst_pitch = dpitch;
+    p.src_pitch = spitch;
+    p.width = width;
+    p.height = height;
+    return graphs_.record(stream, p);
+  }
+  int32_t capture_memset(DevPtr ptr, size_t pitch, int value, size_t width, size_t height, Handle stream) {
+    GraphNodeParams p;
+    p.type = cudaGraphNodeTypeMemset;
+    p.dst = ptr;
+    p.dst_pitch = pitch;
+    p.value = static_cast<uint8_t>(value);
+    p.element_size = 1;
+    p.width = width;
+    p.height = height;
+    return graphs_.record(stream, p);
+  }
+  // HostGraphHooks: what replaying a graph needs.
+  void record_event(uint64_t event) override {
+    as<Event>(event)->recorded = true;
+    as<Event>(event)->at = std::chrono::steady_clock::now();
+  }
+  bool live(uint64_t ptr, size_t n) override {
+    std::lock_guard lock(mutex_);
+    for (const auto& memory : memory_) {
+      auto it = memory.upper_bound(ptr);
+      if (it == memory.begin()) continue;
+      --it;
+      if (ptr - it->first <= it->second && n <= it->second - (ptr - it->first)) return true;
+    }
+    return false;
+  }
+
   Pool* current_pool(int ordinal) {
     return current_pools_[ordinal] ? current_pools_[ordinal] : &default_pools_[ordinal];
   }
@@ -475,6 +551,7 @@ class HostTestBackend final : public Backend {
   std::map<int, size_t> limits_;
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
+  HostGraphs graphs_{*this};
 };
 
 }  // namespace
