@@ -164,8 +164,8 @@ cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodePar
   if (!fn) return cudaErrorInvalidValue;
   VirtualDevice* dev = Runtime::get().device(device);
   if (!dev) return cudaErrorInvalidDevice;
-  uint64_t id = dev->session->host_callbacks().add_repeating([fn, user_data] { fn(user_data); },
-                                                                static_cast<uint16_t>(device));
+  uint64_t id = dev->session->host_callbacks().add([fn, user_data] { fn(user_data); },
+                                                     static_cast<uint16_t>(dev->remote), 0);
   if (id == 0) return cudaErrorNotSupported;  // the server offers no callback connection
   {
     std::lock_guard lock(g_host_mutex);

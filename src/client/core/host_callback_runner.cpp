@@ -11,14 +11,6 @@
 namespace rgpu::client {
 
 uint64_t HostCallbackRunner::add(std::function<void()> fn, uint16_t device, uint64_t stream) {
-  return add_pending(Pending{std::move(fn), device, stream});
-}
-
-uint64_t HostCallbackRunner::add_repeating(std::function<void()> fn, uint16_t device) {
-  return add_pending(Pending{std::move(fn), device, 0, true});
-}
-
-uint64_t HostCallbackRunner::add_pending(Pending p) {
   std::lock_guard lock(mutex_);
   if (!started_ && !failed_) {
     auto conn = session_.join(proto::kJoinCallbacks);
@@ -31,7 +23,7 @@ uint64_t HostCallbackRunner::add_pending(Pending p) {
   }
   if (failed_) return 0;
   uint64_t id = next_id_++;
-  pending_.emplace(id, std::move(p));
+  pending_.emplace(id, Pending{std::move(fn), device, stream});
   return id;
 }
 
@@ -55,7 +47,8 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
       {
         std::lock_guard lock(mutex_);
         auto it = pending_.find(id);
-        if (it != pending_.end() && it->second.repeating) {
+        // Sequence 0: a graph's host node ran it, and may run it again.
+        if (it != pending_.end() && seq == 0) {
           p = it->second;
         } else if (it != pending_.end()) {
           p = std::move(it->second);

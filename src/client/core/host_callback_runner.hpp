@@ -21,11 +21,9 @@ class HostCallbackRunner {
 
   // Registers a callback to run once, queued on `stream` (the server's
   // handle) of `device`; its number, or 0 when the session has no callback
-  // connection (the server offers no way to join).
+  // connection (the server offers no way to join). A graph's host node
+  // (the worker says sequence 0) runs it each time the graph gets there.
   uint64_t add(std::function<void()> fn, uint16_t device, uint64_t stream);
-  // Registers a callback that runs each time it is due (a graph's host
-  // node), for as long as the process lives; 0 as for add().
-  uint64_t add_repeating(std::function<void()> fn, uint16_t device);
   // Forgets a callback whose queueing failed.
   void drop(uint64_t id);
 
@@ -38,9 +36,7 @@ class HostCallbackRunner {
     std::function<void()> fn;
     uint16_t device;
     uint64_t stream;
-    bool repeating = false;
   };
-  uint64_t add_pending(Pending p);
   std::unordered_map<uint64_t, Pending> pending_;
   uint64_t next_id_ = 1;
   bool started_ = false;

@@ -67,6 +67,9 @@ class GraphBackend {
   virtual int32_t capture_info(uint64_t stream, CaptureInfo* info) = 0;
   virtual int32_t update_capture_dependencies(uint64_t stream, std::span<const uint64_t> deps, uint32_t flags) = 0;
   virtual int32_t exchange_capture_mode(int32_t* mode) = 0;
+  // A host function queued on a capturing stream: a host node running the
+  // host-node runner with `record`.
+  virtual int32_t capture_host_node(uint64_t stream, uint64_t record) = 0;
 
   virtual int32_t get_graph_mem_attribute(int device, int32_t attr, uint64_t* value) = 0;
   virtual int32_t set_graph_mem_attribute(int device, int32_t attr, uint64_t value) = 0;

@@ -468,6 +468,11 @@ int32_t CudaGraphs::update_capture_dependencies(uint64_t stream, std::span<const
   return cudaStreamUpdateCaptureDependencies(as<cudaStream_t>(stream), d.data(), nullptr, d.size(), flags);
 }
 
+int32_t CudaGraphs::capture_host_node(uint64_t stream, uint64_t record) {
+  g_host_node_runner = host_node_runner_;
+  return cudaLaunchHostFunc(as<cudaStream_t>(stream), run_host_node, as<void*>(record));
+}
+
 int32_t CudaGraphs::exchange_capture_mode(int32_t* mode) {
   auto m = static_cast<cudaStreamCaptureMode>(*mode);
   cudaError_t e = cudaThreadExchangeStreamCaptureMode(&m);

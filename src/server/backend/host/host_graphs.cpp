@@ -88,7 +88,9 @@ bool HostGraphs::capturing(uint64_t stream) {
 
 int32_t HostGraphs::record(uint64_t stream, const GraphNodeParams& p) {
   std::lock_guard lock(mutex_);
-  auto& sc = captures_.at(stream);
+  auto it = captures_.find(stream);
+  if (it == captures_.end()) return cudaErrorIllegalState;
+  auto& sc = it->second;
   if (sc.capture->invalidated) return cudaErrorStreamCaptureInvalidated;
   HostNode* n;
   if (int32_t e = add(&n, *sc.capture->graph, sc.deps, p)) {
@@ -101,7 +103,7 @@ int32_t HostGraphs::record(uint64_t stream, const GraphNodeParams& p) {
 
 int32_t HostGraphs::refuse(uint64_t stream) {
   std::lock_guard lock(mutex_);
-  captures_.at(stream).capture->invalidated = true;
+  if (auto it = captures_.find(stream); it != captures_.end()) it->second.capture->invalidated = true;
   return cudaErrorStreamCaptureUnsupported;
 }
 
@@ -572,6 +574,13 @@ int32_t HostGraphs::update_capture_dependencies(uint64_t stream, std::span<const
     if (std::find(it->second.deps.begin(), it->second.deps.end(), as<HostNode>(d)) == it->second.deps.end())
       it->second.deps.push_back(as<HostNode>(d));
   return cudaSuccess;
+}
+
+int32_t HostGraphs::capture_host_node(uint64_t stream, uint64_t host_record) {
+  GraphNodeParams p;
+  p.type = cudaGraphNodeTypeHost;
+  p.handle = host_record;
+  return record(stream, p);
 }
 
 int32_t HostGraphs::exchange_capture_mode(int32_t* mode) {

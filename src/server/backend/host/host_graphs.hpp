@@ -88,6 +88,7 @@ class HostGraphs final : public GraphBackend {
   int32_t capture_info(uint64_t stream, CaptureInfo* info) override;
   int32_t update_capture_dependencies(uint64_t stream, std::span<const uint64_t> deps, uint32_t flags) override;
   int32_t exchange_capture_mode(int32_t* mode) override;
+  int32_t capture_host_node(uint64_t stream, uint64_t record) override;
   int32_t get_graph_mem_attribute(int device, int32_t attr, uint64_t* value) override;
   int32_t set_graph_mem_attribute(int device, int32_t attr, uint64_t value) override;
 
