@@ -357,6 +357,10 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     return cudaSuccess;
   }
   int32_t module_unload(Handle module) override {
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [name, g] : as<Module>(module)->globals) globals_.erase(reinterpret_cast<DevPtr>(g.data()));
+    }
     delete as<Module>(module);
     return cudaSuccess;
   }
@@ -377,6 +381,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     // size its host code registered, zero-filled.
     auto& g = as<Module>(module)->globals[name];
     if (g.empty()) g.resize(size_hint ? size_hint : 1);
+    globals_[reinterpret_cast<DevPtr>(g.data())] = g.size();
     *ptr = reinterpret_cast<DevPtr>(g.data());
     *size = size_hint;
     return cudaSuccess;
@@ -517,13 +522,15 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
   bool live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
-    for (const auto& memory : memory_) {
-      auto it = memory.upper_bound(ptr);
-      if (it == memory.begin()) continue;
+    auto inside = [&](const std::map<DevPtr, size_t>& ranges) {
+      auto it = ranges.upper_bound(ptr);
+      if (it == ranges.begin()) return false;
       --it;
-      if (ptr - it->first <= it->second && n <= it->second - (ptr - it->first)) return true;
-    }
-    return false;
+      return ptr - it->first <= it->second && n <= it->second - (ptr - it->first);
+    };
+    for (const auto& memory : memory_)
+      if (inside(memory)) return true;
+    return inside(globals_);
   }
 
   Pool* current_pool(int ordinal) {
@@ -547,6 +554,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   std::map<DevPtr, PoolAllocation> pool_allocations_;
   std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> stream_attributes_;
   std::map<DevPtr, size_t> memory_[kDevices];
+  std::map<DevPtr, size_t> globals_;  // module variables, for graph replays
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
