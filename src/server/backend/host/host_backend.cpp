@@ -484,6 +484,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
 
   GraphBackend& graphs() override { return graphs_; }
+  int32_t cudaDeviceGraphMemTrim(int) override { return cudaSuccess; }  // graphs hold no memory here
   int32_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) override {
     return graphs_.is_capturing(reinterpret_cast<Handle>(stream), status);
   }
