@@ -364,11 +364,15 @@ int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) 
   req.args.expect_end();
   CaptureInfo info;
   graphs(s).capture_info(stream, &info);
+  // The capture's graph, if the client saw it while capturing.
+  bool seen = info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturing;
   uint64_t g = 0;
-  int32_t e = graphs(s).end_capture(stream, &g);
-  // A failed capture's graph is gone (unless it was the application's own).
-  if (info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturing) s.graphs.remove_graph(info.graph);
-  if (e) return e;
+  if (int32_t e = graphs(s).end_capture(stream, &g)) {
+    // A failed capture's graph is gone (unless it was the application's own).
+    if (seen) s.graphs.remove_graph(info.graph);
+    return e;
+  }
+  if (seen) s.graphs.set_owner(g, 0);
   s.graphs.add_graph(g, 0);
   out.put(g);
   return cudaSuccess;

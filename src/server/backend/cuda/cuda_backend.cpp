@@ -190,8 +190,13 @@ class CudaBackend final : public CudaForwardedApi {
   int32_t module_load(std::span<const uint8_t> image, Handle* module) override {
     CUmodule m = nullptr;
     // The driver picks the image for this GPU from the fat binary, or JITs
-    // its PTX, exactly as for a local program.
+    // its PTX, exactly as for a local program. The client loads modules on a
+    // kernel's first launch, which may come inside a stream capture: CUDA
+    // loads lazily there too, so loading must not count as an unsafe call.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     CUresult r = cuModuleLoadData(&m, image.data());
+    cudaThreadExchangeStreamCaptureMode(&mode);
     *module = handle(m);
     return rt(r);
   }
