@@ -113,6 +113,11 @@ enum Op : uint16_t {
   kOpThreadExchangeStreamCaptureMode = 235,
   kOpDeviceGetGraphMemAttribute = 236,
   kOpDeviceSetGraphMemAttribute = 237,
+  kOpUserObjectCreate = 240,      // callback number of its destructor, references, flags -> object
+  kOpUserObjectRetain = 241,
+  kOpUserObjectRelease = 242,
+  kOpGraphRetainUserObject = 243,
+  kOpGraphReleaseUserObject = 244,
 
   kOpFirstGenerated = 1000,
 };

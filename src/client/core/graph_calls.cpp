@@ -5,6 +5,8 @@
 
 #include "client/core/call.hpp"
 #include "client/core/graph_handles.hpp"
+#include "client/core/host_callback_runner.hpp"
+#include "client/core/session.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
@@ -19,6 +21,11 @@ InternedHandles<cudaGraphNode_t>& graph_node_handles() {
 }
 InternedHandles<cudaGraphExec_t>& graph_exec_handles() {
   static auto* r = new InternedHandles<cudaGraphExec_t>;
+  return *r;
+}
+
+InternedHandles<cudaUserObject_t>& user_object_handles() {
+  static auto* r = new InternedHandles<cudaUserObject_t>;
   return *r;
 }
 
@@ -451,6 +458,43 @@ cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode) {
   if (cudaError_t e = call.quiet().run()) return e;
   *mode = static_cast<cudaStreamCaptureMode>(call.reply().get<int32_t>());
   return cudaSuccess;
+}
+
+cudaError_t user_object_create(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy, unsigned refs,
+                               unsigned flags) {
+  if (!object || !destroy) return cudaErrorInvalidValue;
+  Call call(proto::kOpUserObjectCreate);
+  if (cudaError_t e = call.to_current_device()) return e;
+  HostCallbackRunner& runner = call.device()->session->host_callbacks();
+  uint64_t id = runner.add([destroy, ptr] { destroy(ptr); }, static_cast<uint16_t>(call.device()->remote), 0);
+  if (!id) return cudaErrorNotSupported;  // the server offers no callback connection
+  call.args().put(id).put<uint32_t>(refs).put<uint32_t>(flags);
+  if (cudaError_t e = call.run()) {
+    runner.drop(id);
+    return e;
+  }
+  *object = user_object_handles().intern(call.device_index(), call.reply().get<uint64_t>());
+  return cudaSuccess;
+}
+
+cudaError_t user_object_retain(cudaUserObject_t object, unsigned count, bool retain) {
+  Call call(retain ? proto::kOpUserObjectRetain : proto::kOpUserObjectRelease);
+  RemoteObject o;
+  if (cudaError_t e = on_object(user_object_handles(), object, call, &o)) return e;
+  call.args().put<uint32_t>(count);
+  return call.run();
+}
+
+cudaError_t graph_user_object(cudaGraph_t graph, cudaUserObject_t object, unsigned count, unsigned flags,
+                              bool retain) {
+  Call call(retain ? proto::kOpGraphRetainUserObject : proto::kOpGraphReleaseUserObject);
+  RemoteObject g, o;
+  if (cudaError_t e = on_object(graph_handles(), graph, call, &g)) return e;
+  if (cudaError_t e = find(user_object_handles(), object, &o)) return e;
+  if (o.device != g.device) return cudaErrorInvalidValue;
+  call.args().put(o.remote).put<uint32_t>(count);
+  if (retain) call.args().put<uint32_t>(flags);
+  return call.run();
 }
 
 cudaError_t device_graph_mem_attribute(int device, cudaGraphMemAttributeType attr, void* value, bool set) {

@@ -61,6 +61,14 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
 cudaError_t stream_update_capture_dependencies(cudaStream_t stream, const cudaGraphNode_t* deps,
                                                const cudaGraphEdgeData* edges, size_t n, unsigned flags);
 cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode);
+// User objects: `destroy(ptr)` runs in this process when the last
+// reference (the application's or a graph's) goes.
+cudaError_t user_object_create(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy, unsigned refs,
+                               unsigned flags);
+cudaError_t user_object_retain(cudaUserObject_t object, unsigned count, bool retain);
+cudaError_t graph_user_object(cudaGraph_t graph, cudaUserObject_t object, unsigned count, unsigned flags,
+                              bool retain);
+
 cudaError_t device_graph_mem_attribute(int device, cudaGraphMemAttributeType attr, void* value, bool set);
 
 }  // namespace rgpu::client

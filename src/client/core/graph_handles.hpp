@@ -50,5 +50,6 @@ class InternedHandles {
 InternedHandles<cudaGraph_t>& graph_handles();
 InternedHandles<cudaGraphNode_t>& graph_node_handles();
 InternedHandles<cudaGraphExec_t>& graph_exec_handles();
+InternedHandles<cudaUserObject_t>& user_object_handles();
 
 }  // namespace rgpu::client

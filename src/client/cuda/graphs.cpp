@@ -538,6 +538,28 @@ extern "C" CUresult CUDAAPI cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgrap
   return driver([&] { return graph_node_get_enabled(hGraphExec, hNode, isEnabled); });
 }
 
+extern "C" CUresult CUDAAPI cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn destroy,
+                                               unsigned int initialRefcount, unsigned int flags) {
+  return driver([&] { return user_object_create(object_out, ptr, destroy, initialRefcount, flags); });
+}
+
+extern "C" CUresult CUDAAPI cuUserObjectRetain(CUuserObject object, unsigned int count) {
+  return driver([&] { return user_object_retain(object, count, true); });
+}
+
+extern "C" CUresult CUDAAPI cuUserObjectRelease(CUuserObject object, unsigned int count) {
+  return driver([&] { return user_object_retain(object, count, false); });
+}
+
+extern "C" CUresult CUDAAPI cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count,
+                                                    unsigned int flags) {
+  return driver([&] { return graph_user_object(graph, object, count, flags, true); });
+}
+
+extern "C" CUresult CUDAAPI cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
+  return driver([&] { return graph_user_object(graph, object, count, 0, false); });
+}
+
 extern "C" CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
   return driver(
       [&] { return device_graph_mem_attribute(device, static_cast<cudaGraphMemAttributeType>(attr), value, false); });

@@ -477,6 +477,28 @@ extern "C" cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned
   return api([&] { return graph_exec_get_flags(graphExec, flags); });
 }
 
+extern "C" cudaError_t cudaUserObjectCreate(cudaUserObject_t* object_out, void* ptr, cudaHostFn_t destroy,
+                                            unsigned int initialRefcount, unsigned int flags) {
+  return api([&] { return user_object_create(object_out, ptr, destroy, initialRefcount, flags); });
+}
+
+extern "C" cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count) {
+  return api([&] { return user_object_retain(object, count, true); });
+}
+
+extern "C" cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) {
+  return api([&] { return user_object_retain(object, count, false); });
+}
+
+extern "C" cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
+                                                 unsigned int flags) {
+  return api([&] { return graph_user_object(graph, object, count, flags, true); });
+}
+
+extern "C" cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) {
+  return api([&] { return graph_user_object(graph, object, count, 0, false); });
+}
+
 extern "C" cudaError_t cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value) {
   return api([&] { return device_graph_mem_attribute(device, attr, value, false); });
 }

@@ -103,6 +103,11 @@ const char* op_name(uint16_t op) {
     case kOpThreadExchangeStreamCaptureMode: return "ThreadExchangeStreamCaptureMode";
     case kOpDeviceGetGraphMemAttribute: return "DeviceGetGraphMemAttribute";
     case kOpDeviceSetGraphMemAttribute: return "DeviceSetGraphMemAttribute";
+    case kOpUserObjectCreate: return "UserObjectCreate";
+    case kOpUserObjectRetain: return "UserObjectRetain";
+    case kOpUserObjectRelease: return "UserObjectRelease";
+    case kOpGraphRetainUserObject: return "GraphRetainUserObject";
+    case kOpGraphReleaseUserObject: return "GraphReleaseUserObject";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

@@ -71,6 +71,14 @@ class GraphBackend {
   // host-node runner with `record`.
   virtual int32_t capture_host_node(uint64_t stream, uint64_t record) = 0;
 
+  // User objects: the last reference gone, the host-node runner gets
+  // `record` (the destructor's callback).
+  virtual int32_t user_object_create(uint64_t* object, uint64_t record, uint32_t refs, uint32_t flags) = 0;
+  virtual int32_t user_object_retain(uint64_t object, uint32_t count) = 0;
+  virtual int32_t user_object_release(uint64_t object, uint32_t count) = 0;
+  virtual int32_t graph_retain_user_object(uint64_t graph, uint64_t object, uint32_t count, uint32_t flags) = 0;
+  virtual int32_t graph_release_user_object(uint64_t graph, uint64_t object, uint32_t count) = 0;
+
   virtual int32_t get_graph_mem_attribute(int device, int32_t attr, uint64_t* value) = 0;
   virtual int32_t set_graph_mem_attribute(int device, int32_t attr, uint64_t value) = 0;
 

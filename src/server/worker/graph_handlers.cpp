@@ -432,6 +432,60 @@ int32_t device_set_graph_mem_attribute(SessionContext& s, Request& req, proto::W
   return graphs(s).set_graph_mem_attribute(device, attr, value);
 }
 
+int32_t user_object_create(SessionContext& s, Request& req, proto::Writer& out) {
+  auto id = req.args.get<uint64_t>();
+  auto refs = req.args.get<uint32_t>();
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!HostNodeRecords::valid(id) || refs == 0) return cudaErrorInvalidValue;
+  graphs(s).set_host_node_runner(HostNodeRecords::run);
+  uint64_t object = 0;
+  if (int32_t e = graphs(s).user_object_create(&object, s.host_nodes.record(id), refs, flags)) return e;
+  s.graphs.add_user_refs(object, refs);
+  out.put(object);
+  return cudaSuccess;
+}
+
+int32_t user_object_retain(SessionContext& s, Request& req, proto::Writer&) {
+  auto object = req.args.get<uint64_t>();
+  auto count = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!s.graphs.user_object(object) || count == 0) return cudaErrorInvalidValue;
+  if (int32_t e = graphs(s).user_object_retain(object, count)) return e;
+  s.graphs.add_user_refs(object, count);
+  return cudaSuccess;
+}
+
+int32_t user_object_release(SessionContext& s, Request& req, proto::Writer&) {
+  auto object = req.args.get<uint64_t>();
+  auto count = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (count == 0 || !s.graphs.take_user_refs(object, count)) return cudaErrorInvalidValue;
+  return graphs(s).user_object_release(object, count);
+}
+
+int32_t graph_retain_user_object(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_GRAPH(g);
+  auto object = req.args.get<uint64_t>();
+  auto count = req.args.get<uint32_t>();
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!s.graphs.user_object(object) || count == 0 || (flags & ~cudaGraphUserObjectMove))
+    return cudaErrorInvalidValue;
+  // Moved references stop being the application's.
+  if ((flags & cudaGraphUserObjectMove) && !s.graphs.take_user_refs(object, count)) return cudaErrorInvalidValue;
+  return graphs(s).graph_retain_user_object(g, object, count, flags);
+}
+
+int32_t graph_release_user_object(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_GRAPH(g);
+  auto object = req.args.get<uint64_t>();
+  auto count = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!s.graphs.user_object(object) || count == 0) return cudaErrorInvalidValue;
+  return graphs(s).graph_release_user_object(g, object, count);
+}
+
 #undef RGPU_GRAPH
 #undef RGPU_NODE
 #undef RGPU_EXEC
@@ -476,6 +530,11 @@ void register_graph_handlers(Dispatcher& d) {
   d.add(proto::kOpThreadExchangeStreamCaptureMode, thread_exchange_stream_capture_mode);
   d.add(proto::kOpDeviceGetGraphMemAttribute, device_get_graph_mem_attribute);
   d.add(proto::kOpDeviceSetGraphMemAttribute, device_set_graph_mem_attribute);
+  d.add(proto::kOpUserObjectCreate, user_object_create);
+  d.add(proto::kOpUserObjectRetain, user_object_retain);
+  d.add(proto::kOpUserObjectRelease, user_object_release);
+  d.add(proto::kOpGraphRetainUserObject, graph_retain_user_object);
+  d.add(proto::kOpGraphReleaseUserObject, graph_release_user_object);
 }
 
 }  // namespace rgpu::server

@@ -111,4 +111,22 @@ bool GraphTable::remove_exec(uint64_t exec) {
   return execs_.erase(exec) != 0;
 }
 
+void GraphTable::add_user_refs(uint64_t object, uint64_t count) {
+  std::lock_guard lock(mutex_);
+  user_refs_[object] += count;
+}
+
+bool GraphTable::user_object(uint64_t object) const {
+  std::lock_guard lock(mutex_);
+  return user_refs_.count(object) != 0;
+}
+
+bool GraphTable::take_user_refs(uint64_t object, uint64_t count) {
+  std::lock_guard lock(mutex_);
+  auto it = user_refs_.find(object);
+  if (it == user_refs_.end() || it->second < count) return false;
+  if ((it->second -= count) == 0) user_refs_.erase(it);
+  return true;
+}
+
 }  // namespace rgpu::server

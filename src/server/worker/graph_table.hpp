@@ -36,6 +36,13 @@ class GraphTable {
   uint64_t exec_source(uint64_t exec) const;
   bool remove_exec(uint64_t exec);
 
+  // User objects, with the references the application holds: it may name an
+  // object only while it holds one (graphs' references are the backend's).
+  void add_user_refs(uint64_t object, uint64_t count);
+  bool user_object(uint64_t object) const;
+  // False when the application holds fewer than `count`.
+  bool take_user_refs(uint64_t object, uint64_t count);
+
  private:
   struct Graph {
     uint64_t owner;
@@ -48,6 +55,7 @@ class GraphTable {
   std::unordered_map<uint64_t, Graph> graphs_;
   std::unordered_map<uint64_t, uint64_t> nodes_;  // node -> graph
   std::unordered_map<uint64_t, uint64_t> execs_;  // exec -> source graph
+  std::unordered_map<uint64_t, uint64_t> user_refs_;  // user object -> the application's references
 };
 
 }  // namespace rgpu::server

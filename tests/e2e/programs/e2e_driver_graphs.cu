@@ -3,7 +3,10 @@
 // read back, executable-graph update and set-params, legacy instantiate and
 // edge queries, bad handles.
 // (The test backend validates launches but does not run them.)
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "driver_check.h"
@@ -14,6 +17,8 @@ extern "C" CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec* exec, CUgraph gra
 
 static int g_host_runs = 0;
 static void on_host(void*) { ++g_host_runs; }
+static std::atomic<int> g_destroyed{0};
+static void on_destroy(void*) { ++g_destroyed; }
 
 static std::vector<unsigned char> read_back(CUdeviceptr d, size_t n) {
   std::vector<unsigned char> h(n);
@@ -208,6 +213,14 @@ int main() {
   kp.func = reinterpret_cast<CUfunction>(0x4321);
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuGraphAddKernelNode(&bad, g, nullptr, 0, &kp));
 
+  // A user object held by a graph.
+  CUuserObject object;
+  CU_OK(cuUserObjectCreate(&object, nullptr, on_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+  CU_OK(cuUserObjectRetain(object, 1));
+  CU_OK(cuGraphRetainUserObject(parent, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+  CU_OK(cuUserObjectRelease(object, 1));
+  CHECK(g_destroyed == 0);
+
   cuuint64_t high = 1;
   CU_OK(cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &high));
   CU_OK(cuDeviceGraphMemTrim(dev));
@@ -217,6 +230,8 @@ int main() {
   CU_OK(cuGraphExecDestroy(px));
   CU_OK(cuGraphDestroy(outer));
   CU_OK(cuGraphDestroy(parent));
+  for (int i = 0; i < 200 && g_destroyed == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(g_destroyed == 1);
   CU_OK(cuGraphDestroy(clone));
   CU_OK(cuGraphDestroy(g));
   CU_OK(cuGraphDestroy(graph));

@@ -3,8 +3,11 @@
 // parameters read back and changed in the graph and in the executable graph,
 // executable-graph update, clones, enabling nodes, DOT output, and bad
 // handles refused.
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,9 @@ __global__ void add(int* p, int v, int n) {
 
 static int g_host_sum = 0;
 static void host_add(void* arg) { g_host_sum += *static_cast<int*>(arg); }
+
+static std::atomic<int> g_destroyed{0};
+static void destroy_object(void* arg) { g_destroyed += *static_cast<int*>(arg); }
 
 static std::vector<unsigned char> read_back(const void* d, size_t n) {
   std::vector<unsigned char> h(n);
@@ -264,6 +270,38 @@ int main() {
   OK(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &zero));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &zero));
   cudaGetLastError();
+
+  // A user object lives while the application, a graph or an executable
+  // graph holds a reference; its destructor then runs in this process.
+  int token = 3;
+  cudaUserObject_t object;
+  OK(cudaUserObjectCreate(&object, &token, destroy_object, 2, cudaUserObjectNoDestructorSync));
+  OK(cudaUserObjectRelease(object, 1));
+  cudaGraph_t holder;
+  OK(cudaGraphCreate(&holder, 0));
+  OK(cudaGraphRetainUserObject(holder, object, 1, cudaGraphUserObjectMove));
+  cudaGraphNode_t holder_node;
+  OK(cudaGraphAddEmptyNode(&holder_node, holder, nullptr, 0));
+  cudaGraphExec_t holder_exec;
+  OK(cudaGraphInstantiate(&holder_exec, holder, 0));
+  // The application moved its last reference: it cannot release it again.
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaUserObjectRelease(object, 1));
+  cudaGetLastError();
+  OK(cudaGraphDestroy(holder));
+  CHECK(g_destroyed == 0);
+  OK(cudaGraphExecDestroy(holder_exec));
+  for (int i = 0; i < 200 && g_destroyed == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(g_destroyed == 3);
+  cudaUserObject_t second;
+  OK(cudaUserObjectCreate(&second, &token, destroy_object, 1, cudaUserObjectNoDestructorSync));
+  OK(cudaGraphCreate(&holder, 0));
+  OK(cudaGraphRetainUserObject(holder, second, 2, 0));
+  OK(cudaGraphReleaseUserObject(holder, second, 1));
+  OK(cudaUserObjectRelease(second, 1));
+  CHECK(g_destroyed == 3);
+  OK(cudaGraphDestroy(holder));
+  for (int i = 0; i < 200 && g_destroyed == 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(g_destroyed == 6);
 
   // Bad handles.
   cudaGraph_t bogus_graph = reinterpret_cast<cudaGraph_t>(0x1234);

@@ -107,8 +107,6 @@ extern "C" CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode, CUkernelN
 extern "C" CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeSetAttribute"); }
 extern "C" CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphMemAllocNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode, CUdeviceptr*) { return rgpu::client::driver_unsupported("cuGraphMemFreeNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphReleaseUserObject(CUgraph, CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuGraphReleaseUserObject"); }
-extern "C" CUresult CUDAAPI cuGraphRetainUserObject(CUgraph, CUuserObject, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuGraphRetainUserObject"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources_ptsz(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources_ptsz"); }
 extern "C" CUresult CUDAAPI cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray*, CUgraphicsResource) { return rgpu::client::driver_unsupported("cuGraphicsResourceGetMappedMipmappedArray"); }
@@ -411,8 +409,5 @@ extern "C" CUresult CUDAAPI cuTexRefSetMipmapFilterMode(CUtexref, CUfilter_mode)
 extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelBias(CUtexref, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelBias"); }
 extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelClamp(CUtexref, float, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelClamp"); }
 extern "C" CUresult CUDAAPI cuTexRefSetMipmappedArray(CUtexref, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMipmappedArray"); }
-extern "C" CUresult CUDAAPI cuUserObjectCreate(CUuserObject*, void*, CUhostFn, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectCreate"); }
-extern "C" CUresult CUDAAPI cuUserObjectRelease(CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectRelease"); }
-extern "C" CUresult CUDAAPI cuUserObjectRetain(CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectRetain"); }
 extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuWaitExternalSemaphoresAsync"); }
 extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuWaitExternalSemaphoresAsync_ptsz"); }

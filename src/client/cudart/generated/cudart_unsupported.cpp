@@ -146,8 +146,6 @@ extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeGetAttribute(cudaGraphNode_t
 extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeSetAttribute(cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaGraphKernelNodeSetAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphMemAllocNodeGetParams(cudaGraphNode_t, cudaMemAllocNodeParams*) { return rgpu::client::unsupported("cudaGraphMemAllocNodeGetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphMemFreeNodeGetParams(cudaGraphNode_t, void*) { return rgpu::client::unsupported("cudaGraphMemFreeNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphReleaseUserObject(cudaGraph_t, cudaUserObject_t, unsigned int) { return rgpu::client::unsupported("cudaGraphReleaseUserObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphRetainUserObject(cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaGraphRetainUserObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsEGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsEGLRegisterImage"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterBuffer(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterImage"); }
@@ -264,9 +262,6 @@ extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes(cudaStream_t, cudaStre
 extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t) { return rgpu::client::unsupported("cudaStreamCopyAttributes_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaUserObjectCreate(cudaUserObject_t*, void*, cudaHostFn_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaUserObjectCreate"); }
-extern "C" cudaError_t CUDARTAPI cudaUserObjectRelease(cudaUserObject_t, unsigned int) { return rgpu::client::unsupported("cudaUserObjectRelease"); }
-extern "C" cudaError_t CUDARTAPI cudaUserObjectRetain(cudaUserObject_t, unsigned int) { return rgpu::client::unsupported("cudaUserObjectRetain"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUGetDevice(void) { return rgpu::client::unsupported("cudaVDPAUGetDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void) { return rgpu::client::unsupported("cudaVDPAUSetVDPAUDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaWaitExternalSemaphoresAsync"); }

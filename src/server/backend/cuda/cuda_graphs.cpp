@@ -480,6 +480,30 @@ int32_t CudaGraphs::exchange_capture_mode(int32_t* mode) {
   return e;
 }
 
+int32_t CudaGraphs::user_object_create(uint64_t* object, uint64_t record, uint32_t refs, uint32_t flags) {
+  g_host_node_runner = host_node_runner_;
+  cudaUserObject_t o = nullptr;
+  cudaError_t e = cudaUserObjectCreate(&o, as<void*>(record), run_host_node, refs, flags);
+  *object = handle(o);
+  return e;
+}
+
+int32_t CudaGraphs::user_object_retain(uint64_t object, uint32_t count) {
+  return cudaUserObjectRetain(as<cudaUserObject_t>(object), count);
+}
+
+int32_t CudaGraphs::user_object_release(uint64_t object, uint32_t count) {
+  return cudaUserObjectRelease(as<cudaUserObject_t>(object), count);
+}
+
+int32_t CudaGraphs::graph_retain_user_object(uint64_t graph, uint64_t object, uint32_t count, uint32_t flags) {
+  return cudaGraphRetainUserObject(as<cudaGraph_t>(graph), as<cudaUserObject_t>(object), count, flags);
+}
+
+int32_t CudaGraphs::graph_release_user_object(uint64_t graph, uint64_t object, uint32_t count) {
+  return cudaGraphReleaseUserObject(as<cudaGraph_t>(graph), as<cudaUserObject_t>(object), count);
+}
+
 int32_t CudaGraphs::get_graph_mem_attribute(int device, int32_t attr, uint64_t* value) {
   unsigned long long v = 0;  // every attribute is a cuuint64_t
   cudaError_t e = cudaDeviceGetGraphMemAttribute(device, static_cast<cudaGraphMemAttributeType>(attr), &v);

@@ -52,6 +52,11 @@ class CudaGraphs final : public GraphBackend {
   int32_t update_capture_dependencies(uint64_t stream, std::span<const uint64_t> deps, uint32_t flags) override;
   int32_t exchange_capture_mode(int32_t* mode) override;
   int32_t capture_host_node(uint64_t stream, uint64_t record) override;
+  int32_t user_object_create(uint64_t* object, uint64_t record, uint32_t refs, uint32_t flags) override;
+  int32_t user_object_retain(uint64_t object, uint32_t count) override;
+  int32_t user_object_release(uint64_t object, uint32_t count) override;
+  int32_t graph_retain_user_object(uint64_t graph, uint64_t object, uint32_t count, uint32_t flags) override;
+  int32_t graph_release_user_object(uint64_t graph, uint64_t object, uint32_t count) override;
   int32_t get_graph_mem_attribute(int device, int32_t attr, uint64_t* value) override;
   int32_t set_graph_mem_attribute(int device, int32_t attr, uint64_t value) override;
 };

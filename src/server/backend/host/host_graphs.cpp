@@ -15,9 +15,14 @@ uint64_t handle(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
 thread_local int32_t t_capture_mode = cudaStreamCaptureModeGlobal;
 
-// A deep copy whose nodes remember the node they were copied from.
+// A deep copy whose nodes remember the node they were copied from; it holds
+// references of its own to the user objects the original holds.
 std::unique_ptr<HostGraph> clone(const HostGraph& g) {
   auto c = std::make_unique<HostGraph>();
+  for (const auto& [o, n] : g.user_refs) {
+    o->refs += n;
+    c->user_refs[o] = n;
+  }
   std::unordered_map<const HostNode*, HostNode*> map;
   for (const auto& n : g.nodes) {
     auto m = std::make_unique<HostNode>();
@@ -80,6 +85,13 @@ const char* type_name(int32_t type) {
 }
 
 }  // namespace
+
+void release_user_object(HostUserObject* o, uint64_t n) {
+  o->refs -= n;
+  if (o->refs != 0) return;
+  if (o->runner) o->runner(o->record);
+  delete o;
+}
 
 bool HostGraphs::capturing(uint64_t stream) {
   std::lock_guard lock(mutex_);
@@ -586,6 +598,45 @@ int32_t HostGraphs::capture_host_node(uint64_t stream, uint64_t host_record) {
 int32_t HostGraphs::exchange_capture_mode(int32_t* mode) {
   if (*mode < cudaStreamCaptureModeGlobal || *mode > cudaStreamCaptureModeRelaxed) return cudaErrorInvalidValue;
   std::swap(*mode, t_capture_mode);
+  return cudaSuccess;
+}
+
+int32_t HostGraphs::user_object_create(uint64_t* object, uint64_t record, uint32_t refs, uint32_t flags) {
+  if (flags != cudaUserObjectNoDestructorSync || refs == 0) return cudaErrorInvalidValue;
+  *object = handle(new HostUserObject{record, refs, host_node_runner_});
+  return cudaSuccess;
+}
+
+int32_t HostGraphs::user_object_retain(uint64_t object, uint32_t count) {
+  std::lock_guard lock(mutex_);
+  if (count == 0) return cudaErrorInvalidValue;
+  as<HostUserObject>(object)->refs += count;
+  return cudaSuccess;
+}
+
+int32_t HostGraphs::user_object_release(uint64_t object, uint32_t count) {
+  std::lock_guard lock(mutex_);
+  if (count == 0 || count > as<HostUserObject>(object)->refs) return cudaErrorInvalidValue;
+  release_user_object(as<HostUserObject>(object), count);
+  return cudaSuccess;
+}
+
+int32_t HostGraphs::graph_retain_user_object(uint64_t graph, uint64_t object, uint32_t count, uint32_t flags) {
+  std::lock_guard lock(mutex_);
+  if (count == 0 || (flags & ~cudaGraphUserObjectMove)) return cudaErrorInvalidValue;
+  // Moved references were the caller's; others are new.
+  if (!(flags & cudaGraphUserObjectMove)) as<HostUserObject>(object)->refs += count;
+  as<HostGraph>(graph)->user_refs[as<HostUserObject>(object)] += count;
+  return cudaSuccess;
+}
+
+int32_t HostGraphs::graph_release_user_object(uint64_t graph, uint64_t object, uint32_t count) {
+  std::lock_guard lock(mutex_);
+  auto& refs = as<HostGraph>(graph)->user_refs;
+  auto it = refs.find(as<HostUserObject>(object));
+  if (count == 0 || it == refs.end() || it->second < count) return cudaErrorInvalidValue;
+  if ((it->second -= count) == 0) refs.erase(it);
+  release_user_object(as<HostUserObject>(object), count);
   return cudaSuccess;
 }
 

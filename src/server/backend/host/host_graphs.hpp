@@ -4,6 +4,7 @@
 // dependency order (copies and memsets for real, kernels validated only, as
 // host-test does for launches).
 #pragma once
+#include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -34,8 +35,23 @@ struct HostNode {
   bool enabled = true;
 };
 
+struct HostUserObject {
+  uint64_t record;  // the destructor's callback
+  uint64_t refs;
+  HostNodeRunner runner;
+};
+// Drops n references; the last one runs the destructor and frees the object.
+void release_user_object(HostUserObject* o, uint64_t n);
+
 struct HostGraph {
+  HostGraph() = default;
+  HostGraph(const HostGraph&) = delete;
+  HostGraph& operator=(const HostGraph&) = delete;
+  ~HostGraph() {
+    for (auto& [o, n] : user_refs) release_user_object(o, n);
+  }
   std::vector<std::unique_ptr<HostNode>> nodes;
+  std::map<HostUserObject*, uint64_t> user_refs;  // the references this graph holds
 };
 
 class HostGraphs final : public GraphBackend {
@@ -89,6 +105,11 @@ class HostGraphs final : public GraphBackend {
   int32_t update_capture_dependencies(uint64_t stream, std::span<const uint64_t> deps, uint32_t flags) override;
   int32_t exchange_capture_mode(int32_t* mode) override;
   int32_t capture_host_node(uint64_t stream, uint64_t record) override;
+  int32_t user_object_create(uint64_t* object, uint64_t record, uint32_t refs, uint32_t flags) override;
+  int32_t user_object_retain(uint64_t object, uint32_t count) override;
+  int32_t user_object_release(uint64_t object, uint32_t count) override;
+  int32_t graph_retain_user_object(uint64_t graph, uint64_t object, uint32_t count, uint32_t flags) override;
+  int32_t graph_release_user_object(uint64_t graph, uint64_t object, uint32_t count) override;
   int32_t get_graph_mem_attribute(int device, int32_t attr, uint64_t* value) override;
   int32_t set_graph_mem_attribute(int device, int32_t attr, uint64_t value) override;
 
