@@ -118,6 +118,9 @@ enum Op : uint16_t {
   kOpUserObjectRelease = 242,
   kOpGraphRetainUserObject = 243,
   kOpGraphReleaseUserObject = 244,
+  kOpGraphKernelNodeGetAttribute = 245,
+  kOpGraphKernelNodeSetAttribute = 246,
+  kOpGraphKernelNodeCopyAttributes = 247,
 
   kOpFirstGenerated = 1000,
 };

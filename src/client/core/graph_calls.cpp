@@ -460,6 +460,38 @@ cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode) {
   return cudaSuccess;
 }
 
+cudaError_t kernel_node_get_attribute(cudaGraphNode_t node, cudaLaunchAttributeID attr,
+                                      cudaLaunchAttributeValue* value) {
+  if (!value) return cudaErrorInvalidValue;
+  Call call(proto::kOpGraphKernelNodeGetAttribute);
+  RemoteObject o;
+  if (cudaError_t e = on_object(graph_node_handles(), node, call, &o)) return e;
+  call.args().put<int32_t>(attr);
+  if (cudaError_t e = call.quiet().run()) return e;
+  *value = call.reply().get<cudaLaunchAttributeValue>();
+  return cudaSuccess;
+}
+
+cudaError_t kernel_node_set_attribute(cudaGraphNode_t node, cudaLaunchAttributeID attr,
+                                      const cudaLaunchAttributeValue* value) {
+  if (!value) return cudaErrorInvalidValue;
+  Call call(proto::kOpGraphKernelNodeSetAttribute);
+  RemoteObject o;
+  if (cudaError_t e = on_object(graph_node_handles(), node, call, &o)) return e;
+  call.args().put<int32_t>(attr).put(*value);
+  return call.run();
+}
+
+cudaError_t kernel_node_copy_attributes(cudaGraphNode_t dst, cudaGraphNode_t src) {
+  Call call(proto::kOpGraphKernelNodeCopyAttributes);
+  RemoteObject d, s;
+  if (cudaError_t e = on_object(graph_node_handles(), dst, call, &d)) return e;
+  if (cudaError_t e = find(graph_node_handles(), src, &s)) return e;
+  if (s.device != d.device) return cudaErrorInvalidValue;
+  call.args().put(s.remote);
+  return call.run();
+}
+
 cudaError_t user_object_create(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy, unsigned refs,
                                unsigned flags) {
   if (!object || !destroy) return cudaErrorInvalidValue;

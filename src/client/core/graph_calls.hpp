@@ -61,6 +61,12 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
 cudaError_t stream_update_capture_dependencies(cudaStream_t stream, const cudaGraphNode_t* deps,
                                                const cudaGraphEdgeData* edges, size_t n, unsigned flags);
 cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode);
+cudaError_t kernel_node_get_attribute(cudaGraphNode_t node, cudaLaunchAttributeID attr,
+                                      cudaLaunchAttributeValue* value);
+cudaError_t kernel_node_set_attribute(cudaGraphNode_t node, cudaLaunchAttributeID attr,
+                                      const cudaLaunchAttributeValue* value);
+cudaError_t kernel_node_copy_attributes(cudaGraphNode_t dst, cudaGraphNode_t src);
+
 // User objects: `destroy(ptr)` runs in this process when the last
 // reference (the application's or a graph's) goes.
 cudaError_t user_object_create(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy, unsigned refs,

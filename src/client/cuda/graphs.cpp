@@ -13,6 +13,9 @@
 
 using namespace rgpu::client;
 
+// Kernel node attributes pass between the APIs as they are.
+static_assert(sizeof(CUlaunchAttributeValue) == sizeof(cudaLaunchAttributeValue));
+
 namespace {
 
 template <typename F>
@@ -536,6 +539,26 @@ extern "C" CUresult CUDAAPI cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgrap
 
 extern "C" CUresult CUDAAPI cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) {
   return driver([&] { return graph_node_get_enabled(hGraphExec, hNode, isEnabled); });
+}
+
+extern "C" CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                                          CUkernelNodeAttrValue* value_out) {
+  return driver([&] {
+    return kernel_node_get_attribute(hNode, static_cast<cudaLaunchAttributeID>(attr),
+                                     reinterpret_cast<cudaLaunchAttributeValue*>(value_out));
+  });
+}
+
+extern "C" CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                                          const CUkernelNodeAttrValue* value) {
+  return driver([&] {
+    return kernel_node_set_attribute(hNode, static_cast<cudaLaunchAttributeID>(attr),
+                                     reinterpret_cast<const cudaLaunchAttributeValue*>(value));
+  });
+}
+
+extern "C" CUresult CUDAAPI cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
+  return driver([&] { return kernel_node_copy_attributes(dst, src); });
 }
 
 extern "C" CUresult CUDAAPI cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn destroy,

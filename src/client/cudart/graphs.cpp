@@ -477,6 +477,20 @@ extern "C" cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned
   return api([&] { return graph_exec_get_flags(graphExec, flags); });
 }
 
+extern "C" cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaKernelNodeAttrID attr,
+                                                       cudaKernelNodeAttrValue* value_out) {
+  return api([&] { return kernel_node_get_attribute(hNode, attr, value_out); });
+}
+
+extern "C" cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaKernelNodeAttrID attr,
+                                                       const cudaKernelNodeAttrValue* value) {
+  return api([&] { return kernel_node_set_attribute(hNode, attr, value); });
+}
+
+extern "C" cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc) {
+  return api([&] { return kernel_node_copy_attributes(hDst, hSrc); });
+}
+
 extern "C" cudaError_t cudaUserObjectCreate(cudaUserObject_t* object_out, void* ptr, cudaHostFn_t destroy,
                                             unsigned int initialRefcount, unsigned int flags) {
   return api([&] { return user_object_create(object_out, ptr, destroy, initialRefcount, flags); });

@@ -108,6 +108,9 @@ const char* op_name(uint16_t op) {
     case kOpUserObjectRelease: return "UserObjectRelease";
     case kOpGraphRetainUserObject: return "GraphRetainUserObject";
     case kOpGraphReleaseUserObject: return "GraphReleaseUserObject";
+    case kOpGraphKernelNodeGetAttribute: return "GraphKernelNodeGetAttribute";
+    case kOpGraphKernelNodeSetAttribute: return "GraphKernelNodeSetAttribute";
+    case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

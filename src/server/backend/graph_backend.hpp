@@ -71,6 +71,11 @@ class GraphBackend {
   // host-node runner with `record`.
   virtual int32_t capture_host_node(uint64_t stream, uint64_t record) = 0;
 
+  // Kernel node launch attributes, already checked to be ones a node takes.
+  virtual int32_t kernel_node_get_attribute(uint64_t node, int32_t attr, cudaLaunchAttributeValue* value) = 0;
+  virtual int32_t kernel_node_set_attribute(uint64_t node, int32_t attr, const cudaLaunchAttributeValue& value) = 0;
+  virtual int32_t kernel_node_copy_attributes(uint64_t dst, uint64_t src) = 0;
+
   // User objects: the last reference gone, the host-node runner gets
   // `record` (the destructor's callback).
   virtual int32_t user_object_create(uint64_t* object, uint64_t record, uint32_t refs, uint32_t flags) = 0;

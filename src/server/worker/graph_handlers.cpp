@@ -432,6 +432,57 @@ int32_t device_set_graph_mem_attribute(SessionContext& s, Request& req, proto::W
   return graphs(s).set_graph_mem_attribute(device, attr, value);
 }
 
+// The launch attributes a kernel node takes: none naming an event or
+// handing out a device-side handle.
+bool kernel_node_attribute(int32_t attr) {
+  switch (attr) {
+    case cudaLaunchAttributeAccessPolicyWindow:
+    case cudaLaunchAttributeCooperative:
+    case cudaLaunchAttributeClusterDimension:
+    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+    case cudaLaunchAttributePriority:
+    case cudaLaunchAttributeMemSyncDomainMap:
+    case cudaLaunchAttributeMemSyncDomain:
+    case cudaLaunchAttributePreferredClusterDimension:
+    case cudaLaunchAttributePreferredSharedMemoryCarveout:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int32_t kernel_node_get_attribute(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_NODE(n);
+  auto attr = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!kernel_node_attribute(attr)) return cudaErrorInvalidValue;
+  cudaLaunchAttributeValue value{};
+  if (int32_t e = graphs(s).kernel_node_get_attribute(n, attr, &value)) return e;
+  out.put(value);
+  return cudaSuccess;
+}
+
+int32_t kernel_node_set_attribute(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_NODE(n);
+  auto attr = req.args.get<int32_t>();
+  auto value = req.args.get<cudaLaunchAttributeValue>();
+  req.args.expect_end();
+  if (!kernel_node_attribute(attr)) return cudaErrorInvalidValue;
+  if (attr == cudaLaunchAttributeAccessPolicyWindow) {
+    // The window names device memory: it must be the session's own.
+    const auto& w = value.accessPolicyWindow;
+    if (w.num_bytes && !s.owns(reinterpret_cast<uint64_t>(w.base_ptr), w.num_bytes)) return cudaErrorInvalidValue;
+  }
+  return graphs(s).kernel_node_set_attribute(n, attr, value);
+}
+
+int32_t kernel_node_copy_attributes(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_NODE(dst);
+  RGPU_NODE(src);
+  req.args.expect_end();
+  return graphs(s).kernel_node_copy_attributes(dst, src);
+}
+
 int32_t user_object_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto id = req.args.get<uint64_t>();
   auto refs = req.args.get<uint32_t>();
@@ -530,6 +581,9 @@ void register_graph_handlers(Dispatcher& d) {
   d.add(proto::kOpThreadExchangeStreamCaptureMode, thread_exchange_stream_capture_mode);
   d.add(proto::kOpDeviceGetGraphMemAttribute, device_get_graph_mem_attribute);
   d.add(proto::kOpDeviceSetGraphMemAttribute, device_set_graph_mem_attribute);
+  d.add(proto::kOpGraphKernelNodeGetAttribute, kernel_node_get_attribute);
+  d.add(proto::kOpGraphKernelNodeSetAttribute, kernel_node_set_attribute);
+  d.add(proto::kOpGraphKernelNodeCopyAttributes, kernel_node_copy_attributes);
   d.add(proto::kOpUserObjectCreate, user_object_create);
   d.add(proto::kOpUserObjectRetain, user_object_retain);
   d.add(proto::kOpUserObjectRelease, user_object_release);

@@ -115,6 +115,28 @@ int main() {
   OK(cudaGraphHostNodeGetParams(host, &hback));
   CHECK(hback.fn == host_add && hback.userData == &weight);
 
+  // Launch attributes of kernel nodes.
+  cudaKernelNodeAttrValue attr{};
+  attr.priority = 3;
+  OK(cudaGraphKernelNodeSetAttribute(kernel, cudaLaunchAttributePriority, &attr));
+  cudaKernelNodeAttrValue attr_back{};
+  OK(cudaGraphKernelNodeGetAttribute(kernel, cudaLaunchAttributePriority, &attr_back));
+  CHECK(attr_back.priority == 3);
+  attr.accessPolicyWindow.base_ptr = c;
+  attr.accessPolicyWindow.num_bytes = n;
+  attr.accessPolicyWindow.hitRatio = 0.5f;
+  attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+  attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+  OK(cudaGraphKernelNodeSetAttribute(kernel, cudaLaunchAttributeAccessPolicyWindow, &attr));
+  // Memory the session does not own; attributes a node does not take; not a kernel node.
+  attr.accessPolicyWindow.base_ptr = reinterpret_cast<void*>(0x10);
+  EXPECT_STATUS(cudaErrorInvalidValue,
+                cudaGraphKernelNodeSetAttribute(kernel, cudaLaunchAttributeAccessPolicyWindow, &attr));
+  EXPECT_STATUS(cudaErrorInvalidValue,
+                cudaGraphKernelNodeSetAttribute(kernel, cudaLaunchAttributeProgrammaticEvent, &attr));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphKernelNodeGetAttribute(set_a, cudaLaunchAttributePriority, &attr));
+  cudaGetLastError();
+
   cudaGraphExec_t x;
   OK(cudaGraphInstantiate(&x, g, 0));
   unsigned long long flags = 1;
@@ -157,8 +179,17 @@ int main() {
   // Executable-graph update from a graph of the same shape.
   cudaGraph_t clone;
   OK(cudaGraphClone(&clone, g));
-  cudaGraphNode_t set_a_clone;
+  cudaGraphNode_t set_a_clone, kernel_clone;
   OK(cudaGraphNodeFindInClone(&set_a_clone, set_a, clone));
+  // Clones keep their kernel nodes' attributes; they can be copied back.
+  OK(cudaGraphNodeFindInClone(&kernel_clone, kernel, clone));
+  OK(cudaGraphKernelNodeGetAttribute(kernel_clone, cudaLaunchAttributePriority, &attr_back));
+  CHECK(attr_back.priority == 3);
+  attr.priority = 1;
+  OK(cudaGraphKernelNodeSetAttribute(kernel_clone, cudaLaunchAttributePriority, &attr));
+  OK(cudaGraphKernelNodeCopyAttributes(kernel, kernel_clone));
+  OK(cudaGraphKernelNodeGetAttribute(kernel, cudaLaunchAttributePriority, &attr_back));
+  CHECK(attr_back.priority == 1);
   CHECK(set_a_clone != set_a);
   ms.value = 0x33;
   OK(cudaGraphMemsetNodeSetParams(set_a_clone, &ms));

@@ -102,9 +102,6 @@ extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresSignalNodeGetParams(CUgraph
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresSignalNodeSetParams"); }
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresWaitNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresWaitNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeCopyAttributes(CUgraphNode, CUgraphNode) { return rgpu::client::driver_unsupported("cuGraphKernelNodeCopyAttributes"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeGetAttribute"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeSetAttribute"); }
 extern "C" CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphMemAllocNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode, CUdeviceptr*) { return rgpu::client::driver_unsupported("cuGraphMemFreeNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources"); }

@@ -141,9 +141,6 @@ extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeGetParams(
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresSignalNodeSetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t, cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeGetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t, cudaGraphNode_t) { return rgpu::client::unsupported("cudaGraphKernelNodeCopyAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeGetAttribute(cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaGraphKernelNodeGetAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeSetAttribute(cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaGraphKernelNodeSetAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphMemAllocNodeGetParams(cudaGraphNode_t, cudaMemAllocNodeParams*) { return rgpu::client::unsupported("cudaGraphMemAllocNodeGetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphMemFreeNodeGetParams(cudaGraphNode_t, void*) { return rgpu::client::unsupported("cudaGraphMemFreeNodeGetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsEGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsEGLRegisterImage"); }

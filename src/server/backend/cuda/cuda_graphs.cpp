@@ -480,6 +480,18 @@ int32_t CudaGraphs::exchange_capture_mode(int32_t* mode) {
   return e;
 }
 
+int32_t CudaGraphs::kernel_node_get_attribute(uint64_t node, int32_t attr, cudaLaunchAttributeValue* value) {
+  return cudaGraphKernelNodeGetAttribute(as<cudaGraphNode_t>(node), static_cast<cudaLaunchAttributeID>(attr), value);
+}
+
+int32_t CudaGraphs::kernel_node_set_attribute(uint64_t node, int32_t attr, const cudaLaunchAttributeValue& value) {
+  return cudaGraphKernelNodeSetAttribute(as<cudaGraphNode_t>(node), static_cast<cudaLaunchAttributeID>(attr), &value);
+}
+
+int32_t CudaGraphs::kernel_node_copy_attributes(uint64_t dst, uint64_t src) {
+  return cudaGraphKernelNodeCopyAttributes(as<cudaGraphNode_t>(dst), as<cudaGraphNode_t>(src));
+}
+
 int32_t CudaGraphs::user_object_create(uint64_t* object, uint64_t record, uint32_t refs, uint32_t flags) {
   g_host_node_runner = host_node_runner_;
   cudaUserObject_t o = nullptr;

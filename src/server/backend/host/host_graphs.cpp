@@ -30,6 +30,7 @@ std::unique_ptr<HostGraph> clone(const HostGraph& g) {
     m->graph = c.get();
     m->origin = n.get();
     m->enabled = n->enabled;
+    m->attributes = n->attributes;
     if (n->child) {
       m->child = clone(*n->child);
       m->p.handle = handle(m->child.get());
@@ -598,6 +599,31 @@ int32_t HostGraphs::capture_host_node(uint64_t stream, uint64_t host_record) {
 int32_t HostGraphs::exchange_capture_mode(int32_t* mode) {
   if (*mode < cudaStreamCaptureModeGlobal || *mode > cudaStreamCaptureModeRelaxed) return cudaErrorInvalidValue;
   std::swap(*mode, t_capture_mode);
+  return cudaSuccess;
+}
+
+int32_t HostGraphs::kernel_node_get_attribute(uint64_t node, int32_t attr, cudaLaunchAttributeValue* value) {
+  std::lock_guard lock(mutex_);
+  HostNode* n = as<HostNode>(node);
+  if (n->p.type != cudaGraphNodeTypeKernel) return cudaErrorInvalidValue;
+  auto it = n->attributes.find(attr);
+  *value = it == n->attributes.end() ? cudaLaunchAttributeValue{} : it->second;
+  return cudaSuccess;
+}
+
+int32_t HostGraphs::kernel_node_set_attribute(uint64_t node, int32_t attr, const cudaLaunchAttributeValue& value) {
+  std::lock_guard lock(mutex_);
+  HostNode* n = as<HostNode>(node);
+  if (n->p.type != cudaGraphNodeTypeKernel) return cudaErrorInvalidValue;
+  n->attributes[attr] = value;
+  return cudaSuccess;
+}
+
+int32_t HostGraphs::kernel_node_copy_attributes(uint64_t dst, uint64_t src) {
+  std::lock_guard lock(mutex_);
+  HostNode *d = as<HostNode>(dst), *s = as<HostNode>(src);
+  if (d->p.type != cudaGraphNodeTypeKernel || s->p.type != cudaGraphNodeTypeKernel) return cudaErrorInvalidValue;
+  d->attributes = s->attributes;
   return cudaSuccess;
 }
 

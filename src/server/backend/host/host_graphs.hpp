@@ -33,6 +33,7 @@ struct HostNode {
   std::unique_ptr<HostGraph> child;  // a child graph node's own copy
   const HostNode* origin = nullptr;  // the node this one was cloned from
   bool enabled = true;
+  std::map<int32_t, cudaLaunchAttributeValue> attributes;  // a kernel node's, as set
 };
 
 struct HostUserObject {
@@ -105,6 +106,9 @@ class HostGraphs final : public GraphBackend {
   int32_t update_capture_dependencies(uint64_t stream, std::span<const uint64_t> deps, uint32_t flags) override;
   int32_t exchange_capture_mode(int32_t* mode) override;
   int32_t capture_host_node(uint64_t stream, uint64_t record) override;
+  int32_t kernel_node_get_attribute(uint64_t node, int32_t attr, cudaLaunchAttributeValue* value) override;
+  int32_t kernel_node_set_attribute(uint64_t node, int32_t attr, const cudaLaunchAttributeValue& value) override;
+  int32_t kernel_node_copy_attributes(uint64_t dst, uint64_t src) override;
   int32_t user_object_create(uint64_t* object, uint64_t record, uint32_t refs, uint32_t flags) override;
   int32_t user_object_retain(uint64_t object, uint32_t count) override;
   int32_t user_object_release(uint64_t object, uint32_t count) override;
