@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -54,6 +55,18 @@ int32_t kernel_params(const GraphNodeParams& p, KernelArgs* args, CUDA_KERNEL_NO
   k->sharedMemBytes = p.shared_mem;
   k->kernelParams = args->pointers.empty() ? nullptr : args->pointers.data();
   return cudaSuccess;
+}
+
+// A node whose arguments came as one buffer (`extra`, as the worker's own
+// launches pass them): the buffer, up to the parameters' size.
+void copy_extra(void** extra, std::vector<uint8_t>* args) {
+  const void* buffer = nullptr;
+  size_t size = 0;
+  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = extra[i + 1];
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *static_cast<const size_t*>(extra[i + 1]);
+  }
+  if (buffer) std::memcpy(args->data(), buffer, std::min(size, args->size()));
 }
 
 cudaMemcpy3DParms memcpy_params(const GraphNodeParams& p) {
@@ -196,6 +209,7 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
         if (p->args.size() < offset + size) p->args.resize(offset + size);
         if (k.kernelParams) std::memcpy(p->args.data() + offset, k.kernelParams[i], size);
       }
+      if (!k.kernelParams && k.extra) copy_extra(k.extra, &p->args);
       return cudaSuccess;
     }
     case cudaGraphNodeTypeMemcpy: {
