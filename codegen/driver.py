@@ -13,7 +13,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from generate import CODEGEN, GenError, Decl, banner, params_decl, sort_exports
+from generate import CODEGEN, GenError, Decl, banner, params_decl, sort_exports, unsupported_reasons
 
 OUT = {
     "unsupported": "src/client/cuda/generated/cuda_unsupported.cpp",
@@ -37,6 +37,7 @@ class DriverModel:
     # whether per-thread builds add _ptds or _ptsz.
     proc_names: list[tuple[str, str, str]]
     errors: list[tuple[str, int, str]]  # CUresult: name, value, the header's description
+    reasons: dict[str, str]  # why an unsupported export stays so
 
 
 def build_driver_model(parser) -> DriverModel:
@@ -46,8 +47,8 @@ def build_driver_model(parser) -> DriverModel:
         raise GenError("cuda_exports.txt lists a name twice")
     with open(CODEGEN / "cuda.toml", "rb") as f:
         conf = tomllib.load(f)
-    if set(conf) - {"manual"}:
-        raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - {'manual'})}")
+    if set(conf) - {"manual", "unsupported"}:
+        raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - {'manual', 'unsupported'})}")
     manual = list(conf.get("manual", {}).get("names", []))
     if len(set(manual)) != len(manual):
         raise GenError("cuda.toml lists a manual name twice")
@@ -59,7 +60,7 @@ def build_driver_model(parser) -> DriverModel:
     decls = parser.functions(tu, set(HEADERS))
     per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
-                       error_descriptions(parser, tu))
+                       error_descriptions(parser, tu), unsupported_reasons(conf, "cuda.toml", exports, set(manual)))
 
 
 def error_descriptions(parser, tu) -> list[tuple[str, int, str]]:
@@ -151,6 +152,9 @@ LIMITS = [
     "CUDA arrays (cuArray*, CU_MEMORYTYPE_ARRAY copies) are not supported.",
     "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
     "unsupported; programs built with this toolkit bind the _v2 names.",
+    "Graphs live on one device (its primary context: a node's CUcontext is not looked at); copy nodes, "
+    "and copies queued during a capture, cannot involve host memory (CU_MEMORYTYPE_HOST); kernel nodes "
+    "take kernelParams, not `extra`.",
 ]
 
 
@@ -161,7 +165,8 @@ def emit_coverage(m: DriverModel) -> str:
     exported = set(m.exports)
     for d in m.unsupported:
         newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
-        why = (f"legacy binding, superseded by {newer[-1]}" if newer else "not implemented yet")
+        why = (f"legacy binding, superseded by {newer[-1]}" if newer
+               else m.reasons.get(d.name, "not implemented yet"))
         status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
     done = [n for n in m.exports if status[n][0] != "unsupported"]
     lines = ["", "# CUDA driver coverage", "",

@@ -222,6 +222,7 @@ class Model:
     first_generated: int
     errors: list[tuple[str, int]]
     headers_of_forwards: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)  # why an unsupported export stays so
 
 
 def is_pointer(t) -> bool:
@@ -333,6 +334,17 @@ def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
     return Forward(decl, op, args, quiet, routing[0] if routing else None)
 
 
+def unsupported_reasons(conf: dict, toml: str, exports: list[str], implemented: set[str]) -> dict[str, str]:
+    """`[unsupported] reasons`: why an export rgpu does not implement cannot work remotely (coverage.md)."""
+    reasons = dict(conf.get("unsupported", {}).get("reasons", {}))
+    for n, why in reasons.items():
+        if n not in exports or n in implemented:
+            raise GenError(f"{toml}: [unsupported] gives a reason for {n}, which is not an unsupported export")
+        if not isinstance(why, str) or not why:
+            raise GenError(f"{toml}: [unsupported] reason for {n} must be a non-empty string")
+    return reasons
+
+
 def sort_exports(exports, implemented, find, decls, result: str, toml: str):
     """Each export not implemented by hand or forwarded: a per-thread variant
     (_ptsz/_ptds) of an implemented function with the same parameters, or an
@@ -372,7 +384,7 @@ def build_model(parser: Parser) -> Model:
         raise GenError("cudart_exports.txt lists a name twice")
     with open(CODEGEN / "cudart.toml", "rb") as f:
         conf = tomllib.load(f)
-    unknown = set(conf) - {"manual", "forward"}
+    unknown = set(conf) - {"manual", "forward", "unsupported"}
     if unknown:
         raise GenError(f"cudart.toml: unknown tables {sorted(unknown)}")
     manual = list(conf.get("manual", {}).get("names", []))
@@ -433,8 +445,9 @@ def build_model(parser: Parser) -> Model:
     for f in forwards:
         if f.decl.header not in hdrs:
             hdrs.append(f.decl.header)
+    reasons = unsupported_reasons(conf, "cudart.toml", exports, set(manual) | set(forward_specs))
     return Model(exports, manual, forwards, per_thread, unsupported, ops, first_generated,
-                 errors, hdrs)
+                 errors, hdrs, reasons)
 
 
 # --------------------------------------------------------------------------
@@ -741,8 +754,9 @@ def emit_coverage(m: Model) -> str:
     for d, base in m.per_thread:
         status[d.name] = ("implemented", f"per-thread default stream variant of {base}")
     for d in m.unsupported:
+        why = m.reasons.get(d.name, "not implemented yet")
         status[d.name] = ("unsupported", "graphics interop: out of scope" if d.abi_only
-                          else "not implemented yet: returns cudaErrorNotSupported, logs its name once")
+                          else f"{why}: returns cudaErrorNotSupported, logs its name once")
     interop = {d.name for d in m.unsupported if d.abi_only}
     counted = [n for n in m.exports if n not in interop]
     done = [n for n in counted if status[n][0] != "unsupported"]
