@@ -356,7 +356,10 @@ int32_t stream_begin_capture_to_graph(SessionContext& s, Request& req, proto::Wr
   auto mode = req.args.get<int32_t>();
   req.args.expect_end();
   if (!s.graphs.own_graph(g) || !nodes_in(s, deps, g)) return cudaErrorInvalidValue;
-  return graphs(s).begin_capture_to_graph(stream, g, deps, mode);
+  if (int32_t e = graphs(s).begin_capture_to_graph(stream, g, deps, mode)) return e;
+  // Not to be destroyed while the capture adds to it.
+  s.graphs.set_owner(g, GraphTable::kCapturedInto);
+  return cudaSuccess;
 }
 
 int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) {
@@ -366,6 +369,8 @@ int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) 
   graphs(s).capture_info(stream, &info);
   // The capture's graph, if the client saw it while capturing.
   bool seen = info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturing;
+  // The application's graph it added to is the application's again, whatever the outcome.
+  if (info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturedInto) s.graphs.set_owner(info.graph, 0);
   uint64_t g = 0;
   if (int32_t e = graphs(s).end_capture(stream, &g)) {
     // A failed capture's graph is gone (unless it was the application's own).

@@ -13,8 +13,10 @@ namespace rgpu::server {
 class GraphTable {
  public:
   // owner: 0 for a graph of the application's own, the embedding node for a
-  // child graph, kCapturing for the graph of a capture still going on.
+  // child graph, kCapturing for the graph of a capture still going on,
+  // kCapturedInto for the application's graph a capture is adding to.
   static constexpr uint64_t kCapturing = ~uint64_t{0};
+  static constexpr uint64_t kCapturedInto = ~uint64_t{0} - 1;
 
   void add_graph(uint64_t graph, uint64_t owner);
   bool graph(uint64_t graph) const;

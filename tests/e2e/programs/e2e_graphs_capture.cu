@@ -191,6 +191,9 @@ int main() {
   OK(cudaGraphAddEmptyNode(&first, into, nullptr, 0));
   OK(cudaStreamBeginCaptureToGraph(s, into, &first, nullptr, 1, cudaStreamCaptureModeGlobal));
   OK(cudaMemsetAsync(c, 9, n, s));
+  // Not destroyed while the capture adds to it.
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphDestroy(into));
+  cudaGetLastError();
   cudaGraph_t same;
   OK(cudaStreamEndCapture(s, &same));
   CHECK(same == into);
