@@ -21,6 +21,8 @@ struct GraphNodeParams {
   uint32_t shared_mem = 0;
   std::vector<uint8_t> args;
   // Memcpy (device to device, pitched rows; linear: height 1) and memset (dst).
+  // Memory allocation: `width` bytes on server device `value`, the address
+  // (the backend's answer) in `dst`; memory free: `dst`.
   uint64_t dst = 0, src = 0;
   uint64_t dst_pitch = 0, src_pitch = 0, width = 0, height = 0;
   uint32_t value = 0, element_size = 0;  // memset

@@ -456,7 +456,16 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   EXPECT_EQ(add_node(child), cudaErrorInvalidValue);
   proto::GraphNodeParams alloc;
   alloc.type = cudaGraphNodeTypeMemAlloc;
-  EXPECT_EQ(add_node(alloc), cudaErrorNotSupported);
+  alloc.width = 256;
+  alloc.value = 7;  // a GPU the server does not export
+  EXPECT_EQ(add_node(alloc), cudaErrorInvalidValue);
+  proto::GraphNodeParams free_node;
+  free_node.type = cudaGraphNodeTypeMemFree;
+  free_node.dst = b_mem;
+  EXPECT_EQ(add_node(free_node), cudaErrorInvalidValue);
+  proto::GraphNodeParams conditional;
+  conditional.type = cudaGraphNodeTypeConditional;
+  EXPECT_EQ(add_node(conditional), cudaErrorNotSupported);
 
   // More dependencies than the message holds; captures on bogus streams.
   proto::Writer lying;

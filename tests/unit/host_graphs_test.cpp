@@ -18,6 +18,12 @@ class FakeHooks : public HostGraphHooks {
     return cudaSuccess;
   }
   void record_event(uint64_t event) override { recorded.push_back(event); }
+  // Graph allocations come from the last 16 bytes.
+  int32_t allocate(uint64_t* ptr, size_t size) override {
+    if (size > 16) return cudaErrorMemoryAllocation;
+    *ptr = reinterpret_cast<uint64_t>(memory.data() + 48);
+    return cudaSuccess;
+  }
   bool live(uint64_t ptr, size_t n) override {
     auto base = reinterpret_cast<uint64_t>(memory.data());
     return ptr >= base && ptr + n <= base + memory.size();
@@ -195,4 +201,31 @@ TEST(HostGraphs, UserObjectsGoWithTheirLastReference) {
   EXPECT_EQ(g_destroyed, 0);  // the executable graph holds its own reference
   ASSERT_EQ(g.exec_destroy(exec), cudaSuccess);
   EXPECT_EQ(g_destroyed, 1);
+}
+
+TEST(HostGraphs, AllocationNodesHandOutMemoryWhenMade) {
+  FakeHooks h;
+  HostGraphs g(h);
+  uint64_t graph, alloc, set, free_node, exec;
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  GraphNodeParams a;
+  a.type = cudaGraphNodeTypeMemAlloc;
+  a.width = 16;
+  ASSERT_EQ(g.add_node(&alloc, graph, {}, a), cudaSuccess);
+  GraphNodeParams made;
+  ASSERT_EQ(g.node_params(alloc, &made), cudaSuccess);
+  EXPECT_EQ(made.dst, at(h, 48));
+  uint64_t after_alloc[] = {alloc};
+  ASSERT_EQ(g.add_node(&set, graph, after_alloc, memset_node(made.dst, 7, 16)), cudaSuccess);
+  GraphNodeParams f;
+  f.type = cudaGraphNodeTypeMemFree;
+  f.dst = made.dst;
+  uint64_t after_set[] = {set};
+  ASSERT_EQ(g.add_node(&free_node, graph, after_set, f), cudaSuccess);
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+  EXPECT_EQ(h.memory[63], 7);
+  // Memory nodes keep their parameters.
+  EXPECT_EQ(g.set_node_params(alloc, a), cudaErrorInvalidValue);
+  EXPECT_EQ(g.exec_set_params(exec, free_node, f), cudaErrorInvalidValue);
 }

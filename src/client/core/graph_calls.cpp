@@ -6,6 +6,7 @@
 #include "client/core/call.hpp"
 #include "client/core/graph_handles.hpp"
 #include "client/core/host_callback_runner.hpp"
+#include "client/core/memory_map.hpp"
 #include "client/core/session.hpp"
 #include "protocol/ops.hpp"
 
@@ -158,7 +159,7 @@ cudaError_t graph_clone(cudaGraph_t* clone, cudaGraph_t graph) {
 }
 
 cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
-                           const cudaGraphEdgeData* edges, const GraphNodeParams& p) {
+                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, void** allocated) {
   if (!node) return cudaErrorInvalidValue;
   if (cudaError_t e = plain_edges(edges, n)) return e;
   Call call(proto::kOpGraphAddNode);
@@ -168,6 +169,12 @@ cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaG
   proto::put_node(call.args(), p);
   if (cudaError_t e = call.run()) return e;
   *node = graph_node_handles().intern(o.device, call.reply().get<uint64_t>());
+  if (p.type == cudaGraphNodeTypeMemAlloc) {
+    auto address = call.reply().get<uint64_t>();
+    // The graph's memory is device memory of the graph's device, to the memory map too.
+    MemoryMap::get().add_device(address, p.width, o.device);
+    if (allocated) *allocated = reinterpret_cast<void*>(address);
+  }
   return cudaSuccess;
 }
 

@@ -20,8 +20,9 @@ cudaError_t node_device(cudaGraphNode_t node, int* device);
 cudaError_t graph_create(cudaGraph_t* graph, unsigned flags);
 cudaError_t graph_destroy(cudaGraph_t graph);
 cudaError_t graph_clone(cudaGraph_t* clone, cudaGraph_t graph);
+// A memory allocation node's address goes to *allocated.
 cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
-                           const cudaGraphEdgeData* edges, const GraphNodeParams& p);
+                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, void** allocated = nullptr);
 cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p);
 cudaError_t node_set_params(cudaGraphNode_t node, const GraphNodeParams& p);
 cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type);

@@ -160,6 +160,67 @@ cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p) {
   return cudaSuccess;
 }
 
+cudaError_t alloc_node(int device, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+                       size_t access_count, size_t bytes, GraphNodeParams* p) {
+  if (bytes == 0 || (access_count && !access)) return cudaErrorInvalidValue;
+  if (props.location.type != cudaMemLocationTypeDevice || props.location.id != device) return cudaErrorInvalidValue;
+  if (props.allocType != cudaMemAllocationTypePinned || props.handleTypes != cudaMemHandleTypeNone)
+    return cudaErrorNotSupported;  // shareable graph memory is not offered
+  // The allocating device reads and writes it; other GPUs' access is not offered.
+  for (size_t i = 0; i < access_count; ++i)
+    if (access[i].location.type != cudaMemLocationTypeDevice || access[i].location.id != device)
+      return cudaErrorNotSupported;
+  VirtualDevice* dev = Runtime::get().device(device);
+  if (!dev) return cudaErrorInvalidDevice;
+  p->type = cudaGraphNodeTypeMemAlloc;
+  p->width = bytes;
+  p->value = static_cast<uint32_t>(dev->remote);
+  return cudaSuccess;
+}
+
+cudaError_t free_node(int device, void* dptr, GraphNodeParams* p) {
+  auto range = MemoryMap::get().find_device(addr(dptr));
+  if (!range || range->base != addr(dptr) || range->device != device) return cudaErrorInvalidValue;
+  p->type = cudaGraphNodeTypeMemFree;
+  p->dst = addr(dptr);
+  return cudaSuccess;
+}
+
+namespace {
+struct AllocRequest {
+  cudaMemPoolProps props;
+  std::vector<cudaMemAccessDesc> access;
+};
+std::mutex g_alloc_mutex;
+std::map<cudaGraphNode_t, AllocRequest>& alloc_requests() {
+  static auto* m = new std::map<cudaGraphNode_t, AllocRequest>;
+  return *m;
+}
+}  // namespace
+
+void remember_alloc(cudaGraphNode_t node, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+                    size_t access_count) {
+  std::lock_guard lock(g_alloc_mutex);
+  alloc_requests()[node] = AllocRequest{props, {access, access + access_count}};
+}
+
+void alloc_request(cudaGraphNode_t node, int device, cudaMemPoolProps* props, const cudaMemAccessDesc** access,
+                   size_t* access_count) {
+  std::lock_guard lock(g_alloc_mutex);
+  auto it = alloc_requests().find(node);
+  if (it == alloc_requests().end()) {
+    *props = cudaMemPoolProps{};
+    props->allocType = cudaMemAllocationTypePinned;
+    props->location = cudaMemLocation{cudaMemLocationTypeDevice, device};
+    *access = nullptr;
+    *access_count = 0;
+    return;
+  }
+  *props = it->second.props;
+  *access = it->second.access.empty() ? nullptr : it->second.access.data();
+  *access_count = it->second.access.size();
+}
+
 cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodeParams* p) {
   if (!fn) return cudaErrorInvalidValue;
   VirtualDevice* dev = Runtime::get().device(device);

@@ -29,6 +29,17 @@ cudaError_t memset_node(void* dst, size_t pitch, unsigned value, unsigned elemen
                         size_t height, GraphNodeParams* p);
 cudaError_t event_node(int device, cudaGraphNodeType type, cudaEvent_t event, GraphNodeParams* p);
 cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p);
+// Memory a graph allocates on its device (pinned, the device's own access
+// only) and frees.
+cudaError_t alloc_node(int device, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+                       size_t access_count, size_t bytes, GraphNodeParams* p);
+cudaError_t free_node(int device, void* dptr, GraphNodeParams* p);
+// What the application asked of an allocation node, for its get-params (a
+// captured one gets the device's plain pinned properties, no access list).
+void remember_alloc(cudaGraphNode_t node, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+                    size_t access_count);
+void alloc_request(cudaGraphNode_t node, int device, cudaMemPoolProps* props, const cudaMemAccessDesc** access,
+                   size_t* access_count);
 // The host function runs in this process each time the graph reaches it.
 cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodeParams* p);
 

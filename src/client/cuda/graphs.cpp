@@ -15,6 +15,9 @@ using namespace rgpu::client;
 
 // Kernel node attributes pass between the APIs as they are.
 static_assert(sizeof(CUlaunchAttributeValue) == sizeof(cudaLaunchAttributeValue));
+// So do memory pool properties and access descriptors.
+static_assert(sizeof(CUmemPoolProps) == sizeof(cudaMemPoolProps));
+static_assert(sizeof(CUmemAccessDesc) == sizeof(cudaMemAccessDesc));
 
 namespace {
 
@@ -539,6 +542,51 @@ extern "C" CUresult CUDAAPI cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgrap
 
 extern "C" CUresult CUDAAPI cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) {
   return driver([&] { return graph_node_get_enabled(hGraphExec, hNode, isEnabled); });
+}
+
+extern "C" CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                   const CUgraphNode* dependencies, size_t numDependencies,
+                                                   CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+  return driver([&]() -> cudaError_t {
+    if (!nodeParams) return cudaErrorInvalidValue;
+    int device;
+    if (cudaError_t e = graph_device(hGraph, &device)) return e;
+    const auto& props = reinterpret_cast<const cudaMemPoolProps&>(nodeParams->poolProps);
+    const auto* access = reinterpret_cast<const cudaMemAccessDesc*>(nodeParams->accessDescs);
+    GraphNodeParams p;
+    if (cudaError_t e = alloc_node(device, props, access, nodeParams->accessDescCount, nodeParams->bytesize, &p))
+      return e;
+    void* address = nullptr;
+    if (cudaError_t e = graph_add_node(phGraphNode, hGraph, dependencies, numDependencies, nullptr, p, &address))
+      return e;
+    nodeParams->dptr = reinterpret_cast<CUdeviceptr>(address);
+    remember_alloc(*phGraphNode, props, access, nodeParams->accessDescCount);
+    return cudaSuccess;
+  });
+}
+
+extern "C" CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                  const CUgraphNode* dependencies, size_t numDependencies,
+                                                  CUdeviceptr dptr) {
+  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+             [&](int d, GraphNodeParams* p) { return free_node(d, reinterpret_cast<void*>(dptr), p); });
+}
+
+extern "C" CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
+  return get(hNode, cudaGraphNodeTypeMemAlloc, params_out, [&](int d, const GraphNodeParams& p) {
+    alloc_request(hNode, d, reinterpret_cast<cudaMemPoolProps*>(&params_out->poolProps),
+                  reinterpret_cast<const cudaMemAccessDesc**>(&params_out->accessDescs), &params_out->accessDescCount);
+    params_out->bytesize = p.width;
+    params_out->dptr = p.dst;
+    return cudaSuccess;
+  });
+}
+
+extern "C" CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
+  return get(hNode, cudaGraphNodeTypeMemFree, dptr_out, [&](int, const GraphNodeParams& p) {
+    *dptr_out = p.dst;
+    return cudaSuccess;
+  });
 }
 
 extern "C" CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,

@@ -477,6 +477,43 @@ extern "C" cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned
   return api([&] { return graph_exec_get_flags(graphExec, flags); });
 }
 
+extern "C" cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n,
+                                                cudaMemAllocNodeParams* nodeParams) {
+  return api([&]() -> cudaError_t {
+    if (!nodeParams) return cudaErrorInvalidValue;
+    int device;
+    if (cudaError_t e = graph_device(graph, &device)) return e;
+    GraphNodeParams p;
+    if (cudaError_t e = alloc_node(device, nodeParams->poolProps, nodeParams->accessDescs,
+                                   nodeParams->accessDescCount, nodeParams->bytesize, &p))
+      return e;
+    if (cudaError_t e = graph_add_node(pGraphNode, graph, deps, n, nullptr, p, &nodeParams->dptr)) return e;
+    remember_alloc(*pGraphNode, nodeParams->poolProps, nodeParams->accessDescs, nodeParams->accessDescCount);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n,
+                                               void* dptr) {
+  return add(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return free_node(d, dptr, p); });
+}
+
+extern "C" cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, cudaMemAllocNodeParams* params_out) {
+  return get(node, cudaGraphNodeTypeMemAlloc, params_out, [&](int d, const GraphNodeParams& p) {
+    alloc_request(node, d, &params_out->poolProps, &params_out->accessDescs, &params_out->accessDescCount);
+    params_out->bytesize = p.width;
+    params_out->dptr = reinterpret_cast<void*>(p.dst);
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void* dptr_out) {
+  return get(node, cudaGraphNodeTypeMemFree, dptr_out, [&](int, const GraphNodeParams& p) {
+    *static_cast<void**>(dptr_out) = reinterpret_cast<void*>(p.dst);
+    return cudaSuccess;
+  });
+}
+
 extern "C" cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaKernelNodeAttrID attr,
                                                        cudaKernelNodeAttrValue* value_out) {
   return api([&] { return kernel_node_get_attribute(hNode, attr, value_out); });

@@ -68,6 +68,9 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     case cudaGraphNodeTypeWaitEvent: return s.valid_event(p.handle) ? cudaSuccess : cudaErrorInvalidResourceHandle;
     case cudaGraphNodeTypeEmpty: return cudaSuccess;
     case cudaGraphNodeTypeHost: return s.host_nodes.valid(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeMemAlloc:
+      return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeMemFree: return s.owns(p.dst, 1) ? cudaSuccess : cudaErrorInvalidValue;
     default: return cudaErrorNotSupported;
   }
 }
@@ -136,6 +139,14 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
   if (int32_t e = graphs(s).add_node(&n, g, deps, to_backend(s, p))) return e;
   s.graphs.add_node(n, g);
   out.put(n);
+  if (p.type == cudaGraphNodeTypeMemAlloc) {
+    // The graph's memory is the session's: nodes, kernels and copies may use
+    // it (the GPU faults on it outside the graph's allocation, as locally).
+    GraphNodeParams made;
+    if (int32_t e = graphs(s).node_params(n, &made)) return e;
+    s.allocations.add(made.dst, made.width);
+    out.put(made.dst);
+  }
   return cudaSuccess;
 }
 

@@ -213,6 +213,37 @@ int main() {
   kp.func = reinterpret_cast<CUfunction>(0x4321);
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuGraphAddKernelNode(&bad, g, nullptr, 0, &kp));
 
+  // Memory a graph allocates and frees.
+  CUDA_MEM_ALLOC_NODE_PARAMS ap{};
+  ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  ap.poolProps.location = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  ap.bytesize = bytes;
+  CUgraph mg;
+  CU_OK(cuGraphCreate(&mg, 0));
+  CUgraphNode alloc_node, fill_node, free_node;
+  CU_OK(cuGraphAddMemAllocNode(&alloc_node, mg, nullptr, 0, &ap));
+  CHECK(ap.dptr != 0);
+  CUDA_MEMSET_NODE_PARAMS fill{};
+  fill.dst = ap.dptr;
+  fill.value = 0x42;
+  fill.elementSize = 1;
+  fill.width = bytes;
+  fill.height = 1;
+  CU_OK(cuGraphAddMemsetNode(&fill_node, mg, &alloc_node, 1, &fill, ctx));
+  CU_OK(cuGraphAddMemFreeNode(&free_node, mg, &fill_node, 1, ap.dptr));
+  CUDA_MEM_ALLOC_NODE_PARAMS ap_back{};
+  CU_OK(cuGraphMemAllocNodeGetParams(alloc_node, &ap_back));
+  CHECK(ap_back.dptr == ap.dptr && ap_back.bytesize == bytes);
+  CUdeviceptr freed = 0;
+  CU_OK(cuGraphMemFreeNodeGetParams(free_node, &freed));
+  CHECK(freed == ap.dptr);
+  CUgraphExec mx;
+  CU_OK(cuGraphInstantiate(&mx, mg, 0));
+  CU_OK(cuGraphLaunch(mx, s));
+  CU_OK(cuStreamSynchronize(s));
+  CU_OK(cuGraphExecDestroy(mx));
+  CU_OK(cuGraphDestroy(mg));
+
   // A user object held by a graph.
   CUuserObject object;
   CU_OK(cuUserObjectCreate(&object, nullptr, on_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));

@@ -269,9 +269,52 @@ int main() {
   OK(cudaStreamSynchronize(s));
   CHECK(all(read_back(c, n), 0x45));
 
+  cudaGraphNode_t bad;
+  // Memory the graph allocates, uses and frees.
+  cudaMemAllocNodeParams ap{};
+  ap.poolProps.allocType = cudaMemAllocationTypePinned;
+  ap.poolProps.location = cudaMemLocation{cudaMemLocationTypeDevice, 0};
+  cudaMemAccessDesc own{cudaMemLocation{cudaMemLocationTypeDevice, 0}, cudaMemAccessFlagsProtReadWrite};
+  ap.accessDescs = &own;
+  ap.accessDescCount = 1;
+  ap.bytesize = n;
+  cudaGraph_t mg;
+  OK(cudaGraphCreate(&mg, 0));
+  cudaGraphNode_t alloc_node, use_node, copy_out, free_node;
+  OK(cudaGraphAddMemAllocNode(&alloc_node, mg, nullptr, 0, &ap));
+  CHECK(ap.dptr != nullptr);
+  cudaMemsetParams on_alloc{};
+  on_alloc.dst = ap.dptr;
+  on_alloc.value = 0x66;
+  on_alloc.elementSize = 1;
+  on_alloc.width = n;
+  on_alloc.height = 1;
+  OK(cudaGraphAddMemsetNode(&use_node, mg, &alloc_node, 1, &on_alloc));
+  OK(cudaGraphAddMemcpyNode1D(&copy_out, mg, &use_node, 1, b, ap.dptr, n, cudaMemcpyDeviceToDevice));
+  OK(cudaGraphAddMemFreeNode(&free_node, mg, &copy_out, 1, ap.dptr));
+  cudaMemAllocNodeParams ap_back{};
+  OK(cudaGraphMemAllocNodeGetParams(alloc_node, &ap_back));
+  CHECK(ap_back.dptr == ap.dptr && ap_back.bytesize == n && ap_back.accessDescCount == 1 &&
+        ap_back.poolProps.location.id == 0);
+  void* freed = nullptr;
+  OK(cudaGraphMemFreeNodeGetParams(free_node, &freed));
+  CHECK(freed == ap.dptr);
+  cudaGraphExec_t mx;
+  OK(cudaGraphInstantiate(&mx, mg, 0));
+  OK(cudaGraphLaunch(mx, s));
+  OK(cudaStreamSynchronize(s));
+  CHECK(all(read_back(b, n), 0x66));
+  // Other GPUs' access is not offered; a free node frees what a graph allocated.
+  cudaMemAccessDesc other{cudaMemLocation{cudaMemLocationTypeDevice, 1}, cudaMemAccessFlagsProtReadWrite};
+  ap.accessDescs = &other;
+  EXPECT_STATUS(cudaErrorNotSupported, cudaGraphAddMemAllocNode(&bad, mg, nullptr, 0, &ap));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphAddMemFreeNode(&bad, mg, nullptr, 0, a + 1));
+  cudaGetLastError();
+  OK(cudaGraphExecDestroy(mx));
+  OK(cudaGraphDestroy(mg));
+
   // Copies with host memory cannot be graph nodes here.
   std::vector<unsigned char> host_buf(n);
-  cudaGraphNode_t bad;
   EXPECT_STATUS(cudaErrorNotSupported,
                 cudaGraphAddMemcpyNode1D(&bad, gen, nullptr, 0, a, host_buf.data(), n, cudaMemcpyHostToDevice));
   EXPECT_STATUS(cudaErrorNotSupported,

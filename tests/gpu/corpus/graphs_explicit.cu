@@ -1,6 +1,6 @@
 // Graphs built node by node on a real GPU: kernel, memset, device-to-device
-// memcpy, host, event record/wait and child graph nodes with explicit
-// dependencies; kernel parameters changed in the executable graph, a node
+// memcpy, host, event record/wait, child graph and memory allocation/free
+// nodes with explicit dependencies; kernel parameters changed in the executable graph, a node
 // disabled, an executable graph updated from a modified clone. Every result
 // is checked on the host.
 #include <vector>
@@ -150,6 +150,32 @@ int main() {
   CK(cudaStreamSynchronize(s));
   check(out, 3, 0x01010101, "child graph");
   EXPECT(g_host_sum == 42, "host node sum %d", g_host_sum);
+
+  // Memory the graph allocates: filled by a kernel, copied out, freed, on
+  // every launch.
+  cudaMemAllocNodeParams ap{};
+  ap.poolProps.allocType = cudaMemAllocationTypePinned;
+  ap.poolProps.location = cudaMemLocation{cudaMemLocationTypeDevice, 0};
+  ap.bytesize = kN * sizeof(int);
+  cudaGraph_t mg;
+  CK(cudaGraphCreate(&mg, 0));
+  cudaGraphNode_t alloc, fill_alloc, copy_out, free_alloc;
+  CK(cudaGraphAddMemAllocNode(&alloc, mg, nullptr, 0, &ap));
+  int* scratch = static_cast<int*>(ap.dptr);
+  int seven = 7;
+  void* scratch_args[] = {&scratch, &seven, &n};
+  cudaKernelNodeParams fill_params = iota_params(scratch_args);
+  CK(cudaGraphAddKernelNode(&fill_alloc, mg, &alloc, 1, &fill_params));
+  CK(cudaGraphAddMemcpyNode1D(&copy_out, mg, &fill_alloc, 1, out, scratch, kN * sizeof(int),
+                              cudaMemcpyDeviceToDevice));
+  CK(cudaGraphAddMemFreeNode(&free_alloc, mg, &copy_out, 1, scratch));
+  cudaGraphExec_t mx;
+  CK(cudaGraphInstantiate(&mx, mg, 0));
+  for (int i = 0; i < 2; ++i) CK(cudaGraphLaunch(mx, s));
+  CK(cudaStreamSynchronize(s));
+  check(out, 7, 0, "graph memory");
+  CK(cudaGraphExecDestroy(mx));
+  CK(cudaGraphDestroy(mg));
 
   CK(cudaGraphExecDestroy(px));
   CK(cudaGraphExecDestroy(x));

@@ -90,8 +90,6 @@ extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { retu
 extern "C" CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddBatchMemOpNode"); }
 extern "C" CUresult CUDAAPI cuGraphAddExternalSemaphoresSignalNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddExternalSemaphoresSignalNode"); }
 extern "C" CUresult CUDAAPI cuGraphAddExternalSemaphoresWaitNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddExternalSemaphoresWaitNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUDA_MEM_ALLOC_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddMemAllocNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUdeviceptr) { return rgpu::client::driver_unsupported("cuGraphAddMemFreeNode"); }
 extern "C" CUresult CUDAAPI cuGraphBatchMemOpNodeGetParams(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphBatchMemOpNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphBatchMemOpNodeSetParams(CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphBatchMemOpNodeSetParams"); }
 extern "C" CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuGraphConditionalHandleCreate"); }
@@ -102,8 +100,6 @@ extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresSignalNodeGetParams(CUgraph
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresSignalNodeSetParams"); }
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresWaitNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresWaitNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphMemAllocNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode, CUdeviceptr*) { return rgpu::client::driver_unsupported("cuGraphMemFreeNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources_ptsz(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources_ptsz"); }
 extern "C" CUresult CUDAAPI cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray*, CUgraphicsResource) { return rgpu::client::driver_unsupported("cuGraphicsResourceGetMappedMipmappedArray"); }

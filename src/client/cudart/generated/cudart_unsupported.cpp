@@ -132,8 +132,6 @@ extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceViewDesc(cudaResour
 extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectTextureDesc(cudaTextureDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectTextureDesc"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresSignalNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresWaitNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemAllocNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaMemAllocNodeParams*) { return rgpu::client::unsupported("cudaGraphAddMemAllocNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemFreeNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, void*) { return rgpu::client::unsupported("cudaGraphAddMemFreeNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle*, cudaGraph_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaGraphConditionalHandleCreate"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExecExternalSemaphoresSignalNodeSetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExecExternalSemaphoresWaitNodeSetParams"); }
@@ -141,8 +139,6 @@ extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeGetParams(
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresSignalNodeSetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t, cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeGetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemAllocNodeGetParams(cudaGraphNode_t, cudaMemAllocNodeParams*) { return rgpu::client::unsupported("cudaGraphMemAllocNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemFreeNodeGetParams(cudaGraphNode_t, void*) { return rgpu::client::unsupported("cudaGraphMemFreeNodeGetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsEGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsEGLRegisterImage"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterBuffer(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterImage"); }

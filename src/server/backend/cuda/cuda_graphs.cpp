@@ -184,6 +184,15 @@ int32_t CudaGraphs::add_node(uint64_t* node, uint64_t graph, std::span<const uin
       e = cudaGraphAddHostNode(&n, g, d.data(), d.size(), &h);
       break;
     }
+    case cudaGraphNodeTypeMemAlloc: {
+      cudaMemAllocNodeParams m{};
+      m.poolProps.allocType = cudaMemAllocationTypePinned;
+      m.poolProps.location = cudaMemLocation{cudaMemLocationTypeDevice, static_cast<int>(p.value)};
+      m.bytesize = p.width;
+      e = cudaGraphAddMemAllocNode(&n, g, d.data(), d.size(), &m);
+      break;
+    }
+    case cudaGraphNodeTypeMemFree: e = cudaGraphAddMemFreeNode(&n, g, d.data(), d.size(), as<void*>(p.dst)); break;
     default: break;
   }
   *node = handle(n);
@@ -253,6 +262,20 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
       cudaHostNodeParams h{};
       cudaError_t e = cudaGraphHostNodeGetParams(n, &h);
       p->handle = handle(h.userData);
+      return e;
+    }
+    case cudaGraphNodeTypeMemAlloc: {
+      cudaMemAllocNodeParams m{};
+      cudaError_t e = cudaGraphMemAllocNodeGetParams(n, &m);
+      p->dst = handle(m.dptr);
+      p->width = m.bytesize;
+      p->value = static_cast<uint32_t>(m.poolProps.location.id);
+      return e;
+    }
+    case cudaGraphNodeTypeMemFree: {
+      void* dptr = nullptr;
+      cudaError_t e = cudaGraphMemFreeNodeGetParams(n, &dptr);
+      p->dst = handle(dptr);
       return e;
     }
     case cudaGraphNodeTypeEmpty: return cudaSuccess;

@@ -187,9 +187,13 @@ int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> dep
       n->child = clone(*as<HostGraph>(p.handle));
       n->p.handle = handle(n->child.get());
       break;
+    case cudaGraphNodeTypeMemAlloc:
+      if (int32_t e = hooks_.allocate(&n->p.dst, p.width)) return e;
+      break;
     case cudaGraphNodeTypeKernel:
     case cudaGraphNodeTypeMemcpy:
     case cudaGraphNodeTypeMemset:
+    case cudaGraphNodeTypeMemFree:
     case cudaGraphNodeTypeEmpty:
     case cudaGraphNodeTypeEventRecord:
     case cudaGraphNodeTypeWaitEvent:
@@ -244,10 +248,13 @@ int32_t HostGraphs::node_params(uint64_t node, GraphNodeParams* p) {
   return cudaSuccess;
 }
 
+// Memory nodes keep the parameters they were made with, as CUDA's.
+static bool fixed(int32_t type) { return type == cudaGraphNodeTypeMemAlloc || type == cudaGraphNodeTypeMemFree; }
+
 int32_t HostGraphs::set_node_params(uint64_t node, const GraphNodeParams& p) {
   std::lock_guard lock(mutex_);
   HostNode* n = as<HostNode>(node);
-  if (n->p.type != p.type) return cudaErrorInvalidValue;
+  if (n->p.type != p.type || fixed(p.type)) return cudaErrorInvalidValue;
   if (p.type == cudaGraphNodeTypeGraph) {
     n->child = clone(*as<HostGraph>(p.handle));
     n->p.handle = handle(n->child.get());
@@ -429,7 +436,7 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
     case cudaGraphNodeTypeHost:
       if (host_node_runner_) host_node_runner_(p.handle);
       return cudaSuccess;
-    default:  // empty, event wait: work runs at once here, so there is nothing to wait for
+    default:  // empty, event wait (work runs at once here), memory nodes (see host_graphs.hpp)
       return cudaSuccess;
   }
 }
@@ -470,7 +477,7 @@ int32_t HostGraphs::exec_update(uint64_t exec, uint64_t graph, int32_t* result, 
 int32_t HostGraphs::exec_set_params(uint64_t exec, uint64_t node, const GraphNodeParams& p) {
   std::lock_guard lock(mutex_);
   HostNode* n = copy_in(*as<Exec>(exec)->graph, node);
-  if (!n || n->p.type != p.type) return cudaErrorInvalidValue;
+  if (!n || n->p.type != p.type || fixed(p.type)) return cudaErrorInvalidValue;
   if (p.type == cudaGraphNodeTypeGraph) {
     if (!same_shape(*n->child, *as<HostGraph>(p.handle))) return cudaErrorInvalidValue;
     n->child = clone(*as<HostGraph>(p.handle));

@@ -2,7 +2,8 @@
 // nodes with their dependencies; work queued on a capturing stream becomes
 // nodes instead of running; launching an executable graph runs its nodes in
 // dependency order (copies and memsets for real, kernels validated only, as
-// host-test does for launches).
+// host-test does for launches). A memory allocation node's memory is
+// allocated when the node is made and stays until the application frees it.
 #pragma once
 #include <map>
 #include <memory>
@@ -22,6 +23,8 @@ class HostGraphHooks {
   virtual void record_event(uint64_t event) = 0;
   // True when [ptr, ptr + n) is inside live device memory.
   virtual bool live(uint64_t ptr, size_t n) = 0;
+  // Device memory for a graph's allocation node, on the current device.
+  virtual int32_t allocate(uint64_t* ptr, size_t size) = 0;
 };
 
 struct HostGraph;
