@@ -78,6 +78,7 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
 // Host nodes travel as the client's callback number; the backend holds the
 // worker's record of it.
 GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
+  if (p.type == cudaGraphNodeTypeMemAlloc) p.dst = 0;  // the backend's answer, not the client's
   if (p.type == cudaGraphNodeTypeHost) {
     graphs(s).set_host_node_runner(HostNodeRecords::run);
     p.handle = s.host_nodes.record(p.handle);

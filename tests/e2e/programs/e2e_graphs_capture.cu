@@ -158,6 +158,31 @@ int main() {
   // A child graph belongs to its node.
   EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphDestroy(embedded));
 
+  // Stream-ordered allocation in a capture: allocation and free nodes.
+  OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  unsigned char* scratch = nullptr;
+  OK(cudaMallocAsync(&scratch, n, s));
+  OK(cudaMemsetAsync(scratch, 0x5a, n, s));
+  OK(cudaMemcpyAsync(b, scratch, n, cudaMemcpyDeviceToDevice, s));
+  OK(cudaFreeAsync(scratch, s));
+  cudaGraph_t pooled;
+  OK(cudaStreamEndCapture(s, &pooled));
+  count = 4;
+  std::vector<cudaGraphNode_t> pooled_nodes(count);
+  OK(cudaGraphGetNodes(pooled, pooled_nodes.data(), &count));
+  CHECK(count == 4);
+  cudaGraphNodeType first_type, last_type;
+  OK(cudaGraphNodeGetType(pooled_nodes[0], &first_type));
+  OK(cudaGraphNodeGetType(pooled_nodes[3], &last_type));
+  CHECK(first_type == cudaGraphNodeTypeMemAlloc && last_type == cudaGraphNodeTypeMemFree);
+  cudaGraphExec_t pooled_exec;
+  OK(cudaGraphInstantiate(&pooled_exec, pooled, 0));
+  OK(cudaGraphLaunch(pooled_exec, s));
+  OK(cudaStreamSynchronize(s));
+  CHECK(all(read_back(b, n), 0x5a));
+  OK(cudaGraphExecDestroy(pooled_exec));
+  OK(cudaGraphDestroy(pooled));
+
   // Copies with this process's host memory cannot be in a graph. The copy
   // is asynchronous: its own error may come at the next synchronising call.
   std::vector<unsigned char> host(n, 5);

@@ -2,8 +2,9 @@
 // device-to-device copies captured across two streams (fork and join through
 // events) plus a host function, instantiated and launched several times;
 // then re-captured with other parameters and applied by
-// cudaGraphExecUpdate, and launched from inside another capture. Every
-// result is checked on the host.
+// cudaGraphExecUpdate, and launched from inside another capture; last a
+// capture with stream-ordered allocation (memory the graph allocates, uses
+// and frees). Every result is checked on the host.
 #include <vector>
 
 #include "corpus.h"
@@ -112,6 +113,27 @@ int main() {
   CK(cudaStreamSynchronize(s2));
   check(x, y, 44.0f, "after the outer graph");
   EXPECT(g_host_runs == 8, "host function ran %d times", g_host_runs);
+
+  // y = 3 x through memory the graph allocates and frees.
+  CK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+  float* scratch = nullptr;
+  CK(cudaMallocAsync(&scratch, kN * sizeof(float), s1));
+  CK(cudaMemcpyAsync(scratch, x, kN * sizeof(float), cudaMemcpyDeviceToDevice, s1));
+  axpb<<<kBlocks, 256, 0, s1>>>(scratch, 3.0f, 0.0f, kN);
+  CK(cudaMemcpyAsync(y, scratch, kN * sizeof(float), cudaMemcpyDeviceToDevice, s1));
+  CK(cudaFreeAsync(scratch, s1));
+  cudaGraph_t pooled;
+  CK(cudaStreamEndCapture(s1, &pooled));
+  CK(cudaGraphGetNodes(pooled, nullptr, &nodes));
+  printf("pooled graph: %zu nodes\n", nodes);
+  CK(cudaMemset(y, 0, kN * sizeof(float)));
+  cudaGraphExec_t pooled_exec;
+  CK(cudaGraphInstantiate(&pooled_exec, pooled, 0));
+  CK(cudaGraphLaunch(pooled_exec, s1));
+  CK(cudaStreamSynchronize(s1));
+  check(x, y, 44.0f, "graph-allocated memory");
+  CK(cudaGraphExecDestroy(pooled_exec));
+  CK(cudaGraphDestroy(pooled));
 
   CK(cudaGraphExecDestroy(outer_exec));
   CK(cudaGraphExecDestroy(exec));

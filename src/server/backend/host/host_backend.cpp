@@ -165,16 +165,32 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     *free = kDeviceMemory - used_[t_device];
     return cudaSuccess;
   }
-  int32_t malloc_async(DevPtr* ptr, size_t size, Handle pool, Handle) override {
+  // Captured, they become a graph's allocation and free nodes; the memory is
+  // there from the capture on, as for allocation nodes (host_graphs.hpp).
+  int32_t malloc_async(DevPtr* ptr, size_t size, Handle pool, Handle stream) override {
     Pool* p = pool ? as<Pool>(pool) : current_pool(t_device);
     if (int32_t e = malloc(ptr, size)) return e;
-    std::lock_guard lock(mutex_);
-    p->used += size;
-    p->high = std::max(p->high, p->used);
-    pool_allocations_[*ptr] = {p, size};
-    return cudaSuccess;
+    {
+      std::lock_guard lock(mutex_);
+      p->used += size;
+      p->high = std::max(p->high, p->used);
+      pool_allocations_[*ptr] = {p, size};
+    }
+    if (!graphs_.capturing(stream)) return cudaSuccess;
+    GraphNodeParams node;
+    node.type = cudaGraphNodeTypeMemAlloc;
+    node.dst = *ptr;
+    node.width = size;
+    node.value = static_cast<uint32_t>(t_device);
+    return graphs_.record(stream, node);
   }
-  int32_t free_async(DevPtr ptr, Handle) override { return free(ptr); }
+  int32_t free_async(DevPtr ptr, Handle stream) override {
+    if (!graphs_.capturing(stream)) return free(ptr);
+    GraphNodeParams node;
+    node.type = cudaGraphNodeTypeMemFree;
+    node.dst = ptr;
+    return graphs_.record(stream, node);
+  }
   int32_t mem_pool_create(Handle* pool, const cudaMemPoolProps& props) override {
     if (props.allocType != cudaMemAllocationTypePinned || props.location.type != cudaMemLocationTypeDevice ||
         props.location.id < 0 || props.location.id >= kDevices)

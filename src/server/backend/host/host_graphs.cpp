@@ -188,7 +188,9 @@ int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> dep
       n->p.handle = handle(n->child.get());
       break;
     case cudaGraphNodeTypeMemAlloc:
-      if (int32_t e = hooks_.allocate(&n->p.dst, p.width)) return e;
+      // A captured stream-ordered allocation comes with its memory.
+      if (!p.dst)
+        if (int32_t e = hooks_.allocate(&n->p.dst, p.width)) return e;
       break;
     case cudaGraphNodeTypeKernel:
     case cudaGraphNodeTypeMemcpy:
