@@ -68,3 +68,16 @@ TEST(GraphTable, UserObjectsAreNamedWhileTheApplicationHoldsReferences) {
   EXPECT_FALSE(t.user_object(5));
   EXPECT_FALSE(t.take_user_refs(5, 1));
 }
+
+TEST(GraphTable, ClearForgetsEverything) {
+  GraphTable t;
+  t.add_graph(100, 0);
+  t.add_node(1, 100);
+  t.add_exec(7, 100);
+  t.add_user_refs(5, 1);
+  t.clear();
+  EXPECT_FALSE(t.graph(100));
+  EXPECT_FALSE(t.node(1));
+  EXPECT_FALSE(t.exec(7));
+  EXPECT_FALSE(t.user_object(5));
+}

@@ -129,4 +129,12 @@ bool GraphTable::take_user_refs(uint64_t object, uint64_t count) {
   return true;
 }
 
+void GraphTable::clear() {
+  std::lock_guard lock(mutex_);
+  graphs_.clear();
+  nodes_.clear();
+  execs_.clear();
+  user_refs_.clear();
+}
+
 }  // namespace rgpu::server

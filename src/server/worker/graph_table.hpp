@@ -45,6 +45,9 @@ class GraphTable {
   // False when the application holds fewer than `count`.
   bool take_user_refs(uint64_t object, uint64_t count);
 
+  // A device reset destroyed them all.
+  void clear();
+
  private:
   struct Graph {
     uint64_t owner;

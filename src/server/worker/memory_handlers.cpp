@@ -65,6 +65,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.modules.clear();
   s.pools.clear();
   s.functions.clear();
+  s.graphs.clear();
   return cudaSuccess;
 }
 
