@@ -6,7 +6,6 @@
 #include "client/core/call.hpp"
 #include "client/core/graph_handles.hpp"
 #include "client/core/host_callback_runner.hpp"
-#include "client/core/memory_map.hpp"
 #include "client/core/session.hpp"
 #include "protocol/ops.hpp"
 
@@ -169,10 +168,10 @@ cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaG
   proto::put_node(call.args(), p);
   if (cudaError_t e = call.run()) return e;
   *node = graph_node_handles().intern(o.device, call.reply().get<uint64_t>());
+  // The graph's address stays out of the memory map: CUDA may hand it out
+  // again once the graph is gone, and the map would refuse it then.
   if (p.type == cudaGraphNodeTypeMemAlloc) {
     auto address = call.reply().get<uint64_t>();
-    // The graph's memory is device memory of the graph's device, to the memory map too.
-    MemoryMap::get().add_device(address, p.width, o.device);
     if (allocated) *allocated = reinterpret_cast<void*>(address);
   }
   return cudaSuccess;

@@ -179,8 +179,9 @@ cudaError_t alloc_node(int device, const cudaMemPoolProps& props, const cudaMemA
 }
 
 cudaError_t free_node(int device, void* dptr, GraphNodeParams* p) {
+  // A graph's own allocations are not in the memory map; the server knows them.
   auto range = MemoryMap::get().find_device(addr(dptr));
-  if (!range || range->base != addr(dptr) || range->device != device) return cudaErrorInvalidValue;
+  if (!dptr || (range && (range->base != addr(dptr) || range->device != device))) return cudaErrorInvalidValue;
   p->type = cudaGraphNodeTypeMemFree;
   p->dst = addr(dptr);
   return cudaSuccess;

@@ -166,7 +166,13 @@ cudaError_t generic(int device, const CUgraphNodeParams* g, GraphNodeParams* p) 
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       return event_node(device, cudaGraphNodeTypeEventRecord, rt(g->eventRecord.event), p);
     case CU_GRAPH_NODE_TYPE_EMPTY: p->type = cudaGraphNodeTypeEmpty; return cudaSuccess;
-    default: return cudaErrorNotSupported;  // allocations, semaphores, memory operations, conditionals
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+      const auto& a = g->alloc;
+      return alloc_node(device, reinterpret_cast<const cudaMemPoolProps&>(a.poolProps),
+                        reinterpret_cast<const cudaMemAccessDesc*>(a.accessDescs), a.accessDescCount, a.bytesize, p);
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: return free_node(device, reinterpret_cast<void*>(g->free.dptr), p);
+    default: return cudaErrorNotSupported;  // semaphores, memory operations, conditionals
   }
 }
 
@@ -366,17 +372,31 @@ extern "C" CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphE
                   [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, rt(event), p); });
 }
 
-extern "C" CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                                           size_t numDependencies, CUgraphNodeParams* nodeParams) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
-             [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
-}
-
 extern "C" CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
                                               const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData,
                                               size_t numDependencies, CUgraphNodeParams* nodeParams) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, dependencyData,
-             [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
+  return driver([&]() -> cudaError_t {
+    int device;
+    if (cudaError_t e = graph_device(hGraph, &device)) return e;
+    GraphNodeParams p;
+    if (cudaError_t e = generic(device, nodeParams, &p)) return e;
+    void* allocated = nullptr;
+    if (cudaError_t e = graph_add_node(phGraphNode, hGraph, dependencies, numDependencies,
+                                       reinterpret_cast<const cudaGraphEdgeData*>(dependencyData), p, &allocated))
+      return e;
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+      auto& a = nodeParams->alloc;
+      a.dptr = reinterpret_cast<CUdeviceptr>(allocated);
+      remember_alloc(*phGraphNode, reinterpret_cast<const cudaMemPoolProps&>(a.poolProps),
+                     reinterpret_cast<const cudaMemAccessDesc*>(a.accessDescs), a.accessDescCount);
+    }
+    return cudaSuccess;
+  });
+}
+
+extern "C" CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                           size_t numDependencies, CUgraphNodeParams* nodeParams) {
+  return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams);
 }
 
 extern "C" CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {

@@ -112,7 +112,12 @@ cudaError_t generic(int device, const cudaGraphNodeParams* g, GraphNodeParams* p
     case cudaGraphNodeTypeEventRecord:
       return event_node(device, cudaGraphNodeTypeEventRecord, g->eventRecord.event, p);
     case cudaGraphNodeTypeEmpty: p->type = cudaGraphNodeTypeEmpty; return cudaSuccess;
-    default: return cudaErrorNotSupported;  // allocations, semaphores, conditionals
+    case cudaGraphNodeTypeMemAlloc: {
+      const auto& a = g->alloc;
+      return alloc_node(device, a.poolProps, a.accessDescs, a.accessDescCount, a.bytesize, p);
+    }
+    case cudaGraphNodeTypeMemFree: return free_node(device, g->free.dptr, p);
+    default: return cudaErrorNotSupported;  // semaphores, conditionals
   }
 }
 
@@ -202,8 +207,20 @@ extern "C" cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGra
 extern "C" cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps,
                                         const cudaGraphEdgeData* dependencyData, size_t n,
                                         cudaGraphNodeParams* nodeParams) {
-  return add(pGraphNode, graph, deps, n, dependencyData,
-             [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
+  return api([&]() -> cudaError_t {
+    int device;
+    if (cudaError_t e = graph_device(graph, &device)) return e;
+    GraphNodeParams p;
+    if (cudaError_t e = generic(device, nodeParams, &p)) return e;
+    void* allocated = nullptr;
+    if (cudaError_t e = graph_add_node(pGraphNode, graph, deps, n, dependencyData, p, &allocated)) return e;
+    if (nodeParams->type == cudaGraphNodeTypeMemAlloc) {
+      auto& a = nodeParams->alloc;
+      a.dptr = allocated;
+      remember_alloc(*pGraphNode, a.poolProps, a.accessDescs, a.accessDescCount);
+    }
+    return cudaSuccess;
+  });
 }
 
 extern "C" cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, cudaGraphNodeParams* nodeParams) {

@@ -70,7 +70,7 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     case cudaGraphNodeTypeHost: return s.host_nodes.valid(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
     case cudaGraphNodeTypeMemAlloc:
       return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
-    case cudaGraphNodeTypeMemFree: return s.owns(p.dst, 1) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeMemFree: return s.allocations.contains(p.dst, 1) ? cudaSuccess : cudaErrorInvalidValue;
     default: return cudaErrorNotSupported;
   }
 }

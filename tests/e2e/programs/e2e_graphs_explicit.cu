@@ -311,6 +311,19 @@ int main() {
   EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphAddMemFreeNode(&bad, mg, nullptr, 0, a + 1));
   cudaGetLastError();
   OK(cudaGraphExecDestroy(mx));
+  // The generic node API hands out the address too.
+  cudaGraphNodeParams galloc{};
+  galloc.type = cudaGraphNodeTypeMemAlloc;
+  galloc.alloc.poolProps = ap.poolProps;
+  galloc.alloc.bytesize = 4096;
+  cudaGraphNode_t gen_alloc;
+  OK(cudaGraphAddNode(&gen_alloc, mg, nullptr, nullptr, 0, &galloc));
+  CHECK(galloc.alloc.dptr != nullptr);
+  cudaGraphNodeParams gfree{};
+  gfree.type = cudaGraphNodeTypeMemFree;
+  gfree.free.dptr = galloc.alloc.dptr;
+  cudaGraphNode_t gen_free;
+  OK(cudaGraphAddNode(&gen_free, mg, &gen_alloc, nullptr, 1, &gfree));
   OK(cudaGraphDestroy(mg));
 
   // Copies with host memory cannot be graph nodes here.
