@@ -240,10 +240,6 @@ cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodePar
 
 cudaEvent_t node_event(int device, const GraphNodeParams& p) { return events().intern(device, p.handle); }
 
-cudaGraph_t node_child_graph(int device, const GraphNodeParams& p) {
-  return graph_handles().intern(device, p.handle);
-}
-
 bool node_host_function(const GraphNodeParams& p, cudaHostFn_t* fn, void** user_data) {
   std::lock_guard lock(g_host_mutex);
   auto it = host_functions().find(p.handle);

@@ -45,7 +45,6 @@ cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodePar
 
 // Back from the wire: the pieces CUDA's get-params structures hold.
 cudaEvent_t node_event(int device, const GraphNodeParams& p);
-cudaGraph_t node_child_graph(int device, const GraphNodeParams& p);
 // fn and user_data of a host node made by this process.
 bool node_host_function(const GraphNodeParams& p, cudaHostFn_t* fn, void** user_data);
 // A kernel node's argument pointers (kernelParams), kept until the next call

@@ -6,8 +6,7 @@
 
 #include <cstring>
 
-#include "client/core/graph_calls.hpp"
-#include "client/core/graph_nodes.hpp"
+#include "client/core/graph_node_calls.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
 
@@ -32,48 +31,36 @@ cudaEvent_t rt(CUevent e) { return reinterpret_cast<cudaEvent_t>(e); }
 template <typename Make>
 CUresult add(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n, const CUgraphEdgeData* edges,
              Make&& make) {
-  return driver([&]() -> cudaError_t {
-    int device;
-    if (cudaError_t e = graph_device(graph, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = make(device, &p)) return e;
-    return graph_add_node(node, graph, deps, n, reinterpret_cast<const cudaGraphEdgeData*>(edges), p);
-  });
+  return driver(
+      [&] { return add_made(node, graph, deps, n, reinterpret_cast<const cudaGraphEdgeData*>(edges), make); });
 }
 
 template <typename Make>
 CUresult set(CUgraphNode node, Make&& make) {
-  return driver([&]() -> cudaError_t {
-    int device;
-    if (cudaError_t e = node_device(node, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = make(device, &p)) return e;
-    return node_set_params(node, p);
-  });
+  return driver([&] { return set_made(node, make); });
 }
 
 template <typename Make>
 CUresult exec_set(CUgraphExec exec, CUgraphNode node, Make&& make) {
-  return driver([&]() -> cudaError_t {
-    int device;
-    if (cudaError_t e = node_device(node, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = make(device, &p)) return e;
-    return graph_exec_node_set_params(exec, node, p);
-  });
+  return driver([&] { return exec_set_made(exec, node, make); });
 }
 
 template <typename Read>
 CUresult get(CUgraphNode node, cudaGraphNodeType type, const void* out, Read&& read) {
-  return driver([&]() -> cudaError_t {
-    if (!out) return cudaErrorInvalidValue;
-    int device;
-    if (cudaError_t e = node_device(node, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = node_get_params(node, &p)) return e;
-    if (p.type != type) return cudaErrorInvalidValue;
-    return read(device, p);
-  });
+  return driver([&] { return get_read(node, type, out, read); });
+}
+
+// A memory allocation node from the driver's structure; its address goes to a.dptr.
+template <typename A>
+cudaError_t add_alloc(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n,
+                      const CUgraphEdgeData* edges, A& a) {
+  void* dptr = nullptr;
+  cudaError_t e = rgpu::client::add_alloc(node, graph, deps, n, reinterpret_cast<const cudaGraphEdgeData*>(edges),
+                                          reinterpret_cast<const cudaMemPoolProps&>(a.poolProps),
+                                          reinterpret_cast<const cudaMemAccessDesc*>(a.accessDescs),
+                                          a.accessDescCount, a.bytesize, &dptr);
+  if (e == cudaSuccess) a.dptr = reinterpret_cast<CUdeviceptr>(dptr);
+  return e;
 }
 
 // Any version of CUDA_KERNEL_NODE_PARAMS: they share their leading fields.
@@ -166,13 +153,8 @@ cudaError_t generic(int device, const CUgraphNodeParams* g, GraphNodeParams* p) 
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       return event_node(device, cudaGraphNodeTypeEventRecord, rt(g->eventRecord.event), p);
     case CU_GRAPH_NODE_TYPE_EMPTY: p->type = cudaGraphNodeTypeEmpty; return cudaSuccess;
-    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
-      const auto& a = g->alloc;
-      return alloc_node(device, reinterpret_cast<const cudaMemPoolProps&>(a.poolProps),
-                        reinterpret_cast<const cudaMemAccessDesc*>(a.accessDescs), a.accessDescCount, a.bytesize, p);
-    }
     case CU_GRAPH_NODE_TYPE_MEM_FREE: return free_node(device, reinterpret_cast<void*>(g->free.dptr), p);
-    default: return cudaErrorNotSupported;  // semaphores, memory operations, conditionals
+    default: return cudaErrorNotSupported;  // allocations (add_alloc), semaphores, memory operations, conditionals
   }
 }
 
@@ -375,23 +357,11 @@ extern "C" CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphE
 extern "C" CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
                                               const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData,
                                               size_t numDependencies, CUgraphNodeParams* nodeParams) {
-  return driver([&]() -> cudaError_t {
-    int device;
-    if (cudaError_t e = graph_device(hGraph, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = generic(device, nodeParams, &p)) return e;
-    void* allocated = nullptr;
-    if (cudaError_t e = graph_add_node(phGraphNode, hGraph, dependencies, numDependencies,
-                                       reinterpret_cast<const cudaGraphEdgeData*>(dependencyData), p, &allocated))
-      return e;
-    if (nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
-      auto& a = nodeParams->alloc;
-      a.dptr = reinterpret_cast<CUdeviceptr>(allocated);
-      remember_alloc(*phGraphNode, reinterpret_cast<const cudaMemPoolProps&>(a.poolProps),
-                     reinterpret_cast<const cudaMemAccessDesc*>(a.accessDescs), a.accessDescCount);
-    }
-    return cudaSuccess;
-  });
+  if (nodeParams && nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+    return driver(
+        [&] { return add_alloc(phGraphNode, hGraph, dependencies, numDependencies, dependencyData, nodeParams->alloc); });
+  return add(phGraphNode, hGraph, dependencies, numDependencies, dependencyData,
+             [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
@@ -569,19 +539,7 @@ extern "C" CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUg
                                                    CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
   return driver([&]() -> cudaError_t {
     if (!nodeParams) return cudaErrorInvalidValue;
-    int device;
-    if (cudaError_t e = graph_device(hGraph, &device)) return e;
-    const auto& props = reinterpret_cast<const cudaMemPoolProps&>(nodeParams->poolProps);
-    const auto* access = reinterpret_cast<const cudaMemAccessDesc*>(nodeParams->accessDescs);
-    GraphNodeParams p;
-    if (cudaError_t e = alloc_node(device, props, access, nodeParams->accessDescCount, nodeParams->bytesize, &p))
-      return e;
-    void* address = nullptr;
-    if (cudaError_t e = graph_add_node(phGraphNode, hGraph, dependencies, numDependencies, nullptr, p, &address))
-      return e;
-    nodeParams->dptr = reinterpret_cast<CUdeviceptr>(address);
-    remember_alloc(*phGraphNode, props, access, nodeParams->accessDescCount);
-    return cudaSuccess;
+    return add_alloc(phGraphNode, hGraph, dependencies, numDependencies, nullptr, *nodeParams);
   });
 }
 

@@ -4,8 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/graph_calls.hpp"
-#include "client/core/graph_nodes.hpp"
+#include "client/core/graph_node_calls.hpp"
 #include "client/core/module_registry.hpp"
 
 using namespace rgpu::client;
@@ -14,54 +13,25 @@ namespace {
 
 using Deps = const cudaGraphNode_t*;
 
-// Adds a node whose parameters `make(device, &p)` builds for the graph's device.
 template <typename Make>
 cudaError_t add(cudaGraphNode_t* node, cudaGraph_t graph, Deps deps, size_t n, const cudaGraphEdgeData* edges,
                 Make&& make) {
-  return api([&]() -> cudaError_t {
-    int device;
-    if (cudaError_t e = graph_device(graph, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = make(device, &p)) return e;
-    return graph_add_node(node, graph, deps, n, edges, p);
-  });
+  return api([&] { return add_made(node, graph, deps, n, edges, make); });
 }
 
 template <typename Make>
 cudaError_t set(cudaGraphNode_t node, Make&& make) {
-  return api([&]() -> cudaError_t {
-    int device;
-    if (cudaError_t e = node_device(node, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = make(device, &p)) return e;
-    return node_set_params(node, p);
-  });
+  return api([&] { return set_made(node, make); });
 }
 
 template <typename Make>
 cudaError_t exec_set(cudaGraphExec_t exec, cudaGraphNode_t node, Make&& make) {
-  return api([&]() -> cudaError_t {
-    int device;
-    if (cudaError_t e = node_device(node, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = make(device, &p)) return e;
-    return graph_exec_node_set_params(exec, node, p);
-  });
+  return api([&] { return exec_set_made(exec, node, make); });
 }
 
-// A node's parameters, which must be of `type`; `read(device, p)` fills the
-// application's structure.
 template <typename Read>
 cudaError_t get(cudaGraphNode_t node, cudaGraphNodeType type, const void* out, Read&& read) {
-  return api([&]() -> cudaError_t {
-    if (!out) return cudaErrorInvalidValue;
-    int device;
-    if (cudaError_t e = node_device(node, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = node_get_params(node, &p)) return e;
-    if (p.type != type) return cudaErrorInvalidValue;
-    return read(device, p);
-  });
+  return api([&] { return get_read(node, type, out, read); });
 }
 
 cudaError_t kernel(int device, const void* func, dim3 grid, dim3 block, unsigned smem, void** params, void** extra,
@@ -112,12 +82,8 @@ cudaError_t generic(int device, const cudaGraphNodeParams* g, GraphNodeParams* p
     case cudaGraphNodeTypeEventRecord:
       return event_node(device, cudaGraphNodeTypeEventRecord, g->eventRecord.event, p);
     case cudaGraphNodeTypeEmpty: p->type = cudaGraphNodeTypeEmpty; return cudaSuccess;
-    case cudaGraphNodeTypeMemAlloc: {
-      const auto& a = g->alloc;
-      return alloc_node(device, a.poolProps, a.accessDescs, a.accessDescCount, a.bytesize, p);
-    }
     case cudaGraphNodeTypeMemFree: return free_node(device, g->free.dptr, p);
-    default: return cudaErrorNotSupported;  // semaphores, conditionals
+    default: return cudaErrorNotSupported;  // allocations (add_alloc: they hand out an address), semaphores, conditionals
   }
 }
 
@@ -208,18 +174,13 @@ extern "C" cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t
                                         const cudaGraphEdgeData* dependencyData, size_t n,
                                         cudaGraphNodeParams* nodeParams) {
   return api([&]() -> cudaError_t {
-    int device;
-    if (cudaError_t e = graph_device(graph, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = generic(device, nodeParams, &p)) return e;
-    void* allocated = nullptr;
-    if (cudaError_t e = graph_add_node(pGraphNode, graph, deps, n, dependencyData, p, &allocated)) return e;
-    if (nodeParams->type == cudaGraphNodeTypeMemAlloc) {
+    if (nodeParams && nodeParams->type == cudaGraphNodeTypeMemAlloc) {
       auto& a = nodeParams->alloc;
-      a.dptr = allocated;
-      remember_alloc(*pGraphNode, a.poolProps, a.accessDescs, a.accessDescCount);
+      return add_alloc(pGraphNode, graph, deps, n, dependencyData, a.poolProps, a.accessDescs, a.accessDescCount,
+                       a.bytesize, &a.dptr);
     }
-    return cudaSuccess;
+    return add_made(pGraphNode, graph, deps, n, dependencyData,
+                    [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
   });
 }
 
@@ -498,15 +459,9 @@ extern "C" cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cud
                                                 cudaMemAllocNodeParams* nodeParams) {
   return api([&]() -> cudaError_t {
     if (!nodeParams) return cudaErrorInvalidValue;
-    int device;
-    if (cudaError_t e = graph_device(graph, &device)) return e;
-    GraphNodeParams p;
-    if (cudaError_t e = alloc_node(device, nodeParams->poolProps, nodeParams->accessDescs,
-                                   nodeParams->accessDescCount, nodeParams->bytesize, &p))
-      return e;
-    if (cudaError_t e = graph_add_node(pGraphNode, graph, deps, n, nullptr, p, &nodeParams->dptr)) return e;
-    remember_alloc(*pGraphNode, nodeParams->poolProps, nodeParams->accessDescs, nodeParams->accessDescCount);
-    return cudaSuccess;
+    const auto& a = *nodeParams;
+    return add_alloc(pGraphNode, graph, deps, n, nullptr, a.poolProps, a.accessDescs, a.accessDescCount, a.bytesize,
+                     &nodeParams->dptr);
   });
 }
 
