@@ -306,11 +306,13 @@ cudaError_t graph_exec_destroy(cudaGraphExec_t exec) {
   return e;
 }
 
-// Launches are asynchronous, as kernel launches: errors surface later.
-cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream) {
+namespace {
+
+// Launches and uploads are asynchronous, as kernel launches: errors surface later.
+cudaError_t post_on_stream(uint16_t op, cudaGraphExec_t exec, cudaStream_t stream) {
   RemoteObject x;
   if (cudaError_t e = find(graph_exec_handles(), exec, &x)) return e;
-  Call call(proto::kOpGraphLaunch);
+  Call call(op);
   uint64_t s;
   if (cudaError_t e = call.to_stream(stream, &s)) return e;
   if (call.device_index() != x.device) return cudaErrorInvalidValue;
@@ -318,15 +320,14 @@ cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream) {
   return call.post();
 }
 
+}  // namespace
+
+cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream) {
+  return post_on_stream(proto::kOpGraphLaunch, exec, stream);
+}
+
 cudaError_t graph_upload(cudaGraphExec_t exec, cudaStream_t stream) {
-  RemoteObject x;
-  if (cudaError_t e = find(graph_exec_handles(), exec, &x)) return e;
-  Call call(proto::kOpGraphUpload);
-  uint64_t s;
-  if (cudaError_t e = call.to_stream(stream, &s)) return e;
-  if (call.device_index() != x.device) return cudaErrorInvalidValue;
-  call.args().put(x.remote).put(s);
-  return call.post();
+  return post_on_stream(proto::kOpGraphUpload, exec, stream);
 }
 
 cudaError_t graph_exec_update(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo* info) {

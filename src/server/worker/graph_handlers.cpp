@@ -194,18 +194,13 @@ int32_t reply_nodes(SessionContext& s, uint64_t g, int32_t e, const Handles& nod
   return cudaSuccess;
 }
 
-int32_t graph_get_nodes(SessionContext& s, Request& req, proto::Writer& out) {
+template <int32_t (GraphBackend::*List)(uint64_t, Handles*)>
+int32_t graph_nodes(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_GRAPH(g);
   req.args.expect_end();
   Handles nodes;
-  return reply_nodes(s, g, graphs(s).nodes(g, &nodes), nodes, out);
-}
-
-int32_t graph_get_root_nodes(SessionContext& s, Request& req, proto::Writer& out) {
-  RGPU_GRAPH(g);
-  req.args.expect_end();
-  Handles nodes;
-  return reply_nodes(s, g, graphs(s).root_nodes(g, &nodes), nodes, out);
+  int32_t e = (graphs(s).*List)(g, &nodes);
+  return reply_nodes(s, g, e, nodes, out);
 }
 
 int32_t graph_get_edges(SessionContext& s, Request& req, proto::Writer& out) {
@@ -278,18 +273,12 @@ int32_t graph_exec_destroy(SessionContext& s, Request& req, proto::Writer&) {
   return graphs(s).exec_destroy(x);
 }
 
-int32_t graph_launch(SessionContext& s, Request& req, proto::Writer&) {
+template <int32_t (GraphBackend::*OnStream)(uint64_t, uint64_t)>
+int32_t exec_on_stream(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_EXEC(x);
   RGPU_STREAM(stream);
   req.args.expect_end();
-  return graphs(s).launch_graph(x, stream);
-}
-
-int32_t graph_upload(SessionContext& s, Request& req, proto::Writer&) {
-  RGPU_EXEC(x);
-  RGPU_STREAM(stream);
-  req.args.expect_end();
-  return graphs(s).upload(x, stream);
+  return (graphs(s).*OnStream)(x, stream);
 }
 
 int32_t graph_exec_update(SessionContext& s, Request& req, proto::Writer& out) {
@@ -571,8 +560,8 @@ void register_graph_handlers(Dispatcher& d) {
   d.add(proto::kOpGraphNodeSetParams, node_set_params);
   d.add(proto::kOpGraphNodeGetType, node_get_type);
   d.add(proto::kOpGraphDestroyNode, destroy_node);
-  d.add(proto::kOpGraphGetNodes, graph_get_nodes);
-  d.add(proto::kOpGraphGetRootNodes, graph_get_root_nodes);
+  d.add(proto::kOpGraphGetNodes, graph_nodes<&GraphBackend::nodes>);
+  d.add(proto::kOpGraphGetRootNodes, graph_nodes<&GraphBackend::root_nodes>);
   d.add(proto::kOpGraphGetEdges, graph_get_edges);
   d.add(proto::kOpGraphNodeGetDependencies, node_neighbours<&GraphBackend::dependencies>);
   d.add(proto::kOpGraphNodeGetDependentNodes, node_neighbours<&GraphBackend::dependents>);
@@ -582,8 +571,8 @@ void register_graph_handlers(Dispatcher& d) {
   d.add(proto::kOpGraphChildGraphNodeGetGraph, child_graph_node_get_graph);
   d.add(proto::kOpGraphInstantiate, graph_instantiate);
   d.add(proto::kOpGraphExecDestroy, graph_exec_destroy);
-  d.add(proto::kOpGraphLaunch, graph_launch);
-  d.add(proto::kOpGraphUpload, graph_upload);
+  d.add(proto::kOpGraphLaunch, exec_on_stream<&GraphBackend::launch_graph>);
+  d.add(proto::kOpGraphUpload, exec_on_stream<&GraphBackend::upload>);
   d.add(proto::kOpGraphExecUpdate, graph_exec_update);
   d.add(proto::kOpGraphExecNodeSetParams, graph_exec_node_set_params);
   d.add(proto::kOpGraphNodeSetEnabled, node_set_enabled);
