@@ -252,6 +252,26 @@ int main() {
   CU_OK(cuUserObjectRelease(object, 1));
   CHECK(g_destroyed == 0);
 
+  // A kernel node outliving its module: the launch fails, the session goes on.
+  CUmodule short_lived;
+  CU_OK(cuModuleLoad(&short_lived, RGPU_PTX_FILE));
+  CUfunction gone;
+  CU_OK(cuModuleGetFunction(&gone, short_lived, "vadd"));
+  CUgraph orphan;
+  CU_OK(cuGraphCreate(&orphan, 0));
+  kp.func = gone;
+  CUgraphNode orphan_kernel;
+  CU_OK(cuGraphAddKernelNode(&orphan_kernel, orphan, nullptr, 0, &kp));
+  CUgraphExec orphan_exec;
+  CU_OK(cuGraphInstantiate(&orphan_exec, orphan, 0));
+  CU_OK(cuModuleUnload(short_lived));
+  cuGraphLaunch(orphan_exec, s);
+  CUresult after = cuStreamSynchronize(s);
+  CHECK(after == CUDA_SUCCESS || after == CUDA_ERROR_INVALID_HANDLE);
+  CU_OK(cuMemsetD8(a, 1, bytes));
+  CU_OK(cuGraphExecDestroy(orphan_exec));
+  CU_OK(cuGraphDestroy(orphan));
+
   cuuint64_t high = 1;
   CU_OK(cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &high));
   CU_OK(cuDeviceGraphMemTrim(dev));

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/kernel_params.hpp"
@@ -332,9 +333,15 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
   int32_t event_create(Handle* event, unsigned flags) override {
     *event = reinterpret_cast<Handle>(new Event{!(flags & cudaEventDisableTiming), false, {}});
+    std::lock_guard lock(mutex_);
+    live_events_.insert(*event);
     return cudaSuccess;
   }
   int32_t event_destroy(Handle event) override {
+    {
+      std::lock_guard lock(mutex_);
+      live_events_.erase(event);
+    }
     delete as<Event>(event);
     return cudaSuccess;
   }
@@ -376,6 +383,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     {
       std::lock_guard lock(mutex_);
       for (const auto& [name, g] : as<Module>(module)->globals) globals_.erase(reinterpret_cast<DevPtr>(g.data()));
+      for (const auto& [name, k] : as<Module>(module)->kernels) live_kernels_.erase(reinterpret_cast<Handle>(&k));
     }
     delete as<Module>(module);
     return cudaSuccess;
@@ -388,6 +396,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     if (it == kernels.end()) return cudaErrorInvalidDeviceFunction;
     *params = it->second.params;
     *function = reinterpret_cast<Handle>(&it->second);
+    live_kernels_.insert(*function);
     return cudaSuccess;
   }
   int32_t module_get_global(Handle module, const std::string& name, size_t size_hint, DevPtr* ptr,
@@ -420,6 +429,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
   int32_t check_launch(uint64_t function, const LaunchConfig& c) override {
     std::lock_guard lock(mutex_);
+    // A graph's kernel node may outlive its module.
+    if (!live_kernels_.count(function)) return cudaErrorInvalidResourceHandle;
     const Kernel* k = as<Kernel>(function);
     uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
     if (threads == 0 || threads > kMaxThreadsPerBlock || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
@@ -533,7 +544,10 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     return graphs_.record(stream, p);
   }
   // HostGraphHooks: what replaying a graph needs.
+  // (A graph's event node may outlive its event: then there is nothing to record.)
   void record_event(uint64_t event) override {
+    std::lock_guard lock(mutex_);
+    if (!live_events_.count(event)) return;
     as<Event>(event)->recorded = true;
     as<Event>(event)->at = std::chrono::steady_clock::now();
   }
@@ -573,6 +587,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> stream_attributes_;
   std::map<DevPtr, size_t> memory_[kDevices];
   std::map<DevPtr, size_t> globals_;  // module variables, for graph replays
+  std::unordered_set<Handle> live_kernels_, live_events_;  // what graph replays may still touch
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
