@@ -355,7 +355,8 @@ extern "C" cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t* pGraphExe
                                                       cudaGraphInstantiateParams* instantiateParams) {
   return api([&]() -> cudaError_t {
     if (!instantiateParams) return cudaErrorInvalidValue;
-    cudaError_t e = graph_instantiate(pGraphExec, graph, instantiateParams->flags);
+    // The upload is done here, on uploadStream: instantiating takes no such flag.
+    cudaError_t e = graph_instantiate(pGraphExec, graph, instantiateParams->flags & ~cudaGraphInstantiateFlagUpload);
     instantiateParams->errNode_out = nullptr;
     instantiateParams->result_out = e == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
     // Uploading is what cudaGraphInstantiateFlagUpload asks for on uploadStream.

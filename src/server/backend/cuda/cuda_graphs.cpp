@@ -225,8 +225,8 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
       cudaMemcpy3DParms m{};
       if (cudaError_t e = cudaGraphMemcpyNodeGetParams(n, &m)) return e;
       if (m.srcArray || m.dstArray || m.extent.depth > 1) return cudaErrorNotSupported;
-      p->dst = handle(m.dstPtr.ptr);
-      p->src = handle(m.srcPtr.ptr);
+      p->dst = handle(m.dstPtr.ptr) + (m.dstPos.z * m.dstPtr.ysize + m.dstPos.y) * m.dstPtr.pitch + m.dstPos.x;
+      p->src = handle(m.srcPtr.ptr) + (m.srcPos.z * m.srcPtr.ysize + m.srcPos.y) * m.srcPtr.pitch + m.srcPos.x;
       p->dst_pitch = m.dstPtr.pitch;
       p->src_pitch = m.srcPtr.pitch;
       p->width = m.extent.width;
