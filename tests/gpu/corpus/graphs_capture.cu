@@ -2,7 +2,7 @@
 // device-to-device copies captured across two streams (fork and join through
 // events) plus a host function, instantiated and launched several times;
 // then re-captured with other parameters and applied by
-// cudaGraphExecUpdate, and launched from inside another capture; last a
+// cudaGraphExecUpdate, and run twice as child graphs of another; last a
 // capture with stream-ordered allocation (memory the graph allocates, uses
 // and frees). Every result is checked on the host.
 #include <vector>
@@ -99,12 +99,12 @@ int main() {
   CK(cudaStreamSynchronize(s1));
   check(x, y, 28.0f, "after the update");
 
-  // The executable graph launched twice inside another capture.
+  // The second capture twice in a row, as child graphs of another.
   cudaGraph_t outer;
-  CK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal));
-  CK(cudaGraphLaunch(exec, s1));
-  CK(cudaGraphLaunch(exec, s1));
-  CK(cudaStreamEndCapture(s1, &outer));
+  CK(cudaGraphCreate(&outer, 0));
+  cudaGraphNode_t first, second;
+  CK(cudaGraphAddChildGraphNode(&first, outer, nullptr, 0, g2));
+  CK(cudaGraphAddChildGraphNode(&second, outer, &first, 1, g2));
   CK(cudaGraphGetNodes(outer, nullptr, &nodes));
   printf("outer graph: %zu nodes\n", nodes);
   cudaGraphExec_t outer_exec;
