@@ -229,3 +229,17 @@ TEST(HostGraphs, AllocationNodesHandOutMemoryWhenMade) {
   EXPECT_EQ(g.set_node_params(alloc, a), cudaErrorInvalidValue);
   EXPECT_EQ(g.exec_set_params(exec, free_node, f), cudaErrorInvalidValue);
 }
+
+TEST(HostGraphs, NoDestructorRunsOnceTheSessionIsOver) {
+  FakeHooks h;
+  g_destroyed = 0;
+  {
+    HostGraphs g(h);
+    g.set_host_node_runner(count_destroyed);
+    uint64_t object, graph;
+    ASSERT_EQ(g.user_object_create(&object, 42, 1, cudaUserObjectNoDestructorSync), cudaSuccess);
+    ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+    ASSERT_EQ(g.graph_retain_user_object(graph, object, 1, cudaGraphUserObjectMove), cudaSuccess);
+  }
+  EXPECT_EQ(g_destroyed, 0);
+}

@@ -87,6 +87,25 @@ const char* type_name(int32_t type) {
 
 }  // namespace
 
+namespace {
+
+// The user objects a graph (and the graphs inside it) holds stop calling
+// their destructors' runner.
+void silence(const HostGraph& g) {
+  for (const auto& [o, n] : g.user_refs) o->runner = nullptr;
+  for (const auto& node : g.nodes)
+    if (node->child) silence(*node->child);
+}
+
+}  // namespace
+
+// The session is over when the backend goes: nobody is left to run a user
+// object's destructor for.
+HostGraphs::~HostGraphs() {
+  for (const auto& [p, g] : graphs_) silence(*g);
+  for (const auto& [p, x] : execs_) silence(*x->graph);
+}
+
 void release_user_object(HostUserObject* o, uint64_t n) {
   o->refs -= n;
   if (o->refs != 0) return;

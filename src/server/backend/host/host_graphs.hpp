@@ -61,6 +61,7 @@ struct HostGraph {
 class HostGraphs final : public GraphBackend {
  public:
   explicit HostGraphs(HostGraphHooks& hooks) : hooks_(hooks) {}
+  ~HostGraphs() override;
 
   // Stream capture as the rest of host-test sees it.
   bool capturing(uint64_t stream);
