@@ -153,8 +153,9 @@ LIMITS = [
     "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
     "unsupported; programs built with this toolkit bind the _v2 names.",
     "Graphs live on one device (its primary context: a node's CUcontext is not looked at); copy nodes, "
-    "and copies queued during a capture, cannot involve host memory (CU_MEMORYTYPE_HOST); kernel nodes "
-    "take kernelParams, not `extra`.",
+    "and copies queued during a capture, cannot involve host memory (CU_MEMORYTYPE_HOST), nor can a "
+    "captured cuMemsetD16/D32 whose value's bytes differ (it is a copy of the pattern from the host); "
+    "kernel nodes take kernelParams, not `extra`.",
 ]
 
 
