@@ -376,6 +376,11 @@ int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) 
   if (int32_t e = graphs(s).end_capture(stream, &g)) {
     // A failed capture's graph is gone (unless it was the application's own).
     if (seen) s.graphs.remove_graph(info.graph);
+    // An asynchronous call the capture could not hold (a copy with host
+    // memory) left its error pending: the invalidation reports it now, as
+    // CUDA reports only that once the call itself has failed.
+    if (e == cudaErrorStreamCaptureInvalidated && req.lane().deferred == cudaErrorStreamCaptureUnsupported)
+      req.lane().deferred = cudaSuccess;
     return e;
   }
   if (seen) s.graphs.set_owner(g, 0);
