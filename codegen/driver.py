@@ -38,6 +38,7 @@ class DriverModel:
     proc_names: list[tuple[str, str, str]]
     errors: list[tuple[str, int, str]]  # CUresult: name, value, the header's description
     reasons: dict[str, str]  # [unsupported]: why a function cannot work remotely
+    reasons: dict[str, str]  # why an unsupported export stays so
 
 
 def build_driver_model(parser) -> DriverModel:
@@ -63,6 +64,7 @@ def build_driver_model(parser) -> DriverModel:
     per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
                        error_descriptions(parser, tu), reasons)
+                       error_descriptions(parser, tu), unsupported_reasons(conf, "cuda.toml", exports, set(manual)))
 
 
 def error_descriptions(parser, tu) -> list[tuple[str, int, str]]:
@@ -187,6 +189,10 @@ LIMITS = [
     "descriptor of the server cannot reach the application.",
     "IPC handles name memory and events of one server: opening one on another server's GPU, or a "
     "forged one, returns CUDA_ERROR_INVALID_HANDLE.",
+    "Graphs live on one device (its primary context: a node's CUcontext is not looked at); copy nodes, "
+    "and copies queued during a capture, cannot involve host memory (CU_MEMORYTYPE_HOST), nor can a "
+    "captured cuMemsetD16/D32 whose value's bytes differ (it is a copy of the pattern from the host); "
+    "kernel nodes take kernelParams, not `extra`.",
 ]
 
 

@@ -20,6 +20,7 @@
 #include "protocol/codec.hpp"
 #include "protocol/copy_3d_wire.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/graph_node.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "protocol/texture_reference_wire.hpp"
@@ -360,6 +361,133 @@ TEST_F(ServerFault, PointersOfAnotherSessionAndPastTheEndAreRefused) {
   // Both sessions still work.
   EXPECT_EQ(a->call(proto::kOpFree, 0, f.bytes(), {}, reply), cudaSuccess);
   EXPECT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+}
+
+TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
+  proto::Writer create;
+  create.put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t graph = handle();
+  ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t b_graph = handle();
+
+  // An empty node in a's graph.
+  proto::GraphNodeParams empty;
+  proto::Writer add;
+  add.put(graph).put<uint32_t>(0);
+  proto::put_node(add, empty);
+  ASSERT_EQ(a->call(proto::kOpGraphAddNode, 0, add.bytes(), {}, reply), cudaSuccess);
+  uint64_t node = handle();
+
+  // b cannot name a's graph, node or executable graph, nor can anyone bogus ones.
+  EXPECT_EQ(b->call(proto::kOpGraphAddNode, 0, add.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer g;
+  g.put(graph);
+  EXPECT_EQ(b->call(proto::kOpGraphDestroy, 0, g.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer with_foreign_dep;
+  with_foreign_dep.put(b_graph).put<uint32_t>(1).put(node);
+  proto::put_node(with_foreign_dep, empty);
+  EXPECT_EQ(b->call(proto::kOpGraphAddNode, 0, with_foreign_dep.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer n;
+  n.put(node);
+  EXPECT_EQ(b->call(proto::kOpGraphNodeGetType, 0, n.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer bogus;
+  bogus.put<uint64_t>(0x1234);
+  EXPECT_EQ(a->call(proto::kOpGraphNodeGetType, 0, bogus.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpGraphGetNodes, 0, bogus.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer inst;
+  inst.put(graph).put<uint64_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphInstantiate, 0, inst.bytes(), {}, reply), cudaSuccess);
+  uint64_t exec = handle();
+  proto::Writer launch;
+  launch.put(exec).put<uint64_t>(0);
+  EXPECT_EQ(b->call(proto::kOpGraphLaunch, 0, launch.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer bogus_launch;
+  bogus_launch.put<uint64_t>(0x9999).put<uint64_t>(0);
+  EXPECT_EQ(a->call(proto::kOpGraphLaunch, 0, bogus_launch.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer bad_stream;
+  bad_stream.put(exec).put<uint64_t>(0x777);
+  EXPECT_EQ(a->call(proto::kOpGraphLaunch, 0, bad_stream.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+
+  // Node contents: b's memory, past an allocation, a bogus kernel or event.
+  proto::Writer m;
+  m.put<uint64_t>(256);
+  ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t b_mem = handle();
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t a_mem = handle();
+  auto add_node = [&](const proto::GraphNodeParams& p) {
+    proto::Writer w;
+    w.put(graph).put<uint32_t>(0);
+    proto::put_node(w, p);
+    return a->call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
+  };
+  proto::GraphNodeParams copy;
+  copy.type = cudaGraphNodeTypeMemcpy;
+  copy.dst = a_mem;
+  copy.src = b_mem;
+  copy.width = copy.dst_pitch = copy.src_pitch = 256;
+  copy.height = 1;
+  EXPECT_EQ(add_node(copy), cudaErrorInvalidValue);
+  copy.src = a_mem;
+  copy.width = copy.dst_pitch = copy.src_pitch = 257;
+  EXPECT_EQ(add_node(copy), cudaErrorInvalidValue);
+  copy.width = 64;
+  copy.height = 8;
+  copy.dst_pitch = copy.src_pitch = 32;  // rows wider than their pitch
+  EXPECT_EQ(add_node(copy), cudaErrorInvalidPitchValue);
+  proto::GraphNodeParams set;
+  set.type = cudaGraphNodeTypeMemset;
+  set.dst = a_mem;
+  set.element_size = 4;
+  set.width = 65;
+  set.height = 1;
+  EXPECT_EQ(add_node(set), cudaErrorInvalidValue);
+  proto::GraphNodeParams kernel;
+  kernel.type = cudaGraphNodeTypeKernel;
+  kernel.function = 0x42;
+  EXPECT_EQ(add_node(kernel), cudaErrorInvalidDeviceFunction);
+  proto::GraphNodeParams record;
+  record.type = cudaGraphNodeTypeEventRecord;
+  record.handle = 0x4242;
+  EXPECT_EQ(add_node(record), cudaErrorInvalidResourceHandle);
+  proto::GraphNodeParams child;
+  child.type = cudaGraphNodeTypeGraph;
+  child.handle = b_graph;
+  EXPECT_EQ(add_node(child), cudaErrorInvalidValue);
+  proto::GraphNodeParams alloc;
+  alloc.type = cudaGraphNodeTypeMemAlloc;
+  alloc.width = 256;
+  alloc.value = 7;  // a GPU the server does not export
+  EXPECT_EQ(add_node(alloc), cudaErrorInvalidValue);
+  proto::GraphNodeParams free_node;
+  free_node.type = cudaGraphNodeTypeMemFree;
+  free_node.dst = b_mem;
+  EXPECT_EQ(add_node(free_node), cudaErrorInvalidValue);
+  proto::GraphNodeParams conditional;
+  conditional.type = cudaGraphNodeTypeConditional;
+  EXPECT_EQ(add_node(conditional), cudaErrorNotSupported);
+
+  // More dependencies than the message holds; captures on bogus streams.
+  proto::Writer lying;
+  lying.put(graph).put<uint32_t>(1u << 30);
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, lying.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer capture;
+  capture.put<uint64_t>(0x31337).put<int32_t>(cudaStreamCaptureModeGlobal);
+  EXPECT_EQ(a->call(proto::kOpStreamBeginCapture, 0, capture.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+
+  // Both sessions still work: a's graph launches, b's is destroyed.
+  EXPECT_EQ(a->call(proto::kOpGraphLaunch, 0, launch.bytes(), {}, reply), cudaSuccess);
+  proto::Writer bg;
+  bg.put(b_graph);
+  EXPECT_EQ(b->call(proto::kOpGraphDestroy, 0, bg.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpGraphDestroy, 0, g.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpGraphNodeGetType, 0, n.bytes(), {}, reply), cudaErrorInvalidValue);
+  expect_healthy();
 }
 
 TEST_F(ServerFault, AsynchronousErrorsSurfaceAtTheNextSynchronousCall) {

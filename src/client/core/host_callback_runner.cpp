@@ -47,7 +47,10 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
       {
         std::lock_guard lock(mutex_);
         auto it = pending_.find(id);
-        if (it != pending_.end()) {
+        // Sequence 0: a graph's host node ran it, and may run it again.
+        if (it != pending_.end() && seq == 0) {
+          p = it->second;
+        } else if (it != pending_.end()) {
           p = std::move(it->second);
           pending_.erase(it);
         }

@@ -21,7 +21,8 @@ class HostCallbackRunner {
 
   // Registers a callback to run once, queued on `stream` (the server's
   // handle) of `device`; its number, or 0 when the session has no callback
-  // connection (the server offers no way to join).
+  // connection (the server offers no way to join). A graph's host node
+  // (the worker says sequence 0) runs it each time the graph gets there.
   uint64_t add(std::function<void()> fn, uint16_t device, uint64_t stream);
   // Forgets a callback whose queueing failed.
   void drop(uint64_t id);

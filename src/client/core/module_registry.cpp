@@ -69,6 +69,13 @@ VarEntry* ModuleRegistry::find_var(const void* symbol) {
   return it == vars_.end() ? nullptr : it->second;
 }
 
+KernelEntry* ModuleRegistry::find_loaded(int device, uint64_t function) {
+  std::lock_guard lock(mutex_);
+  for (const auto& k : kernel_store_)
+    if (auto it = k->loaded.find(device); it != k->loaded.end() && it->second.function == function) return k.get();
+  return nullptr;
+}
+
 cudaError_t ModuleRegistry::kernel_on(KernelEntry* k, int device, const LoadedKernel** out) {
   std::lock_guard lock(mutex_);
   if (cudaError_t e = load(k->fatbin, device)) return e;

@@ -68,6 +68,9 @@ class ModuleRegistry {
   // A kernel by host stub address or by the cudaKernel_t we handed out.
   KernelEntry* find_kernel(const void* func);
   VarEntry* find_var(const void* symbol);
+  // The kernel loaded on `device` as server function `function` (from a
+  // graph's kernel node), or null.
+  KernelEntry* find_loaded(int device, uint64_t function);
 
   // The kernel or variable as loaded on a device, loading its module first.
   cudaError_t kernel_on(KernelEntry* k, int device, const LoadedKernel** out);

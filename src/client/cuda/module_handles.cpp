@@ -33,6 +33,13 @@ DriverFunction* DriverHandles::find(CUfunction f) {
   return it == functions_.end() ? nullptr : it->second.get();
 }
 
+CUfunction DriverHandles::find_function(int device, uint64_t remote) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [p, f] : functions_)
+    if (f->module->device == device && f->kernel.function == remote) return reinterpret_cast<CUfunction>(p);
+  return nullptr;
+}
+
 bool DriverHandles::remove(CUmodule m) {
   std::lock_guard lock(mutex_);
   auto it = modules_.find(reinterpret_cast<DriverModule*>(m));

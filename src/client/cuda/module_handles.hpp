@@ -45,6 +45,8 @@ class DriverHandles {
   // nullptr unless the handle is live.
   DriverModule* find(CUmodule m);
   DriverFunction* find(CUfunction f);
+  // The function naming server function `remote` on `device`, or null.
+  CUfunction find_function(int device, uint64_t remote);
   // Forgets the module and its functions; false if it was not live.
   bool remove(CUmodule m);
 

@@ -15,6 +15,7 @@
 
 #include "server/backend/array_api.hpp"
 #include "server/backend/generated/forwarded_api.hpp"
+#include "server/backend/graph_backend.hpp"
 
 namespace rgpu::server {
 
@@ -176,6 +177,8 @@ class Backend : public ForwardedApi {
   virtual int32_t ipc_import_event(std::span<const uint8_t> blob, Handle* event) = 0;
   // The device address of memory host_register pinned (zero-copy mapping).
   virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
+  // Graphs and stream capture (graph_backend.hpp).
+  virtual GraphBackend& graphs() = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

@@ -22,6 +22,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_managed_memory_handlers(*this);
   register_vmm_handlers(*this);
   register_ipc_handlers(*this);
+  register_graph_handlers(*this);
 }
 
 void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }

@@ -72,6 +72,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.texrefs.clear();
   s.module_texrefs.clear();
   s.surfrefs.clear();
+  s.graphs.clear();
   return cudaSuccess;
 }
 

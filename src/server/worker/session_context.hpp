@@ -14,6 +14,8 @@
 #include "server/worker/allocation_table.hpp"
 #include "server/worker/array_table.hpp"
 #include "server/worker/device_object_set.hpp"
+#include "server/worker/graph_table.hpp"
+#include "server/worker/host_node_records.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
 #include "server/worker/ipc_records.hpp"
@@ -121,6 +123,8 @@ class SessionContext {
   HandleSet texrefs;
   HandleSet module_texrefs;
   HandleSet surfrefs;
+  GraphTable graphs;
+  HostNodeRecords host_nodes{host_callbacks};
 
  private:
   Backend& backend_;

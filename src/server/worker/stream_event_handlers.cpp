@@ -2,6 +2,7 @@
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/host_callbacks.hpp"
+#include "server/worker/host_node_records.hpp"
 #include "server/worker/session_context.hpp"
 
 namespace rgpu::server {
@@ -149,6 +150,13 @@ int32_t launch_host_func(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_STREAM(stream);
   auto id = req.args.get<uint64_t>();
   req.args.expect_end();
+  // Captured, it becomes a graph's host node, which may run many times.
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  s.backend().cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &status);
+  if (status != cudaStreamCaptureStatusNone) {
+    s.backend().graphs().set_host_node_runner(HostNodeRecords::run);
+    return s.backend().graphs().capture_host_node(stream, s.host_nodes.record(id));
+  }
   auto* due = new DueCallback{&s.host_callbacks, id, req.header().seq};
   int32_t e = s.backend().launch_host_func(stream, run_due_callback, due);
   if (e) delete due;

@@ -21,6 +21,19 @@ extern "C" CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
   rgpu::client::PerThreadStreamScope scope;
   return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+extern "C" CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuGraphInstantiateWithParams(phGraphExec, hGraph, instantiateParams);
+}
+
+extern "C" CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuGraphLaunch(hGraphExec, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuGraphUpload(hGraphExec, hStream);
 }
 
 extern "C" CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
@@ -281,6 +294,39 @@ extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream s
 extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamGetDevice(hStream, device);
+extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
+}
+
+extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBeginCapture(hStream);
+}
+
+extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBeginCapture_v2(hStream, mode);
+}
+
+extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamEndCapture(hStream, phGraph);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetCaptureInfo(hStream, captureStatus_out, id_out);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out, size_t* numDependencies_out) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetCaptureInfo_v2(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {
@@ -298,6 +344,11 @@ extern "C" CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream, int* prio
   return cuStreamGetPriority(hStream, priority);
 }
 
+extern "C" CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamIsCapturing(hStream, captureStatus);
+}
+
 extern "C" CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamQuery(hStream);
@@ -306,6 +357,16 @@ extern "C" CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) {
 extern "C" CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamSynchronize(hStream);
+}
+
+extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode* dependencies, size_t numDependencies, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamUpdateCaptureDependencies(hStream, dependencies, numDependencies, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamUpdateCaptureDependencies_v2(hStream, dependencies, dependencyData, numDependencies, flags);
 }
 
 extern "C" CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {

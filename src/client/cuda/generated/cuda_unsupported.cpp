@@ -50,15 +50,18 @@ extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice*, const char*) { retu
 extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
 extern "C" CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int*, CUexecAffinityType, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetExecAffinitySupport"); }
 extern "C" CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceGetGraphMemAttribute"); }
+extern "C" CUresult CUDAAPI cuDeviceGetHostAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetHostAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetLuid"); }
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
 extern "C" CUresult CUDAAPI cuDeviceGetProperties(CUdevprop*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetProperties"); }
 extern "C" CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGraphMemTrim"); }
+extern "C" CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t*, CUarray_format, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetTexture1DLinearMaxWidth"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxRelease"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxReset"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice, unsigned int) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxSetFlags"); }
 extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceSetGraphMemAttribute"); }
+extern "C" CUresult CUDAAPI cuDeviceSetMemPool(CUdevice, CUmemoryPool) { return rgpu::client::driver_unsupported("cuDeviceSetMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceTotalMem(unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceTotalMem"); }
 extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuEventDestroy(CUevent) { return rgpu::client::driver_unsupported("cuEventDestroy"); }
@@ -68,97 +71,18 @@ extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedA
 extern "C" CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) { return rgpu::client::driver_unsupported("cuFlushGPUDirectRDMAWrites"); }
 extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
 extern "C" CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddBatchMemOpNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUgraph) { return rgpu::client::driver_unsupported("cuGraphAddChildGraphNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddDependencies(CUgraph, const CUgraphNode*, const CUgraphNode*, size_t) { return rgpu::client::driver_unsupported("cuGraphAddDependencies"); }
-extern "C" CUresult CUDAAPI cuGraphAddDependencies_v2(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*, size_t) { return rgpu::client::driver_unsupported("cuGraphAddDependencies_v2"); }
-extern "C" CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t) { return rgpu::client::driver_unsupported("cuGraphAddEmptyNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddEventRecordNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUevent) { return rgpu::client::driver_unsupported("cuGraphAddEventRecordNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddEventWaitNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUevent) { return rgpu::client::driver_unsupported("cuGraphAddEventWaitNode"); }
 extern "C" CUresult CUDAAPI cuGraphAddExternalSemaphoresSignalNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddExternalSemaphoresSignalNode"); }
 extern "C" CUresult CUDAAPI cuGraphAddExternalSemaphoresWaitNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddExternalSemaphoresWaitNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_HOST_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddHostNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_KERNEL_NODE_PARAMS_v1*) { return rgpu::client::driver_unsupported("cuGraphAddKernelNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_KERNEL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddKernelNode_v2"); }
-extern "C" CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUDA_MEM_ALLOC_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddMemAllocNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUdeviceptr) { return rgpu::client::driver_unsupported("cuGraphAddMemFreeNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_MEMCPY3D*, CUcontext) { return rgpu::client::driver_unsupported("cuGraphAddMemcpyNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_MEMSET_NODE_PARAMS*, CUcontext) { return rgpu::client::driver_unsupported("cuGraphAddMemsetNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUgraphNodeParams*) { return rgpu::client::driver_unsupported("cuGraphAddNode"); }
-extern "C" CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode*, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUgraphNodeParams*) { return rgpu::client::driver_unsupported("cuGraphAddNode_v2"); }
 extern "C" CUresult CUDAAPI cuGraphBatchMemOpNodeGetParams(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphBatchMemOpNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphBatchMemOpNodeSetParams(CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphBatchMemOpNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode, CUgraph*) { return rgpu::client::driver_unsupported("cuGraphChildGraphNodeGetGraph"); }
-extern "C" CUresult CUDAAPI cuGraphClone(CUgraph*, CUgraph) { return rgpu::client::driver_unsupported("cuGraphClone"); }
 extern "C" CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuGraphConditionalHandleCreate"); }
-extern "C" CUresult CUDAAPI cuGraphCreate(CUgraph*, unsigned int) { return rgpu::client::driver_unsupported("cuGraphCreate"); }
-extern "C" CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph, const char*, unsigned int) { return rgpu::client::driver_unsupported("cuGraphDebugDotPrint"); }
-extern "C" CUresult CUDAAPI cuGraphDestroy(CUgraph) { return rgpu::client::driver_unsupported("cuGraphDestroy"); }
-extern "C" CUresult CUDAAPI cuGraphDestroyNode(CUgraphNode) { return rgpu::client::driver_unsupported("cuGraphDestroyNode"); }
-extern "C" CUresult CUDAAPI cuGraphEventRecordNodeGetEvent(CUgraphNode, CUevent*) { return rgpu::client::driver_unsupported("cuGraphEventRecordNodeGetEvent"); }
-extern "C" CUresult CUDAAPI cuGraphEventRecordNodeSetEvent(CUgraphNode, CUevent) { return rgpu::client::driver_unsupported("cuGraphEventRecordNodeSetEvent"); }
-extern "C" CUresult CUDAAPI cuGraphEventWaitNodeGetEvent(CUgraphNode, CUevent*) { return rgpu::client::driver_unsupported("cuGraphEventWaitNodeGetEvent"); }
-extern "C" CUresult CUDAAPI cuGraphEventWaitNodeSetEvent(CUgraphNode, CUevent) { return rgpu::client::driver_unsupported("cuGraphEventWaitNodeSetEvent"); }
 extern "C" CUresult CUDAAPI cuGraphExecBatchMemOpNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExecBatchMemOpNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecChildGraphNodeSetParams(CUgraphExec, CUgraphNode, CUgraph) { return rgpu::client::driver_unsupported("cuGraphExecChildGraphNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec) { return rgpu::client::driver_unsupported("cuGraphExecDestroy"); }
-extern "C" CUresult CUDAAPI cuGraphExecEventRecordNodeSetEvent(CUgraphExec, CUgraphNode, CUevent) { return rgpu::client::driver_unsupported("cuGraphExecEventRecordNodeSetEvent"); }
-extern "C" CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec, CUgraphNode, CUevent) { return rgpu::client::driver_unsupported("cuGraphExecEventWaitNodeSetEvent"); }
 extern "C" CUresult CUDAAPI cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExecExternalSemaphoresSignalNodeSetParams"); }
 extern "C" CUresult CUDAAPI cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExecExternalSemaphoresWaitNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecGetFlags(CUgraphExec, cuuint64_t*) { return rgpu::client::driver_unsupported("cuGraphExecGetFlags"); }
-extern "C" CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExecHostNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1*) { return rgpu::client::driver_unsupported("cuGraphExecKernelNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExecKernelNodeSetParams_v2"); }
-extern "C" CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D*, CUcontext) { return rgpu::client::driver_unsupported("cuGraphExecMemcpyNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*, CUcontext) { return rgpu::client::driver_unsupported("cuGraphExecMemsetNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec, CUgraphNode, CUgraphNodeParams*) { return rgpu::client::driver_unsupported("cuGraphExecNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec, CUgraph, CUgraphNode*, CUgraphExecUpdateResult*) { return rgpu::client::driver_unsupported("cuGraphExecUpdate"); }
-extern "C" CUresult CUDAAPI cuGraphExecUpdate_v2(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*) { return rgpu::client::driver_unsupported("cuGraphExecUpdate_v2"); }
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresSignalNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresSignalNodeSetParams"); }
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresWaitNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExternalSemaphoresWaitNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphGetEdges(CUgraph, CUgraphNode*, CUgraphNode*, size_t*) { return rgpu::client::driver_unsupported("cuGraphGetEdges"); }
-extern "C" CUresult CUDAAPI cuGraphGetEdges_v2(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*, size_t*) { return rgpu::client::driver_unsupported("cuGraphGetEdges_v2"); }
-extern "C" CUresult CUDAAPI cuGraphGetNodes(CUgraph, CUgraphNode*, size_t*) { return rgpu::client::driver_unsupported("cuGraphGetNodes"); }
-extern "C" CUresult CUDAAPI cuGraphGetRootNodes(CUgraph, CUgraphNode*, size_t*) { return rgpu::client::driver_unsupported("cuGraphGetRootNodes"); }
-extern "C" CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode, CUDA_HOST_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphHostNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode, const CUDA_HOST_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphHostNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphInstantiate(CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t) { return rgpu::client::driver_unsupported("cuGraphInstantiate"); }
-extern "C" CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec*, CUgraph, unsigned long long) { return rgpu::client::driver_unsupported("cuGraphInstantiateWithFlags"); }
-extern "C" CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec*, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphInstantiateWithParams"); }
-extern "C" CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec*, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphInstantiateWithParams_ptsz"); }
-extern "C" CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t) { return rgpu::client::driver_unsupported("cuGraphInstantiate_v2"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeCopyAttributes(CUgraphNode, CUgraphNode) { return rgpu::client::driver_unsupported("cuGraphKernelNodeCopyAttributes"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeGetAttribute(CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeGetAttribute"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v1*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeGetParams_v2"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeSetAttribute"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphKernelNodeSetParams_v2"); }
-extern "C" CUresult CUDAAPI cuGraphLaunch(CUgraphExec, CUstream) { return rgpu::client::driver_unsupported("cuGraphLaunch"); }
-extern "C" CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec, CUstream) { return rgpu::client::driver_unsupported("cuGraphLaunch_ptsz"); }
-extern "C" CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphMemAllocNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode, CUdeviceptr*) { return rgpu::client::driver_unsupported("cuGraphMemFreeNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode, CUDA_MEMCPY3D*) { return rgpu::client::driver_unsupported("cuGraphMemcpyNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode, const CUDA_MEMCPY3D*) { return rgpu::client::driver_unsupported("cuGraphMemcpyNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode, CUDA_MEMSET_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphMemsetNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphMemsetNodeSetParams(CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphMemsetNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphNodeFindInClone(CUgraphNode*, CUgraphNode, CUgraph) { return rgpu::client::driver_unsupported("cuGraphNodeFindInClone"); }
-extern "C" CUresult CUDAAPI cuGraphNodeGetDependencies(CUgraphNode, CUgraphNode*, size_t*) { return rgpu::client::driver_unsupported("cuGraphNodeGetDependencies"); }
-extern "C" CUresult CUDAAPI cuGraphNodeGetDependencies_v2(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*) { return rgpu::client::driver_unsupported("cuGraphNodeGetDependencies_v2"); }
-extern "C" CUresult CUDAAPI cuGraphNodeGetDependentNodes(CUgraphNode, CUgraphNode*, size_t*) { return rgpu::client::driver_unsupported("cuGraphNodeGetDependentNodes"); }
-extern "C" CUresult CUDAAPI cuGraphNodeGetDependentNodes_v2(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*) { return rgpu::client::driver_unsupported("cuGraphNodeGetDependentNodes_v2"); }
-extern "C" CUresult CUDAAPI cuGraphNodeGetEnabled(CUgraphExec, CUgraphNode, unsigned int*) { return rgpu::client::driver_unsupported("cuGraphNodeGetEnabled"); }
-extern "C" CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode, CUgraphNodeType*) { return rgpu::client::driver_unsupported("cuGraphNodeGetType"); }
-extern "C" CUresult CUDAAPI cuGraphNodeSetEnabled(CUgraphExec, CUgraphNode, unsigned int) { return rgpu::client::driver_unsupported("cuGraphNodeSetEnabled"); }
-extern "C" CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode, CUgraphNodeParams*) { return rgpu::client::driver_unsupported("cuGraphNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphReleaseUserObject(CUgraph, CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuGraphReleaseUserObject"); }
-extern "C" CUresult CUDAAPI cuGraphRemoveDependencies(CUgraph, const CUgraphNode*, const CUgraphNode*, size_t) { return rgpu::client::driver_unsupported("cuGraphRemoveDependencies"); }
-extern "C" CUresult CUDAAPI cuGraphRemoveDependencies_v2(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*, size_t) { return rgpu::client::driver_unsupported("cuGraphRemoveDependencies_v2"); }
-extern "C" CUresult CUDAAPI cuGraphRetainUserObject(CUgraph, CUuserObject, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuGraphRetainUserObject"); }
-extern "C" CUresult CUDAAPI cuGraphUpload(CUgraphExec, CUstream) { return rgpu::client::driver_unsupported("cuGraphUpload"); }
-extern "C" CUresult CUDAAPI cuGraphUpload_ptsz(CUgraphExec, CUstream) { return rgpu::client::driver_unsupported("cuGraphUpload_ptsz"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources_ptsz(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources_ptsz"); }
 extern "C" CUresult CUDAAPI cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray*, CUgraphicsResource) { return rgpu::client::driver_unsupported("cuGraphicsResourceGetMappedMipmappedArray"); }
@@ -264,30 +188,18 @@ extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, 
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamCopyAttributes(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes"); }
+extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream) { return rgpu::client::driver_unsupported("cuStreamDestroy"); }
-extern "C" CUresult CUDAAPI cuStreamEndCapture(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture"); }
-extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetAttribute(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute"); }
 extern "C" CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream, CUstreamCaptureStatus*, cuuint64_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v2"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v3"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v3_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetCtx(CUstream, CUcontext*) { return rgpu::client::driver_unsupported("cuStreamGetCtx"); }
 extern "C" CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream, CUcontext*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetCtx_v2(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2"); }
 extern "C" CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetGreenCtx(CUstream, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetGreenCtx"); }
-extern "C" CUresult CUDAAPI cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing"); }
-extern "C" CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamSetAttribute(CUstream, CUstreamAttrID, const CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamSetAttribute"); }
 extern "C" CUresult CUDAAPI cuStreamSetAttribute_ptsz(CUstream, CUstreamAttrID, const CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamSetAttribute_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies"); }
-extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_ptsz(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2"); }
-extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamWaitValue32(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32"); }
 extern "C" CUresult CUDAAPI cuStreamWaitValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamWaitValue32_v2(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32_v2"); }
@@ -315,5 +227,19 @@ extern "C" CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMod
 extern "C" CUresult CUDAAPI cuUserObjectCreate(CUuserObject*, void*, CUhostFn, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectCreate"); }
 extern "C" CUresult CUDAAPI cuUserObjectRelease(CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectRelease"); }
 extern "C" CUresult CUDAAPI cuUserObjectRetain(CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectRetain"); }
+extern "C" CUresult CUDAAPI cuTexRefSetAddress2D_v2(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D_v2"); }
+extern "C" CUresult CUDAAPI cuTexRefSetAddress2D_v3(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D_v3"); }
+extern "C" CUresult CUDAAPI cuTexRefSetAddressMode(CUtexref, int, CUaddress_mode) { return rgpu::client::driver_unsupported("cuTexRefSetAddressMode"); }
+extern "C" CUresult CUDAAPI cuTexRefSetAddress_v2(size_t*, CUtexref, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress_v2"); }
+extern "C" CUresult CUDAAPI cuTexRefSetArray(CUtexref, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetArray"); }
+extern "C" CUresult CUDAAPI cuTexRefSetBorderColor(CUtexref, float*) { return rgpu::client::driver_unsupported("cuTexRefSetBorderColor"); }
+extern "C" CUresult CUDAAPI cuTexRefSetFilterMode(CUtexref, CUfilter_mode) { return rgpu::client::driver_unsupported("cuTexRefSetFilterMode"); }
+extern "C" CUresult CUDAAPI cuTexRefSetFlags(CUtexref, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetFlags"); }
+extern "C" CUresult CUDAAPI cuTexRefSetFormat(CUtexref, CUarray_format, int) { return rgpu::client::driver_unsupported("cuTexRefSetFormat"); }
+extern "C" CUresult CUDAAPI cuTexRefSetMaxAnisotropy(CUtexref, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMaxAnisotropy"); }
+extern "C" CUresult CUDAAPI cuTexRefSetMipmapFilterMode(CUtexref, CUfilter_mode) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapFilterMode"); }
+extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelBias(CUtexref, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelBias"); }
+extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelClamp(CUtexref, float, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelClamp"); }
+extern "C" CUresult CUDAAPI cuTexRefSetMipmappedArray(CUtexref, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuWaitExternalSemaphoresAsync"); }
 extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuWaitExternalSemaphoresAsync_ptsz"); }

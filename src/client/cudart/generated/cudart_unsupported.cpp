@@ -18,6 +18,34 @@ cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptur
 cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t, cudaGraph_t*);
 cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*);
 cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int);
+cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, unsigned int);
+cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
+cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
+cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync_ptsz(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpy2DFromArray_ptds(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
+cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpy2DToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind);
+cudaError_t CUDARTAPI cudaMemcpy3DAsync_ptsz(const cudaMemcpy3DParms*, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpy3DBatchAsync_ptsz(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms*, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms*);
+cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const cudaMemcpy3DParms*);
+cudaError_t CUDARTAPI cudaMemcpyArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
+cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpyFromArray_ptds(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
+cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind);
+cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t);
+cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent);
+cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t);
+cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int);
+cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t);
+cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*);
 cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t);
 }
 
@@ -57,9 +85,15 @@ cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t) { return rgpu::client::unsupported("cudaDestroyExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceGetGraphMemAttribute"); }
+extern "C" cudaError_t CUDARTAPI cudaDestroySurfaceObject(cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaDestroySurfaceObject"); }
+extern "C" cudaError_t CUDARTAPI cudaDestroyTextureObject(cudaTextureObject_t) { return rgpu::client::unsupported("cudaDestroyTextureObject"); }
+extern "C" cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int*, int, int) { return rgpu::client::unsupported("cudaDeviceCanAccessPeer"); }
+extern "C" cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int) { return rgpu::client::unsupported("cudaDeviceDisablePeerAccess"); }
+extern "C" cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int, unsigned int) { return rgpu::client::unsupported("cudaDeviceEnablePeerAccess"); }
+extern "C" cudaError_t CUDARTAPI cudaDeviceGetByPCIBusId(int*, const char*) { return rgpu::client::unsupported("cudaDeviceGetByPCIBusId"); }
+extern "C" cudaError_t CUDARTAPI cudaDeviceGetHostAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int) { return rgpu::client::unsupported("cudaDeviceGetHostAtomicCapabilities"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceSetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceSetGraphMemAttribute"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceUnregisterAsyncNotification(int, cudaAsyncCallbackHandle_t) { return rgpu::client::unsupported("cudaDeviceUnregisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerAcquireFrame(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerAcquireFrame"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerConnect(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerConnect"); }
@@ -87,86 +121,23 @@ extern "C" cudaError_t CUDARTAPI cudaGraphAddDependencies(cudaGraph_t, const cud
 extern "C" cudaError_t CUDARTAPI cudaGraphAddEmptyNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t) { return rgpu::client::unsupported("cudaGraphAddEmptyNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddEventRecordNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaEvent_t) { return rgpu::client::unsupported("cudaGraphAddEventRecordNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddEventWaitNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaEvent_t) { return rgpu::client::unsupported("cudaGraphAddEventWaitNode"); }
+extern "C" cudaError_t CUDARTAPI cudaGetChannelDesc(cudaChannelFormatDesc*, cudaArray_const_t) { return rgpu::client::unsupported("cudaGetChannelDesc"); }
+extern "C" cudaError_t CUDARTAPI cudaGetFuncBySymbol(cudaFunction_t*, const void*) { return rgpu::client::unsupported("cudaGetFuncBySymbol"); }
+extern "C" cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t*, const void*) { return rgpu::client::unsupported("cudaGetKernel"); }
+extern "C" cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t*, cudaMipmappedArray_const_t, unsigned int) { return rgpu::client::unsupported("cudaGetMipmappedArrayLevel"); }
+extern "C" cudaError_t CUDARTAPI cudaGetSurfaceObjectResourceDesc(cudaResourceDesc*, cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaGetSurfaceObjectResourceDesc"); }
+extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceDesc(cudaResourceDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceDesc"); }
+extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceViewDesc(cudaResourceViewDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceViewDesc"); }
+extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectTextureDesc(cudaTextureDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectTextureDesc"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresSignalNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresWaitNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddHostNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaHostNodeParams*) { return rgpu::client::unsupported("cudaGraphAddHostNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddKernelNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaKernelNodeParams*) { return rgpu::client::unsupported("cudaGraphAddKernelNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemAllocNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaMemAllocNodeParams*) { return rgpu::client::unsupported("cudaGraphAddMemAllocNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemFreeNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, void*) { return rgpu::client::unsupported("cudaGraphAddMemFreeNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemcpyNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaGraphAddMemcpyNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemcpyNode1D(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, void*, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphAddMemcpyNode1D"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, void*, const void*, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphAddMemcpyNodeFromSymbol"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const void*, const void*, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphAddMemcpyNodeToSymbol"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddMemsetNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaMemsetParams*) { return rgpu::client::unsupported("cudaGraphAddMemsetNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaGraphNodeParams*) { return rgpu::client::unsupported("cudaGraphAddNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t, cudaGraph_t*) { return rgpu::client::unsupported("cudaGraphChildGraphNodeGetGraph"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphClone(cudaGraph_t*, cudaGraph_t) { return rgpu::client::unsupported("cudaGraphClone"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle*, cudaGraph_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaGraphConditionalHandleCreate"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t*, unsigned int) { return rgpu::client::unsupported("cudaGraphCreate"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphDebugDotPrint(cudaGraph_t, const char*, unsigned int) { return rgpu::client::unsupported("cudaGraphDebugDotPrint"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphDestroy(cudaGraph_t) { return rgpu::client::unsupported("cudaGraphDestroy"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphDestroyNode(cudaGraphNode_t) { return rgpu::client::unsupported("cudaGraphDestroyNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t, cudaEvent_t*) { return rgpu::client::unsupported("cudaGraphEventRecordNodeGetEvent"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t, cudaEvent_t) { return rgpu::client::unsupported("cudaGraphEventRecordNodeSetEvent"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t, cudaEvent_t*) { return rgpu::client::unsupported("cudaGraphEventWaitNodeGetEvent"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t, cudaEvent_t) { return rgpu::client::unsupported("cudaGraphEventWaitNodeSetEvent"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t) { return rgpu::client::unsupported("cudaGraphExecChildGraphNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecDestroy(cudaGraphExec_t) { return rgpu::client::unsupported("cudaGraphExecDestroy"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t) { return rgpu::client::unsupported("cudaGraphExecEventRecordNodeSetEvent"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t) { return rgpu::client::unsupported("cudaGraphExecEventWaitNodeSetEvent"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExecExternalSemaphoresSignalNodeSetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExecExternalSemaphoresWaitNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecGetFlags(cudaGraphExec_t, unsigned long long*) { return rgpu::client::unsupported("cudaGraphExecGetFlags"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecHostNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaHostNodeParams*) { return rgpu::client::unsupported("cudaGraphExecHostNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecKernelNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaKernelNodeParams*) { return rgpu::client::unsupported("cudaGraphExecKernelNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaGraphExecMemcpyNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t, cudaGraphNode_t, void*, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphExecMemcpyNodeSetParams1D"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t, cudaGraphNode_t, void*, const void*, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphExecMemcpyNodeSetParamsFromSymbol"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t, cudaGraphNode_t, const void*, const void*, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphExecMemcpyNodeSetParamsToSymbol"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaMemsetParams*) { return rgpu::client::unsupported("cudaGraphExecMemsetNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, cudaGraphNodeParams*) { return rgpu::client::unsupported("cudaGraphExecNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecUpdate(cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo*) { return rgpu::client::unsupported("cudaGraphExecUpdate"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t, cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresSignalNodeGetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresSignalNodeSetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t, cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeGetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphGetEdges(cudaGraph_t, cudaGraphNode_t*, cudaGraphNode_t*, cudaGraphEdgeData*, size_t*) { return rgpu::client::unsupported("cudaGraphGetEdges"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphGetNodes(cudaGraph_t, cudaGraphNode_t*, size_t*) { return rgpu::client::unsupported("cudaGraphGetNodes"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphGetRootNodes(cudaGraph_t, cudaGraphNode_t*, size_t*) { return rgpu::client::unsupported("cudaGraphGetRootNodes"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphHostNodeGetParams(cudaGraphNode_t, cudaHostNodeParams*) { return rgpu::client::unsupported("cudaGraphHostNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphHostNodeSetParams(cudaGraphNode_t, const cudaHostNodeParams*) { return rgpu::client::unsupported("cudaGraphHostNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t*, cudaGraph_t, unsigned long long) { return rgpu::client::unsupported("cudaGraphInstantiate"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphInstantiateWithFlags(cudaGraphExec_t*, cudaGraph_t, unsigned long long) { return rgpu::client::unsupported("cudaGraphInstantiateWithFlags"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphInstantiateWithParams(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*) { return rgpu::client::unsupported("cudaGraphInstantiateWithParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*) { return rgpu::client::unsupported("cudaGraphInstantiateWithParams_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t, cudaGraphNode_t) { return rgpu::client::unsupported("cudaGraphKernelNodeCopyAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeGetAttribute(cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaGraphKernelNodeGetAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeGetParams(cudaGraphNode_t, cudaKernelNodeParams*) { return rgpu::client::unsupported("cudaGraphKernelNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeSetAttribute(cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue*) { return rgpu::client::unsupported("cudaGraphKernelNodeSetAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphKernelNodeSetParams(cudaGraphNode_t, const cudaKernelNodeParams*) { return rgpu::client::unsupported("cudaGraphKernelNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return rgpu::client::unsupported("cudaGraphLaunch"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t) { return rgpu::client::unsupported("cudaGraphLaunch_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemAllocNodeGetParams(cudaGraphNode_t, cudaMemAllocNodeParams*) { return rgpu::client::unsupported("cudaGraphMemAllocNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemFreeNodeGetParams(cudaGraphNode_t, void*) { return rgpu::client::unsupported("cudaGraphMemFreeNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemcpyNodeGetParams(cudaGraphNode_t, cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaGraphMemcpyNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemcpyNodeSetParams(cudaGraphNode_t, const cudaMemcpy3DParms*) { return rgpu::client::unsupported("cudaGraphMemcpyNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t, void*, const void*, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphMemcpyNodeSetParams1D"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t, void*, const void*, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphMemcpyNodeSetParamsFromSymbol"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t, const void*, const void*, size_t, size_t, cudaMemcpyKind) { return rgpu::client::unsupported("cudaGraphMemcpyNodeSetParamsToSymbol"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemsetNodeGetParams(cudaGraphNode_t, cudaMemsetParams*) { return rgpu::client::unsupported("cudaGraphMemsetNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphMemsetNodeSetParams(cudaGraphNode_t, const cudaMemsetParams*) { return rgpu::client::unsupported("cudaGraphMemsetNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphNodeFindInClone(cudaGraphNode_t*, cudaGraphNode_t, cudaGraph_t) { return rgpu::client::unsupported("cudaGraphNodeFindInClone"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphNodeGetDependencies(cudaGraphNode_t, cudaGraphNode_t*, cudaGraphEdgeData*, size_t*) { return rgpu::client::unsupported("cudaGraphNodeGetDependencies"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphNodeGetDependentNodes(cudaGraphNode_t, cudaGraphNode_t*, cudaGraphEdgeData*, size_t*) { return rgpu::client::unsupported("cudaGraphNodeGetDependentNodes"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphNodeGetEnabled(cudaGraphExec_t, cudaGraphNode_t, unsigned int*) { return rgpu::client::unsupported("cudaGraphNodeGetEnabled"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphNodeGetType(cudaGraphNode_t, cudaGraphNodeType*) { return rgpu::client::unsupported("cudaGraphNodeGetType"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphNodeSetEnabled(cudaGraphExec_t, cudaGraphNode_t, unsigned int) { return rgpu::client::unsupported("cudaGraphNodeSetEnabled"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphNodeSetParams(cudaGraphNode_t, cudaGraphNodeParams*) { return rgpu::client::unsupported("cudaGraphNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphReleaseUserObject(cudaGraph_t, cudaUserObject_t, unsigned int) { return rgpu::client::unsupported("cudaGraphReleaseUserObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphRemoveDependencies(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t) { return rgpu::client::unsupported("cudaGraphRemoveDependencies"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphRetainUserObject(cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaGraphRetainUserObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphUpload(cudaGraphExec_t, cudaStream_t) { return rgpu::client::unsupported("cudaGraphUpload"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t) { return rgpu::client::unsupported("cudaGraphUpload_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsEGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsEGLRegisterImage"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterBuffer(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterImage"); }
@@ -204,6 +175,12 @@ extern "C" cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(cudaStreamC
 extern "C" cudaError_t CUDARTAPI cudaUserObjectCreate(cudaUserObject_t*, void*, cudaHostFn_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaUserObjectCreate"); }
 extern "C" cudaError_t CUDARTAPI cudaUserObjectRelease(cudaUserObject_t, unsigned int) { return rgpu::client::unsupported("cudaUserObjectRelease"); }
 extern "C" cudaError_t CUDARTAPI cudaUserObjectRetain(cudaUserObject_t, unsigned int) { return rgpu::client::unsupported("cudaUserObjectRetain"); }
+extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync"); }
+extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync_ptsz"); }
+extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes(cudaStream_t, cudaStream_t) { return rgpu::client::unsupported("cudaStreamCopyAttributes"); }
+extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t) { return rgpu::client::unsupported("cudaStreamCopyAttributes_ptsz"); }
+extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice"); }
+extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUGetDevice(void) { return rgpu::client::unsupported("cudaVDPAUGetDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void) { return rgpu::client::unsupported("cudaVDPAUSetVDPAUDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaWaitExternalSemaphoresAsync"); }

@@ -8,6 +8,7 @@
 
 #include "protocol/mem_pool_attr.hpp"
 #include "server/backend/cuda/cuda_arrays.hpp"
+#include "server/backend/cuda/cuda_graphs.hpp"
 #include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
 
 namespace rgpu::server {
@@ -100,11 +101,17 @@ class CudaBackend final : public CudaForwardedApi {
   }
   int32_t host_unregister(void* p) override { return cudaHostUnregister(p); }
 
+  // The host side of a copy here is a worker buffer that a captured graph
+  // could not read again: such a copy is refused during capture.
   int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    if (kind != cudaMemcpyDeviceToDevice && CudaGraphs::capturing(as<cudaStream_t>(stream)))
+      return CudaGraphs::capture_refused(as<cudaStream_t>(stream));
     return cudaMemcpyAsync(dst, src, n, kind, as<cudaStream_t>(stream));
   }
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind, Handle stream) override {
+    if (kind != cudaMemcpyDeviceToDevice && CudaGraphs::capturing(as<cudaStream_t>(stream)))
+      return CudaGraphs::capture_refused(as<cudaStream_t>(stream));
     return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, as<cudaStream_t>(stream));
   }
   int32_t memset_async(DevPtr ptr, int value, size_t n, Handle stream) override {
@@ -205,15 +212,22 @@ class CudaBackend final : public CudaForwardedApi {
     return cudaDeviceSetMemPool(ordinal, as<cudaMemPool_t>(pool));
   }
 
+  // The callback record runs once: a captured graph could not run it again.
   int32_t launch_host_func(Handle stream, void (*fn)(void*), void* arg) override {
+    if (CudaGraphs::capturing(as<cudaStream_t>(stream))) return CudaGraphs::capture_refused(as<cudaStream_t>(stream));
     return cudaLaunchHostFunc(as<cudaStream_t>(stream), fn, arg);
   }
 
   int32_t module_load(std::span<const uint8_t> image, Handle* module) override {
     CUmodule m = nullptr;
     // The driver picks the image for this GPU from the fat binary, or JITs
-    // its PTX, exactly as for a local program.
+    // its PTX, exactly as for a local program. The client loads modules on a
+    // kernel's first launch, which may come inside a stream capture: CUDA
+    // loads lazily there too, so loading must not count as an unsafe call.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     CUresult r = cuModuleLoadData(&m, image.data());
+    cudaThreadExchangeStreamCaptureMode(&mode);
     *module = handle(m);
     return rt(r);
   }
@@ -429,6 +443,11 @@ class CudaBackend final : public CudaForwardedApi {
     *ptr = handle(d);
     return e;
   }
+
+  GraphBackend& graphs() override { return graphs_; }
+
+ private:
+  CudaGraphs graphs_;
 };
 
 }  // namespace

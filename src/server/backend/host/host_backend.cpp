@@ -17,11 +17,13 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/kernel_params.hpp"
 #include "protocol/channel_format.hpp"
 #include "server/backend/host/host_arrays.hpp"
+#include "server/backend/host/host_graphs.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -162,7 +164,7 @@ T* as(Handle h) {
 // current device is per thread, as in CUDA, and the tables below are locked.
 thread_local int t_device = 0;
 
-class HostTestBackend final : public Backend {
+class HostTestBackend final : public Backend, private HostGraphHooks {
  public:
   std::string name() const override { return "host-test"; }
   int32_t init(const std::vector<int>& gpus) override {
@@ -271,16 +273,32 @@ class HostTestBackend final : public Backend {
     *free = kDeviceMemory - used_[t_device];
     return cudaSuccess;
   }
-  int32_t malloc_async(DevPtr* ptr, size_t size, Handle pool, Handle) override {
+  // Captured, they become a graph's allocation and free nodes; the memory is
+  // there from the capture on, as for allocation nodes (host_graphs.hpp).
+  int32_t malloc_async(DevPtr* ptr, size_t size, Handle pool, Handle stream) override {
     Pool* p = pool ? as<Pool>(pool) : current_pool(t_device);
     if (int32_t e = malloc(ptr, size)) return e;
-    std::lock_guard lock(mutex_);
-    p->used += size;
-    p->high = std::max(p->high, p->used);
-    pool_allocations_[*ptr] = {p, size};
-    return cudaSuccess;
+    {
+      std::lock_guard lock(mutex_);
+      p->used += size;
+      p->high = std::max(p->high, p->used);
+      pool_allocations_[*ptr] = {p, size};
+    }
+    if (!graphs_.capturing(stream)) return cudaSuccess;
+    GraphNodeParams node;
+    node.type = cudaGraphNodeTypeMemAlloc;
+    node.dst = *ptr;
+    node.width = size;
+    node.value = static_cast<uint32_t>(t_device);
+    return graphs_.record(stream, node);
   }
-  int32_t free_async(DevPtr ptr, Handle) override { return free(ptr); }
+  int32_t free_async(DevPtr ptr, Handle stream) override {
+    if (!graphs_.capturing(stream)) return free(ptr);
+    GraphNodeParams node;
+    node.type = cudaGraphNodeTypeMemFree;
+    node.dst = ptr;
+    return graphs_.record(stream, node);
+  }
   int32_t mem_pool_create(Handle* pool, const cudaMemPoolProps& props) override {
     if (props.allocType != cudaMemAllocationTypePinned || props.location.type != cudaMemLocationTypeDevice ||
         props.location.id < 0 || props.location.id >= kDevices)
@@ -364,21 +382,26 @@ class HostTestBackend final : public Backend {
   int32_t host_unregister(void*) override { return cudaSuccess; }
 
   // Work runs when queued, so every stream is always idle and in order.
-  int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind, Handle) override {
+  // On a capturing stream it becomes a graph node instead.
+  int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    if (graphs_.capturing(stream)) return capture_copy(dst, n, src, n, n, 1, kind, stream);
     std::memmove(dst, src, n);
     return cudaSuccess;
   }
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                         cudaMemcpyKind, Handle) override {
+                         cudaMemcpyKind kind, Handle stream) override {
+    if (graphs_.capturing(stream)) return capture_copy(dst, dpitch, src, spitch, width, height, kind, stream);
     for (size_t r = 0; r < height; ++r)
       std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
     return cudaSuccess;
   }
-  int32_t memset_async(DevPtr ptr, int value, size_t n, Handle) override {
+  int32_t memset_async(DevPtr ptr, int value, size_t n, Handle stream) override {
+    if (graphs_.capturing(stream)) return capture_memset(ptr, n, value, n, 1, stream);
     std::memset(reinterpret_cast<void*>(ptr), value, n);
     return cudaSuccess;
   }
-  int32_t memset2d_async(DevPtr ptr, size_t pitch, int value, size_t width, size_t height, Handle) override {
+  int32_t memset2d_async(DevPtr ptr, size_t pitch, int value, size_t width, size_t height, Handle stream) override {
+    if (graphs_.capturing(stream)) return capture_memset(ptr, pitch, value, width, height, stream);
     for (size_t r = 0; r < height; ++r) std::memset(reinterpret_cast<char*>(ptr) + r * pitch, value, width);
     return cudaSuccess;
   }
@@ -393,9 +416,16 @@ class HostTestBackend final : public Backend {
     delete as<int>(stream);
     return cudaSuccess;
   }
-  int32_t stream_synchronize(Handle) override { return cudaSuccess; }
-  int32_t stream_query(Handle) override { return cudaSuccess; }
-  int32_t stream_wait_event(Handle, Handle, unsigned) override { return cudaSuccess; }
+  // Waiting for a capturing stream is not allowed: it ends the capture.
+  int32_t stream_synchronize(Handle stream) override {
+    return graphs_.capturing(stream) ? graphs_.refuse(stream) : cudaSuccess;
+  }
+  int32_t stream_query(Handle stream) override { return stream_synchronize(stream); }
+  int32_t stream_wait_event(Handle stream, Handle event, unsigned flags) override {
+    int32_t e = cudaSuccess;
+    graphs_.capture_event_wait(stream, event, flags, &e);
+    return e;
+  }
   int32_t stream_set_attribute(Handle stream, cudaLaunchAttributeID attr,
                                const cudaLaunchAttributeValue& value) override {
     std::lock_guard lock(mutex_);
@@ -410,18 +440,25 @@ class HostTestBackend final : public Backend {
   }
   int32_t event_create(Handle* event, unsigned flags) override {
     *event = reinterpret_cast<Handle>(new Event{!(flags & cudaEventDisableTiming), false, {}});
+    std::lock_guard lock(mutex_);
+    live_events_.insert(*event);
     return cudaSuccess;
   }
   int32_t event_destroy(Handle event) override {
+    {
+      std::lock_guard lock(mutex_);
+      live_events_.erase(event);
+    }
     delete as<Event>(event);
     return cudaSuccess;
   }
-  int32_t event_record(Handle event, Handle) override {
-    as<Event>(event)->recorded = true;
-    as<Event>(event)->at = std::chrono::steady_clock::now();
+  int32_t event_record(Handle event, Handle stream) override {
+    if (!graphs_.capture_event_record(event, stream)) record_event(event);
     return cudaSuccess;
   }
-  int32_t launch_host_func(Handle, void (*fn)(void*), void* arg) override {
+  // A queued host function runs once: a graph could not run it again.
+  int32_t launch_host_func(Handle stream, void (*fn)(void*), void* arg) override {
+    if (graphs_.capturing(stream)) return graphs_.refuse(stream);
     fn(arg);
     return cudaSuccess;
   }
@@ -451,6 +488,11 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
   int32_t module_unload(Handle module) override {
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [name, g] : as<Module>(module)->globals) globals_.erase(reinterpret_cast<DevPtr>(g.data()));
+      for (const auto& [name, k] : as<Module>(module)->kernels) live_kernels_.erase(reinterpret_cast<Handle>(&k));
+    }
     delete as<Module>(module);
     return cudaSuccess;
   }
@@ -462,6 +504,7 @@ class HostTestBackend final : public Backend {
     if (it == kernels.end()) return cudaErrorInvalidDeviceFunction;
     *params = it->second.params;
     *function = reinterpret_cast<Handle>(&it->second);
+    live_kernels_.insert(*function);
     return cudaSuccess;
   }
   int32_t module_get_global(Handle module, const std::string& name, size_t size_hint, DevPtr* ptr,
@@ -474,12 +517,31 @@ class HostTestBackend final : public Backend {
       if (auto it = m->declared_sizes.find(name); it != m->declared_sizes.end()) size_hint = it->second;
     auto& g = m->globals[name];
     if (g.empty()) g.resize(size_hint ? size_hint : 1);
+    globals_[reinterpret_cast<DevPtr>(g.data())] = g.size();
     *ptr = reinterpret_cast<DevPtr>(g.data());
     *size = size_hint;
     return cudaSuccess;
   }
-  int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t>) override {
+  int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t> args) override {
+    if (int32_t e = check_launch(function, c)) return e;
+    if (graphs_.capturing(c.stream)) {
+      GraphNodeParams p;
+      p.type = cudaGraphNodeTypeKernel;
+      p.function = function;
+      p.grid = c.grid;
+      p.block = c.block;
+      p.shared_mem = c.shared_mem;
+      p.args.assign(args.begin(), args.end());
+      return graphs_.record(c.stream, p);
+    }
     std::lock_guard lock(mutex_);
+    ++launches_;
+    return cudaSuccess;
+  }
+  int32_t check_launch(uint64_t function, const LaunchConfig& c) override {
+    std::lock_guard lock(mutex_);
+    // A graph's kernel node may outlive its module.
+    if (!live_kernels_.count(function)) return cudaErrorInvalidResourceHandle;
     const Kernel* k = as<Kernel>(function);
     uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
     if (threads == 0 || threads > kMaxThreadsPerBlock || c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
@@ -490,7 +552,6 @@ class HostTestBackend final : public Backend {
     uint64_t blocks = uint64_t{c.grid.x} * c.grid.y * c.grid.z;
     if (cooperative(c) && blocks > kMultiprocessors * std::min<uint64_t>(32, 2048 / threads))
       return cudaErrorCooperativeLaunchTooLarge;
-    ++launches_;
     return cudaSuccess;
   }
   int32_t func_get_attributes(cudaFuncAttributes* a, Handle function) override {
@@ -835,11 +896,65 @@ class HostTestBackend final : public Backend {
     return cudaSuccess;
   }
 
+  GraphBackend& graphs() override { return graphs_; }
+  int32_t cudaDeviceGraphMemTrim(int) override { return cudaSuccess; }  // graphs hold no memory here
+  int32_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) override {
+    return graphs_.is_capturing(reinterpret_cast<Handle>(stream), status);
+  }
+
  private:
   static bool vmm_prop_ok(const CUmemAllocationProp& prop) {
     return prop.type == CU_MEM_ALLOCATION_TYPE_PINNED && prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
            prop.location.id >= 0 && prop.location.id < kDevices;
   }
+  // Only device-to-device copies can be captured: the host side of any other
+  // is a worker buffer the graph could not read again.
+  int32_t capture_copy(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                       cudaMemcpyKind kind, Handle stream) {
+    if (kind != cudaMemcpyDeviceToDevice) return graphs_.refuse(stream);
+    GraphNodeParams p;
+    p.type = cudaGraphNodeTypeMemcpy;
+    p.dst = reinterpret_cast<uint64_t>(dst);
+    p.src = reinterpret_cast<uint64_t>(src);
+    p.dst_pitch = dpitch;
+    p.src_pitch = spitch;
+    p.width = width;
+    p.height = height;
+    return graphs_.record(stream, p);
+  }
+  int32_t capture_memset(DevPtr ptr, size_t pitch, int value, size_t width, size_t height, Handle stream) {
+    GraphNodeParams p;
+    p.type = cudaGraphNodeTypeMemset;
+    p.dst = ptr;
+    p.dst_pitch = pitch;
+    p.value = static_cast<uint8_t>(value);
+    p.element_size = 1;
+    p.width = width;
+    p.height = height;
+    return graphs_.record(stream, p);
+  }
+  // HostGraphHooks: what replaying a graph needs.
+  // (A graph's event node may outlive its event: then there is nothing to record.)
+  void record_event(uint64_t event) override {
+    std::lock_guard lock(mutex_);
+    if (!live_events_.count(event)) return;
+    as<Event>(event)->recorded = true;
+    as<Event>(event)->at = std::chrono::steady_clock::now();
+  }
+  int32_t allocate(uint64_t* ptr, size_t size) override { return malloc(ptr, size); }
+  bool live(uint64_t ptr, size_t n) override {
+    std::lock_guard lock(mutex_);
+    auto inside = [&](const std::map<DevPtr, size_t>& ranges) {
+      auto it = ranges.upper_bound(ptr);
+      if (it == ranges.begin()) return false;
+      --it;
+      return ptr - it->first <= it->second && n <= it->second - (ptr - it->first);
+    };
+    for (const auto& memory : memory_)
+      if (inside(memory)) return true;
+    return inside(globals_);
+  }
+
   Pool* current_pool(int ordinal) {
     return current_pools_[ordinal] ? current_pools_[ordinal] : &default_pools_[ordinal];
   }
@@ -861,6 +976,8 @@ class HostTestBackend final : public Backend {
   std::map<DevPtr, PoolAllocation> pool_allocations_;
   std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> stream_attributes_;
   std::map<DevPtr, size_t> memory_[kDevices];
+  std::map<DevPtr, size_t> globals_;  // module variables, for graph replays
+  std::unordered_set<Handle> live_kernels_, live_events_;  // what graph replays may still touch
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;
   std::set<std::pair<int, int>> peer_access_;  // (device, peer) enabled
@@ -872,6 +989,7 @@ class HostTestBackend final : public Backend {
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
   HostArrays arrays_;
+  HostGraphs graphs_{*this};
 };
 
 }  // namespace

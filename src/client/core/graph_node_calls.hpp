@@ -1,0 +1,67 @@
+// The shape every node call of both APIs has: find the device of the graph
+// (or node), build the wire parameters for it with the API's own
+// conversion, then add, set or read the node.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include "client/core/graph_calls.hpp"
+#include "client/core/graph_nodes.hpp"
+
+namespace rgpu::client {
+
+// Adds a node whose parameters `make(device, &p)` builds.
+template <typename Make>
+cudaError_t add_made(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                     const cudaGraphEdgeData* edges, Make&& make) {
+  int device;
+  if (cudaError_t e = graph_device(graph, &device)) return e;
+  GraphNodeParams p;
+  if (cudaError_t e = make(device, &p)) return e;
+  return graph_add_node(node, graph, deps, n, edges, p);
+}
+
+template <typename Make>
+cudaError_t set_made(cudaGraphNode_t node, Make&& make) {
+  int device;
+  if (cudaError_t e = node_device(node, &device)) return e;
+  GraphNodeParams p;
+  if (cudaError_t e = make(device, &p)) return e;
+  return node_set_params(node, p);
+}
+
+template <typename Make>
+cudaError_t exec_set_made(cudaGraphExec_t exec, cudaGraphNode_t node, Make&& make) {
+  int device;
+  if (cudaError_t e = node_device(node, &device)) return e;
+  GraphNodeParams p;
+  if (cudaError_t e = make(device, &p)) return e;
+  return graph_exec_node_set_params(exec, node, p);
+}
+
+// A node's parameters, which must be of `type`; `read(device, p)` fills the
+// application's structure at `out`.
+template <typename Read>
+cudaError_t get_read(cudaGraphNode_t node, cudaGraphNodeType type, const void* out, Read&& read) {
+  if (!out) return cudaErrorInvalidValue;
+  int device;
+  if (cudaError_t e = node_device(node, &device)) return e;
+  GraphNodeParams p;
+  if (cudaError_t e = node_get_params(node, &p)) return e;
+  if (p.type != type) return cudaErrorInvalidValue;
+  return read(device, p);
+}
+
+// A memory allocation node; its address goes to *dptr.
+inline cudaError_t add_alloc(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                             const cudaGraphEdgeData* edges, const cudaMemPoolProps& props,
+                             const cudaMemAccessDesc* access, size_t access_count, size_t bytes, void** dptr) {
+  int device;
+  if (cudaError_t e = graph_device(graph, &device)) return e;
+  GraphNodeParams p;
+  if (cudaError_t e = alloc_node(device, props, access, access_count, bytes, &p)) return e;
+  if (cudaError_t e = graph_add_node(node, graph, deps, n, edges, p, dptr)) return e;
+  remember_alloc(*node, props, access, access_count);
+  return cudaSuccess;
+}
+
+}  // namespace rgpu::client

@@ -1,0 +1,271 @@
+#include "client/core/graph_nodes.hpp"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "client/core/graph_handles.hpp"
+#include "client/core/host_callback_runner.hpp"
+#include "client/core/kernel_launch.hpp"
+#include "client/core/memory_map.hpp"
+#include "client/core/runtime.hpp"
+#include "client/core/session.hpp"
+#include "common/log.hpp"
+
+namespace rgpu::client {
+namespace {
+
+uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+// Whether a copy's side is device memory of `device`: cudaMemcpyDefault
+// asks the memory map; other kinds say it.
+cudaError_t device_side(int device, const void* p, bool kind_says_device, bool default_kind) {
+  auto range = MemoryMap::get().find_device(addr(p));
+  bool on_device = default_kind ? range.has_value() : kind_says_device;
+  if (!on_device) {
+    RGPU_LOG(warn, "graph copy nodes copy between device memory only: application host memory is not on the "
+                   "server, and a graph replays the copy after the call returned");
+    return cudaErrorNotSupported;
+  }
+  // Copies between GPUs are not graph nodes here.
+  return range && range->device != device ? cudaErrorInvalidValue : cudaSuccess;
+}
+
+struct HostFunction {
+  cudaHostFn_t fn;
+  void* user_data;
+};
+std::mutex g_host_mutex;
+std::map<uint64_t, HostFunction>& host_functions() {
+  static auto* m = new std::map<uint64_t, HostFunction>;
+  return *m;
+}
+
+struct KernelParamsCopy {
+  std::vector<uint8_t> packed;
+  std::vector<void*> pointers;
+};
+std::mutex g_params_mutex;
+std::map<cudaGraphNode_t, KernelParamsCopy>& kernel_params_copies() {
+  static auto* m = new std::map<cudaGraphNode_t, KernelParamsCopy>;
+  return *m;
+}
+
+}  // namespace
+
+cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block, unsigned shared_mem,
+                        void** params, void** extra, GraphNodeParams* p) {
+  if (extra) {
+    RGPU_LOG(warn, "graph kernel nodes take kernelParams; an `extra` buffer is not supported");
+    return cudaErrorNotSupported;
+  }
+  const cudaDeviceProp* props;
+  if (cudaError_t e = Runtime::get().properties(device, &props)) return e;
+  if (cudaError_t e = check_launch_config(*props, grid, block)) return e;
+  if (shared_mem > static_cast<unsigned>(k.max_dynamic_shared)) return cudaErrorInvalidValue;
+  p->type = cudaGraphNodeTypeKernel;
+  p->function = k.function;
+  p->grid = grid;
+  p->block = block;
+  p->shared_mem = shared_mem;
+  return pack_kernel_args(k, params, &p->args);
+}
+
+cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                      size_t height, cudaMemcpyKind kind, GraphNodeParams* p) {
+  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
+  bool by_default = kind == cudaMemcpyDefault;
+  if (cudaError_t e = device_side(device, dst, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice,
+                                  by_default))
+    return e;
+  if (cudaError_t e = device_side(device, src, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost,
+                                  by_default))
+    return e;
+  if (height > 1 && (width > dpitch || width > spitch)) return cudaErrorInvalidPitchValue;
+  p->type = cudaGraphNodeTypeMemcpy;
+  p->dst = addr(dst);
+  p->src = addr(src);
+  p->dst_pitch = height > 1 ? dpitch : width;
+  p->src_pitch = height > 1 ? spitch : width;
+  p->width = width;
+  p->height = height;
+  return cudaSuccess;
+}
+
+cudaError_t copy3d_node(int device, const cudaMemcpy3DParms& m, GraphNodeParams* p) {
+  if (m.srcArray || m.dstArray) {
+    RGPU_LOG(warn, "graph copy nodes with CUDA arrays are not supported");
+    return cudaErrorNotSupported;
+  }
+  // Slices one after the other make evenly spaced rows only when each
+  // slice is exactly the copied height.
+  size_t rows = m.extent.height * m.extent.depth;
+  if (m.extent.depth > 1 && (m.dstPtr.ysize != m.extent.height || m.srcPtr.ysize != m.extent.height))
+    return cudaErrorNotSupported;
+  auto* dst = static_cast<char*>(m.dstPtr.ptr) + (m.dstPos.z * m.dstPtr.ysize + m.dstPos.y) * m.dstPtr.pitch +
+              m.dstPos.x;
+  auto* src = static_cast<const char*>(m.srcPtr.ptr) +
+              (m.srcPos.z * m.srcPtr.ysize + m.srcPos.y) * m.srcPtr.pitch + m.srcPos.x;
+  if (!m.dstPtr.ptr || !m.srcPtr.ptr) return cudaErrorInvalidValue;
+  return copy_node(device, dst, m.dstPtr.pitch, src, m.srcPtr.pitch, m.extent.width, rows, m.kind, p);
+}
+
+cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t count, size_t offset,
+                             cudaMemcpyKind kind, bool to_symbol, GraphNodeParams* p) {
+  VarEntry* v = ModuleRegistry::get().find_var(symbol);
+  if (!v) return cudaErrorInvalidSymbol;
+  const LoadedVar* lv;
+  if (cudaError_t e = ModuleRegistry::get().var_on(v, device, &lv)) return e;
+  if (offset > lv->size || count > lv->size - offset) return cudaErrorInvalidValue;
+  auto* var = reinterpret_cast<char*>(lv->address) + offset;
+  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
+  // The variable is device memory; the other side must be too.
+  if (cudaError_t e = device_side(device, other, kind == cudaMemcpyDeviceToDevice, kind == cudaMemcpyDefault))
+    return e;
+  p->type = cudaGraphNodeTypeMemcpy;
+  p->dst = addr(to_symbol ? var : other);
+  p->src = addr(to_symbol ? other : var);
+  p->dst_pitch = p->src_pitch = p->width = count;
+  p->height = 1;
+  return cudaSuccess;
+}
+
+cudaError_t memset_node(void* dst, size_t pitch, unsigned value, unsigned element_size, size_t width,
+                        size_t height, GraphNodeParams* p) {
+  if (element_size != 1 && element_size != 2 && element_size != 4) return cudaErrorInvalidValue;
+  p->type = cudaGraphNodeTypeMemset;
+  p->dst = addr(dst);
+  p->dst_pitch = height > 1 ? pitch : width * element_size;
+  p->value = value;
+  p->element_size = element_size;
+  p->width = width;
+  p->height = height;
+  return cudaSuccess;
+}
+
+cudaError_t event_node(int device, cudaGraphNodeType type, cudaEvent_t event, GraphNodeParams* p) {
+  RemoteObject o;
+  if (!event || !events().find(event, &o)) return cudaErrorInvalidResourceHandle;
+  if (o.device != device) return cudaErrorInvalidValue;
+  p->type = type;
+  p->handle = o.remote;
+  return cudaSuccess;
+}
+
+cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p) {
+  RemoteObject o;
+  if (!graph || !graph_handles().find(graph, &o) || o.device != device) return cudaErrorInvalidValue;
+  p->type = cudaGraphNodeTypeGraph;
+  p->handle = o.remote;
+  return cudaSuccess;
+}
+
+cudaError_t alloc_node(int device, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+                       size_t access_count, size_t bytes, GraphNodeParams* p) {
+  if (bytes == 0 || (access_count && !access)) return cudaErrorInvalidValue;
+  if (props.location.type != cudaMemLocationTypeDevice || props.location.id != device) return cudaErrorInvalidValue;
+  if (props.allocType != cudaMemAllocationTypePinned || props.handleTypes != cudaMemHandleTypeNone)
+    return cudaErrorNotSupported;  // shareable graph memory is not offered
+  // The allocating device reads and writes it; other GPUs' access is not offered.
+  for (size_t i = 0; i < access_count; ++i)
+    if (access[i].location.type != cudaMemLocationTypeDevice || access[i].location.id != device)
+      return cudaErrorNotSupported;
+  VirtualDevice* dev = Runtime::get().device(device);
+  if (!dev) return cudaErrorInvalidDevice;
+  p->type = cudaGraphNodeTypeMemAlloc;
+  p->width = bytes;
+  p->value = static_cast<uint32_t>(dev->remote);
+  return cudaSuccess;
+}
+
+cudaError_t free_node(int device, void* dptr, GraphNodeParams* p) {
+  // A graph's own allocations are not in the memory map; the server knows them.
+  auto range = MemoryMap::get().find_device(addr(dptr));
+  if (!dptr || (range && (range->base != addr(dptr) || range->device != device))) return cudaErrorInvalidValue;
+  p->type = cudaGraphNodeTypeMemFree;
+  p->dst = addr(dptr);
+  return cudaSuccess;
+}
+
+namespace {
+struct AllocRequest {
+  cudaMemPoolProps props;
+  std::vector<cudaMemAccessDesc> access;
+};
+std::mutex g_alloc_mutex;
+std::map<cudaGraphNode_t, AllocRequest>& alloc_requests() {
+  static auto* m = new std::map<cudaGraphNode_t, AllocRequest>;
+  return *m;
+}
+}  // namespace
+
+void remember_alloc(cudaGraphNode_t node, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+                    size_t access_count) {
+  std::lock_guard lock(g_alloc_mutex);
+  alloc_requests()[node] = AllocRequest{props, {access, access + access_count}};
+}
+
+void alloc_request(cudaGraphNode_t node, int device, cudaMemPoolProps* props, const cudaMemAccessDesc** access,
+                   size_t* access_count) {
+  std::lock_guard lock(g_alloc_mutex);
+  auto it = alloc_requests().find(node);
+  if (it == alloc_requests().end()) {
+    *props = cudaMemPoolProps{};
+    props->allocType = cudaMemAllocationTypePinned;
+    props->location = cudaMemLocation{cudaMemLocationTypeDevice, device};
+    *access = nullptr;
+    *access_count = 0;
+    return;
+  }
+  *props = it->second.props;
+  *access = it->second.access.empty() ? nullptr : it->second.access.data();
+  *access_count = it->second.access.size();
+}
+
+cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodeParams* p) {
+  if (!fn) return cudaErrorInvalidValue;
+  VirtualDevice* dev = Runtime::get().device(device);
+  if (!dev) return cudaErrorInvalidDevice;
+  uint64_t id = dev->session->host_callbacks().add([fn, user_data] { fn(user_data); },
+                                                     static_cast<uint16_t>(dev->remote), 0);
+  if (id == 0) return cudaErrorNotSupported;  // the server offers no callback connection
+  {
+    std::lock_guard lock(g_host_mutex);
+    host_functions()[id] = HostFunction{fn, user_data};
+  }
+  p->type = cudaGraphNodeTypeHost;
+  p->handle = id;
+  return cudaSuccess;
+}
+
+cudaEvent_t node_event(int device, const GraphNodeParams& p) { return events().intern(device, p.handle); }
+
+bool node_host_function(const GraphNodeParams& p, cudaHostFn_t* fn, void** user_data) {
+  std::lock_guard lock(g_host_mutex);
+  auto it = host_functions().find(p.handle);
+  if (it == host_functions().end()) return false;
+  *fn = it->second.fn;
+  *user_data = it->second.user_data;
+  return true;
+}
+
+void** node_kernel_params(cudaGraphNode_t node, const LoadedKernel& k, const GraphNodeParams& p) {
+  std::lock_guard lock(g_params_mutex);
+  auto& c = kernel_params_copies()[node];
+  c.packed = p.args;
+  c.packed.resize(std::max<size_t>(c.packed.size(), k.args_size));
+  c.pointers.clear();
+  for (const auto& param : k.params) c.pointers.push_back(c.packed.data() + param.offset);
+  return c.pointers.empty() ? nullptr : c.pointers.data();
+}
+
+cudaMemcpy3DParms node_copy3d(const GraphNodeParams& p) {
+  cudaMemcpy3DParms m{};
+  m.dstPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.dst), p.dst_pitch, p.width, p.height};
+  m.srcPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.src), p.src_pitch, p.width, p.height};
+  m.extent = cudaExtent{p.width, p.height, 1};
+  m.kind = cudaMemcpyDeviceToDevice;
+  return m;
+}
+
+}  // namespace rgpu::client

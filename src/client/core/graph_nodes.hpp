@@ -1,0 +1,55 @@
+// Graph node parameters from what the application gives (runtime or driver
+// structures, already taken apart) to the wire form, for a graph on
+// `device`, and back. What cannot run on the server is refused here with the
+// reason logged: copies touching the application's host memory (it is not on
+// the server, and a graph replays a copy long after the call).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "client/core/module_registry.hpp"
+#include "protocol/graph_node.hpp"
+
+namespace rgpu::client {
+
+using proto::GraphNodeParams;
+
+// kernelParams as a launch takes them; `extra` buffers are not supported.
+cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block, unsigned shared_mem,
+                        void** params, void** extra, GraphNodeParams* p);
+// A pitched copy of `height` rows of `width` bytes.
+cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                      size_t height, cudaMemcpyKind kind, GraphNodeParams* p);
+cudaError_t copy3d_node(int device, const cudaMemcpy3DParms& m, GraphNodeParams* p);
+// A copy to or from a __device__ variable, offset bytes in.
+cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t count, size_t offset,
+                             cudaMemcpyKind kind, bool to_symbol, GraphNodeParams* p);
+cudaError_t memset_node(void* dst, size_t pitch, unsigned value, unsigned element_size, size_t width,
+                        size_t height, GraphNodeParams* p);
+cudaError_t event_node(int device, cudaGraphNodeType type, cudaEvent_t event, GraphNodeParams* p);
+cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p);
+// Memory a graph allocates on its device (pinned, the device's own access
+// only) and frees.
+cudaError_t alloc_node(int device, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+                       size_t access_count, size_t bytes, GraphNodeParams* p);
+cudaError_t free_node(int device, void* dptr, GraphNodeParams* p);
+// What the application asked of an allocation node, for its get-params (a
+// captured one gets the device's plain pinned properties, no access list).
+void remember_alloc(cudaGraphNode_t node, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+                    size_t access_count);
+void alloc_request(cudaGraphNode_t node, int device, cudaMemPoolProps* props, const cudaMemAccessDesc** access,
+                   size_t* access_count);
+// The host function runs in this process each time the graph reaches it.
+cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodeParams* p);
+
+// Back from the wire: the pieces CUDA's get-params structures hold.
+cudaEvent_t node_event(int device, const GraphNodeParams& p);
+// fn and user_data of a host node made by this process.
+bool node_host_function(const GraphNodeParams& p, cudaHostFn_t* fn, void** user_data);
+// A kernel node's argument pointers (kernelParams), kept until the next call
+// for the same node: CUDA's get-params hands out pointers the same way.
+void** node_kernel_params(cudaGraphNode_t node, const LoadedKernel& k, const GraphNodeParams& p);
+cudaMemcpy3DParms node_copy3d(const GraphNodeParams& p);
+
+}  // namespace rgpu::client

@@ -1,0 +1,61 @@
+// A graph node's parameters as they cross the wire and reach the backend,
+// whichever API built them. Only what can run on the server is expressible:
+// copies are between device ranges (application host memory is not on the
+// server), kernels name the server's function with their arguments packed at
+// the offsets its driver reported.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "protocol/codec.hpp"
+
+namespace rgpu::proto {
+
+struct GraphNodeParams {
+  int32_t type = cudaGraphNodeTypeEmpty;  // cudaGraphNodeType
+  // Kernel.
+  uint64_t function = 0;
+  dim3 grid{}, block{};
+  uint32_t shared_mem = 0;
+  std::vector<uint8_t> args;
+  // Memcpy (device to device, pitched rows; linear: height 1) and memset (dst).
+  // Memory allocation: `width` bytes on server device `value`, the address
+  // (the backend's answer) in `dst`; memory free: `dst`.
+  uint64_t dst = 0, src = 0;
+  uint64_t dst_pitch = 0, src_pitch = 0, width = 0, height = 0;
+  uint32_t value = 0, element_size = 0;  // memset
+  // Child graph, event record/wait: the server's handle; host: the callback.
+  uint64_t handle = 0;
+};
+
+inline void put_node(Writer& w, const GraphNodeParams& p) {
+  w.put(p.type).put(p.function).put(p.grid).put(p.block).put(p.shared_mem);
+  w.put_bytes(p.args.data(), p.args.size());
+  w.put(p.dst).put(p.src).put(p.dst_pitch).put(p.src_pitch).put(p.width).put(p.height);
+  w.put(p.value).put(p.element_size).put(p.handle);
+}
+
+inline GraphNodeParams get_node(Reader& r) {
+  GraphNodeParams p;
+  p.type = r.get<int32_t>();
+  p.function = r.get<uint64_t>();
+  p.grid = r.get<dim3>();
+  p.block = r.get<dim3>();
+  p.shared_mem = r.get<uint32_t>();
+  auto args = r.get_bytes();
+  p.args.assign(args.begin(), args.end());
+  p.dst = r.get<uint64_t>();
+  p.src = r.get<uint64_t>();
+  p.dst_pitch = r.get<uint64_t>();
+  p.src_pitch = r.get<uint64_t>();
+  p.width = r.get<uint64_t>();
+  p.height = r.get<uint64_t>();
+  p.value = r.get<uint32_t>();
+  p.element_size = r.get<uint32_t>();
+  p.handle = r.get<uint64_t>();
+  return p;
+}
+
+}  // namespace rgpu::proto

@@ -1,0 +1,605 @@
+// Graphs and stream capture. Every graph, node, executable graph, stream,
+// event, function and device range a request names is checked against the
+// session's tables before the backend sees it; handles the backend hands out
+// enter the tables as they reach the client.
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+using Handles = std::vector<uint64_t>;
+
+GraphBackend& graphs(SessionContext& s) { return s.backend().graphs(); }
+
+void put_handles(proto::Writer& out, const Handles& h) {
+  out.put<uint32_t>(static_cast<uint32_t>(h.size()));
+  for (uint64_t x : h) out.put(x);
+}
+
+Handles get_handles(proto::Reader& r) {
+  auto n = r.get<uint32_t>();
+  if (n > r.remaining() / sizeof(uint64_t)) throw proto::DecodeError("more handles than the message holds");
+  Handles h(n);
+  for (auto& x : h) x = r.get<uint64_t>();
+  return h;
+}
+
+bool nodes_in(SessionContext& s, const Handles& nodes, uint64_t graph) {
+  for (uint64_t n : nodes)
+    if (!s.graphs.node_in(n, graph)) return false;
+  return true;
+}
+
+// Rows of `width` bytes `pitch` apart: the bytes they span, false when they overlap or overflow.
+bool rows_span(uint64_t pitch, uint64_t width, uint64_t height, uint64_t* span) {
+  if (width == 0 || height == 0) {
+    *span = 0;
+    return true;
+  }
+  if (height > 1 && width > pitch) return false;
+  return !__builtin_mul_overflow(pitch, height - 1, span) && !__builtin_add_overflow(*span, width, span);
+}
+
+// What a node may hold: this session's kernels, memory, events and graphs.
+int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
+  switch (p.type) {
+    case cudaGraphNodeTypeKernel: {
+      const FunctionInfo* f = s.functions.find(p.function);
+      if (!f) return cudaErrorInvalidDeviceFunction;
+      return p.args.size() == f->args_size ? cudaSuccess : cudaErrorInvalidValue;
+    }
+    case cudaGraphNodeTypeMemcpy: {
+      uint64_t dspan, sspan;
+      if (!rows_span(p.dst_pitch, p.width, p.height, &dspan) || !rows_span(p.src_pitch, p.width, p.height, &sspan))
+        return cudaErrorInvalidPitchValue;
+      return s.owns(p.dst, dspan) && s.owns(p.src, sspan) ? cudaSuccess : cudaErrorInvalidValue;
+    }
+    case cudaGraphNodeTypeMemset: {
+      uint64_t bytes, span;
+      if (p.element_size != 1 && p.element_size != 2 && p.element_size != 4) return cudaErrorInvalidValue;
+      if (__builtin_mul_overflow(p.width, uint64_t{p.element_size}, &bytes)) return cudaErrorInvalidValue;
+      if (!rows_span(p.dst_pitch, bytes, p.height, &span)) return cudaErrorInvalidPitchValue;
+      return s.owns(p.dst, span) ? cudaSuccess : cudaErrorInvalidValue;
+    }
+    case cudaGraphNodeTypeGraph: return s.graphs.graph(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeEventRecord:
+    case cudaGraphNodeTypeWaitEvent: return s.valid_event(p.handle) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+    case cudaGraphNodeTypeEmpty: return cudaSuccess;
+    case cudaGraphNodeTypeHost: return s.host_nodes.valid(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeMemAlloc:
+      return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeMemFree: return s.allocations.contains(p.dst, 1) ? cudaSuccess : cudaErrorInvalidValue;
+    default: return cudaErrorNotSupported;
+  }
+}
+
+// Host nodes travel as the client's callback number; the backend holds the
+// worker's record of it.
+GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
+  if (p.type == cudaGraphNodeTypeMemAlloc) p.dst = 0;  // the backend's answer, not the client's
+  if (p.type == cudaGraphNodeTypeHost) {
+    graphs(s).set_host_node_runner(HostNodeRecords::run);
+    p.handle = s.host_nodes.record(p.handle);
+  }
+  return p;
+}
+
+#define RGPU_GRAPH(name)                             \
+  auto name = req.args.get<uint64_t>();              \
+  if (!s.graphs.graph(name)) return cudaErrorInvalidValue
+#define RGPU_NODE(name)                              \
+  auto name = req.args.get<uint64_t>();              \
+  if (!s.graphs.node(name)) return cudaErrorInvalidValue
+#define RGPU_EXEC(name)                              \
+  auto name = req.args.get<uint64_t>();              \
+  if (!s.graphs.exec(name)) return cudaErrorInvalidValue
+#define RGPU_STREAM(name)                            \
+  auto name = req.args.get<uint64_t>();              \
+  if (!s.valid_stream(name)) return cudaErrorInvalidResourceHandle
+
+int32_t graph_create(SessionContext& s, Request& req, proto::Writer& out) {
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (flags != 0) return cudaErrorInvalidValue;
+  uint64_t g = 0;
+  if (int32_t e = graphs(s).graph_create(&g)) return e;
+  s.graphs.add_graph(g, 0);
+  out.put(g);
+  return cudaSuccess;
+}
+
+int32_t graph_destroy(SessionContext& s, Request& req, proto::Writer&) {
+  auto g = req.args.get<uint64_t>();
+  req.args.expect_end();
+  // Child graphs belong to their node, a capture's graph to the capture.
+  if (!s.graphs.own_graph(g)) return cudaErrorInvalidValue;
+  s.graphs.remove_graph(g);
+  return graphs(s).graph_destroy(g);
+}
+
+int32_t graph_clone(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_GRAPH(g);
+  req.args.expect_end();
+  uint64_t c = 0;
+  if (int32_t e = graphs(s).graph_clone(&c, g)) return e;
+  s.graphs.add_graph(c, 0);
+  out.put(c);
+  return cudaSuccess;
+}
+
+int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_GRAPH(g);
+  Handles deps = get_handles(req.args);
+  GraphNodeParams p = proto::get_node(req.args);
+  req.args.expect_end();
+  if (!nodes_in(s, deps, g)) return cudaErrorInvalidValue;
+  if (int32_t e = check_node(s, p)) return e;
+  uint64_t n = 0;
+  if (int32_t e = graphs(s).add_node(&n, g, deps, to_backend(s, p))) return e;
+  s.graphs.add_node(n, g);
+  out.put(n);
+  if (p.type == cudaGraphNodeTypeMemAlloc) {
+    // The graph's memory is the session's: nodes, kernels and copies may use
+    // it (the GPU faults on it outside the graph's allocation, as locally).
+    GraphNodeParams made;
+    if (int32_t e = graphs(s).node_params(n, &made)) return e;
+    s.allocations.add(made.dst, made.width);
+    out.put(made.dst);
+  }
+  return cudaSuccess;
+}
+
+int32_t node_get_params(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_NODE(n);
+  req.args.expect_end();
+  GraphNodeParams p;
+  if (int32_t e = graphs(s).node_params(n, &p)) return e;
+  if (p.type == cudaGraphNodeTypeGraph) s.graphs.add_graph(p.handle, n);
+  if (p.type == cudaGraphNodeTypeHost) p.handle = s.host_nodes.id(p.handle);
+  proto::put_node(out, p);
+  return cudaSuccess;
+}
+
+int32_t node_set_params(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_NODE(n);
+  GraphNodeParams p = proto::get_node(req.args);
+  req.args.expect_end();
+  if (int32_t e = check_node(s, p)) return e;
+  return graphs(s).set_node_params(n, to_backend(s, p));
+}
+
+int32_t node_get_type(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_NODE(n);
+  req.args.expect_end();
+  int32_t type = 0;
+  if (int32_t e = graphs(s).node_type(n, &type)) return e;
+  out.put(type);
+  return cudaSuccess;
+}
+
+int32_t destroy_node(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_NODE(n);
+  req.args.expect_end();
+  s.graphs.remove_node(n);
+  return graphs(s).destroy_node(n);
+}
+
+// Nodes of graph g the backend listed: they become nameable.
+int32_t reply_nodes(SessionContext& s, uint64_t g, int32_t e, const Handles& nodes, proto::Writer& out) {
+  if (e) return e;
+  for (uint64_t n : nodes) s.graphs.add_node(n, g);
+  put_handles(out, nodes);
+  return cudaSuccess;
+}
+
+template <int32_t (GraphBackend::*List)(uint64_t, Handles*)>
+int32_t graph_nodes(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_GRAPH(g);
+  req.args.expect_end();
+  Handles nodes;
+  int32_t e = (graphs(s).*List)(g, &nodes);
+  return reply_nodes(s, g, e, nodes, out);
+}
+
+int32_t graph_get_edges(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_GRAPH(g);
+  req.args.expect_end();
+  Handles from, to;
+  if (int32_t e = graphs(s).edges(g, &from, &to)) return e;
+  for (uint64_t n : from) s.graphs.add_node(n, g);
+  for (uint64_t n : to) s.graphs.add_node(n, g);
+  put_handles(out, from);
+  put_handles(out, to);
+  return cudaSuccess;
+}
+
+template <int32_t (GraphBackend::*List)(uint64_t, Handles*)>
+int32_t node_neighbours(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_NODE(n);
+  req.args.expect_end();
+  Handles nodes;
+  int32_t e = (graphs(s).*List)(n, &nodes);
+  // Neighbours share the node's graph.
+  return reply_nodes(s, s.graphs.graph_of(n), e, nodes, out);
+}
+
+template <bool Add>
+int32_t change_dependencies(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_GRAPH(g);
+  Handles from = get_handles(req.args), to = get_handles(req.args);
+  req.args.expect_end();
+  if (from.size() != to.size() || !nodes_in(s, from, g) || !nodes_in(s, to, g)) return cudaErrorInvalidValue;
+  return Add ? graphs(s).add_dependencies(g, from, to) : graphs(s).remove_dependencies(g, from, to);
+}
+
+int32_t node_find_in_clone(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_NODE(n);
+  RGPU_GRAPH(clone);
+  req.args.expect_end();
+  uint64_t found = 0;
+  if (int32_t e = graphs(s).find_in_clone(&found, n, clone)) return e;
+  s.graphs.add_node(found, clone);
+  out.put(found);
+  return cudaSuccess;
+}
+
+int32_t child_graph_node_get_graph(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_NODE(n);
+  req.args.expect_end();
+  uint64_t g = 0;
+  if (int32_t e = graphs(s).child_graph(n, &g)) return e;
+  s.graphs.add_graph(g, n);
+  out.put(g);
+  return cudaSuccess;
+}
+
+int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_GRAPH(g);
+  auto flags = req.args.get<uint64_t>();
+  req.args.expect_end();
+  uint64_t x = 0;
+  if (int32_t e = graphs(s).instantiate(&x, g, flags)) return e;
+  s.graphs.add_exec(x, g);
+  out.put(x);
+  return cudaSuccess;
+}
+
+int32_t graph_exec_destroy(SessionContext& s, Request& req, proto::Writer&) {
+  auto x = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.graphs.remove_exec(x)) return cudaErrorInvalidValue;
+  return graphs(s).exec_destroy(x);
+}
+
+template <int32_t (GraphBackend::*OnStream)(uint64_t, uint64_t)>
+int32_t exec_on_stream(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_EXEC(x);
+  RGPU_STREAM(stream);
+  req.args.expect_end();
+  return (graphs(s).*OnStream)(x, stream);
+}
+
+int32_t graph_exec_update(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_EXEC(x);
+  RGPU_GRAPH(g);
+  req.args.expect_end();
+  int32_t result = cudaGraphExecUpdateError;
+  uint64_t error_node = 0;
+  int32_t e = graphs(s).exec_update(x, g, &result, &error_node);
+  if (error_node) s.graphs.add_node(error_node, g);
+  out.put(result).put(error_node);
+  // The outcome travels with the error: the client reports both.
+  return e == cudaErrorGraphExecUpdateFailure ? cudaSuccess : e;
+}
+
+// A node of the graph the executable graph came from.
+#define RGPU_EXEC_NODE(x, n)                                                      \
+  RGPU_EXEC(x);                                                                   \
+  auto n = req.args.get<uint64_t>();                                              \
+  if (!s.graphs.node_in(n, s.graphs.exec_source(x))) return cudaErrorInvalidValue
+
+int32_t graph_exec_node_set_params(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_EXEC_NODE(x, n);
+  GraphNodeParams p = proto::get_node(req.args);
+  req.args.expect_end();
+  if (int32_t e = check_node(s, p)) return e;
+  return graphs(s).exec_set_params(x, n, to_backend(s, p));
+}
+
+int32_t node_set_enabled(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_EXEC_NODE(x, n);
+  auto enabled = req.args.get<uint32_t>();
+  req.args.expect_end();
+  return graphs(s).set_enabled(x, n, enabled);
+}
+
+int32_t node_get_enabled(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_EXEC_NODE(x, n);
+  req.args.expect_end();
+  uint32_t enabled = 0;
+  if (int32_t e = graphs(s).get_enabled(x, n, &enabled)) return e;
+  out.put(enabled);
+  return cudaSuccess;
+}
+
+int32_t graph_exec_get_flags(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_EXEC(x);
+  req.args.expect_end();
+  uint64_t flags = 0;
+  if (int32_t e = graphs(s).exec_flags(x, &flags)) return e;
+  out.put(flags);
+  return cudaSuccess;
+}
+
+int32_t graph_debug_dot_print(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_GRAPH(g);
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  std::string dot;
+  if (int32_t e = graphs(s).dot_print(g, flags, &dot)) return e;
+  out.put_string(dot);
+  return cudaSuccess;
+}
+
+int32_t stream_begin_capture(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(stream);
+  auto mode = req.args.get<int32_t>();
+  req.args.expect_end();
+  return graphs(s).begin_capture(stream, mode);
+}
+
+int32_t stream_begin_capture_to_graph(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(stream);
+  RGPU_GRAPH(g);
+  Handles deps = get_handles(req.args);
+  auto mode = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.graphs.own_graph(g) || !nodes_in(s, deps, g)) return cudaErrorInvalidValue;
+  if (int32_t e = graphs(s).begin_capture_to_graph(stream, g, deps, mode)) return e;
+  // Not to be destroyed while the capture adds to it.
+  s.graphs.set_owner(g, GraphTable::kCapturedInto);
+  return cudaSuccess;
+}
+
+int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_STREAM(stream);
+  req.args.expect_end();
+  CaptureInfo info;
+  graphs(s).capture_info(stream, &info);
+  // The capture's graph, if the client saw it while capturing.
+  bool seen = info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturing;
+  // The application's graph it added to is the application's again, whatever the outcome.
+  if (info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturedInto) s.graphs.set_owner(info.graph, 0);
+  uint64_t g = 0;
+  if (int32_t e = graphs(s).end_capture(stream, &g)) {
+    // A failed capture's graph is gone (unless it was the application's own).
+    if (seen) s.graphs.remove_graph(info.graph);
+    // An asynchronous call the capture could not hold (a copy with host
+    // memory) left its error pending: the invalidation reports it now, as
+    // CUDA reports only that once the call itself has failed.
+    if (e == cudaErrorStreamCaptureInvalidated && req.lane().deferred == cudaErrorStreamCaptureUnsupported)
+      req.lane().deferred = cudaSuccess;
+    return e;
+  }
+  if (seen) s.graphs.set_owner(g, 0);
+  s.graphs.add_graph(g, 0);
+  out.put(g);
+  return cudaSuccess;
+}
+
+int32_t stream_get_capture_info(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_STREAM(stream);
+  req.args.expect_end();
+  CaptureInfo info;
+  if (int32_t e = graphs(s).capture_info(stream, &info)) return e;
+  if (info.status != cudaStreamCaptureStatusNone && info.graph) {
+    s.graphs.add_graph(info.graph, GraphTable::kCapturing);
+    for (uint64_t n : info.dependencies) s.graphs.add_node(n, info.graph);
+  }
+  out.put(info.status).put(info.id).put(info.graph);
+  put_handles(out, info.dependencies);
+  return cudaSuccess;
+}
+
+int32_t stream_update_capture_dependencies(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_STREAM(stream);
+  Handles deps = get_handles(req.args);
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  CaptureInfo info;
+  if (int32_t e = graphs(s).capture_info(stream, &info)) return e;
+  if (info.status == cudaStreamCaptureStatusNone) return cudaErrorIllegalState;
+  if (!nodes_in(s, deps, info.graph)) return cudaErrorInvalidValue;
+  return graphs(s).update_capture_dependencies(stream, deps, flags);
+}
+
+int32_t thread_exchange_stream_capture_mode(SessionContext& s, Request& req, proto::Writer& out) {
+  auto mode = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (int32_t e = graphs(s).exchange_capture_mode(&mode)) return e;
+  out.put(mode);
+  return cudaSuccess;
+}
+
+int32_t device_get_graph_mem_attribute(SessionContext& s, Request& req, proto::Writer& out) {
+  auto device = req.args.get<int32_t>();
+  auto attr = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  uint64_t value = 0;
+  if (int32_t e = graphs(s).get_graph_mem_attribute(device, attr, &value)) return e;
+  out.put(value);
+  return cudaSuccess;
+}
+
+int32_t device_set_graph_mem_attribute(SessionContext& s, Request& req, proto::Writer&) {
+  auto device = req.args.get<int32_t>();
+  auto attr = req.args.get<int32_t>();
+  auto value = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  return graphs(s).set_graph_mem_attribute(device, attr, value);
+}
+
+// The launch attributes a kernel node takes: none naming an event or
+// handing out a device-side handle.
+bool kernel_node_attribute(int32_t attr) {
+  switch (attr) {
+    case cudaLaunchAttributeAccessPolicyWindow:
+    case cudaLaunchAttributeCooperative:
+    case cudaLaunchAttributeClusterDimension:
+    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+    case cudaLaunchAttributePriority:
+    case cudaLaunchAttributeMemSyncDomainMap:
+    case cudaLaunchAttributeMemSyncDomain:
+    case cudaLaunchAttributePreferredClusterDimension:
+    case cudaLaunchAttributePreferredSharedMemoryCarveout:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int32_t kernel_node_get_attribute(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_NODE(n);
+  auto attr = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!kernel_node_attribute(attr)) return cudaErrorInvalidValue;
+  cudaLaunchAttributeValue value{};
+  if (int32_t e = graphs(s).kernel_node_get_attribute(n, attr, &value)) return e;
+  out.put(value);
+  return cudaSuccess;
+}
+
+int32_t kernel_node_set_attribute(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_NODE(n);
+  auto attr = req.args.get<int32_t>();
+  auto value = req.args.get<cudaLaunchAttributeValue>();
+  req.args.expect_end();
+  if (!kernel_node_attribute(attr)) return cudaErrorInvalidValue;
+  if (attr == cudaLaunchAttributeAccessPolicyWindow) {
+    // The window names device memory: it must be the session's own.
+    const auto& w = value.accessPolicyWindow;
+    if (w.num_bytes && !s.owns(reinterpret_cast<uint64_t>(w.base_ptr), w.num_bytes)) return cudaErrorInvalidValue;
+  }
+  return graphs(s).kernel_node_set_attribute(n, attr, value);
+}
+
+int32_t kernel_node_copy_attributes(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_NODE(dst);
+  RGPU_NODE(src);
+  req.args.expect_end();
+  return graphs(s).kernel_node_copy_attributes(dst, src);
+}
+
+int32_t user_object_create(SessionContext& s, Request& req, proto::Writer& out) {
+  auto id = req.args.get<uint64_t>();
+  auto refs = req.args.get<uint32_t>();
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!HostNodeRecords::valid(id) || refs == 0) return cudaErrorInvalidValue;
+  graphs(s).set_host_node_runner(HostNodeRecords::run);
+  uint64_t object = 0;
+  if (int32_t e = graphs(s).user_object_create(&object, s.host_nodes.record(id), refs, flags)) return e;
+  s.graphs.add_user_refs(object, refs);
+  out.put(object);
+  return cudaSuccess;
+}
+
+int32_t user_object_retain(SessionContext& s, Request& req, proto::Writer&) {
+  auto object = req.args.get<uint64_t>();
+  auto count = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!s.graphs.user_object(object) || count == 0) return cudaErrorInvalidValue;
+  if (int32_t e = graphs(s).user_object_retain(object, count)) return e;
+  s.graphs.add_user_refs(object, count);
+  return cudaSuccess;
+}
+
+int32_t user_object_release(SessionContext& s, Request& req, proto::Writer&) {
+  auto object = req.args.get<uint64_t>();
+  auto count = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (count == 0 || !s.graphs.take_user_refs(object, count)) return cudaErrorInvalidValue;
+  return graphs(s).user_object_release(object, count);
+}
+
+int32_t graph_retain_user_object(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_GRAPH(g);
+  auto object = req.args.get<uint64_t>();
+  auto count = req.args.get<uint32_t>();
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!s.graphs.user_object(object) || count == 0 || (flags & ~cudaGraphUserObjectMove))
+    return cudaErrorInvalidValue;
+  // Moved references stop being the application's.
+  if ((flags & cudaGraphUserObjectMove) && !s.graphs.take_user_refs(object, count)) return cudaErrorInvalidValue;
+  return graphs(s).graph_retain_user_object(g, object, count, flags);
+}
+
+int32_t graph_release_user_object(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_GRAPH(g);
+  auto object = req.args.get<uint64_t>();
+  auto count = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (!s.graphs.user_object(object) || count == 0) return cudaErrorInvalidValue;
+  return graphs(s).graph_release_user_object(g, object, count);
+}
+
+#undef RGPU_GRAPH
+#undef RGPU_NODE
+#undef RGPU_EXEC
+#undef RGPU_STREAM
+#undef RGPU_EXEC_NODE
+
+}  // namespace
+
+void register_graph_handlers(Dispatcher& d) {
+  d.add(proto::kOpGraphCreate, graph_create);
+  d.add(proto::kOpGraphDestroy, graph_destroy);
+  d.add(proto::kOpGraphClone, graph_clone);
+  d.add(proto::kOpGraphAddNode, graph_add_node);
+  d.add(proto::kOpGraphNodeGetParams, node_get_params);
+  d.add(proto::kOpGraphNodeSetParams, node_set_params);
+  d.add(proto::kOpGraphNodeGetType, node_get_type);
+  d.add(proto::kOpGraphDestroyNode, destroy_node);
+  d.add(proto::kOpGraphGetNodes, graph_nodes<&GraphBackend::nodes>);
+  d.add(proto::kOpGraphGetRootNodes, graph_nodes<&GraphBackend::root_nodes>);
+  d.add(proto::kOpGraphGetEdges, graph_get_edges);
+  d.add(proto::kOpGraphNodeGetDependencies, node_neighbours<&GraphBackend::dependencies>);
+  d.add(proto::kOpGraphNodeGetDependentNodes, node_neighbours<&GraphBackend::dependents>);
+  d.add(proto::kOpGraphAddDependencies, change_dependencies<true>);
+  d.add(proto::kOpGraphRemoveDependencies, change_dependencies<false>);
+  d.add(proto::kOpGraphNodeFindInClone, node_find_in_clone);
+  d.add(proto::kOpGraphChildGraphNodeGetGraph, child_graph_node_get_graph);
+  d.add(proto::kOpGraphInstantiate, graph_instantiate);
+  d.add(proto::kOpGraphExecDestroy, graph_exec_destroy);
+  d.add(proto::kOpGraphLaunch, exec_on_stream<&GraphBackend::launch_graph>);
+  d.add(proto::kOpGraphUpload, exec_on_stream<&GraphBackend::upload>);
+  d.add(proto::kOpGraphExecUpdate, graph_exec_update);
+  d.add(proto::kOpGraphExecNodeSetParams, graph_exec_node_set_params);
+  d.add(proto::kOpGraphNodeSetEnabled, node_set_enabled);
+  d.add(proto::kOpGraphNodeGetEnabled, node_get_enabled);
+  d.add(proto::kOpGraphExecGetFlags, graph_exec_get_flags);
+  d.add(proto::kOpGraphDebugDotPrint, graph_debug_dot_print);
+  d.add(proto::kOpStreamBeginCapture, stream_begin_capture);
+  d.add(proto::kOpStreamBeginCaptureToGraph, stream_begin_capture_to_graph);
+  d.add(proto::kOpStreamEndCapture, stream_end_capture);
+  d.add(proto::kOpStreamGetCaptureInfo, stream_get_capture_info);
+  d.add(proto::kOpStreamUpdateCaptureDependencies, stream_update_capture_dependencies);
+  d.add(proto::kOpThreadExchangeStreamCaptureMode, thread_exchange_stream_capture_mode);
+  d.add(proto::kOpDeviceGetGraphMemAttribute, device_get_graph_mem_attribute);
+  d.add(proto::kOpDeviceSetGraphMemAttribute, device_set_graph_mem_attribute);
+  d.add(proto::kOpGraphKernelNodeGetAttribute, kernel_node_get_attribute);
+  d.add(proto::kOpGraphKernelNodeSetAttribute, kernel_node_set_attribute);
+  d.add(proto::kOpGraphKernelNodeCopyAttributes, kernel_node_copy_attributes);
+  d.add(proto::kOpUserObjectCreate, user_object_create);
+  d.add(proto::kOpUserObjectRetain, user_object_retain);
+  d.add(proto::kOpUserObjectRelease, user_object_release);
+  d.add(proto::kOpGraphRetainUserObject, graph_retain_user_object);
+  d.add(proto::kOpGraphReleaseUserObject, graph_release_user_object);
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,140 @@
+#include "server/worker/graph_table.hpp"
+
+#include <vector>
+
+namespace rgpu::server {
+
+void GraphTable::add_graph(uint64_t graph, uint64_t owner) {
+  std::lock_guard lock(mutex_);
+  graphs_.try_emplace(graph, Graph{owner, {}});
+}
+
+bool GraphTable::graph(uint64_t graph) const {
+  std::lock_guard lock(mutex_);
+  return graphs_.count(graph) != 0;
+}
+
+bool GraphTable::own_graph(uint64_t graph) const {
+  std::lock_guard lock(mutex_);
+  auto it = graphs_.find(graph);
+  return it != graphs_.end() && it->second.owner == 0;
+}
+
+void GraphTable::set_owner(uint64_t graph, uint64_t owner) {
+  std::lock_guard lock(mutex_);
+  auto it = graphs_.find(graph);
+  if (it != graphs_.end()) it->second.owner = owner;
+}
+
+uint64_t GraphTable::owner(uint64_t graph) const {
+  std::lock_guard lock(mutex_);
+  auto it = graphs_.find(graph);
+  return it == graphs_.end() ? 0 : it->second.owner;
+}
+
+void GraphTable::remove_graph(uint64_t graph) {
+  std::lock_guard lock(mutex_);
+  remove_graph_locked(graph);
+}
+
+void GraphTable::remove_graph_locked(uint64_t graph) {
+  auto it = graphs_.find(graph);
+  if (it == graphs_.end()) return;
+  std::vector<uint64_t> nodes(it->second.nodes.begin(), it->second.nodes.end());
+  graphs_.erase(it);
+  for (uint64_t n : nodes) remove_node_locked(n);
+  for (auto& [exec, source] : execs_)
+    if (source == graph) source = 0;
+}
+
+void GraphTable::add_node(uint64_t node, uint64_t graph) {
+  std::lock_guard lock(mutex_);
+  auto it = graphs_.find(graph);
+  if (it == graphs_.end()) return;
+  it->second.nodes.insert(node);
+  nodes_[node] = graph;
+}
+
+bool GraphTable::node(uint64_t node) const {
+  std::lock_guard lock(mutex_);
+  return nodes_.count(node) != 0;
+}
+
+bool GraphTable::node_in(uint64_t node, uint64_t graph) const {
+  std::lock_guard lock(mutex_);
+  auto it = nodes_.find(node);
+  return it != nodes_.end() && it->second == graph;
+}
+
+uint64_t GraphTable::graph_of(uint64_t node) const {
+  std::lock_guard lock(mutex_);
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? 0 : it->second;
+}
+
+void GraphTable::remove_node(uint64_t node) {
+  std::lock_guard lock(mutex_);
+  remove_node_locked(node);
+}
+
+void GraphTable::remove_node_locked(uint64_t node) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  auto g = graphs_.find(it->second);
+  if (g != graphs_.end()) g->second.nodes.erase(node);
+  nodes_.erase(it);
+  // A child graph node takes its graph with it.
+  std::vector<uint64_t> embedded;
+  for (const auto& [graph, entry] : graphs_)
+    if (entry.owner == node) embedded.push_back(graph);
+  for (uint64_t graph : embedded) remove_graph_locked(graph);
+}
+
+void GraphTable::add_exec(uint64_t exec, uint64_t graph) {
+  std::lock_guard lock(mutex_);
+  execs_[exec] = graph;
+}
+
+bool GraphTable::exec(uint64_t exec) const {
+  std::lock_guard lock(mutex_);
+  return execs_.count(exec) != 0;
+}
+
+uint64_t GraphTable::exec_source(uint64_t exec) const {
+  std::lock_guard lock(mutex_);
+  auto it = execs_.find(exec);
+  return it == execs_.end() ? 0 : it->second;
+}
+
+bool GraphTable::remove_exec(uint64_t exec) {
+  std::lock_guard lock(mutex_);
+  return execs_.erase(exec) != 0;
+}
+
+void GraphTable::add_user_refs(uint64_t object, uint64_t count) {
+  std::lock_guard lock(mutex_);
+  user_refs_[object] += count;
+}
+
+bool GraphTable::user_object(uint64_t object) const {
+  std::lock_guard lock(mutex_);
+  return user_refs_.count(object) != 0;
+}
+
+bool GraphTable::take_user_refs(uint64_t object, uint64_t count) {
+  std::lock_guard lock(mutex_);
+  auto it = user_refs_.find(object);
+  if (it == user_refs_.end() || it->second < count) return false;
+  if ((it->second -= count) == 0) user_refs_.erase(it);
+  return true;
+}
+
+void GraphTable::clear() {
+  std::lock_guard lock(mutex_);
+  graphs_.clear();
+  nodes_.clear();
+  execs_.clear();
+  user_refs_.clear();
+}
+
+}  // namespace rgpu::server

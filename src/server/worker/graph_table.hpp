@@ -1,0 +1,66 @@
+// The graphs, graph nodes and executable graphs a session may name: a handle
+// from the wire is used only if it is here. A node belongs to one graph, a
+// child graph to the node embedding it; destroying a graph forgets its nodes
+// and what they embed.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace rgpu::server {
+
+class GraphTable {
+ public:
+  // owner: 0 for a graph of the application's own, the embedding node for a
+  // child graph, kCapturing for the graph of a capture still going on,
+  // kCapturedInto for the application's graph a capture is adding to.
+  static constexpr uint64_t kCapturing = ~uint64_t{0};
+  static constexpr uint64_t kCapturedInto = ~uint64_t{0} - 1;
+
+  void add_graph(uint64_t graph, uint64_t owner);
+  bool graph(uint64_t graph) const;
+  // The application's own graph (not a child graph, nor one being captured).
+  bool own_graph(uint64_t graph) const;
+  void set_owner(uint64_t graph, uint64_t owner);
+  uint64_t owner(uint64_t graph) const;
+  void remove_graph(uint64_t graph);
+
+  void add_node(uint64_t node, uint64_t graph);
+  bool node(uint64_t node) const;
+  bool node_in(uint64_t node, uint64_t graph) const;
+  uint64_t graph_of(uint64_t node) const;  // 0 when unknown
+  void remove_node(uint64_t node);
+
+  void add_exec(uint64_t exec, uint64_t graph);
+  bool exec(uint64_t exec) const;
+  // The graph an executable graph was instantiated from (0 once destroyed).
+  uint64_t exec_source(uint64_t exec) const;
+  bool remove_exec(uint64_t exec);
+
+  // User objects, with the references the application holds: it may name an
+  // object only while it holds one (graphs' references are the backend's).
+  void add_user_refs(uint64_t object, uint64_t count);
+  bool user_object(uint64_t object) const;
+  // False when the application holds fewer than `count`.
+  bool take_user_refs(uint64_t object, uint64_t count);
+
+  // A device reset destroyed them all.
+  void clear();
+
+ private:
+  struct Graph {
+    uint64_t owner;
+    std::unordered_set<uint64_t> nodes;
+  };
+  void remove_graph_locked(uint64_t graph);
+  void remove_node_locked(uint64_t node);
+
+  mutable std::mutex mutex_;
+  std::unordered_map<uint64_t, Graph> graphs_;
+  std::unordered_map<uint64_t, uint64_t> nodes_;  // node -> graph
+  std::unordered_map<uint64_t, uint64_t> execs_;  // exec -> source graph
+  std::unordered_map<uint64_t, uint64_t> user_refs_;  // user object -> the application's references
+};
+
+}  // namespace rgpu::server

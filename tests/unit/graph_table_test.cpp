@@ -1,0 +1,83 @@
+#include "server/worker/graph_table.hpp"
+
+#include <gtest/gtest.h>
+
+using rgpu::server::GraphTable;
+
+TEST(GraphTable, NodesBelongToTheirGraphAndGoWithIt) {
+  GraphTable t;
+  t.add_graph(100, 0);
+  t.add_node(1, 100);
+  t.add_node(2, 100);
+  t.add_node(3, 999);  // an unknown graph: not added
+  EXPECT_TRUE(t.node_in(1, 100));
+  EXPECT_FALSE(t.node(3));
+  EXPECT_EQ(t.graph_of(2), 100u);
+  // A child graph belongs to its node, with nodes of its own.
+  t.add_graph(200, 2);
+  t.add_node(20, 200);
+  EXPECT_TRUE(t.graph(200));
+  EXPECT_FALSE(t.own_graph(200));
+  EXPECT_TRUE(t.own_graph(100));
+  t.add_exec(7, 100);
+  EXPECT_EQ(t.exec_source(7), 100u);
+
+  t.remove_graph(100);
+  EXPECT_FALSE(t.graph(100));
+  EXPECT_FALSE(t.node(1));
+  EXPECT_FALSE(t.graph(200));
+  EXPECT_FALSE(t.node(20));
+  // The executable graph outlives its source, which it can no longer name.
+  EXPECT_TRUE(t.exec(7));
+  EXPECT_EQ(t.exec_source(7), 0u);
+  EXPECT_TRUE(t.remove_exec(7));
+  EXPECT_FALSE(t.remove_exec(7));
+}
+
+TEST(GraphTable, DestroyingAChildGraphNodeForgetsItsGraph) {
+  GraphTable t;
+  t.add_graph(100, 0);
+  t.add_node(1, 100);
+  t.add_graph(200, 1);
+  t.add_node(20, 200);
+  t.remove_node(1);
+  EXPECT_FALSE(t.graph(200));
+  EXPECT_FALSE(t.node(20));
+  EXPECT_TRUE(t.graph(100));
+}
+
+TEST(GraphTable, OwnersChangeAndAddingKeepsTheFirst) {
+  GraphTable t;
+  t.add_graph(100, GraphTable::kCapturing);
+  t.add_graph(100, 0);
+  EXPECT_EQ(t.owner(100), GraphTable::kCapturing);
+  EXPECT_FALSE(t.own_graph(100));
+  t.set_owner(100, 0);
+  EXPECT_TRUE(t.own_graph(100));
+}
+
+TEST(GraphTable, UserObjectsAreNamedWhileTheApplicationHoldsReferences) {
+  GraphTable t;
+  EXPECT_FALSE(t.user_object(5));
+  t.add_user_refs(5, 2);
+  EXPECT_TRUE(t.user_object(5));
+  EXPECT_FALSE(t.take_user_refs(5, 3));
+  EXPECT_TRUE(t.take_user_refs(5, 1));
+  EXPECT_TRUE(t.user_object(5));
+  EXPECT_TRUE(t.take_user_refs(5, 1));
+  EXPECT_FALSE(t.user_object(5));
+  EXPECT_FALSE(t.take_user_refs(5, 1));
+}
+
+TEST(GraphTable, ClearForgetsEverything) {
+  GraphTable t;
+  t.add_graph(100, 0);
+  t.add_node(1, 100);
+  t.add_exec(7, 100);
+  t.add_user_refs(5, 1);
+  t.clear();
+  EXPECT_FALSE(t.graph(100));
+  EXPECT_FALSE(t.node(1));
+  EXPECT_FALSE(t.exec(7));
+  EXPECT_FALSE(t.user_object(5));
+}
