@@ -38,7 +38,6 @@ class DriverModel:
     proc_names: list[tuple[str, str, str]]
     errors: list[tuple[str, int, str]]  # CUresult: name, value, the header's description
     reasons: dict[str, str]  # [unsupported]: why a function cannot work remotely
-    reasons: dict[str, str]  # why an unsupported export stays so
 
 
 def build_driver_model(parser) -> DriverModel:
@@ -64,7 +63,6 @@ def build_driver_model(parser) -> DriverModel:
     per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
                        error_descriptions(parser, tu), reasons)
-                       error_descriptions(parser, tu), unsupported_reasons(conf, "cuda.toml", exports, set(manual)))
 
 
 def error_descriptions(parser, tu) -> list[tuple[str, int, str]]:

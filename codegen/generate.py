@@ -223,7 +223,6 @@ class Model:
     errors: list[tuple[str, int]]
     headers_of_forwards: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # [unsupported]: why a function cannot work
-    reasons: dict[str, str] = field(default_factory=dict)  # why an unsupported export stays so
 
 
 def is_pointer(t) -> bool:
@@ -345,14 +344,6 @@ def unsupported_reasons(conf: dict, exports: set, implemented: set, toml: str) -
             raise GenError(f"{toml} [unsupported] names {n}, which is implemented")
         if not isinstance(why, str) or not why:
             raise GenError(f"{toml} [unsupported] {n}: the reason must be a non-empty string")
-def unsupported_reasons(conf: dict, toml: str, exports: list[str], implemented: set[str]) -> dict[str, str]:
-    """`[unsupported] reasons`: why an export rgpu does not implement cannot work remotely (coverage.md)."""
-    reasons = dict(conf.get("unsupported", {}).get("reasons", {}))
-    for n, why in reasons.items():
-        if n not in exports or n in implemented:
-            raise GenError(f"{toml}: [unsupported] gives a reason for {n}, which is not an unsupported export")
-        if not isinstance(why, str) or not why:
-            raise GenError(f"{toml}: [unsupported] reason for {n} must be a non-empty string")
     return reasons
 
 
@@ -457,7 +448,6 @@ def build_model(parser: Parser) -> Model:
     for f in forwards:
         if f.decl.header not in hdrs:
             hdrs.append(f.decl.header)
-    reasons = unsupported_reasons(conf, "cudart.toml", exports, set(manual) | set(forward_specs))
     return Model(exports, manual, forwards, per_thread, unsupported, ops, first_generated,
                  errors, hdrs, reasons)
 

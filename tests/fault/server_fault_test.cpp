@@ -414,12 +414,16 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   EXPECT_EQ(a->call(proto::kOpGraphLaunch, 0, bad_stream.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
 
   // Node contents: b's memory, past an allocation, a bogus kernel or event.
+  // The workers are forks of one process, so their first allocations may lie
+  // at the same address: b allocates once more to own an address a does not.
   proto::Writer m;
   m.put<uint64_t>(256);
+  ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
   ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
   uint64_t b_mem = handle();
   ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
   uint64_t a_mem = handle();
+  ASSERT_NE(a_mem, b_mem);
   auto add_node = [&](const proto::GraphNodeParams& p) {
     proto::Writer w;
     w.put(graph).put<uint32_t>(0);

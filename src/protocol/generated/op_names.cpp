@@ -162,7 +162,6 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeGetAttribute: return "GraphKernelNodeGetAttribute";
     case kOpGraphKernelNodeSetAttribute: return "GraphKernelNodeSetAttribute";
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
-    case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

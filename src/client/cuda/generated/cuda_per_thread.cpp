@@ -18,9 +18,6 @@ extern "C" CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
   return cuEventRecord(hEvent, hStream);
 }
 
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
 extern "C" CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
   rgpu::client::PerThreadStreamScope scope;
   return cuGraphInstantiateWithParams(phGraphExec, hGraph, instantiateParams);
@@ -34,6 +31,11 @@ extern "C" CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream 
 extern "C" CUresult CUDAAPI cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuGraphUpload(hGraphExec, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
 }
 
 extern "C" CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
@@ -286,14 +288,6 @@ extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdevi
   return cuStreamAttachMemAsync(hStream, dptr, length, flags);
 }
 
-extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuStreamCopyAttributes(dst, src);
-}
-
-extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuStreamGetDevice(hStream, device);
 extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
@@ -307,6 +301,11 @@ extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream) {
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamBeginCapture_v2(hStream, mode);
+}
+
+extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamCopyAttributes(dst, src);
 }
 
 extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph) {
@@ -327,6 +326,11 @@ extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUs
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetDevice(hStream, device);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {

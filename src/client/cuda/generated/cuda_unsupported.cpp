@@ -49,19 +49,13 @@ extern "C" CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource*, unsigned
 extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice*, const char*) { return rgpu::client::driver_unsupported("cuDeviceGetByPCIBusId"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
 extern "C" CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int*, CUexecAffinityType, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetExecAffinitySupport"); }
-extern "C" CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceGetGraphMemAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceGetHostAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetHostAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetLuid"); }
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
 extern "C" CUresult CUDAAPI cuDeviceGetProperties(CUdevprop*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetProperties"); }
-extern "C" CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGraphMemTrim"); }
-extern "C" CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t*, CUarray_format, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetTexture1DLinearMaxWidth"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxRelease"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxReset"); }
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice, unsigned int) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxSetFlags"); }
 extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
-extern "C" CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceSetGraphMemAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceSetMemPool(CUdevice, CUmemoryPool) { return rgpu::client::driver_unsupported("cuDeviceSetMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceTotalMem(unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceTotalMem"); }
 extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuEventDestroy(CUevent) { return rgpu::client::driver_unsupported("cuEventDestroy"); }
@@ -182,14 +176,6 @@ extern "C" CUresult CUDAAPI cuStreamBatchMemOp(CUstream, unsigned int, CUstreamB
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_v2"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCapture(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCaptureToGraph"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCaptureToGraph_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamCopyAttributes(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes"); }
-extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream) { return rgpu::client::driver_unsupported("cuStreamDestroy"); }
 extern "C" CUresult CUDAAPI cuStreamGetAttribute(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute"); }
 extern "C" CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute_ptsz"); }
@@ -223,23 +209,5 @@ extern "C" CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap*, void*) { ret
 extern "C" CUresult CUDAAPI cuTexRefGetAddress(CUdeviceptr_v1*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress(unsigned int*, CUtexref, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress2D(CUtexref, const CUDA_ARRAY_DESCRIPTOR_v1*, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D"); }
-extern "C" CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode*) { return rgpu::client::driver_unsupported("cuThreadExchangeStreamCaptureMode"); }
-extern "C" CUresult CUDAAPI cuUserObjectCreate(CUuserObject*, void*, CUhostFn, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectCreate"); }
-extern "C" CUresult CUDAAPI cuUserObjectRelease(CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectRelease"); }
-extern "C" CUresult CUDAAPI cuUserObjectRetain(CUuserObject, unsigned int) { return rgpu::client::driver_unsupported("cuUserObjectRetain"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress2D_v2(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D_v2"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress2D_v3(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D_v3"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddressMode(CUtexref, int, CUaddress_mode) { return rgpu::client::driver_unsupported("cuTexRefSetAddressMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetAddress_v2(size_t*, CUtexref, CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuTexRefSetAddress_v2"); }
-extern "C" CUresult CUDAAPI cuTexRefSetArray(CUtexref, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetArray"); }
-extern "C" CUresult CUDAAPI cuTexRefSetBorderColor(CUtexref, float*) { return rgpu::client::driver_unsupported("cuTexRefSetBorderColor"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFilterMode(CUtexref, CUfilter_mode) { return rgpu::client::driver_unsupported("cuTexRefSetFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFlags(CUtexref, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetFlags"); }
-extern "C" CUresult CUDAAPI cuTexRefSetFormat(CUtexref, CUarray_format, int) { return rgpu::client::driver_unsupported("cuTexRefSetFormat"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMaxAnisotropy(CUtexref, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMaxAnisotropy"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapFilterMode(CUtexref, CUfilter_mode) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapFilterMode"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelBias(CUtexref, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelBias"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmapLevelClamp(CUtexref, float, float) { return rgpu::client::driver_unsupported("cuTexRefSetMipmapLevelClamp"); }
-extern "C" CUresult CUDAAPI cuTexRefSetMipmappedArray(CUtexref, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuWaitExternalSemaphoresAsync"); }
 extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuWaitExternalSemaphoresAsync_ptsz"); }

@@ -61,14 +61,13 @@ cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count
 cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t count);
 cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags);
 cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void* devPtr, size_t length, unsigned int flags);
-cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src);
-cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out);
-cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t hStream, int* device);
 cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, cudaStreamCaptureMode mode);
 cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream, cudaStreamCaptureMode mode);
+cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src);
 cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t* pGraph);
 cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out);
 cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* captureStatus_out, unsigned long long* id_out, cudaGraph_t* graph_out, const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out, size_t* numDependencies_out);
+cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t hStream, int* device);
 cudaError_t CUDARTAPI cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags);
 cudaError_t CUDARTAPI cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long* streamId);
 cudaError_t CUDARTAPI cudaStreamGetPriority_ptsz(cudaStream_t hStream, int* priority);
@@ -330,9 +329,6 @@ extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t stre
   return cudaStreamAttachMemAsync(stream, devPtr, length, flags);
 }
 
-extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cudaStreamCopyAttributes(dst, src);
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, cudaStreamCaptureMode mode) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, numDependencies, mode);
@@ -341,6 +337,11 @@ extern "C" cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t
 extern "C" cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream, cudaStreamCaptureMode mode) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaStreamBeginCapture(stream, mode);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaStreamCopyAttributes(dst, src);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t* pGraph) {
@@ -353,12 +354,14 @@ extern "C" cudaError_t CUDARTAPI cudaStreamGetAttribute_ptsz(cudaStream_t hStrea
   return cudaStreamGetAttribute(hStream, attr, value_out);
 }
 
-extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t hStream, int* device) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cudaStreamGetDevice(hStream, device);
 extern "C" cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* captureStatus_out, unsigned long long* id_out, cudaGraph_t* graph_out, const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out, size_t* numDependencies_out) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaStreamGetCaptureInfo(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t hStream, int* device) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaStreamGetDevice(hStream, device);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags) {

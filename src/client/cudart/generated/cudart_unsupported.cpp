@@ -9,43 +9,7 @@
 
 // Declared by the headers only for --default-stream per-thread builds.
 extern "C" {
-cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*);
-cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t, cudaStream_t);
 cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t);
-cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode);
-cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptureMode);
-cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t, cudaGraph_t*);
-cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*);
-cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int);
-cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t, cudaStream_t, unsigned int);
-cudaError_t CUDARTAPI cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
-cudaError_t CUDARTAPI cudaMemDiscardAndPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemDiscardBatchAsync_ptsz(void**, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemPrefetchAsync_ptsz(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemPrefetchBatchAsync_ptsz(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy2DFromArrayAsync_ptsz(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy2DFromArray_ptds(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy2DToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpy3DAsync_ptsz(const cudaMemcpy3DParms*, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DBatchAsync_ptsz(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync_ptsz(const cudaMemcpy3DPeerParms*, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpy3DPeer_ptds(const cudaMemcpy3DPeerParms*);
-cudaError_t CUDARTAPI cudaMemcpy3D_ptds(const cudaMemcpy3DParms*);
-cudaError_t CUDARTAPI cudaMemcpyArrayToArray_ptds(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpyBatchAsync_ptsz(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync_ptsz(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyFromArray_ptds(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemcpyToArrayAsync_ptsz(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemcpyToArray_ptds(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind);
-cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr, int, cudaExtent, cudaStream_t);
-cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr, int, cudaExtent);
-cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t);
-cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int);
-cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t);
-cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*);
 cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t);
 }
 
@@ -84,14 +48,6 @@ cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t) { return rgpu::client::unsupported("cudaDestroyExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetGraphMemAttribute(int, cudaGraphMemAttributeType, void*) { return rgpu::client::unsupported("cudaDeviceGetGraphMemAttribute"); }
-extern "C" cudaError_t CUDARTAPI cudaDestroySurfaceObject(cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaDestroySurfaceObject"); }
-extern "C" cudaError_t CUDARTAPI cudaDestroyTextureObject(cudaTextureObject_t) { return rgpu::client::unsupported("cudaDestroyTextureObject"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceCanAccessPeer(int*, int, int) { return rgpu::client::unsupported("cudaDeviceCanAccessPeer"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceDisablePeerAccess(int) { return rgpu::client::unsupported("cudaDeviceDisablePeerAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceEnablePeerAccess(int, unsigned int) { return rgpu::client::unsupported("cudaDeviceEnablePeerAccess"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetByPCIBusId(int*, const char*) { return rgpu::client::unsupported("cudaDeviceGetByPCIBusId"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceGetHostAtomicCapabilities(unsigned int*, const cudaAtomicOperation*, unsigned int, int) { return rgpu::client::unsupported("cudaDeviceGetHostAtomicCapabilities"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceUnregisterAsyncNotification(int, cudaAsyncCallbackHandle_t) { return rgpu::client::unsupported("cudaDeviceUnregisterAsyncNotification"); }
@@ -116,19 +72,6 @@ extern "C" cudaError_t CUDARTAPI cudaGLSetGLDevice(void) { return rgpu::client::
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObject(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObjectAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnregisterBufferObject(void) { return rgpu::client::unsupported("cudaGLUnregisterBufferObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddChildGraphNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaGraph_t) { return rgpu::client::unsupported("cudaGraphAddChildGraphNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddDependencies(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t) { return rgpu::client::unsupported("cudaGraphAddDependencies"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddEmptyNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t) { return rgpu::client::unsupported("cudaGraphAddEmptyNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddEventRecordNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaEvent_t) { return rgpu::client::unsupported("cudaGraphAddEventRecordNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddEventWaitNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaEvent_t) { return rgpu::client::unsupported("cudaGraphAddEventWaitNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGetChannelDesc(cudaChannelFormatDesc*, cudaArray_const_t) { return rgpu::client::unsupported("cudaGetChannelDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetFuncBySymbol(cudaFunction_t*, const void*) { return rgpu::client::unsupported("cudaGetFuncBySymbol"); }
-extern "C" cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t*, const void*) { return rgpu::client::unsupported("cudaGetKernel"); }
-extern "C" cudaError_t CUDARTAPI cudaGetMipmappedArrayLevel(cudaArray_t*, cudaMipmappedArray_const_t, unsigned int) { return rgpu::client::unsupported("cudaGetMipmappedArrayLevel"); }
-extern "C" cudaError_t CUDARTAPI cudaGetSurfaceObjectResourceDesc(cudaResourceDesc*, cudaSurfaceObject_t) { return rgpu::client::unsupported("cudaGetSurfaceObjectResourceDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceDesc(cudaResourceDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectResourceViewDesc(cudaResourceViewDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectResourceViewDesc"); }
-extern "C" cudaError_t CUDARTAPI cudaGetTextureObjectTextureDesc(cudaTextureDesc*, cudaTextureObject_t) { return rgpu::client::unsupported("cudaGetTextureObjectTextureDesc"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresSignalNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresWaitNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle*, cudaGraph_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaGraphConditionalHandleCreate"); }
@@ -161,26 +104,6 @@ extern "C" cudaError_t CUDARTAPI cudaMemPoolImportFromShareableHandle(cudaMemPoo
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportPointer(void**, cudaMemPool_t, cudaMemPoolPtrExportData*) { return rgpu::client::unsupported("cudaMemPoolImportPointer"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCapture"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCaptureToGraph"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCaptureToGraph_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t, cudaStreamCaptureMode) { return rgpu::client::unsupported("cudaStreamBeginCapture_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t, cudaGraph_t*) { return rgpu::client::unsupported("cudaStreamEndCapture"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t, cudaGraph_t*) { return rgpu::client::unsupported("cudaStreamEndCapture_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamGetCaptureInfo(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*) { return rgpu::client::unsupported("cudaStreamGetCaptureInfo"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*) { return rgpu::client::unsupported("cudaStreamGetCaptureInfo_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamUpdateCaptureDependencies"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamUpdateCaptureDependencies_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode*) { return rgpu::client::unsupported("cudaThreadExchangeStreamCaptureMode"); }
-extern "C" cudaError_t CUDARTAPI cudaUserObjectCreate(cudaUserObject_t*, void*, cudaHostFn_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaUserObjectCreate"); }
-extern "C" cudaError_t CUDARTAPI cudaUserObjectRelease(cudaUserObject_t, unsigned int) { return rgpu::client::unsupported("cudaUserObjectRelease"); }
-extern "C" cudaError_t CUDARTAPI cudaUserObjectRetain(cudaUserObject_t, unsigned int) { return rgpu::client::unsupported("cudaUserObjectRetain"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t, void*, size_t, unsigned int) { return rgpu::client::unsupported("cudaStreamAttachMemAsync_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes(cudaStream_t, cudaStream_t) { return rgpu::client::unsupported("cudaStreamCopyAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamCopyAttributes_ptsz(cudaStream_t, cudaStream_t) { return rgpu::client::unsupported("cudaStreamCopyAttributes_ptsz"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice"); }
-extern "C" cudaError_t CUDARTAPI cudaStreamGetDevice_ptsz(cudaStream_t, int*) { return rgpu::client::unsupported("cudaStreamGetDevice_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUGetDevice(void) { return rgpu::client::unsupported("cudaVDPAUGetDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void) { return rgpu::client::unsupported("cudaVDPAUSetVDPAUDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaWaitExternalSemaphoresAsync"); }
