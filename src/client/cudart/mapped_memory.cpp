@@ -103,8 +103,9 @@ extern "C" cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) {
     if (cudaError_t e = Runtime::get().ensure_init()) return e;
     auto range = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(pHost));
     if (!range) return cudaErrorInvalidValue;
-    // CUDA does not report cudaHostAllocPortable back (checked on the H100).
-    *pFlags = range->flags & ~cudaHostAllocPortable;
+    // CUDA leaves cudaHostAllocPortable out beside cudaHostAllocMapped
+    // (checked on the H100).
+    *pFlags = range->flags & cudaHostAllocMapped ? range->flags & ~cudaHostAllocPortable : range->flags;
     return cudaSuccess;
   });
 }

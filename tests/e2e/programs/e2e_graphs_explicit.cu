@@ -164,17 +164,22 @@ int main() {
   CHECK(all(read_back(b, n), 0x22));
   CHECK(g_host_sum == 30);
 
-  // Disabled nodes do not run.
+  // Disabled nodes do not run; only kernel, memset and memcpy nodes can be
+  // disabled, as in CUDA.
   unsigned enabled = 0;
-  OK(cudaGraphNodeGetEnabled(x, host, &enabled));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphNodeSetEnabled(x, host, 0));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphNodeGetEnabled(x, host, &enabled));
+  OK(cudaGraphNodeGetEnabled(x, set_a, &enabled));
   CHECK(enabled == 1);
-  OK(cudaGraphNodeSetEnabled(x, host, 0));
-  OK(cudaGraphNodeGetEnabled(x, host, &enabled));
+  OK(cudaGraphNodeSetEnabled(x, set_a, 0));
+  OK(cudaGraphNodeGetEnabled(x, set_a, &enabled));
   CHECK(enabled == 0);
+  OK(cudaMemset(a, 0x33, n));
   OK(cudaGraphLaunch(x, s));
   OK(cudaStreamSynchronize(s));
-  CHECK(g_host_sum == 30);
-  OK(cudaGraphNodeSetEnabled(x, host, 1));
+  CHECK(all(read_back(b, n), 0x33));
+  CHECK(g_host_sum == 40);
+  OK(cudaGraphNodeSetEnabled(x, set_a, 1));
 
   // Executable-graph update from a graph of the same shape.
   cudaGraph_t clone;
@@ -247,7 +252,7 @@ int main() {
   OK(cudaEventQuery(ev));
   std::vector<unsigned char> aa = read_back(a, n);
   CHECK(aa[0] == 0x22 && aa[sizeof(int) * 64 - 1] == 0x22 && aa[sizeof(int) * 64] == 0x22);
-  CHECK(g_host_sum == 50);
+  CHECK(g_host_sum == 60);
 
   // The generic node API.
   cudaGraphNodeParams gp{};

@@ -33,7 +33,7 @@ int main() {
   OK(cudaHostAlloc(&plain, n, cudaHostAllocPortable));
   unsigned flags = 99;
   OK(cudaHostGetFlags(&flags, plain));
-  CHECK(flags == 0);  // CUDA does not report cudaHostAllocPortable back
+  CHECK(flags == cudaHostAllocPortable);
   std::vector<unsigned char> local(64);
   EXPECT_STATUS(cudaErrorInvalidValue, cudaHostGetFlags(&flags, local.data()));
   void* dev = nullptr;

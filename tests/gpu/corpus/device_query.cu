@@ -38,7 +38,6 @@ int main() {
     printf("  texture alignment   %zu\n", p.textureAlignment);
     printf("  async engines       %d\n", p.asyncEngineCount);
     printf("  unified addressing  %d\n", p.unifiedAddressing);
-    printf("  managed memory      %d\n", p.managedMemory);
     printf("  concurrent kernels  %d\n", p.concurrentKernels);
     printf("  ECC                 %d\n", p.ECCEnabled);
     printf("  PCI                 %04x:%02x:%02x\n", p.pciDomainID, p.pciBusID, p.pciDeviceID);

@@ -115,12 +115,19 @@ int main() {
   CK(cudaStreamSynchronize(s));
   check(out, 5, 0x01010101, "kernel argument changed");
 
-  // The host node disabled: it does not run.
-  CK(cudaGraphNodeSetEnabled(x, host, 0));
+  // Only kernel, memset and memcpy nodes can be disabled (CUDA refuses a
+  // host node). With the memset disabled, what fill holds is copied.
+  printf("disabling the host node: %s\n", cudaGetErrorName(cudaGraphNodeSetEnabled(x, host, 0)));
+  CK(cudaGraphNodeSetEnabled(x, set_fill, 0));
+  unsigned enabled = 1;
+  CK(cudaGraphNodeGetEnabled(x, set_fill, &enabled));
+  EXPECT(enabled == 0, "the memset node is still enabled");
+  CK(cudaMemset(fill, 3, kN * sizeof(int)));
   CK(cudaGraphLaunch(x, s));
   CK(cudaStreamSynchronize(s));
-  EXPECT(g_host_sum == 14, "host node sum %d", g_host_sum);
-  CK(cudaGraphNodeSetEnabled(x, host, 1));
+  check(out, 5, 0x03030303, "memset node disabled");
+  EXPECT(g_host_sum == 21, "host node sum %d", g_host_sum);
+  CK(cudaGraphNodeSetEnabled(x, set_fill, 1));
 
   // A clone with another memset value updates the executable graph.
   cudaGraph_t clone;
@@ -135,7 +142,7 @@ int main() {
   CK(cudaStreamSynchronize(s));
   // The update takes the clone's kernel arguments too (scale 3).
   check(out, 3, 0x02020202, "updated from the clone");
-  EXPECT(g_host_sum == 21, "host node sum %d", g_host_sum);
+  EXPECT(g_host_sum == 28, "host node sum %d", g_host_sum);
 
   // The graph as a child of another, after an event wait on `done`.
   cudaGraph_t parent;
@@ -149,7 +156,7 @@ int main() {
   for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(px, s));
   CK(cudaStreamSynchronize(s));
   check(out, 3, 0x01010101, "child graph");
-  EXPECT(g_host_sum == 42, "host node sum %d", g_host_sum);
+  EXPECT(g_host_sum == 49, "host node sum %d", g_host_sum);
 
   // Memory the graph allocates: filled by a kernel, copied out, freed, on
   // every launch.

@@ -20,11 +20,7 @@ int main() {
   unsigned flags = 0;
   CK(cudaHostGetFlags(&flags, out));
   printf("flags mapped=%d portable=%d\n", (flags & cudaHostAllocMapped) != 0, (flags & cudaHostAllocPortable) != 0);
-  int* portable_only;
-  CK(cudaHostAlloc(&portable_only, 4096, cudaHostAllocPortable));
-  CK(cudaHostGetFlags(&flags, portable_only));
-  printf("flags of a portable allocation: %u\n", flags);
-  CK(cudaFreeHost(portable_only));
+
   for (int i = 0; i < n; ++i) {
     in[i] = i % 4096;
     out[i] = -1;

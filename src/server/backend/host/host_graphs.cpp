@@ -85,6 +85,12 @@ const char* type_name(int32_t type) {
   }
 }
 
+// As CUDA: only kernel, memset and memcpy nodes can be disabled.
+bool can_disable(const HostNode& n) {
+  return n.p.type == cudaGraphNodeTypeKernel || n.p.type == cudaGraphNodeTypeMemset ||
+         n.p.type == cudaGraphNodeTypeMemcpy;
+}
+
 }  // namespace
 
 namespace {
@@ -512,7 +518,7 @@ int32_t HostGraphs::exec_set_params(uint64_t exec, uint64_t node, const GraphNod
 int32_t HostGraphs::set_enabled(uint64_t exec, uint64_t node, uint32_t enabled) {
   std::lock_guard lock(mutex_);
   HostNode* n = copy_in(*as<Exec>(exec)->graph, node);
-  if (!n) return cudaErrorInvalidValue;
+  if (!n || !can_disable(*n)) return cudaErrorInvalidValue;
   n->enabled = enabled != 0;
   return cudaSuccess;
 }
@@ -520,7 +526,7 @@ int32_t HostGraphs::set_enabled(uint64_t exec, uint64_t node, uint32_t enabled) 
 int32_t HostGraphs::get_enabled(uint64_t exec, uint64_t node, uint32_t* enabled) {
   std::lock_guard lock(mutex_);
   HostNode* n = copy_in(*as<Exec>(exec)->graph, node);
-  if (!n) return cudaErrorInvalidValue;
+  if (!n || !can_disable(*n)) return cudaErrorInvalidValue;
   *enabled = n->enabled;
   return cudaSuccess;
 }
