@@ -62,6 +62,8 @@ CUresult release(CUdevice dev) {
 
 CUcontext rgpu::client::primary_context(int device) { return reinterpret_cast<CUcontext>(&g_primary[device]); }
 
+int rgpu::client::context_device(CUcontext ctx) { return ctx ? device_of(ctx) : Runtime::current_device(); }
+
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = check_device(dev)) return e;

@@ -30,8 +30,27 @@ enum GeneratedOp : uint16_t {
   kOp_cudaDeviceGraphMemTrim = 1019,
   kOp_cudaDeviceFlushGPUDirectRDMAWrites = 1020,
   kOp_cudaDeviceGetTexture1DLinearMaxWidth = 1021,
+  kOp_cuCtxGetFlags = 1022,
+  kOp_cuCtxSetFlags = 1023,
+  kOp_cuCtxGetSharedMemConfig = 1024,
+  kOp_cuCtxSetSharedMemConfig = 1025,
+  kOp_cuCtxGetApiVersion = 1026,
+  kOp_cuCtxGetId = 1027,
+  kOp_cuCtxGetExecAffinity = 1028,
+  kOp_cuCtxRecordEvent = 1029,
+  kOp_cuCtxWaitEvent = 1030,
+  kOp_cuDeviceGetExecAffinitySupport = 1031,
+  kOp_cuDeviceGetTexture1DLinearMaxWidth = 1032,
+  kOp_cuDeviceGetProperties = 1033,
+  kOp_cuFlushGPUDirectRDMAWrites = 1034,
+  kOp_cuProfilerStart = 1035,
+  kOp_cuProfilerStop = 1036,
+  kOp_cuFuncSetSharedMemConfig = 1037,
+  kOp_cuModuleGetLoadingMode = 1038,
+  kOp_cuModuleGetFunctionCount = 1039,
+  kOp_cuOccupancyAvailableDynamicSMemPerBlock = 1040,
 };
 
-constexpr uint16_t kGeneratedOpCount = 22;
+constexpr uint16_t kGeneratedOpCount = 41;
 
 }  // namespace rgpu::proto

@@ -31,27 +31,14 @@ extern "C" CUresult CUDAAPI cuCoredumpGetAttributeGlobal(CUcoredumpSettings, voi
 extern "C" CUresult CUDAAPI cuCoredumpSetAttribute(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttribute"); }
 extern "C" CUresult CUDAAPI cuCoredumpSetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttributeGlobal"); }
 extern "C" CUresult CUDAAPI cuCtxAttach(CUcontext*, unsigned int) { return rgpu::client::driver_unsupported("cuCtxAttach"); }
-extern "C" CUresult CUDAAPI cuCtxCreate(CUcontext*, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuCtxCreate"); }
 extern "C" CUresult CUDAAPI cuCtxCreate_v3(CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuCtxCreate_v3"); }
-extern "C" CUresult CUDAAPI cuCtxDestroy(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDestroy"); }
 extern "C" CUresult CUDAAPI cuCtxDetach(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDetach"); }
 extern "C" CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDisablePeerAccess"); }
 extern "C" CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return rgpu::client::driver_unsupported("cuCtxEnablePeerAccess"); }
 extern "C" CUresult CUDAAPI cuCtxFromGreenCtx(CUcontext*, CUgreenCtx) { return rgpu::client::driver_unsupported("cuCtxFromGreenCtx"); }
-extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext, unsigned int*) { return rgpu::client::driver_unsupported("cuCtxGetApiVersion"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevResource(CUcontext, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuCtxGetDevResource"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice*, CUcontext) { return rgpu::client::driver_unsupported("cuCtxGetDevice_v2"); }
-extern "C" CUresult CUDAAPI cuCtxGetExecAffinity(CUexecAffinityParam*, CUexecAffinityType) { return rgpu::client::driver_unsupported("cuCtxGetExecAffinity"); }
-extern "C" CUresult CUDAAPI cuCtxGetFlags(unsigned int*) { return rgpu::client::driver_unsupported("cuCtxGetFlags"); }
-extern "C" CUresult CUDAAPI cuCtxGetId(CUcontext, unsigned long long*) { return rgpu::client::driver_unsupported("cuCtxGetId"); }
-extern "C" CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig*) { return rgpu::client::driver_unsupported("cuCtxGetSharedMemConfig"); }
-extern "C" CUresult CUDAAPI cuCtxPopCurrent(CUcontext*) { return rgpu::client::driver_unsupported("cuCtxPopCurrent"); }
-extern "C" CUresult CUDAAPI cuCtxPushCurrent(CUcontext) { return rgpu::client::driver_unsupported("cuCtxPushCurrent"); }
-extern "C" CUresult CUDAAPI cuCtxRecordEvent(CUcontext, CUevent) { return rgpu::client::driver_unsupported("cuCtxRecordEvent"); }
-extern "C" CUresult CUDAAPI cuCtxSetFlags(unsigned int) { return rgpu::client::driver_unsupported("cuCtxSetFlags"); }
-extern "C" CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig) { return rgpu::client::driver_unsupported("cuCtxSetSharedMemConfig"); }
 extern "C" CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext) { return rgpu::client::driver_unsupported("cuCtxSynchronize_v2"); }
-extern "C" CUresult CUDAAPI cuCtxWaitEvent(CUcontext, CUevent) { return rgpu::client::driver_unsupported("cuCtxWaitEvent"); }
 extern "C" CUresult CUDAAPI cuDestroyExternalMemory(CUexternalMemory) { return rgpu::client::driver_unsupported("cuDestroyExternalMemory"); }
 extern "C" CUresult CUDAAPI cuDestroyExternalSemaphore(CUexternalSemaphore) { return rgpu::client::driver_unsupported("cuDestroyExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc*, CUdevResource*, unsigned int) { return rgpu::client::driver_unsupported("cuDevResourceGenerateDesc"); }
@@ -60,7 +47,6 @@ extern "C" CUresult CUDAAPI cuDeviceCanAccessPeer(int*, CUdevice, CUdevice) { re
 extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice*, const char*) { return rgpu::client::driver_unsupported("cuDeviceGetByPCIBusId"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetDefaultMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
-extern "C" CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int*, CUexecAffinityType, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetExecAffinitySupport"); }
 extern "C" CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceGetGraphMemAttribute"); }
 extern "C" CUresult CUDAAPI cuDeviceGetHostAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetHostAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetLuid"); }
@@ -68,26 +54,16 @@ extern "C" CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool*, CUdevice) { return
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
 extern "C" CUresult CUDAAPI cuDeviceGetP2PAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetP2PAttribute(int*, CUdevice_P2PAttribute, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceGetProperties(CUdevprop*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetProperties"); }
-extern "C" CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t*, CUarray_format, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetTexture1DLinearMaxWidth"); }
 extern "C" CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGraphMemTrim"); }
-extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxRelease"); }
-extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxReset"); }
-extern "C" CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice, unsigned int) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxSetFlags"); }
 extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceSetGraphMemAttribute"); }
 extern "C" CUresult CUDAAPI cuDeviceSetMemPool(CUdevice, CUmemoryPool) { return rgpu::client::driver_unsupported("cuDeviceSetMemPool"); }
-extern "C" CUresult CUDAAPI cuDeviceTotalMem(unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceTotalMem"); }
 extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
-extern "C" CUresult CUDAAPI cuEventDestroy(CUevent) { return rgpu::client::driver_unsupported("cuEventDestroy"); }
-extern "C" CUresult CUDAAPI cuEventElapsedTime(float*, CUevent, CUevent) { return rgpu::client::driver_unsupported("cuEventElapsedTime"); }
 extern "C" CUresult CUDAAPI cuEventRecordWithFlags(CUevent, CUstream, unsigned int) { return rgpu::client::driver_unsupported("cuEventRecordWithFlags"); }
 extern "C" CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent, CUstream, unsigned int) { return rgpu::client::driver_unsupported("cuEventRecordWithFlags_ptsz"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
-extern "C" CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) { return rgpu::client::driver_unsupported("cuFlushGPUDirectRDMAWrites"); }
 extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction, int, int, int) { return rgpu::client::driver_unsupported("cuFuncSetBlockShape"); }
-extern "C" CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction, CUsharedconfig) { return rgpu::client::driver_unsupported("cuFuncSetSharedMemConfig"); }
 extern "C" CUresult CUDAAPI cuFuncSetSharedSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuFuncSetSharedSize"); }
 extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
 extern "C" CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddBatchMemOpNode"); }
@@ -247,7 +223,6 @@ extern "C" CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr*, size_t, CUstream) { re
 extern "C" CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr*, size_t, CUmemoryPool, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocFromPoolAsync"); }
 extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr*, size_t, CUmemoryPool, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocFromPoolAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemAllocHost(void**, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocHost"); }
 extern "C" CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocManaged"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
@@ -267,12 +242,10 @@ extern "C" CUresult CUDAAPI cuMemGetAllocationGranularity(size_t*, const CUmemAl
 extern "C" CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp*, CUmemGenericAllocationHandle) { return rgpu::client::driver_unsupported("cuMemGetAllocationPropertiesFromHandle"); }
 extern "C" CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) { return rgpu::client::driver_unsupported("cuMemGetDefaultMemPool"); }
 extern "C" CUresult CUDAAPI cuMemGetHandleForAddressRange(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemGetHandleForAddressRange"); }
-extern "C" CUresult CUDAAPI cuMemGetInfo(unsigned int*, unsigned int*) { return rgpu::client::driver_unsupported("cuMemGetInfo"); }
 extern "C" CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) { return rgpu::client::driver_unsupported("cuMemGetMemPool"); }
 extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer"); }
 extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer_v2"); }
 extern "C" CUresult CUDAAPI cuMemHostGetFlags(unsigned int*, void*) { return rgpu::client::driver_unsupported("cuMemHostGetFlags"); }
-extern "C" CUresult CUDAAPI cuMemHostRegister(void*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostRegister"); }
 extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType) { return rgpu::client::driver_unsupported("cuMemImportFromShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemMap(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) { return rgpu::client::driver_unsupported("cuMemMap"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync"); }
@@ -373,9 +346,7 @@ extern "C" CUresult CUDAAPI cuMipmappedArrayGetLevel(CUarray*, CUmipmappedArray,
 extern "C" CUresult CUDAAPI cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUmipmappedArray, CUdevice) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetMemoryRequirements"); }
 extern "C" CUresult CUDAAPI cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES*, CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetSparseProperties"); }
 extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction*, unsigned int, CUmodule) { return rgpu::client::driver_unsupported("cuModuleEnumerateFunctions"); }
-extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int*, CUmodule) { return rgpu::client::driver_unsupported("cuModuleGetFunctionCount"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
-extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode*) { return rgpu::client::driver_unsupported("cuModuleGetLoadingMode"); }
 extern "C" CUresult CUDAAPI cuModuleGetSurfRef(CUsurfref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetSurfRef"); }
 extern "C" CUresult CUDAAPI cuModuleGetTexRef(CUtexref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetTexRef"); }
 extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle, CUdevice) { return rgpu::client::driver_unsupported("cuMulticastAddDevice"); }
@@ -384,7 +355,6 @@ extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, siz
 extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) { return rgpu::client::driver_unsupported("cuMulticastCreate"); }
 extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
 extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
-extern "C" CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t*, CUfunction, int, int) { return rgpu::client::driver_unsupported("cuOccupancyAvailableDynamicSMemPerBlock"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveClusters"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSize"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSizeWithFlags"); }
@@ -397,8 +367,6 @@ extern "C" CUresult CUDAAPI cuParamSetv(CUfunction, int, void*, unsigned int) { 
 extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttributes"); }
 extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerSetAttribute"); }
 extern "C" CUresult CUDAAPI cuProfilerInitialize(const char*, const char*, CUoutput_mode) { return rgpu::client::driver_unsupported("cuProfilerInitialize"); }
-extern "C" CUresult CUDAAPI cuProfilerStart(void) { return rgpu::client::driver_unsupported("cuProfilerStart"); }
-extern "C" CUresult CUDAAPI cuProfilerStop(void) { return rgpu::client::driver_unsupported("cuProfilerStop"); }
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync"); }
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamAddCallback(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback"); }
@@ -417,7 +385,6 @@ extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMod
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamCopyAttributes(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes"); }
 extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream) { return rgpu::client::driver_unsupported("cuStreamDestroy"); }
 extern "C" CUresult CUDAAPI cuStreamEndCapture(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture"); }
 extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetAttribute(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute"); }
