@@ -3,13 +3,16 @@
 // (cuFuncGetParamInfo), or the caller's own buffer given through `extra`.
 #include "client/cuda/cuda_api.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/core/kernel_launch.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/driver_launch.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "protocol/ops.hpp"
 
@@ -40,10 +43,11 @@ cudaError_t pack_extra(const LoadedKernel& k, void** extra, std::vector<uint8_t>
   return cudaSuccess;
 }
 
+// A cooperative launch is answered: its errors (too large a grid) are its own.
 cudaError_t launch(const DriverFunction& f, dim3 grid, dim3 block, unsigned shared_mem, CUstream stream,
-                   void** params, void** extra) {
+                   void** params, void** extra, bool cooperative = false) {
   if (params && extra) return cudaErrorInvalidValue;
-  Call call(proto::kOpLaunchKernel);
+  Call call(cooperative ? proto::kOpLaunchCooperativeKernel : proto::kOpLaunchKernel);
   uint64_t s;
   if (cudaError_t e = call.to_stream(reinterpret_cast<cudaStream_t>(stream), &s)) return e;
   // A module lives in the context it was loaded in.
@@ -57,8 +61,9 @@ cudaError_t launch(const DriverFunction& f, dim3 grid, dim3 block, unsigned shar
     return e;
   call.args().put<uint64_t>(f.kernel.function).put(grid).put(block).put<uint32_t>(shared_mem).put<uint64_t>(s);
   call.args().put_bytes(packed.data(), packed.size());
-  return call.post();
+  return cooperative ? call.run() : call.post();
 }
+
 
 int attribute(const cudaFuncAttributes& a, CUfunction_attribute attrib, bool* known) {
   *known = true;
@@ -98,19 +103,31 @@ CUresult function_call(CUfunction hfunc, uint16_t op, Fill&& fill, Read&& read) 
 
 }  // namespace
 
-extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                           unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                           unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                           void** kernelParams, void** extra) {
+CUresult rgpu::client::launch_function(CUfunction f, dim3 grid, dim3 block, unsigned shared_mem, CUstream stream, void** params,
+                   void** extra, bool cooperative) {
   KeepLastError keep;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   DriverFunction* fn = DriverHandles::get().find(f);
   if (!fn) return CUDA_ERROR_INVALID_HANDLE;
-  cudaError_t e = api([&] {
-    return launch(*fn, dim3(gridDimX, gridDimY, gridDimZ), dim3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                  hStream, kernelParams, extra);
-  });
+  cudaError_t e = api([&] { return launch(*fn, grid, block, shared_mem, stream, params, extra, cooperative); });
   return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_CONTEXT : to_cu(e);
+}
+
+extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                           unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                           void** kernelParams, void** extra) {
+  return launch_function(f, dim3(gridDimX, gridDimY, gridDimZ), dim3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
+                   hStream, kernelParams, extra, false);
+}
+
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                      unsigned int gridDimZ, unsigned int blockDimX,
+                                                      unsigned int blockDimY, unsigned int blockDimZ,
+                                                      unsigned int sharedMemBytes, CUstream hStream,
+                                                      void** kernelParams) {
+  return launch_function(f, dim3(gridDimX, gridDimY, gridDimZ), dim3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
+                   hStream, kernelParams, nullptr, true);
 }
 
 extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
@@ -166,4 +183,52 @@ extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* num
                                                                         size_t dynamicSMemSize) {
   return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize,
                                                               CU_OCCUPANCY_DEFAULT);
+}
+
+// The block size of highest occupancy, searched as the driver does: from the
+// largest block the function and device allow down by warps, each size
+// asking the server's occupancy calculator, with the dynamic shared memory
+// the caller's function gives for that size.
+extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize,
+                                                                     CUfunction func,
+                                                                     CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                                     size_t dynamicSMemSize, int blockSizeLimit,
+                                                                     unsigned int flags) {
+  if (!minGridSize || !blockSize || blockSizeLimit < 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverFunction* fn = DriverHandles::get().find(func);
+  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
+  CUdevice dev = fn->module->device;
+  int max_threads_mp, warp, dev_max_block, sms, func_max_block;
+  for (auto [out, attr] : {std::pair{&max_threads_mp, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR},
+                           std::pair{&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE},
+                           std::pair{&dev_max_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
+                           std::pair{&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT}})
+    if (CUresult e = cuDeviceGetAttribute(out, attr, dev)) return e;
+  if (CUresult e = cuFuncGetAttribute(&func_max_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func)) return e;
+  int limit = blockSizeLimit ? std::min(blockSizeLimit, dev_max_block) : dev_max_block;
+  limit = std::min(limit, func_max_block);
+  int best_blocks = 0, best_size = 0, best_occupancy = 0;
+  for (int aligned = (limit + warp - 1) / warp * warp; aligned > 0; aligned -= warp) {
+    int size = std::min(aligned, limit);
+    size_t smem = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(size) : dynamicSMemSize;
+    int blocks = 0;
+    if (CUresult e = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, func, size, smem, flags)) return e;
+    if (blocks * size > best_occupancy) {
+      best_occupancy = blocks * size;
+      best_blocks = blocks;
+      best_size = size;
+    }
+    if (best_occupancy == max_threads_mp) break;
+  }
+  *minGridSize = best_blocks * sms;
+  *blockSize = best_size;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                                             CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                             size_t dynamicSMemSize, int blockSizeLimit) {
+  return cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+                                                   dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
 }

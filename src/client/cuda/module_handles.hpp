@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "client/core/module_registry.hpp"
 
@@ -19,10 +20,19 @@ struct DriverModule {
   uint64_t remote;  // server handle
 };
 
+// What the pre-CUDA 4 launch API (cuFuncSetBlockShape, cuParamSet*,
+// cuLaunchGrid) sets on a function before launching it.
+struct LegacyLaunchState {
+  unsigned block[3] = {0, 0, 0};
+  unsigned shared_bytes = 0;
+  std::vector<uint8_t> params;  // the parameter buffer; its size is cuParamSetSize's
+};
+
 struct DriverFunction {
   DriverModule* module;
   std::string name;
   LoadedKernel kernel;
+  LegacyLaunchState legacy;
 };
 
 class DriverHandles {

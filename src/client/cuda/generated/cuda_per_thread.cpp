@@ -8,9 +8,24 @@
 
 #include "client/core/per_thread_stream.hpp"
 
+extern "C" CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuEventRecordWithFlags(hEvent, hStream, flags);
+}
+
 extern "C" CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuEventRecord(hEvent, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+}
+
+extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* userData) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuLaunchHostFunc(hStream, fn, userData);
 }
 
 extern "C" CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
@@ -118,6 +133,36 @@ extern "C" CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned c
   return cuMemsetD8_v2(dstDevice, uc, N);
 }
 
+extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamAddCallback(hStream, callback, userData, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamCopyAttributes(dst, src);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetAttribute(hStream, attr, value_out);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext* pctx) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetCtx(hStream, pctx);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetCtx_v2(hStream, pCtx, pGreenCtx);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetDevice(hStream, device);
+}
+
 extern "C" CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamGetFlags(hStream, flags);
@@ -136,6 +181,11 @@ extern "C" CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream, int* prio
 extern "C" CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamQuery(hStream);
+}
+
+extern "C" CUresult CUDAAPI cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamSetAttribute(hStream, attr, value);
 }
 
 extern "C" CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) {

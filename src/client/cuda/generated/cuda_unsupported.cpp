@@ -30,21 +30,15 @@ extern "C" CUresult CUDAAPI cuCoredumpGetAttribute(CUcoredumpSettings, void*, si
 extern "C" CUresult CUDAAPI cuCoredumpGetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpGetAttributeGlobal"); }
 extern "C" CUresult CUDAAPI cuCoredumpSetAttribute(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttribute"); }
 extern "C" CUresult CUDAAPI cuCoredumpSetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttributeGlobal"); }
-extern "C" CUresult CUDAAPI cuCtxAttach(CUcontext*, unsigned int) { return rgpu::client::driver_unsupported("cuCtxAttach"); }
-extern "C" CUresult CUDAAPI cuCtxCreate_v3(CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuCtxCreate_v3"); }
-extern "C" CUresult CUDAAPI cuCtxDetach(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDetach"); }
 extern "C" CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDisablePeerAccess"); }
 extern "C" CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return rgpu::client::driver_unsupported("cuCtxEnablePeerAccess"); }
 extern "C" CUresult CUDAAPI cuCtxFromGreenCtx(CUcontext*, CUgreenCtx) { return rgpu::client::driver_unsupported("cuCtxFromGreenCtx"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevResource(CUcontext, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuCtxGetDevResource"); }
-extern "C" CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice*, CUcontext) { return rgpu::client::driver_unsupported("cuCtxGetDevice_v2"); }
-extern "C" CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext) { return rgpu::client::driver_unsupported("cuCtxSynchronize_v2"); }
 extern "C" CUresult CUDAAPI cuDestroyExternalMemory(CUexternalMemory) { return rgpu::client::driver_unsupported("cuDestroyExternalMemory"); }
 extern "C" CUresult CUDAAPI cuDestroyExternalSemaphore(CUexternalSemaphore) { return rgpu::client::driver_unsupported("cuDestroyExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc*, CUdevResource*, unsigned int) { return rgpu::client::driver_unsupported("cuDevResourceGenerateDesc"); }
 extern "C" CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource*, unsigned int*, const CUdevResource*, CUdevResource*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuDevSmResourceSplitByCount"); }
 extern "C" CUresult CUDAAPI cuDeviceCanAccessPeer(int*, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceCanAccessPeer"); }
-extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice*, const char*) { return rgpu::client::driver_unsupported("cuDeviceGetByPCIBusId"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetDefaultMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
 extern "C" CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceGetGraphMemAttribute"); }
@@ -59,12 +53,8 @@ extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncC
 extern "C" CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceSetGraphMemAttribute"); }
 extern "C" CUresult CUDAAPI cuDeviceSetMemPool(CUdevice, CUmemoryPool) { return rgpu::client::driver_unsupported("cuDeviceSetMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
-extern "C" CUresult CUDAAPI cuEventRecordWithFlags(CUevent, CUstream, unsigned int) { return rgpu::client::driver_unsupported("cuEventRecordWithFlags"); }
-extern "C" CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent, CUstream, unsigned int) { return rgpu::client::driver_unsupported("cuEventRecordWithFlags_ptsz"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
-extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction, int, int, int) { return rgpu::client::driver_unsupported("cuFuncSetBlockShape"); }
-extern "C" CUresult CUDAAPI cuFuncSetSharedSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuFuncSetSharedSize"); }
 extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
 extern "C" CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddBatchMemOpNode"); }
 extern "C" CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUgraph) { return rgpu::client::driver_unsupported("cuGraphAddChildGraphNode"); }
@@ -188,14 +178,7 @@ extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUk
 extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
 extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetAttribute"); }
 extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetCacheConfig"); }
-extern "C" CUresult CUDAAPI cuLaunch(CUfunction) { return rgpu::client::driver_unsupported("cuLaunch"); }
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernel"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernel_ptsz"); }
-extern "C" CUresult CUDAAPI cuLaunchGrid(CUfunction, int, int) { return rgpu::client::driver_unsupported("cuLaunchGrid"); }
-extern "C" CUresult CUDAAPI cuLaunchGridAsync(CUfunction, int, int, CUstream) { return rgpu::client::driver_unsupported("cuLaunchGridAsync"); }
-extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc"); }
-extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc_ptsz"); }
 extern "C" CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel*, unsigned int, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryEnumerateKernels"); }
 extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetGlobal"); }
 extern "C" CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int*, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryGetKernelCount"); }
@@ -356,21 +339,13 @@ extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, con
 extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
 extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveClusters"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSize"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialBlockSizeWithFlags"); }
 extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialClusterSize"); }
-extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetSize"); }
 extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return rgpu::client::driver_unsupported("cuParamSetTexRef"); }
-extern "C" CUresult CUDAAPI cuParamSetf(CUfunction, int, float) { return rgpu::client::driver_unsupported("cuParamSetf"); }
-extern "C" CUresult CUDAAPI cuParamSeti(CUfunction, int, unsigned int) { return rgpu::client::driver_unsupported("cuParamSeti"); }
-extern "C" CUresult CUDAAPI cuParamSetv(CUfunction, int, void*, unsigned int) { return rgpu::client::driver_unsupported("cuParamSetv"); }
 extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttributes"); }
 extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerSetAttribute"); }
 extern "C" CUresult CUDAAPI cuProfilerInitialize(const char*, const char*, CUoutput_mode) { return rgpu::client::driver_unsupported("cuProfilerInitialize"); }
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync"); }
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamAddCallback(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback"); }
-extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamAttachMemAsync(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync"); }
 extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp"); }
@@ -383,29 +358,17 @@ extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, 
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamCopyAttributes(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes"); }
-extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream, CUstream) { return rgpu::client::driver_unsupported("cuStreamCopyAttributes_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamEndCapture(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture"); }
 extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetAttribute(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute"); }
-extern "C" CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream, CUstreamCaptureStatus*, cuuint64_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo"); }
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v2"); }
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v3"); }
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v3_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCtx(CUstream, CUcontext*) { return rgpu::client::driver_unsupported("cuStreamGetCtx"); }
-extern "C" CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream, CUcontext*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCtx_v2(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2"); }
-extern "C" CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetDevice(CUstream, CUdevice*) { return rgpu::client::driver_unsupported("cuStreamGetDevice"); }
-extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream, CUdevice*) { return rgpu::client::driver_unsupported("cuStreamGetDevice_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetGreenCtx(CUstream, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetGreenCtx"); }
 extern "C" CUresult CUDAAPI cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing"); }
 extern "C" CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamSetAttribute(CUstream, CUstreamAttrID, const CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamSetAttribute"); }
-extern "C" CUresult CUDAAPI cuStreamSetAttribute_ptsz(CUstream, CUstreamAttrID, const CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamSetAttribute_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies"); }
 extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_ptsz(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2"); }
