@@ -76,6 +76,10 @@ enum Op : uint16_t {
   kOpModuleGetFunction = 101,    // module handle + kernel name -> function and layout
   kOpModuleGetGlobal = 102,      // module handle + variable name -> address and size
 
+  // Driver API breadth: 400-499.
+  kOpStreamMemOps = 400,  // cuStreamBatchMemOp and the wait/write-value calls: posted
+  kOpLink = 401,          // JIT-link inputs (payload) -> the linked image
+
   kOpFirstGenerated = 1000,
 };
 

@@ -68,6 +68,8 @@ const char* op_name(uint16_t op) {
     case kOpModuleLoadImage: return "ModuleLoadImage";
     case kOpModuleGetFunction: return "ModuleGetFunction";
     case kOpModuleGetGlobal: return "ModuleGetGlobal";
+    case kOpStreamMemOps: return "StreamMemOps";
+    case kOpLink: return "Link";
     case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";

@@ -32,6 +32,22 @@ struct LaunchConfig {
   bool cooperative = false;  // all blocks resident at once (grid-wide sync)
 };
 
+// One operation of cuStreamBatchMemOp (cuStreamWaitValue*, cuStreamWriteValue*
+// are batches of one), its address already checked against the session.
+struct StreamMemOp {
+  uint32_t type;   // CUstreamBatchMemOpType
+  uint32_t flags;  // CUstreamWaitValue_flags, CUstreamWriteValue_flags or barrier flags
+  DevPtr address;  // 0 for barriers and flushes
+  uint64_t value;  // 32-bit operations use the low half
+};
+
+// One input of a JIT link (cuLinkAddData).
+struct LinkInput {
+  int32_t type;  // CUjitInputType
+  std::string name;
+  std::vector<uint8_t> data;
+};
+
 class Backend : public ForwardedApi {
  public:
   ~Backend() override = default;
@@ -119,6 +135,11 @@ class Backend : public ForwardedApi {
   virtual int32_t func_set_cache_config(Handle function, cudaFuncCache config) = 0;
   virtual int32_t occupancy_max_active_blocks(int* blocks, Handle function, int block_size,
                                               size_t dynamic_smem, unsigned flags) = 0;
+
+  // Driver API: stream memory operations in stream order, and a JIT link of
+  // PTX, cubins, fat binaries and libraries into one image (cuLinkComplete's).
+  virtual int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) = 0;
+  virtual int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

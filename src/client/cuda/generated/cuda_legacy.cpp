@@ -52,6 +52,18 @@ extern "C" CUresult CUDAAPI cuEventElapsedTime(float* pMilliseconds, CUevent hSt
   return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
 }
 
+extern "C" CUresult CUDAAPI cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  return cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues);
+}
+
+extern "C" CUresult CUDAAPI cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) {
+  return cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues);
+}
+
+extern "C" CUresult CUDAAPI cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) {
+  return cuLinkCreate_v2(numOptions, options, optionValues, stateOut);
+}
+
 extern "C" CUresult CUDAAPI cuMemAllocHost(void** pp, unsigned int bytesize) {
   return cuMemAllocHost_v2(pp, bytesize);
 }
@@ -70,6 +82,26 @@ extern "C" CUresult CUDAAPI cuMemHostRegister(void* p, size_t bytesize, unsigned
   return cuMemHostRegister_v2(p, bytesize, Flags);
 }
 
+extern "C" CUresult CUDAAPI cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  return cuStreamBatchMemOp_v2(stream, count, paramArray, flags);
+}
+
 extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
   return cuStreamDestroy_v2(hStream);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  return cuStreamWaitValue32_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  return cuStreamWaitValue64_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  return cuStreamWriteValue32_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  return cuStreamWriteValue64_v2(stream, addr, value, flags);
 }

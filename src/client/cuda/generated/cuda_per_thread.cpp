@@ -138,6 +138,16 @@ extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamC
   return cuStreamAddCallback(hStream, callback, userData, flags);
 }
 
+extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBatchMemOp(stream, count, paramArray, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBatchMemOp_v2(stream, count, paramArray, flags);
+}
+
 extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamCopyAttributes(dst, src);
@@ -196,4 +206,44 @@ extern "C" CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) {
 extern "C" CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamWaitEvent(hStream, hEvent, Flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWaitValue32(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWaitValue32_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWaitValue64(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWaitValue64_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWriteValue32(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWriteValue32_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWriteValue64(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWriteValue64_v2(stream, addr, value, flags);
 }

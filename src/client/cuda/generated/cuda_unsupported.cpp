@@ -184,14 +184,6 @@ extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr*, size_t*, CUlibrary,
 extern "C" CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int*, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryGetKernelCount"); }
 extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
 extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
-extern "C" CUresult CUDAAPI cuLinkAddData(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddData"); }
-extern "C" CUresult CUDAAPI cuLinkAddData_v2(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddData_v2"); }
-extern "C" CUresult CUDAAPI cuLinkAddFile(CUlinkState, CUjitInputType, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddFile"); }
-extern "C" CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState, CUjitInputType, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddFile_v2"); }
-extern "C" CUresult CUDAAPI cuLinkComplete(CUlinkState, void**, size_t*) { return rgpu::client::driver_unsupported("cuLinkComplete"); }
-extern "C" CUresult CUDAAPI cuLinkCreate(unsigned int, CUjit_option*, void**, CUlinkState*) { return rgpu::client::driver_unsupported("cuLinkCreate"); }
-extern "C" CUresult CUDAAPI cuLinkCreate_v2(unsigned int, CUjit_option*, void**, CUlinkState*) { return rgpu::client::driver_unsupported("cuLinkCreate_v2"); }
-extern "C" CUresult CUDAAPI cuLinkDestroy(CUlinkState) { return rgpu::client::driver_unsupported("cuLinkDestroy"); }
 extern "C" CUresult CUDAAPI cuLogsCurrent(CUlogIterator*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsCurrent"); }
 extern "C" CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator*, const char*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToFile"); }
 extern "C" CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator*, char*, size_t*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToMemory"); }
@@ -348,10 +340,6 @@ extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync(const CUexternalSema
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamAttachMemAsync(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync"); }
 extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp"); }
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_v2"); }
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCapture(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCaptureToGraph"); }
 extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCaptureToGraph_ptsz"); }
@@ -373,22 +361,6 @@ extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream, CUgraphN
 extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_ptsz(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2"); }
 extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue32(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue32_v2(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32_v2"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue32_v2_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue64(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue64"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue64_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue64_v2"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue64_v2_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue64_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue32(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue32"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue32_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue32_v2(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue32_v2"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue32_v2_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue32_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue64(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuSurfObjectCreate(CUsurfObject*, const CUDA_RESOURCE_DESC*) { return rgpu::client::driver_unsupported("cuSurfObjectCreate"); }
 extern "C" CUresult CUDAAPI cuSurfObjectDestroy(CUsurfObject) { return rgpu::client::driver_unsupported("cuSurfObjectDestroy"); }
 extern "C" CUresult CUDAAPI cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC*, CUsurfObject) { return rgpu::client::driver_unsupported("cuSurfObjectGetResourceDesc"); }
