@@ -117,6 +117,7 @@ class HostTestBackend final : public Backend {
     p->concurrentKernels = 1;
     p->asyncEngineCount = 2;
     p->pciDeviceID = ordinal;
+    p->pciBusID = ordinal + 1;
     return cudaSuccess;
   }
   int32_t device_synchronize() override { return cudaSuccess; }
@@ -454,6 +455,12 @@ class HostTestBackend final : public Backend {
 
   // Driver API. Work runs at once, so a wait no earlier work satisfied would
   // wait forever: it fails (CUDA_ERROR_NOT_READY) instead.
+  // Each test GPU sits on a bus of its own, as the ordinal says.
+  int32_t cudaDeviceGetPCIBusId(char* id, int len, int device) override {
+    if (device < 0 || device >= kDevices || len <= 0) return cudaErrorInvalidValue;
+    snprintf(id, static_cast<size_t>(len), "0000:%02x:00.0", device + 1);
+    return cudaSuccess;
+  }
   int32_t stream_mem_ops(Handle, std::span<const StreamMemOp> ops, unsigned flags) override {
     if (flags != 0) return cudaErrorInvalidValue;
     for (const auto& op : ops) {
