@@ -4,7 +4,9 @@ Inputs: cuda.h and cudaProfiler.h (parsed with __CUDA_API_VERSION_INTERNAL, so
 the legacy unversioned names NVIDIA still exports are declared too),
 codegen/cuda_exports.txt (the dynamic symbols of NVIDIA's libcuda.so.1, read
 from the toolkit's stub with `nm -D`) and codegen/cuda.toml (which exports are
-hand-written in src/client/cuda/). Everything else becomes a stub returning
+hand-written in src/client/cuda/, which are forwarded, and why some cannot be).
+Legacy names whose newer version rgpu implements become wrappers of it (see
+legacy_binding). Everything else becomes a stub returning
 CUDA_ERROR_NOT_SUPPORTED.
 """
 from __future__ import annotations
@@ -14,6 +16,8 @@ import tomllib
 from dataclasses import dataclass, field
 
 from generate import CODEGEN, GenError, Decl, banner, params_decl, sort_exports, unsupported_reasons
+from generate import (CODEGEN, DRIVER_KINDS, Decl, Forward, GenError, banner,
+                      check_forward, params_decl, sort_exports)
 
 OUT = {
     "unsupported": "src/client/cuda/generated/cuda_unsupported.cpp",
@@ -21,6 +25,8 @@ OUT = {
     "map": "src/client/cuda/generated/libcuda.map",
     "proc_names": "src/client/cuda/generated/proc_names.cpp",
     "error_names": "src/client/cuda/generated/driver_error_names.cpp",
+    "forwarded": "src/client/cuda/generated/cuda_forwarded.cpp",
+    "legacy": "src/client/cuda/generated/cuda_legacy.cpp",
 }
 
 HEADERS = ["cuda.h", "cudaProfiler.h"]
@@ -28,11 +34,24 @@ PRELUDE = "#define __CUDA_API_VERSION_INTERNAL\n" + "".join(f"#include <{h}>\n" 
 
 
 @dataclass
+class Legacy:
+    """A legacy export wrapping its newer version: same parameters, or 32-bit
+    sizes where the newer one has 64-bit ones (`narrowed`: the output
+    parameters whose value must fit)."""
+    decl: Decl
+    target: Decl
+    narrowed: list[str]
+
+
+@dataclass
 class DriverModel:
     exports: list[str]
     manual: list[str]
+    forwards: list[Forward]
+    legacy: list[Legacy]
     per_thread: list[tuple[Decl, str]]
     unsupported: list[Decl]
+    reasons: dict[str, str]  # why an unsupported export cannot be implemented
     # cuGetProcAddress: the API name cuda.h maps to a versioned symbol, and
     # whether per-thread builds add _ptds or _ptsz.
     proc_names: list[tuple[str, str, str]]
@@ -40,7 +59,7 @@ class DriverModel:
     reasons: dict[str, str]  # [unsupported]: why a function cannot work remotely
 
 
-def build_driver_model(parser) -> DriverModel:
+def build_driver_model(parser, first_op: int) -> DriverModel:
     exports = [l.strip() for l in (CODEGEN / "cuda_exports.txt").read_text().splitlines()
                if l.strip() and not l.startswith("#")]
     if len(set(exports)) != len(exports):
@@ -49,12 +68,20 @@ def build_driver_model(parser) -> DriverModel:
         conf = tomllib.load(f)
     if set(conf) - {"manual", "unsupported"}:
         raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - {'manual', 'unsupported'})}")
+    tables = {"manual", "forward", "reasons"}
+    if set(conf) - tables:
+        raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - tables)}")
     manual = list(conf.get("manual", {}).get("names", []))
+    forward_specs: dict = conf.get("forward", {})
+    reasons: dict = conf.get("reasons", {})
     if len(set(manual)) != len(manual):
         raise GenError("cuda.toml lists a manual name twice")
-    for n in manual:
+    for n in manual + list(forward_specs) + list(reasons):
         if n not in exports:
             raise GenError(f"cuda.toml names {n}, which libcuda.so.1 does not export")
+    twice = (set(manual) & set(forward_specs)) | ((set(manual) | set(forward_specs)) & set(reasons))
+    if twice:
+        raise GenError(f"cuda.toml lists {sorted(twice)} in more than one table")
 
     reasons = unsupported_reasons(conf, set(exports), set(manual), "cuda.toml")
 
@@ -63,6 +90,82 @@ def build_driver_model(parser) -> DriverModel:
     per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
     return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
                        error_descriptions(parser, tu), reasons)
+    names = proc_names(parser, exports)
+    # The server includes cuda.h as applications do: a forwarded name must be
+    # the symbol its API name binds to there.
+    renamed = {api: symbol for api, symbol, _ in names if api != symbol}
+    forwards = []
+    for i, (name, spec) in enumerate(forward_specs.items()):
+        if name in renamed:
+            raise GenError(f"cuda.toml forwards {name}, which cuda.h renames to {renamed[name]}")
+        if name not in decls:
+            raise GenError(f"forward function {name} is not declared in {', '.join(HEADERS)}")
+        forwards.append(check_forward(decls[name], spec, first_op + i, "CUresult", "cuda.toml",
+                                      DRIVER_KINDS))
+    implemented = set(manual) | set(forward_specs)
+    legacy, legacy_reasons = legacy_bindings(exports, implemented, decls)
+    if set(legacy_reasons) & set(reasons):
+        raise GenError(f"cuda.toml gives reasons for {sorted(set(legacy_reasons) & set(reasons))}, "
+                       f"legacy bindings with reasons of their own")
+    per_thread, unsupported = sort_exports(exports, implemented | {l.decl.name for l in legacy},
+                                           decls.get, decls, "CUresult", "cuda.toml")
+    for n in reasons:
+        if n not in {d.name for d in unsupported}:
+            raise GenError(f"cuda.toml gives a reason for {n}, which is implemented")
+    return DriverModel(exports, manual, forwards, legacy, per_thread, unsupported,
+                       {**legacy_reasons, **reasons}, names, error_descriptions(parser, tu))
+
+
+def scalar(t) -> str:
+    return t.get_canonical().kind.name
+
+
+def legacy_bindings(exports, implemented, decls) -> tuple[list[Legacy], dict[str, str]]:
+    """Each export X not implemented whose newest implemented X_vN takes the
+    same parameters, or wider integers in the same places, becomes a wrapper
+    of X_vN. One whose parameters hold a 32-bit device address
+    (CUdeviceptr_v1) or a legacy struct gets a reason instead."""
+    exported = set(exports)
+    legacy, reasons = [], {}
+    for name in exports:
+        if name in implemented or name not in decls:
+            continue
+        newer = [f"{name}_v{v}" for v in range(9, 1, -1) if f"{name}_v{v}" in exported]
+        targets = [n for n in newer if n in implemented]
+        for target in targets:
+            binding = legacy_binding(decls[name], decls[target])
+            if binding is not None:
+                legacy.append(binding)
+                break
+        else:
+            if targets and any("CUdeviceptr_v1" in p.type for p in decls[name].params):
+                reasons[name] = (f"legacy 32-bit device address (CUdeviceptr_v1): the addresses of a "
+                                 f"64-bit process do not fit; {targets[0]} is implemented")
+            elif targets:
+                reasons[name] = (f"legacy binding whose parameters differ from {targets[0]}'s "
+                                 f"(which is implemented) beyond integer widths")
+    return legacy, reasons
+
+
+WIDE = {"ULONG", "ULONGLONG"}
+
+
+def legacy_binding(old: Decl, new: Decl) -> Legacy | None:
+    if len(old.params) != len(new.params) or any("CUdeviceptr_v1" in p.type for p in old.params):
+        return None
+    narrowed = []
+    for a, b in zip(old.params, new.params):
+        if a.type == b.type:
+            continue
+        if scalar(a.ctype) == "UINT" and scalar(b.ctype) in WIDE:
+            continue  # an input widens losslessly
+        if (scalar(a.ctype) == "POINTER" and scalar(b.ctype) == "POINTER"
+                and scalar(a.ctype.get_pointee()) == "UINT" and scalar(b.ctype.get_pointee()) in WIDE
+                and not a.ctype.get_pointee().is_const_qualified()):
+            narrowed.append(a.name)
+            continue
+        return None
+    return Legacy(old, new, narrowed)
 
 
 def error_descriptions(parser, tu) -> list[tuple[str, int, str]]:
@@ -95,6 +198,120 @@ def proc_names(parser, exports) -> list[tuple[str, str, str]]:
 
 def includes() -> str:
     return PRELUDE.rstrip()
+
+
+def emit_forwarded(m: DriverModel) -> str:
+    out = [banner(), "// Client stubs of the forwarded driver calls: check and resolve handles,",
+           "// encode, send to the chosen server, decode the outputs.", includes(), "",
+           "#include <algorithm>", "#include <cstring>", "",
+           '#include "client/core/api_guard.hpp"', '#include "client/core/call.hpp"',
+           '#include "client/cuda/driver_errors.hpp"', '#include "client/cuda/module_handles.hpp"',
+           '#include "client/cuda/primary_context.hpp"', '#include "protocol/generated/ops_generated.hpp"',
+           "", "using namespace rgpu::client;", ""]
+    for f in m.forwards:
+        pre = ["KeepLastError keep;"]
+        for a in f.args:
+            if a.kind in ("out", "in", "out_string", "in_string") and not a.optional:
+                pre.append(f"if (!{a.p.name}) return CUDA_ERROR_INVALID_VALUE;")
+        pre.append("if (CUresult e = driver_ready()) return e;")
+        for a in f.args:
+            n = a.p.name
+            if a.kind in ("function", "module"):
+                pre.append(f"auto* {n}_object = DriverHandles::get().find({n});")
+                pre.append(f"if (!{n}_object) return CUDA_ERROR_INVALID_HANDLE;")
+            elif a.kind == "context":
+                pre.append(f"int {n}_device = context_device({n});")
+                pre.append(f"if ({n}_device < 0) return CUDA_ERROR_INVALID_CONTEXT;")
+        body = [f"Call call(rgpu::proto::kOp_{f.name});"]
+        r = f.routing
+        device_of = {"device": "{n}", "function": "{n}_object->module->device",
+                     "module": "{n}_object->device", "context": "{n}_device"}
+        if r is None:
+            body.append("if (cudaError_t e = call.to_current_device()) return e;")
+        elif r.kind in device_of:
+            body.append(f"int32_t {r.p.name}_remote;")
+            body.append(f"if (cudaError_t e = call.to_device({device_of[r.kind].format(n=r.p.name)}, "
+                        f"&{r.p.name}_remote)) return e;")
+        else:
+            handle = "cudaStream_t" if r.kind == "stream" else "cudaEvent_t"
+            body.append(f"uint64_t {r.p.name}_remote;")
+            body.append(f"if (cudaError_t e = call.to_{r.kind}(reinterpret_cast<{handle}>({r.p.name}), "
+                        f"&{r.p.name}_remote)) return e;")
+        for a in f.args:
+            if a.kind == "context" and a is not r:
+                # CUDA_ERROR_INVALID_CONTEXT: the handle is of another device.
+                body.append(f"if ({a.p.name}_device != call.device_index()) "
+                            f"return cudaErrorDeviceUninitialized;")
+        if f.quiet:
+            body.append("call.quiet();")
+        puts = []
+        for a in f.args:
+            n = a.p.name
+            if a.kind == "value":
+                puts.append(f".put({n})")
+            elif a.kind in ("device", "stream", "event"):
+                puts.append(f".put({n}_remote)")
+            elif a.kind == "function":
+                puts.append(f".put<uint64_t>({n}_object->kernel.function)")
+            elif a.kind == "module":
+                puts.append(f".put<uint64_t>({n}_object->remote)")
+            elif a.kind == "in_string":
+                puts.append(f".put_string({n})")
+            elif a.kind == "in":
+                puts.append(f".put(*{n})")
+        if puts:
+            body.append("call.args()" + "".join(puts) + ";")
+        outs = [a for a in f.args if a.kind in ("out", "out_string")]
+        if not outs:
+            body.append("return call.run();")
+        else:
+            body.append("if (cudaError_t e = call.run()) return e;")
+            for a in outs:
+                n = a.p.name
+                if a.kind == "out" and a.optional:
+                    body.append(f"auto {n}_value = call.reply().get<{a.pointee}>();")
+                    body.append(f"if ({n}) *{n} = {n}_value;")
+                elif a.kind == "out":
+                    body.append(f"*{n} = call.reply().get<{a.pointee}>();")
+                else:
+                    body.append(f"auto {n}_bytes = call.reply().get_bytes();")
+                    body.append(f"std::memcpy({n}, {n}_bytes.data(), std::min<size_t>({n}_bytes.size(), "
+                                f"static_cast<size_t>({a.len_param})));")
+            body.append("return cudaSuccess;")
+        out.append(f'extern "C" CUresult CUDAAPI {f.name}({params_decl(f.decl)}) {{')
+        out += [f"  {l}" for l in pre]
+        out.append("  return to_cu(api([&]() -> cudaError_t {")
+        out += [f"    {l}" for l in body]
+        out += ["  }));", "}", ""]
+    return "\n".join(out)
+
+
+def emit_legacy(m: DriverModel) -> str:
+    out = [banner(), "// Legacy exports over their newer versions. 32-bit outputs get the newer",
+           "// function's value when it fits, else CUDA_ERROR_NOT_SUPPORTED (logged once).",
+           includes(), "", '#include "client/cuda/driver_errors.hpp"', ""]
+    for l in m.legacy:
+        d = l.decl
+        out.append(f'extern "C" CUresult CUDAAPI {d.name}({params_decl(d) or "void"}) {{')
+        args = []
+        for a, b in zip(d.params, l.target.params):
+            if a.name in l.narrowed:
+                wide = b.ctype.get_pointee().spelling
+                out.append(f"  {wide} {a.name}_wide = 0;")
+                args.append(f"{a.name} ? &{a.name}_wide : nullptr")
+            else:
+                args.append(a.name)
+        if not l.narrowed:
+            out += [f"  return {l.target.name}({', '.join(args)});", "}", ""]
+            continue
+        out.append(f"  if (CUresult e = {l.target.name}({', '.join(args)})) return e;")
+        pointee = {a.name: a.ctype.get_pointee().spelling for a in d.params}
+        fits = " || ".join(f"({n} && static_cast<{pointee[n]}>({n}_wide) != {n}_wide)" for n in l.narrowed)
+        out.append(f'  if ({fits}) return rgpu::client::legacy_value_too_wide("{d.name}");')
+        for n in l.narrowed:
+            out.append(f"  if ({n}) *{n} = static_cast<{pointee[n]}>({n}_wide);")
+        out += ["  return CUDA_SUCCESS;", "}", ""]
+    return "\n".join(out)
 
 
 def emit_unsupported(m: DriverModel) -> str:
@@ -134,6 +351,9 @@ def emit_map(m: DriverModel) -> str:
 
 
 LIMITS = [
+    "Legacy exports (no version suffix, or an older one) run their newest implemented version "
+    "when the parameters agree; where they take 32-bit sizes, a value that does not fit returns "
+    "CUDA_ERROR_NOT_SUPPORTED.",
     "Contexts are emulated: every context of a device is its primary context, and the current "
     "context is the runtime's current device (so cuCtxGetCurrent is never NULL once CUDA is "
     "initialised). cuCtxCreate retains the primary context and pushes it, cuCtxDestroy releases it; "
@@ -196,6 +416,11 @@ LIMITS = [
 
 def emit_coverage(m: DriverModel) -> str:
     status = {n: ("implemented", "hand-written (src/client/cuda)") for n in m.manual}
+    for f in m.forwards:
+        status[f.name] = ("forwarded", "generated stub and handler")
+    for l in m.legacy:
+        status[l.decl.name] = ("implemented", f"legacy binding of {l.target.name}"
+                               + (" (32-bit outputs checked)" if l.narrowed else ""))
     for d, base in m.per_thread:
         status[d.name] = ("implemented", f"per-thread default stream variant of {base}")
     exported = set(m.exports)
@@ -203,6 +428,8 @@ def emit_coverage(m: DriverModel) -> str:
         newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
         why = (f"legacy binding, superseded by {newer[-1]}" if newer
                else m.reasons.get(d.name, "not implemented yet"))
+        why = m.reasons.get(d.name) or (f"legacy binding, superseded by {newer[-1]}" if newer
+                                        else "not implemented yet")
         status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
     done = [n for n in m.exports if status[n][0] != "unsupported"]
     lines = ["", "# CUDA driver coverage", "",
@@ -246,4 +473,4 @@ def emit_error_names(m: DriverModel) -> str:
 
 def render_driver(m: DriverModel) -> dict[str, str]:
     return {OUT["error_names"]: emit_error_names(m), OUT["proc_names"]: emit_proc_names(m), OUT["unsupported"]: emit_unsupported(m), OUT["per_thread"]: emit_per_thread(m),
-            OUT["map"]: emit_map(m)}
+            OUT["map"]: emit_map(m), OUT["forwarded"]: emit_forwarded(m), OUT["legacy"]: emit_legacy(m)}

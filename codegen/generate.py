@@ -52,7 +52,12 @@ INTEROP_HEADERS = ["cuda_gl_interop.h", "cuda_egl_interop.h", "cuda_vdpau_intero
 INTEROP_STUBS = ["GL/gl.h", "EGL/egl.h", "EGL/eglext.h", "vdpau/vdpau.h"]
 
 PARAM_KINDS = {"out", "in", "device", "stream", "event", "out_string", "in_string"}
-ROUTING_KINDS = {"device", "stream", "event"}
+# Driver handles (cuda.toml only): the client resolves them to its own
+# objects, the server checks them against the session's tables.
+DRIVER_KINDS = PARAM_KINDS | {"function", "module", "context"}
+ROUTING_KINDS = {"device", "stream", "event", "function", "module", "context"}
+HANDLE_TYPES = {"stream": {"cudaStream_t", "CUstream"}, "event": {"cudaEvent_t", "CUevent"},
+                "function": {"CUfunction"}, "module": {"CUmodule"}, "context": {"CUcontext"}}
 MAX_OUT_STRING = 4096  # the most bytes a server fills for one out_string
 
 
@@ -223,6 +228,17 @@ class Model:
     errors: list[tuple[str, int]]
     headers_of_forwards: list[str] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # [unsupported]: why a function cannot work
+    # Forwarded driver functions (driver.py): their ops, handlers and backend
+    # methods are generated here beside the runtime's; their client stubs there.
+    driver_forwards: list[Forward] = field(default_factory=list)
+
+    @property
+    def server_forwards(self) -> list[Forward]:
+        return self.forwards + self.driver_forwards
+
+    @property
+    def server_headers(self) -> list[str]:
+        return self.headers_of_forwards + (["cuda.h", "cudaProfiler.h"] if self.driver_forwards else [])
 
 
 def is_pointer(t) -> bool:
@@ -243,18 +259,19 @@ def holds_pointer(t) -> bool:
     return False
 
 
-def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
+def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="cudart.toml",
+                  kinds=PARAM_KINDS) -> Forward:
     name = decl.name
-    if decl.result != "cudaError_t":
-        raise GenError(f"{name}: forward functions must return cudaError_t, not {decl.result}")
+    if decl.result != result:
+        raise GenError(f"{name}: forward functions must return {result}, not {decl.result}")
     unknown = set(spec) - {"params", "quiet"}
     if unknown:
-        raise GenError(f"{name}: unknown keys {sorted(unknown)} in cudart.toml")
+        raise GenError(f"{name}: unknown keys {sorted(unknown)} in {toml}")
     notes = dict(spec.get("params", {}))
     by_name = {p.name: p for p in decl.params}
     for pname in notes:
         if pname not in by_name:
-            raise GenError(f"{name}: cudart.toml annotates `{pname}`, which is not a parameter "
+            raise GenError(f"{name}: {toml} annotates `{pname}`, which is not a parameter "
                            f"({', '.join(by_name) or 'none'})")
     args: list[PArg] = []
     for p in decl.params:
@@ -268,14 +285,14 @@ def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
         if note is None:
             if is_pointer(p.ctype):
                 raise GenError(f"{name}: pointer parameter `{p.type} {p.name}` has no annotation "
-                               f"in codegen/cudart.toml (one of {sorted(PARAM_KINDS)})")
+                               f"in codegen/{toml} (one of {sorted(kinds)})")
             if ck in ("CONSTANTARRAY", "INCOMPLETEARRAY", "VARIABLEARRAY", "FUNCTIONPROTO"):
                 raise GenError(f"{name}: parameter `{p.name}` of type {p.type} cannot be forwarded")
             args.append(PArg(p, "value"))
             continue
         kind = note.get("kind")
         extra = set(note) - {"kind", "optional", "len"}
-        if kind not in PARAM_KINDS or extra:
+        if kind not in kinds or extra:
             raise GenError(f"{name}.{p.name}: bad annotation {note}")
         a = PArg(p, kind, optional=bool(note.get("optional", False)), len_param=note.get("len"))
         if a.optional and kind != "out":
@@ -285,10 +302,10 @@ def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
                 raise GenError(f"{name}.{p.name}: `out` needs a pointer, not {p.type}")
             pointee = p.ctype.get_pointee()
             pk = pointee.get_canonical().kind.name
-            if pointee.is_const_qualified() or pk in ("VOID", "POINTER", "RECORD", "CHAR_S",
-                                                       "SCHAR", "CHAR_U", "FUNCTIONPROTO"):
-                # Structs could be allowed once one is needed: they must then
-                # hold no pointers, which is for a person to judge.
+            if (pointee.is_const_qualified() or pk in ("VOID", "POINTER", "CHAR_S", "SCHAR", "CHAR_U",
+                                                        "FUNCTIONPROTO")
+                    or (pk == "RECORD" and holds_pointer(pointee))):
+                # A struct travels by value: it must carry no address.
                 raise GenError(f"{name}.{p.name}: `out` of {p.type} is not a plain value")
             a.pointee = spell(pointee)
         elif kind == "in":
@@ -302,12 +319,10 @@ def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
         elif kind == "device":
             if ck != "INT":
                 raise GenError(f"{name}.{p.name}: `device` needs an int, not {p.type}")
-        elif kind == "stream":
-            if p.type != "cudaStream_t":
-                raise GenError(f"{name}.{p.name}: `stream` needs a cudaStream_t, not {p.type}")
-        elif kind == "event":
-            if p.type != "cudaEvent_t":
-                raise GenError(f"{name}.{p.name}: `event` needs a cudaEvent_t, not {p.type}")
+        elif kind in HANDLE_TYPES:
+            if p.type not in HANDLE_TYPES[kind]:
+                raise GenError(f"{name}.{p.name}: `{kind}` needs a {' or '.join(sorted(HANDLE_TYPES[kind]))}, "
+                               f"not {p.type}")
         elif kind == "out_string":
             pointee = p.ctype.get_pointee() if ck == "POINTER" else None
             if (pointee is None or pointee.get_canonical().kind.name not in ("CHAR_S", "SCHAR")
@@ -325,9 +340,13 @@ def check_forward(decl: Decl, spec: dict, op: int) -> Forward:
             raise GenError(f"{name}.{p.name}: only `out_string` takes `len`")
         args.append(a)
     routing = [a for a in args if a.kind in ROUTING_KINDS]
-    if len(routing) > 1:
-        # Call routes by each; a second handle would need a same-device check.
-        raise GenError(f"{name}: more than one device/stream/event parameter is not supported")
+    # A context beside another handle is only checked to be on the same device
+    # (driver stubs); any other second handle would need such a check too.
+    if (len([a for a in routing if a.kind != "context"]) > 1
+            or len([a for a in routing if a.kind == "context"]) > 1):
+        raise GenError(f"{name}: more than one device/stream/event/function/module parameter "
+                       f"(or context) is not supported")
+    routing.sort(key=lambda a: a.kind == "context")
     quiet = spec.get("quiet", False)
     if not isinstance(quiet, bool):
         raise GenError(f"{name}: quiet must be true or false")
@@ -478,9 +497,9 @@ def emit_ops(m: Model) -> str:
     lines = [banner(), "// Op numbers of the forwarded CUDA calls, from kOpFirstGenerated in the order",
              "// of codegen/cudart.toml.", "#pragma once", "#include <cstdint>", "",
              "namespace rgpu::proto {", "", "enum GeneratedOp : uint16_t {"]
-    for f in m.forwards:
+    for f in m.server_forwards:
         lines.append(f"  kOp_{f.name} = {f.op},")
-    lines += ["};", "", f"constexpr uint16_t kGeneratedOpCount = {len(m.forwards)};", "",
+    lines += ["};", "", f"constexpr uint16_t kGeneratedOpCount = {len(m.server_forwards)};", "",
               "}  // namespace rgpu::proto", ""]
     return "\n".join(lines)
 
@@ -492,7 +511,7 @@ def emit_op_names(m: Model) -> str:
     for n, _ in m.ops:
         short = n[len("kOp"):] if n.startswith("kOp") else n
         lines.append(f'    case {n}: return "{short}";')
-    for f in m.forwards:
+    for f in m.server_forwards:
         lines.append(f'    case kOp_{f.name}: return "{f.name}";')
     lines += ['    default: return "unknown";', "  }", "}", "", "}  // namespace rgpu::proto", ""]
     return "\n".join(lines)
@@ -637,10 +656,10 @@ def emit_error_names(m: Model) -> tuple[str, str]:
 def emit_forwarded_api(m: Model) -> str:
     out = [banner(), "// The forwarded CUDA calls a backend may implement; each returns a",
            "// cudaError_t value, and cudaErrorNotSupported unless overridden.", "#pragma once",
-           includes_for(m.headers_of_forwards).rstrip(), "", "#include <cstdint>", "",
+           includes_for(m.server_headers).rstrip(), "", "#include <cstdint>", "",
            "namespace rgpu::server {", "", "class ForwardedApi {", " public:",
            "  virtual ~ForwardedApi() = default;", ""]
-    for f in m.forwards:
+    for f in m.server_forwards:
         ps = ", ".join(f"{p.type} /*{p.name}*/" for p in f.decl.params)
         out.append(f"  virtual int32_t {f.name}({ps}) {{ return cudaErrorNotSupported; }}")
     out += ["};", "", "}  // namespace rgpu::server", ""]
@@ -649,18 +668,24 @@ def emit_forwarded_api(m: Model) -> str:
 
 def emit_cuda_api(m: Model) -> tuple[str, str]:
     hpp = [banner(), "// The forwarded calls on the real GPU: each calls the CUDA runtime's own.",
-           "#pragma once", includes_for(m.headers_of_forwards).rstrip(), "",
+           "#pragma once", includes_for(m.server_headers).rstrip(), "",
            '#include "server/backend/backend.hpp"', "", "namespace rgpu::server {", "",
            "class CudaForwardedApi : public Backend {", " public:"]
-    for f in m.forwards:
+    for f in m.server_forwards:
         hpp.append(f"  int32_t {f.name}({params_decl(f.decl)}) override;")
     hpp += ["};", "", "}  // namespace rgpu::server", ""]
     cpp = [banner(), '#include "server/backend/cuda/generated/cuda_forwarded_api.hpp"', "",
            '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "",
            "namespace rgpu::server {", ""]
-    for f in m.forwards:
-        args = ", ".join(p.name for p in f.decl.params)
+    for f in m.server_forwards:
+        # A context reaches the server as the device the call went to: its
+        # current (primary) context.
+        args = ", ".join(f"{a.p.name}_current" if a.kind == "context" else a.p.name for a in f.args)
         cpp.append(f"int32_t CudaForwardedApi::{f.name}({params_decl(f.decl)}) {{")
+        for a in f.args:
+            if a.kind == "context":
+                cpp.append(f"  CUcontext {a.p.name}_current;")
+                cpp.append(f"  if (CUresult r = cuCtxGetCurrent(&{a.p.name}_current)) return r;")
         cpp.append(f"  return ::{f.name}({args});")
         cpp.append("}")
         cpp.append("")
@@ -676,7 +701,7 @@ def emit_handlers(m: Model) -> str:
            '#include "protocol/generated/ops_generated.hpp"',
            '#include "server/worker/dispatcher.hpp"', '#include "server/worker/session_context.hpp"',
            "", "namespace rgpu::server {", "", f"constexpr int kMaxOutString = {MAX_OUT_STRING};", ""]
-    for f in m.forwards:
+    for f in m.server_forwards:
         uses_out = any(a.kind in ("out", "out_string") for a in f.args)
         out.append(f"static int32_t handle_{f.name}(SessionContext& s, Request& req, "
                    f"proto::Writer&{' out' if uses_out else ''}) {{")
@@ -687,7 +712,7 @@ def emit_handlers(m: Model) -> str:
                 body.append(f"auto {n} = req.args.get<{a.p.type}>();")
             elif a.kind == "device":
                 body.append(f"int {n} = req.args.get<int32_t>();")
-            elif a.kind in ("stream", "event"):
+            elif a.kind in ("stream", "event", "function", "module"):
                 body.append(f"auto {n}_handle = req.args.get<uint64_t>();")
             elif a.kind == "in_string":
                 body.append(f"std::string {n} = req.args.get_string();")
@@ -702,12 +727,18 @@ def emit_handlers(m: Model) -> str:
             elif a.kind in ("stream", "event"):
                 body.append(f"if (!s.valid_{a.kind}({n}_handle)) "
                             f"return cudaErrorInvalidResourceHandle;")
+            elif a.kind == "function":
+                body.append(f"if (!s.functions.find({n}_handle)) return cudaErrorInvalidResourceHandle;")
+            elif a.kind == "module":
+                body.append(f"if (!s.modules.contains({n}_handle)) return cudaErrorInvalidResourceHandle;")
             elif a.kind == "out_string":
                 body.append(f"if ({a.len_param} < 0) return cudaErrorInvalidValue;")
         for a in f.args:
             n = a.p.name
-            if a.kind in ("stream", "event"):
+            if a.kind in ("stream", "event", "function", "module"):
                 call_args.append(f"reinterpret_cast<{a.p.type}>({n}_handle)")
+            elif a.kind == "context":
+                call_args.append("CUcontext{}")
             elif a.kind == "out":
                 body.append(f"{a.pointee} {n}{{}};")
                 call_args.append(f"&{n}")
@@ -742,7 +773,7 @@ def emit_handlers(m: Model) -> str:
         out += [f"  {l}" for l in body]
         out += ["}", ""]
     out.append("void register_forwarded_handlers(Dispatcher& d) {")
-    for f in m.forwards:
+    for f in m.server_forwards:
         out.append(f"  d.add(proto::kOp_{f.name}, handle_{f.name});")
     out += ["}", "", "}  // namespace rgpu::server", ""]
     return "\n".join(out)
@@ -804,8 +835,11 @@ def main() -> int:
     try:
         parser = Parser()
         model = build_model(parser)
+        driver_model = driver.build_driver_model(parser, model.first_generated + len(model.forwards))
+        model.driver_forwards = driver_model.forwards
+        if model.first_generated + len(model.server_forwards) > 0xFFFF:
+            raise GenError("too many ops for uint16_t")
         files = render(model)
-        driver_model = driver.build_driver_model(parser)
         files.update(driver.render_driver(driver_model))
         files[OUT["coverage"]] += driver.emit_coverage(driver_model)
     except GenError as e:

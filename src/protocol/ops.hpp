@@ -176,6 +176,9 @@ enum Op : uint16_t {
   kOpGraphKernelNodeGetAttribute = 245,
   kOpGraphKernelNodeSetAttribute = 246,
   kOpGraphKernelNodeCopyAttributes = 247,
+  // Driver API breadth: 400-499.
+  kOpStreamMemOps = 400,  // cuStreamBatchMemOp and the wait/write-value calls: posted
+  kOpLink = 401,          // JIT-link inputs (payload) -> the linked image
 
   kOpFirstGenerated = 1000,
 };

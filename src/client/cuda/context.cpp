@@ -63,6 +63,7 @@ CUresult release(CUdevice dev) {
 CUcontext rgpu::client::primary_context(int device) { return reinterpret_cast<CUcontext>(&g_primary[device]); }
 
 int rgpu::client::context_device(CUcontext ctx) { return device_of(ctx); }
+int rgpu::client::context_device(CUcontext ctx) { return ctx ? device_of(ctx) : Runtime::current_device(); }
 
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
@@ -212,4 +213,48 @@ extern "C" CUresult CUDAAPI cuCtxResetPersistingL2Cache() {
   KeepLastError keep;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   return to_cu(cudaCtxResetPersistingL2Cache());
+}
+
+// A created context is the device's primary one (see the top of this file):
+// execution-affinity parameters would need a context of its own.
+extern "C" CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
+                                           unsigned int flags, CUdevice dev) {
+  if (numParams < 0 || (numParams > 0 && !paramsArray)) return CUDA_ERROR_INVALID_VALUE;
+  if (numParams > 0) return CUDA_ERROR_NOT_SUPPORTED;
+  return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+extern "C" CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  int dev = context_device(ctx);
+  if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  *device = dev;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
+  KeepLastError keep;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  int dev = context_device(ctx);
+  if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  int current = Runtime::current_device();
+  Runtime::set_current_device(dev);
+  cudaError_t e = cudaDeviceSynchronize();
+  Runtime::set_current_device(current);
+  return to_cu(e);
+}
+
+// The pre-CUDA 4 usage count: attaching retains the current context.
+extern "C" CUresult CUDAAPI cuCtxAttach(CUcontext* pctx, unsigned int flags) {
+  if (!pctx || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return cuDevicePrimaryCtxRetain(pctx, Runtime::current_device());
+}
+
+extern "C" CUresult CUDAAPI cuCtxDetach(CUcontext ctx) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  int dev = device_of(ctx);
+  if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  return release(dev);
 }

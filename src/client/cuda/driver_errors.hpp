@@ -12,6 +12,9 @@ CUresult to_cu(cudaError_t e);
 // What every driver function rgpu does not implement does: logs its name
 // once and returns CUDA_ERROR_NOT_SUPPORTED.
 CUresult driver_unsupported(const char* name);
+// A legacy export's 32-bit output cannot hold the value its newer version
+// returned: logs the name once and returns CUDA_ERROR_NOT_SUPPORTED.
+CUresult legacy_value_too_wide(const char* name);
 // cuInit was called, or the runtime API already connected (it initialises
 // the driver implicitly, as CUDA's does).
 bool driver_initialized();

@@ -3,7 +3,9 @@
 #include "client/cuda/cuda_api.hpp"
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <cstring>
+#include <tuple>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/runtime.hpp"
@@ -12,6 +14,18 @@
 using namespace rgpu::client;
 
 namespace {
+
+// domain:bus:device.function, or bus:device.function in domain 0 (hex).
+bool parse_pci_bus_id(const char* id, std::tuple<unsigned, unsigned, unsigned, unsigned>* out) {
+  unsigned domain = 0, bus, device, function;
+  char end;
+  if (std::sscanf(id, "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &end) == 4 ||
+      (domain = 0, std::sscanf(id, "%x:%x.%x%c", &bus, &device, &function, &end) == 3)) {
+    *out = {domain, bus, device, function};
+    return true;
+  }
+  return false;
+}
 
 CUresult device_properties(CUdevice dev, const cudaDeviceProp** out) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
@@ -103,4 +117,20 @@ extern "C" CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevic
   const cudaDeviceProp* p;
   if (CUresult e = device_properties(dev, &p)) return e;
   return to_cu(cudaDeviceGetPCIBusId(pciBusId, len, dev));
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
+  if (!dev || !pciBusId) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  std::tuple<unsigned, unsigned, unsigned, unsigned> wanted, id;
+  if (!parse_pci_bus_id(pciBusId, &wanted)) return CUDA_ERROR_INVALID_VALUE;
+  for (int i = 0; i < Runtime::get().device_count(); ++i) {
+    char name[32];
+    if (CUresult e = cuDeviceGetPCIBusId(name, sizeof name, i)) return e;
+    if (parse_pci_bus_id(name, &id) && id == wanted) {
+      *dev = i;
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_INVALID_DEVICE;
 }

@@ -23,6 +23,17 @@ struct rgpu::client::LegacyLaunchState {
   std::array<unsigned char, kMaxParamBytes> params{};
 };
 
+// The pre-CUDA 4 launch API: block shape, shared memory size and a
+// parameter buffer set on the function, then cuLaunchGrid. The buffer goes
+// to the launch as cuLaunchKernel's `extra` buffer would.
+#include "client/cuda/cuda_api.hpp"
+
+#include <cstring>
+
+#include "client/cuda/driver_errors.hpp"
+#include "client/cuda/driver_launch.hpp"
+#include "client/cuda/module_handles.hpp"
+
 using namespace rgpu::client;
 
 namespace {
@@ -45,6 +56,20 @@ CUresult set_param(CUfunction hfunc, int offset, const void* value, unsigned byt
   return with_state(hfunc, [&](LegacyLaunchState& s) {
     if (offset + size_t{bytes} > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
     std::memcpy(s.params.data() + offset, value, bytes);
+template <typename F>
+CUresult with_function(CUfunction hfunc, F&& f) {
+  if (CUresult e = driver_ready()) return e;
+  DriverFunction* fn = DriverHandles::get().find(hfunc);
+  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
+  return f(*fn);
+}
+
+// Bytes at `offset` of the buffer cuParamSetSize sized.
+CUresult set_param(CUfunction hfunc, int offset, const void* src, unsigned n) {
+  return with_function(hfunc, [&](DriverFunction& f) {
+    auto& params = f.legacy.params;
+    if (offset < 0 || (n && !src) || static_cast<size_t>(offset) + n > params.size()) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(params.data() + offset, src, n);
     return CUDA_SUCCESS;
   });
 }
@@ -57,6 +82,10 @@ extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, 
     s.block[0] = x;
     s.block[1] = y;
     s.block[2] = z;
+  return with_function(hfunc, [&](DriverFunction& f) {
+    f.legacy.block[0] = x;
+    f.legacy.block[1] = y;
+    f.legacy.block[2] = z;
     return CUDA_SUCCESS;
   });
 }
@@ -64,6 +93,8 @@ extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, 
 extern "C" CUresult CUDAAPI cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
   return with_state(hfunc, [&](LegacyLaunchState& s) {
     s.shared_bytes = bytes;
+  return with_function(hfunc, [&](DriverFunction& f) {
+    f.legacy.shared_bytes = bytes;
     return CUDA_SUCCESS;
   });
 }
@@ -72,6 +103,11 @@ extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction hfunc, unsigned int numbyt
   if (numbytes > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
   return with_state(hfunc, [&](LegacyLaunchState& s) {
     s.param_size = numbytes;
+// The buffer cannot be larger than the kernel's parameters.
+extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
+  return with_function(hfunc, [&](DriverFunction& f) {
+    if (numbytes > f.kernel.args_size) return CUDA_ERROR_INVALID_VALUE;
+    f.legacy.params.resize(numbytes);
     return CUDA_SUCCESS;
   });
 }
@@ -101,6 +137,15 @@ extern "C" CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int 
                    CU_LAUNCH_PARAM_END};
   return cuLaunchKernel(f, grid_width, grid_height, 1, s.block[0], s.block[1], s.block[2], s.shared_bytes, hStream,
                         nullptr, extra);
+  return with_function(f, [&](DriverFunction& fn) {
+    const LegacyLaunchState& l = fn.legacy;
+    if (!l.block[0]) return CUDA_ERROR_INVALID_VALUE;  // cuFuncSetBlockShape was never called
+    size_t size = l.params.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(l.params.data()),
+                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    return launch_function(f, dim3(grid_width, grid_height, 1), dim3(l.block[0], l.block[1], l.block[2]),
+                           l.shared_bytes, hStream, nullptr, size ? extra : nullptr, false);
+  });
 }
 
 extern "C" CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
@@ -108,3 +153,4 @@ extern "C" CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_
 }
 
 extern "C" CUresult CUDAAPI cuLaunch(CUfunction f) { return cuLaunchGridAsync(f, 1, 1, nullptr); }
+extern "C" CUresult CUDAAPI cuLaunch(CUfunction f) { return cuLaunchGrid(f, 1, 1); }

@@ -3,15 +3,47 @@
 #include "client/cuda/cuda_api.hpp"
 #include <cuda_runtime_api.h>
 
-#include "client/core/api_guard.hpp"
-#include "client/cuda/driver_errors.hpp"
+#include <new>
 
+#include "client/core/api_guard.hpp"
+#include "client/core/call.hpp"
+#include "client/cuda/driver_errors.hpp"
+#include "client/cuda/primary_context.hpp"
+#include "protocol/ops.hpp"
+
+using namespace rgpu;
 using namespace rgpu::client;
 
 namespace {
 
 cudaStream_t rt(CUstream s) { return reinterpret_cast<cudaStream_t>(s); }
 cudaEvent_t rt(CUevent e) { return reinterpret_cast<cudaEvent_t>(e); }
+
+// The device a stream belongs to (the current one for 0 and the per-thread
+// and legacy handles), as routing a call on it finds it.
+CUresult stream_device(CUstream s, int* device) {
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(proto::kOpStreamQuery);
+    uint64_t remote;
+    if (cudaError_t e = call.to_stream(rt(s), &remote)) return e;
+    *device = call.device_index();
+    return cudaSuccess;
+  }));
+}
+
+// cuStreamAddCallback's callback, run by the runtime's host function path.
+struct StreamCallback {
+  CUstreamCallback fn;
+  CUstream stream;
+  void* user_data;
+};
+
+void run_stream_callback(void* p) {
+  auto* c = static_cast<StreamCallback*>(p);
+  c->fn(c->stream, CUDA_SUCCESS, c->user_data);
+  delete c;
+}
 
 }  // namespace
 
@@ -78,4 +110,81 @@ extern "C" CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int* fla
 
 extern "C" CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long* streamId) {
   return through_runtime([&] { return cudaStreamGetId(rt(hStream), streamId); });
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice* device) {
+  KeepLastError keep;
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  int dev;
+  if (CUresult e = stream_device(hStream, &dev)) return e;
+  *device = dev;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
+  KeepLastError keep;
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  int dev;
+  if (CUresult e = stream_device(hStream, &dev)) return e;
+  *pctx = primary_context(dev);
+  return CUDA_SUCCESS;
+}
+
+// rgpu has no green contexts: every stream is of a (primary) context.
+extern "C" CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  if (!pCtx || !pGreenCtx) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = cuStreamGetCtx(hStream, pCtx)) return e;
+  *pGreenCtx = nullptr;
+  return CUDA_SUCCESS;
+}
+
+// CUstreamAttrID and cudaStreamAttrID, CUstreamAttrValue and
+// cudaStreamAttrValue number and lay out alike.
+static_assert(sizeof(CUstreamAttrValue) == sizeof(cudaStreamAttrValue));
+
+extern "C" CUresult CUDAAPI cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
+  return through_runtime([&] {
+    return cudaStreamGetAttribute(rt(hStream), static_cast<cudaStreamAttrID>(attr),
+                                  reinterpret_cast<cudaStreamAttrValue*>(value_out));
+  });
+}
+
+extern "C" CUresult CUDAAPI cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
+  return through_runtime([&] {
+    return cudaStreamSetAttribute(rt(hStream), static_cast<cudaStreamAttrID>(attr),
+                                  reinterpret_cast<const cudaStreamAttrValue*>(value));
+  });
+}
+
+// The attributes a stream keeps besides its priority, which is fixed when
+// the stream is created.
+extern "C" CUresult CUDAAPI cuStreamCopyAttributes(CUstream dst, CUstream src) {
+  for (CUstreamAttrID attr : {CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY,
+                              CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP, CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN}) {
+    CUstreamAttrValue value{};
+    if (CUresult e = cuStreamGetAttribute(src, attr, &value)) return e;
+    if (CUresult e = cuStreamSetAttribute(dst, attr, &value)) return e;
+  }
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+  return through_runtime([&] { return cudaLaunchHostFunc(rt(hStream), fn, userData); });
+}
+
+extern "C" CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData,
+                                                unsigned int flags) {
+  if (!callback || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  auto* c = new (std::nothrow) StreamCallback{callback, hStream, userData};
+  if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult e = through_runtime([&] { return cudaLaunchHostFunc(rt(hStream), run_stream_callback, c); });
+  if (e != CUDA_SUCCESS) delete c;
+  return e;
+}
+
+// CU_EVENT_RECORD_EXTERNAL only changes what stream capture records, and
+// rgpu's streams do not capture: both flags record the event.
+extern "C" CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
+  if (flags & ~CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+  return cuEventRecord(hEvent, hStream);
 }

@@ -38,6 +38,22 @@ struct LaunchConfig {
   std::vector<cudaLaunchAttribute> attributes;
 };
 
+// One operation of cuStreamBatchMemOp (cuStreamWaitValue*, cuStreamWriteValue*
+// are batches of one), its address already checked against the session.
+struct StreamMemOp {
+  uint32_t type;   // CUstreamBatchMemOpType
+  uint32_t flags;  // CUstreamWaitValue_flags, CUstreamWriteValue_flags or barrier flags
+  DevPtr address;  // 0 for barriers and flushes
+  uint64_t value;  // 32-bit operations use the low half
+};
+
+// One input of a JIT link (cuLinkAddData).
+struct LinkInput {
+  int32_t type;  // CUjitInputType
+  std::string name;
+  std::vector<uint8_t> data;
+};
+
 class Backend : public ForwardedApi {
  public:
   ~Backend() override = default;
@@ -179,6 +195,10 @@ class Backend : public ForwardedApi {
   virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
   // Graphs and stream capture (graph_backend.hpp).
   virtual GraphBackend& graphs() = 0;
+  // Driver API: stream memory operations in stream order, and a JIT link of
+  // PTX, cubins, fat binaries and libraries into one image (cuLinkComplete's).
+  virtual int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) = 0;
+  virtual int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

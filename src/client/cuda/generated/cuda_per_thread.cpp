@@ -36,6 +36,14 @@ extern "C" CUresult CUDAAPI cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream 
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
   rgpu::client::PerThreadStreamScope scope;
   return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+}
+
+extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* userData) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuLaunchHostFunc(hStream, fn, userData);
 }
 
 extern "C" CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
@@ -301,6 +309,19 @@ extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream) {
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamBeginCapture_v2(hStream, mode);
+extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamAddCallback(hStream, callback, userData, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBatchMemOp(stream, count, paramArray, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBatchMemOp_v2(stream, count, paramArray, flags);
 }
 
 extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
@@ -326,6 +347,19 @@ extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUs
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+extern "C" CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetAttribute(hStream, attr, value_out);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext* pctx) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetCtx(hStream, pctx);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetCtx_v2(hStream, pCtx, pGreenCtx);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice* device) {
@@ -358,6 +392,11 @@ extern "C" CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) {
   return cuStreamQuery(hStream);
 }
 
+extern "C" CUresult CUDAAPI cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamSetAttribute(hStream, attr, value);
+}
+
 extern "C" CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamSynchronize(hStream);
@@ -376,4 +415,44 @@ extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream h
 extern "C" CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamWaitEvent(hStream, hEvent, Flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWaitValue32(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWaitValue32_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWaitValue64(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWaitValue64_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWriteValue32(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWriteValue32_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWriteValue64(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamWriteValue64_v2(stream, addr, value, flags);
 }

@@ -27,21 +27,10 @@ extern "C" CUresult CUDAAPI cuCtxCreate(CUcontext*, unsigned int, CUdevice) { re
 extern "C" CUresult CUDAAPI cuCtxCreate_v3(CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuCtxCreate_v3"); }
 extern "C" CUresult CUDAAPI cuCtxDestroy(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDestroy"); }
 extern "C" CUresult CUDAAPI cuCtxDetach(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDetach"); }
+extern "C" CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDisablePeerAccess"); }
+extern "C" CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return rgpu::client::driver_unsupported("cuCtxEnablePeerAccess"); }
 extern "C" CUresult CUDAAPI cuCtxFromGreenCtx(CUcontext*, CUgreenCtx) { return rgpu::client::driver_unsupported("cuCtxFromGreenCtx"); }
-extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext, unsigned int*) { return rgpu::client::driver_unsupported("cuCtxGetApiVersion"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevResource(CUcontext, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuCtxGetDevResource"); }
-extern "C" CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice*, CUcontext) { return rgpu::client::driver_unsupported("cuCtxGetDevice_v2"); }
-extern "C" CUresult CUDAAPI cuCtxGetExecAffinity(CUexecAffinityParam*, CUexecAffinityType) { return rgpu::client::driver_unsupported("cuCtxGetExecAffinity"); }
-extern "C" CUresult CUDAAPI cuCtxGetFlags(unsigned int*) { return rgpu::client::driver_unsupported("cuCtxGetFlags"); }
-extern "C" CUresult CUDAAPI cuCtxGetId(CUcontext, unsigned long long*) { return rgpu::client::driver_unsupported("cuCtxGetId"); }
-extern "C" CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig*) { return rgpu::client::driver_unsupported("cuCtxGetSharedMemConfig"); }
-extern "C" CUresult CUDAAPI cuCtxPopCurrent(CUcontext*) { return rgpu::client::driver_unsupported("cuCtxPopCurrent"); }
-extern "C" CUresult CUDAAPI cuCtxPushCurrent(CUcontext) { return rgpu::client::driver_unsupported("cuCtxPushCurrent"); }
-extern "C" CUresult CUDAAPI cuCtxRecordEvent(CUcontext, CUevent) { return rgpu::client::driver_unsupported("cuCtxRecordEvent"); }
-extern "C" CUresult CUDAAPI cuCtxSetFlags(unsigned int) { return rgpu::client::driver_unsupported("cuCtxSetFlags"); }
-extern "C" CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig) { return rgpu::client::driver_unsupported("cuCtxSetSharedMemConfig"); }
-extern "C" CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext) { return rgpu::client::driver_unsupported("cuCtxSynchronize_v2"); }
-extern "C" CUresult CUDAAPI cuCtxWaitEvent(CUcontext, CUevent) { return rgpu::client::driver_unsupported("cuCtxWaitEvent"); }
 extern "C" CUresult CUDAAPI cuDestroyExternalMemory(CUexternalMemory) { return rgpu::client::driver_unsupported("cuDestroyExternalMemory"); }
 extern "C" CUresult CUDAAPI cuDestroyExternalSemaphore(CUexternalSemaphore) { return rgpu::client::driver_unsupported("cuDestroyExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc*, CUdevResource*, unsigned int) { return rgpu::client::driver_unsupported("cuDevResourceGenerateDesc"); }
@@ -49,6 +38,11 @@ extern "C" CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource*, unsigned
 extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice*, const char*) { return rgpu::client::driver_unsupported("cuDeviceGetByPCIBusId"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
 extern "C" CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int*, CUexecAffinityType, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetExecAffinitySupport"); }
+extern "C" CUresult CUDAAPI cuDeviceCanAccessPeer(int*, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceCanAccessPeer"); }
+extern "C" CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetDefaultMemPool"); }
+extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
+extern "C" CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceGetGraphMemAttribute"); }
+extern "C" CUresult CUDAAPI cuDeviceGetHostAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetHostAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetLuid"); }
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
 extern "C" CUresult CUDAAPI cuDeviceGetProperties(CUdevprop*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetProperties"); }
@@ -63,6 +57,15 @@ extern "C" CUresult CUDAAPI cuEventElapsedTime(float*, CUevent, CUevent) { retur
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) { return rgpu::client::driver_unsupported("cuFlushGPUDirectRDMAWrites"); }
+extern "C" CUresult CUDAAPI cuDeviceGetP2PAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAtomicCapabilities"); }
+extern "C" CUresult CUDAAPI cuDeviceGetP2PAttribute(int*, CUdevice_P2PAttribute, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAttribute"); }
+extern "C" CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGraphMemTrim"); }
+extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
+extern "C" CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceSetGraphMemAttribute"); }
+extern "C" CUresult CUDAAPI cuDeviceSetMemPool(CUdevice, CUmemoryPool) { return rgpu::client::driver_unsupported("cuDeviceSetMemPool"); }
+extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
+extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
+extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
 extern "C" CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddBatchMemOpNode"); }
 extern "C" CUresult CUDAAPI cuGraphAddExternalSemaphoresSignalNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddExternalSemaphoresSignalNode"); }
@@ -112,6 +115,37 @@ extern "C" CUresult CUDAAPI cuLinkCreate_v2(unsigned int, CUjit_option*, void**,
 extern "C" CUresult CUDAAPI cuLinkDestroy(CUlinkState) { return rgpu::client::driver_unsupported("cuLinkDestroy"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
 extern "C" CUresult CUDAAPI cuMemAllocHost(void**, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocHost"); }
+extern "C" CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr) { return rgpu::client::driver_unsupported("cuIpcCloseMemHandle"); }
+extern "C" CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle*, CUevent) { return rgpu::client::driver_unsupported("cuIpcGetEventHandle"); }
+extern "C" CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuIpcGetMemHandle"); }
+extern "C" CUresult CUDAAPI cuIpcOpenEventHandle(CUevent*, CUipcEventHandle) { return rgpu::client::driver_unsupported("cuIpcOpenEventHandle"); }
+extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle"); }
+extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
+extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelGetAttribute"); }
+extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
+extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetAttribute"); }
+extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetCacheConfig"); }
+extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
+extern "C" CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel*, unsigned int, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryEnumerateKernels"); }
+extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetGlobal"); }
+extern "C" CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int*, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryGetKernelCount"); }
+extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
+extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
+extern "C" CUresult CUDAAPI cuLogsCurrent(CUlogIterator*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsCurrent"); }
+extern "C" CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator*, const char*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToFile"); }
+extern "C" CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator*, char*, size_t*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToMemory"); }
+extern "C" CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback, void*, CUlogsCallbackHandle*) { return rgpu::client::driver_unsupported("cuLogsRegisterCallback"); }
+extern "C" CUresult CUDAAPI cuLogsUnregisterCallback(CUlogsCallbackHandle) { return rgpu::client::driver_unsupported("cuLogsUnregisterCallback"); }
+extern "C" CUresult CUDAAPI cuMemAddressFree(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemAddressFree"); }
+extern "C" CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) { return rgpu::client::driver_unsupported("cuMemAddressReserve"); }
+extern "C" CUresult CUDAAPI cuMemAdvise(CUdeviceptr, size_t, CUmem_advise, CUdevice) { return rgpu::client::driver_unsupported("cuMemAdvise"); }
+extern "C" CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr, size_t, CUmem_advise, CUmemLocation) { return rgpu::client::driver_unsupported("cuMemAdvise_v2"); }
+extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
+extern "C" CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocAsync"); }
+extern "C" CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocAsync_ptsz"); }
+extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr*, size_t, CUmemoryPool, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocFromPoolAsync"); }
+extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr*, size_t, CUmemoryPool, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocFromPoolAsync_ptsz"); }
+extern "C" CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocManaged"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync_ptsz"); }
@@ -122,6 +156,10 @@ extern "C" CUresult CUDAAPI cuMemGetHandleForAddressRange(void*, CUdeviceptr, si
 extern "C" CUresult CUDAAPI cuMemGetInfo(unsigned int*, unsigned int*) { return rgpu::client::driver_unsupported("cuMemGetInfo"); }
 extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer"); }
 extern "C" CUresult CUDAAPI cuMemHostRegister(void*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostRegister"); }
+extern "C" CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) { return rgpu::client::driver_unsupported("cuMemGetMemPool"); }
+extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer"); }
+extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer_v2"); }
+extern "C" CUresult CUDAAPI cuMemHostGetFlags(unsigned int*, void*) { return rgpu::client::driver_unsupported("cuMemHostGetFlags"); }
 extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType) { return rgpu::client::driver_unsupported("cuMemImportFromShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync_ptsz(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync_ptsz"); }
@@ -157,17 +195,27 @@ extern "C" CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1, unsigned int, unsigned i
 extern "C" CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1, unsigned char, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD8"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
 extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode*) { return rgpu::client::driver_unsupported("cuModuleGetLoadingMode"); }
+extern "C" CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray*, const CUDA_ARRAY3D_DESCRIPTOR*, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayCreate"); }
+extern "C" CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayDestroy"); }
+extern "C" CUresult CUDAAPI cuMipmappedArrayGetLevel(CUarray*, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetLevel"); }
+extern "C" CUresult CUDAAPI cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUmipmappedArray, CUdevice) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetMemoryRequirements"); }
+extern "C" CUresult CUDAAPI cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES*, CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetSparseProperties"); }
+extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction*, unsigned int, CUmodule) { return rgpu::client::driver_unsupported("cuModuleEnumerateFunctions"); }
+extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
+extern "C" CUresult CUDAAPI cuModuleGetSurfRef(CUsurfref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetSurfRef"); }
+extern "C" CUresult CUDAAPI cuModuleGetTexRef(CUtexref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetTexRef"); }
 extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle, CUdevice) { return rgpu::client::driver_unsupported("cuMulticastAddDevice"); }
 extern "C" CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindAddr"); }
 extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindMem"); }
 extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) { return rgpu::client::driver_unsupported("cuMulticastCreate"); }
 extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
 extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
+extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveClusters"); }
+extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialClusterSize"); }
+extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return rgpu::client::driver_unsupported("cuParamSetTexRef"); }
 extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttributes"); }
 extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerSetAttribute"); }
 extern "C" CUresult CUDAAPI cuProfilerInitialize(const char*, const char*, CUoutput_mode) { return rgpu::client::driver_unsupported("cuProfilerInitialize"); }
-extern "C" CUresult CUDAAPI cuProfilerStart(void) { return rgpu::client::driver_unsupported("cuProfilerStart"); }
-extern "C" CUresult CUDAAPI cuProfilerStop(void) { return rgpu::client::driver_unsupported("cuProfilerStop"); }
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync"); }
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamAddCallback(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback"); }
@@ -202,6 +250,34 @@ extern "C" CUresult CUDAAPI cuStreamWriteValue64(CUstream, CUdeviceptr, cuuint64
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2"); }
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamAttachMemAsync(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync"); }
+extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamBeginCapture(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture"); }
+extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCaptureToGraph"); }
+extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCaptureToGraph_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2"); }
+extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamEndCapture(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture"); }
+extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream, CUstreamCaptureStatus*, cuuint64_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo"); }
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v2"); }
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v2_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v3"); }
+extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v3_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamGetGreenCtx(CUstream, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetGreenCtx"); }
+extern "C" CUresult CUDAAPI cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing"); }
+extern "C" CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies"); }
+extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_ptsz(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_ptsz"); }
+extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2"); }
+extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2_ptsz"); }
+extern "C" CUresult CUDAAPI cuSurfObjectCreate(CUsurfObject*, const CUDA_RESOURCE_DESC*) { return rgpu::client::driver_unsupported("cuSurfObjectCreate"); }
+extern "C" CUresult CUDAAPI cuSurfObjectDestroy(CUsurfObject) { return rgpu::client::driver_unsupported("cuSurfObjectDestroy"); }
+extern "C" CUresult CUDAAPI cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC*, CUsurfObject) { return rgpu::client::driver_unsupported("cuSurfObjectGetResourceDesc"); }
+extern "C" CUresult CUDAAPI cuSurfRefGetArray(CUarray*, CUsurfref) { return rgpu::client::driver_unsupported("cuSurfRefGetArray"); }
+extern "C" CUresult CUDAAPI cuSurfRefSetArray(CUsurfref, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuSurfRefSetArray"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2col"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2colWide"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeTiled"); }

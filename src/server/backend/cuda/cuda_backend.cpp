@@ -448,6 +448,49 @@ class CudaBackend final : public CudaForwardedApi {
 
  private:
   CudaGraphs graphs_;
+
+  int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) override {
+    std::vector<CUstreamBatchMemOpParams> params(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const StreamMemOp& op = ops[i];
+      CUstreamBatchMemOpParams& p = params[i];
+      p = {};
+      p.operation = static_cast<CUstreamBatchMemOpType>(op.type);
+      switch (p.operation) {
+        case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+        case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+          p.waitValue.address = op.address;
+          p.waitValue.value64 = op.value;
+          p.waitValue.flags = op.flags;
+          break;
+        case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+        case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+          p.writeValue.address = op.address;
+          p.writeValue.value64 = op.value;
+          p.writeValue.flags = op.flags;
+          break;
+        case CU_STREAM_MEM_OP_BARRIER: p.memoryBarrier.flags = op.flags; break;
+        default: p.flushRemoteWrites.flags = op.flags; break;
+      }
+    }
+    return rt(cuStreamBatchMemOp(as<CUstream>(stream), static_cast<unsigned>(params.size()), params.data(), flags));
+  }
+  int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) override {
+    CUlinkState state;
+    if (CUresult r = cuLinkCreate(0, nullptr, nullptr, &state)) return rt(r);
+    CUresult r = CUDA_SUCCESS;
+    for (const LinkInput& in : inputs) {
+      r = cuLinkAddData(state, static_cast<CUjitInputType>(in.type), const_cast<uint8_t*>(in.data.data()),
+                        in.data.size(), in.name.c_str(), 0, nullptr, nullptr);
+      if (r != CUDA_SUCCESS) break;
+    }
+    void* cubin = nullptr;
+    size_t size = 0;
+    if (r == CUDA_SUCCESS) r = cuLinkComplete(state, &cubin, &size);
+    if (r == CUDA_SUCCESS) image->assign(static_cast<uint8_t*>(cubin), static_cast<uint8_t*>(cubin) + size);
+    cuLinkDestroy(state);
+    return rt(r);
+  }
 };
 
 }  // namespace

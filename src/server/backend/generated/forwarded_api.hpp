@@ -5,6 +5,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 #include <cuda_profiler_api.h>
+#include <cuda.h>
+#include <cudaProfiler.h>
 
 #include <cstdint>
 
@@ -35,6 +37,25 @@ class ForwardedApi {
   virtual int32_t cudaDeviceGraphMemTrim(int /*device*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget /*target*/, cudaFlushGPUDirectRDMAWritesScope /*scope*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* /*maxWidthInElements*/, const cudaChannelFormatDesc* /*fmtDesc*/, int /*device*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxGetFlags(unsigned int* /*flags*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxSetFlags(unsigned int /*flags*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxGetSharedMemConfig(CUsharedconfig* /*pConfig*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxSetSharedMemConfig(CUsharedconfig /*config*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxGetApiVersion(CUcontext /*ctx*/, unsigned int* /*version*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxGetId(CUcontext /*ctx*/, unsigned long long* /*ctxId*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxGetExecAffinity(CUexecAffinityParam* /*pExecAffinity*/, CUexecAffinityType /*type*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxRecordEvent(CUcontext /*hCtx*/, CUevent /*hEvent*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxWaitEvent(CUcontext /*hCtx*/, CUevent /*hEvent*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuDeviceGetExecAffinitySupport(int* /*pi*/, CUexecAffinityType /*type*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuDeviceGetTexture1DLinearMaxWidth(size_t* /*maxWidthInElements*/, CUarray_format /*format*/, unsigned int /*numChannels*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuDeviceGetProperties(CUdevprop* /*prop*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget /*target*/, CUflushGPUDirectRDMAWritesScope /*scope*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuProfilerStart() { return cudaErrorNotSupported; }
+  virtual int32_t cuProfilerStop() { return cudaErrorNotSupported; }
+  virtual int32_t cuFuncSetSharedMemConfig(CUfunction /*hfunc*/, CUsharedconfig /*config*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* /*mode*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuModuleGetFunctionCount(unsigned int* /*count*/, CUmodule /*mod*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuOccupancyAvailableDynamicSMemPerBlock(size_t* /*dynamicSmemSize*/, CUfunction /*func*/, int /*numBlocks*/, int /*blockSize*/) { return cudaErrorNotSupported; }
 };
 
 }  // namespace rgpu::server

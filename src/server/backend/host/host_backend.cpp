@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -36,6 +37,7 @@ constexpr int kSharedMemOptin = 227 * 1024;
 constexpr int kMaxPortableClusterSize = 8;
 constexpr size_t kVmmGranularity = 2ull << 20;
 constexpr size_t kPage = 4096;
+constexpr size_t kSharedMemPerMultiprocessor = 228 * 1024;
 
 struct Kernel {
   std::vector<KernelParam> params;
@@ -192,7 +194,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     p->totalGlobalMem = kDeviceMemory;
     p->sharedMemPerBlock = 48 * 1024;
     p->sharedMemPerBlockOptin = kSharedMemOptin;
-    p->sharedMemPerMultiprocessor = 228 * 1024;
+    p->sharedMemPerMultiprocessor = kSharedMemPerMultiprocessor;
     p->regsPerBlock = p->regsPerMultiprocessor = 65536;
     p->warpSize = 32;
     p->memPitch = SIZE_MAX;
@@ -218,6 +220,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     p->canMapHostMemory = p->managedMemory = p->concurrentManagedAccess = 1;
     p->pageableMemoryAccess = 1;
     p->pciDeviceID = ordinal;
+    p->pciBusID = ordinal + 1;
     return cudaSuccess;
   }
   int32_t device_synchronize() override { return cudaSuccess; }
@@ -902,6 +905,136 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     return graphs_.is_capturing(reinterpret_cast<Handle>(stream), status);
   }
 
+  // Driver API. Work runs at once, so a wait no earlier work satisfied would
+  // wait forever: it fails (CUDA_ERROR_NOT_READY) instead.
+  // Each test GPU sits on a bus of its own, as the ordinal says.
+  int32_t cudaDeviceGetPCIBusId(char* id, int len, int device) override {
+    if (device < 0 || device >= kDevices || len <= 0) return cudaErrorInvalidValue;
+    snprintf(id, static_cast<size_t>(len), "0000:%02x:00.0", device + 1);
+    return cudaSuccess;
+  }
+  int32_t stream_mem_ops(Handle, std::span<const StreamMemOp> ops, unsigned flags) override {
+    if (flags != 0) return cudaErrorInvalidValue;
+    for (const auto& op : ops) {
+      auto* p32 = reinterpret_cast<uint32_t*>(op.address);
+      auto* p64 = reinterpret_cast<uint64_t*>(op.address);
+      switch (op.type) {
+        case CU_STREAM_MEM_OP_WRITE_VALUE_32: *p32 = static_cast<uint32_t>(op.value); break;
+        case CU_STREAM_MEM_OP_WRITE_VALUE_64: *p64 = op.value; break;
+        case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+          if (!wait_satisfied<int32_t>(*p32, static_cast<uint32_t>(op.value), op.flags)) return CUDA_ERROR_NOT_READY;
+          break;
+        case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+          if (!wait_satisfied<int64_t>(*p64, op.value, op.flags)) return CUDA_ERROR_NOT_READY;
+          break;
+        default: break;  // barriers and flushes: host memory is coherent
+      }
+    }
+    return cudaSuccess;
+  }
+  // Its loader reads kernel entries only, so PTX inputs link by joining their
+  // texts; other kinds of input need the real linker.
+  int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) override {
+    image->clear();
+    for (const auto& in : inputs) {
+      if (in.type != CU_JIT_INPUT_PTX) return CUDA_ERROR_NOT_SUPPORTED;
+      auto end = std::find(in.data.begin(), in.data.end(), uint8_t{0});
+      image->insert(image->end(), in.data.begin(), end);
+      image->push_back('\n');
+    }
+    image->push_back(0);
+    return cudaSuccess;
+  }
+  int32_t cuCtxGetFlags(unsigned* flags) override {
+    std::lock_guard lock(mutex_);
+    *flags = ctx_flags_[t_device];
+    return cudaSuccess;
+  }
+  int32_t cuCtxSetFlags(unsigned flags) override {
+    std::lock_guard lock(mutex_);
+    ctx_flags_[t_device] = flags;
+    return cudaSuccess;
+  }
+  int32_t cuCtxGetSharedMemConfig(CUsharedconfig* config) override {
+    *config = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+    return cudaSuccess;
+  }
+  // Bank sizes are fixed on the GPUs host-test stands for: a no-op, as there.
+  int32_t cuCtxSetSharedMemConfig(CUsharedconfig config) override {
+    return config <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE ? cudaSuccess : cudaErrorInvalidValue;
+  }
+  int32_t cuCtxGetApiVersion(CUcontext, unsigned* version) override {
+    *version = 3020;
+    return cudaSuccess;
+  }
+  int32_t cuCtxGetId(CUcontext, unsigned long long* id) override {
+    *id = static_cast<unsigned long long>(t_device) + 1;
+    return cudaSuccess;
+  }
+  int32_t cuCtxGetExecAffinity(CUexecAffinityParam* param, CUexecAffinityType type) override {
+    if (type != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return cudaErrorInvalidValue;
+    param->type = type;
+    param->param.smCount.val = kMultiprocessors;
+    return cudaSuccess;
+  }
+  int32_t cuCtxRecordEvent(CUcontext, CUevent event) override { return event_record(reinterpret_cast<Handle>(event), 0); }
+  int32_t cuCtxWaitEvent(CUcontext, CUevent) override { return cudaSuccess; }
+  int32_t cuDeviceGetExecAffinitySupport(int* supported, CUexecAffinityType type, CUdevice) override {
+    if (type != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return cudaErrorInvalidValue;
+    *supported = 0;  // execution affinity is an MPS feature
+    return cudaSuccess;
+  }
+  int32_t cuDeviceGetTexture1DLinearMaxWidth(size_t* width, CUarray_format, unsigned channels, CUdevice) override {
+    if (channels != 1 && channels != 2 && channels != 4) return cudaErrorInvalidValue;
+    *width = size_t{1} << 27;
+    return cudaSuccess;
+  }
+  int32_t cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) override {
+    cudaDeviceProp p;
+    if (int32_t e = get_device_properties(&p, dev)) return e;
+    prop->maxThreadsPerBlock = p.maxThreadsPerBlock;
+    for (int i = 0; i < 3; ++i) {
+      prop->maxThreadsDim[i] = p.maxThreadsDim[i];
+      prop->maxGridSize[i] = p.maxGridSize[i];
+    }
+    prop->sharedMemPerBlock = static_cast<int>(p.sharedMemPerBlock);
+    prop->totalConstantMemory = static_cast<int>(p.totalConstMem);
+    prop->SIMDWidth = p.warpSize;
+    prop->memPitch = INT_MAX;
+    prop->regsPerBlock = p.regsPerBlock;
+    prop->clockRate = 1'980'000;
+    prop->textureAlign = static_cast<int>(p.textureAlignment);
+    return cudaSuccess;
+  }
+  int32_t cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+                                     CUflushGPUDirectRDMAWritesScope scope) override {
+    if (target != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX) return cudaErrorInvalidValue;
+    if (scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER && scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES)
+      return cudaErrorInvalidValue;
+    return cudaSuccess;
+  }
+  int32_t cuProfilerStart() override { return cudaSuccess; }
+  int32_t cuProfilerStop() override { return cudaSuccess; }
+  int32_t cuFuncSetSharedMemConfig(CUfunction, CUsharedconfig config) override {
+    return cuCtxSetSharedMemConfig(config);
+  }
+  // Modules are parsed whole when loaded.
+  int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) override {
+    *mode = CU_MODULE_EAGER_LOADING;
+    return cudaSuccess;
+  }
+  int32_t cuModuleGetFunctionCount(unsigned* count, CUmodule module) override {
+    std::lock_guard lock(mutex_);
+    *count = static_cast<unsigned>(as<Module>(reinterpret_cast<Handle>(module))->kernels.size());
+    return cudaSuccess;
+  }
+  // Kernels use no static shared memory here: each block may have its share.
+  int32_t cuOccupancyAvailableDynamicSMemPerBlock(size_t* size, CUfunction, int blocks, int block_size) override {
+    if (blocks <= 0 || block_size <= 0 || block_size > kMaxThreadsPerBlock) return cudaErrorInvalidValue;
+    *size = std::min<size_t>(kSharedMemOptin, kSharedMemPerMultiprocessor / blocks);
+    return cudaSuccess;
+  }
+
  private:
   static bool vmm_prop_ok(const CUmemAllocationProp& prop) {
     return prop.type == CU_MEM_ALLOCATION_TYPE_PINNED && prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
@@ -955,6 +1088,16 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     return inside(globals_);
   }
 
+  template <typename Signed, typename T>
+  static bool wait_satisfied(T current, T value, uint32_t flags) {
+    switch (flags & ~CU_STREAM_WAIT_VALUE_FLUSH) {
+      case CU_STREAM_WAIT_VALUE_GEQ: return static_cast<Signed>(current - value) >= 0;
+      case CU_STREAM_WAIT_VALUE_EQ: return current == value;
+      case CU_STREAM_WAIT_VALUE_AND: return (current & value) != 0;
+      case CU_STREAM_WAIT_VALUE_NOR: return ~(current | value) != 0;
+      default: return false;
+    }
+  }
   Pool* current_pool(int ordinal) {
     return current_pools_[ordinal] ? current_pools_[ordinal] : &default_pools_[ordinal];
   }
@@ -990,6 +1133,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   uint64_t launches_ = 0;
   HostArrays arrays_;
   HostGraphs graphs_{*this};
+  unsigned ctx_flags_[kDevices] = {};
 };
 
 }  // namespace

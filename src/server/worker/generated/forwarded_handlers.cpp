@@ -187,6 +187,161 @@ static int32_t handle_cudaDeviceGetTexture1DLinearMaxWidth(SessionContext& s, Re
   return cudaSuccess;
 }
 
+static int32_t handle_cuCtxGetFlags(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  unsigned int flags{};
+  if (int32_t e = s.backend().cuCtxGetFlags(&flags)) return e;
+  out.put(flags);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuCtxSetFlags(SessionContext& s, Request& req, proto::Writer&) {
+  auto flags = req.args.get<unsigned int>();
+  req.args.expect_end();
+  return s.backend().cuCtxSetFlags(flags);
+}
+
+static int32_t handle_cuCtxGetSharedMemConfig(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  CUsharedconfig pConfig{};
+  if (int32_t e = s.backend().cuCtxGetSharedMemConfig(&pConfig)) return e;
+  out.put(pConfig);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuCtxSetSharedMemConfig(SessionContext& s, Request& req, proto::Writer&) {
+  auto config = req.args.get<CUsharedconfig>();
+  req.args.expect_end();
+  return s.backend().cuCtxSetSharedMemConfig(config);
+}
+
+static int32_t handle_cuCtxGetApiVersion(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  unsigned int version{};
+  if (int32_t e = s.backend().cuCtxGetApiVersion(CUcontext{}, &version)) return e;
+  out.put(version);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuCtxGetId(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  unsigned long long ctxId{};
+  if (int32_t e = s.backend().cuCtxGetId(CUcontext{}, &ctxId)) return e;
+  out.put(ctxId);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuCtxGetExecAffinity(SessionContext& s, Request& req, proto::Writer& out) {
+  auto type = req.args.get<CUexecAffinityType>();
+  req.args.expect_end();
+  CUexecAffinityParam pExecAffinity{};
+  if (int32_t e = s.backend().cuCtxGetExecAffinity(&pExecAffinity, type)) return e;
+  out.put(pExecAffinity);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuCtxRecordEvent(SessionContext& s, Request& req, proto::Writer&) {
+  auto hEvent_handle = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.valid_event(hEvent_handle)) return cudaErrorInvalidResourceHandle;
+  return s.backend().cuCtxRecordEvent(CUcontext{}, reinterpret_cast<CUevent>(hEvent_handle));
+}
+
+static int32_t handle_cuCtxWaitEvent(SessionContext& s, Request& req, proto::Writer&) {
+  auto hEvent_handle = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.valid_event(hEvent_handle)) return cudaErrorInvalidResourceHandle;
+  return s.backend().cuCtxWaitEvent(CUcontext{}, reinterpret_cast<CUevent>(hEvent_handle));
+}
+
+static int32_t handle_cuDeviceGetExecAffinitySupport(SessionContext& s, Request& req, proto::Writer& out) {
+  auto type = req.args.get<CUexecAffinityType>();
+  int dev = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
+  int pi{};
+  if (int32_t e = s.backend().cuDeviceGetExecAffinitySupport(&pi, type, dev)) return e;
+  out.put(pi);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuDeviceGetTexture1DLinearMaxWidth(SessionContext& s, Request& req, proto::Writer& out) {
+  auto format = req.args.get<CUarray_format>();
+  auto numChannels = req.args.get<unsigned int>();
+  int dev = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
+  size_t maxWidthInElements{};
+  if (int32_t e = s.backend().cuDeviceGetTexture1DLinearMaxWidth(&maxWidthInElements, format, numChannels, dev)) return e;
+  out.put(maxWidthInElements);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuDeviceGetProperties(SessionContext& s, Request& req, proto::Writer& out) {
+  int dev = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
+  CUdevprop prop{};
+  if (int32_t e = s.backend().cuDeviceGetProperties(&prop, dev)) return e;
+  out.put(prop);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuFlushGPUDirectRDMAWrites(SessionContext& s, Request& req, proto::Writer&) {
+  auto target = req.args.get<CUflushGPUDirectRDMAWritesTarget>();
+  auto scope = req.args.get<CUflushGPUDirectRDMAWritesScope>();
+  req.args.expect_end();
+  return s.backend().cuFlushGPUDirectRDMAWrites(target, scope);
+}
+
+static int32_t handle_cuProfilerStart(SessionContext& s, Request& req, proto::Writer&) {
+  req.args.expect_end();
+  return s.backend().cuProfilerStart();
+}
+
+static int32_t handle_cuProfilerStop(SessionContext& s, Request& req, proto::Writer&) {
+  req.args.expect_end();
+  return s.backend().cuProfilerStop();
+}
+
+static int32_t handle_cuFuncSetSharedMemConfig(SessionContext& s, Request& req, proto::Writer&) {
+  auto hfunc_handle = req.args.get<uint64_t>();
+  auto config = req.args.get<CUsharedconfig>();
+  req.args.expect_end();
+  if (!s.functions.find(hfunc_handle)) return cudaErrorInvalidResourceHandle;
+  return s.backend().cuFuncSetSharedMemConfig(reinterpret_cast<CUfunction>(hfunc_handle), config);
+}
+
+static int32_t handle_cuModuleGetLoadingMode(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  CUmoduleLoadingMode mode{};
+  if (int32_t e = s.backend().cuModuleGetLoadingMode(&mode)) return e;
+  out.put(mode);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuModuleGetFunctionCount(SessionContext& s, Request& req, proto::Writer& out) {
+  auto mod_handle = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.modules.contains(mod_handle)) return cudaErrorInvalidResourceHandle;
+  unsigned int count{};
+  if (int32_t e = s.backend().cuModuleGetFunctionCount(&count, reinterpret_cast<CUmodule>(mod_handle))) return e;
+  out.put(count);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuOccupancyAvailableDynamicSMemPerBlock(SessionContext& s, Request& req, proto::Writer& out) {
+  auto func_handle = req.args.get<uint64_t>();
+  auto numBlocks = req.args.get<int>();
+  auto blockSize = req.args.get<int>();
+  req.args.expect_end();
+  if (!s.functions.find(func_handle)) return cudaErrorInvalidResourceHandle;
+  size_t dynamicSmemSize{};
+  if (int32_t e = s.backend().cuOccupancyAvailableDynamicSMemPerBlock(&dynamicSmemSize, reinterpret_cast<CUfunction>(func_handle), numBlocks, blockSize)) return e;
+  out.put(dynamicSmemSize);
+  return cudaSuccess;
+}
+
 void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaDeviceSetLimit, handle_cudaDeviceSetLimit);
   d.add(proto::kOp_cudaDeviceGetLimit, handle_cudaDeviceGetLimit);
@@ -209,6 +364,25 @@ void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaDeviceGraphMemTrim, handle_cudaDeviceGraphMemTrim);
   d.add(proto::kOp_cudaDeviceFlushGPUDirectRDMAWrites, handle_cudaDeviceFlushGPUDirectRDMAWrites);
   d.add(proto::kOp_cudaDeviceGetTexture1DLinearMaxWidth, handle_cudaDeviceGetTexture1DLinearMaxWidth);
+  d.add(proto::kOp_cuCtxGetFlags, handle_cuCtxGetFlags);
+  d.add(proto::kOp_cuCtxSetFlags, handle_cuCtxSetFlags);
+  d.add(proto::kOp_cuCtxGetSharedMemConfig, handle_cuCtxGetSharedMemConfig);
+  d.add(proto::kOp_cuCtxSetSharedMemConfig, handle_cuCtxSetSharedMemConfig);
+  d.add(proto::kOp_cuCtxGetApiVersion, handle_cuCtxGetApiVersion);
+  d.add(proto::kOp_cuCtxGetId, handle_cuCtxGetId);
+  d.add(proto::kOp_cuCtxGetExecAffinity, handle_cuCtxGetExecAffinity);
+  d.add(proto::kOp_cuCtxRecordEvent, handle_cuCtxRecordEvent);
+  d.add(proto::kOp_cuCtxWaitEvent, handle_cuCtxWaitEvent);
+  d.add(proto::kOp_cuDeviceGetExecAffinitySupport, handle_cuDeviceGetExecAffinitySupport);
+  d.add(proto::kOp_cuDeviceGetTexture1DLinearMaxWidth, handle_cuDeviceGetTexture1DLinearMaxWidth);
+  d.add(proto::kOp_cuDeviceGetProperties, handle_cuDeviceGetProperties);
+  d.add(proto::kOp_cuFlushGPUDirectRDMAWrites, handle_cuFlushGPUDirectRDMAWrites);
+  d.add(proto::kOp_cuProfilerStart, handle_cuProfilerStart);
+  d.add(proto::kOp_cuProfilerStop, handle_cuProfilerStop);
+  d.add(proto::kOp_cuFuncSetSharedMemConfig, handle_cuFuncSetSharedMemConfig);
+  d.add(proto::kOp_cuModuleGetLoadingMode, handle_cuModuleGetLoadingMode);
+  d.add(proto::kOp_cuModuleGetFunctionCount, handle_cuModuleGetFunctionCount);
+  d.add(proto::kOp_cuOccupancyAvailableDynamicSMemPerBlock, handle_cuOccupancyAvailableDynamicSMemPerBlock);
 }
 
 }  // namespace rgpu::server

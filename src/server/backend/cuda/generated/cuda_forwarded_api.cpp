@@ -90,4 +90,88 @@ int32_t CudaForwardedApi::cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthI
   return ::cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device);
 }
 
+int32_t CudaForwardedApi::cuCtxGetFlags(unsigned int* flags) {
+  return ::cuCtxGetFlags(flags);
+}
+
+int32_t CudaForwardedApi::cuCtxSetFlags(unsigned int flags) {
+  return ::cuCtxSetFlags(flags);
+}
+
+int32_t CudaForwardedApi::cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
+  return ::cuCtxGetSharedMemConfig(pConfig);
+}
+
+int32_t CudaForwardedApi::cuCtxSetSharedMemConfig(CUsharedconfig config) {
+  return ::cuCtxSetSharedMemConfig(config);
+}
+
+int32_t CudaForwardedApi::cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
+  CUcontext ctx_current;
+  if (CUresult r = cuCtxGetCurrent(&ctx_current)) return r;
+  return ::cuCtxGetApiVersion(ctx_current, version);
+}
+
+int32_t CudaForwardedApi::cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
+  CUcontext ctx_current;
+  if (CUresult r = cuCtxGetCurrent(&ctx_current)) return r;
+  return ::cuCtxGetId(ctx_current, ctxId);
+}
+
+int32_t CudaForwardedApi::cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) {
+  return ::cuCtxGetExecAffinity(pExecAffinity, type);
+}
+
+int32_t CudaForwardedApi::cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
+  CUcontext hCtx_current;
+  if (CUresult r = cuCtxGetCurrent(&hCtx_current)) return r;
+  return ::cuCtxRecordEvent(hCtx_current, hEvent);
+}
+
+int32_t CudaForwardedApi::cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
+  CUcontext hCtx_current;
+  if (CUresult r = cuCtxGetCurrent(&hCtx_current)) return r;
+  return ::cuCtxWaitEvent(hCtx_current, hEvent);
+}
+
+int32_t CudaForwardedApi::cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) {
+  return ::cuDeviceGetExecAffinitySupport(pi, type, dev);
+}
+
+int32_t CudaForwardedApi::cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) {
+  return ::cuDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, format, numChannels, dev);
+}
+
+int32_t CudaForwardedApi::cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
+  return ::cuDeviceGetProperties(prop, dev);
+}
+
+int32_t CudaForwardedApi::cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) {
+  return ::cuFlushGPUDirectRDMAWrites(target, scope);
+}
+
+int32_t CudaForwardedApi::cuProfilerStart() {
+  return ::cuProfilerStart();
+}
+
+int32_t CudaForwardedApi::cuProfilerStop() {
+  return ::cuProfilerStop();
+}
+
+int32_t CudaForwardedApi::cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
+  return ::cuFuncSetSharedMemConfig(hfunc, config);
+}
+
+int32_t CudaForwardedApi::cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  return ::cuModuleGetLoadingMode(mode);
+}
+
+int32_t CudaForwardedApi::cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
+  return ::cuModuleGetFunctionCount(count, mod);
+}
+
+int32_t CudaForwardedApi::cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) {
+  return ::cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, func, numBlocks, blockSize);
+}
+
 }  // namespace rgpu::server

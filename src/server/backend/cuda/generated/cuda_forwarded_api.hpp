@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 #include <cuda_profiler_api.h>
+#include <cuda.h>
+#include <cudaProfiler.h>
 
 #include "server/backend/backend.hpp"
 
@@ -32,6 +34,25 @@ class CudaForwardedApi : public Backend {
   int32_t cudaDeviceGraphMemTrim(int device) override;
   int32_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) override;
   int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) override;
+  int32_t cuCtxGetFlags(unsigned int* flags) override;
+  int32_t cuCtxSetFlags(unsigned int flags) override;
+  int32_t cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) override;
+  int32_t cuCtxSetSharedMemConfig(CUsharedconfig config) override;
+  int32_t cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) override;
+  int32_t cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) override;
+  int32_t cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) override;
+  int32_t cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) override;
+  int32_t cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) override;
+  int32_t cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) override;
+  int32_t cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) override;
+  int32_t cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) override;
+  int32_t cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) override;
+  int32_t cuProfilerStart() override;
+  int32_t cuProfilerStop() override;
+  int32_t cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) override;
+  int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) override;
+  int32_t cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) override;
+  int32_t cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) override;
 };
 
 }  // namespace rgpu::server

@@ -1,0 +1,83 @@
+// The driver API's stream memory operations (each address must be the
+// session's own device memory, aligned to its width) and JIT links (the
+// inputs travel as the payload; the linked image comes back).
+#include <cuda.h>
+
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+constexpr uint32_t kMaxMemOps = 4096;
+constexpr uint32_t kMaxLinkInputs = 1024;
+constexpr uint64_t kMaxLinkBytes = 4ull << 30;
+
+// Bytes an operation touches at its address; 0 for those without one, -1
+// for an unknown type.
+int mem_op_width(uint32_t type) {
+  switch (type) {
+    case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+    case CU_STREAM_MEM_OP_WRITE_VALUE_32: return 4;
+    case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+    case CU_STREAM_MEM_OP_WRITE_VALUE_64: return 8;
+    case CU_STREAM_MEM_OP_BARRIER:
+    case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: return 0;
+    default: return -1;
+  }
+}
+
+int32_t stream_mem_ops(SessionContext& s, Request& req, proto::Writer&) {
+  auto stream = req.args.get<uint64_t>();
+  auto flags = req.args.get<uint32_t>();
+  auto count = req.args.get<uint32_t>();
+  if (count == 0 || count > kMaxMemOps) return cudaErrorInvalidValue;
+  std::vector<StreamMemOp> ops(count);
+  for (auto& op : ops) {
+    op.type = req.args.get<uint32_t>();
+    op.flags = req.args.get<uint32_t>();
+    op.address = req.args.get<uint64_t>();
+    op.value = req.args.get<uint64_t>();
+  }
+  req.args.expect_end();
+  if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
+  for (const auto& op : ops) {
+    int width = mem_op_width(op.type);
+    if (width < 0) return cudaErrorInvalidValue;
+    if (width == 0 ? op.address != 0 : (op.address % width || !s.owns(op.address, width)))
+      return cudaErrorInvalidValue;
+  }
+  return s.backend().stream_mem_ops(stream, ops, flags);
+}
+
+int32_t link(SessionContext& s, Request& req, proto::Writer& out) {
+  auto count = req.args.get<uint32_t>();
+  if (count == 0 || count > kMaxLinkInputs) return cudaErrorInvalidValue;
+  std::vector<LinkInput> inputs(count);
+  uint64_t total = 0;
+  for (auto& in : inputs) {
+    in.type = req.args.get<int32_t>();
+    in.name = req.args.get_string();
+    auto size = req.args.get<uint64_t>();
+    total += size;
+    if (size == 0 || total > kMaxLinkBytes) return cudaErrorInvalidValue;
+    in.data.resize(size);
+  }
+  req.args.expect_end();
+  if (total != req.payload_left()) return cudaErrorInvalidValue;
+  for (auto& in : inputs) req.read_payload(in.data.data(), in.data.size());
+  std::vector<uint8_t> image;
+  if (int32_t e = s.backend().link(inputs, &image)) return e;
+  out.put_bytes(image.data(), image.size());
+  return cudaSuccess;
+}
+
+}  // namespace
+
+void register_driver_memop_link_handlers(Dispatcher& d) {
+  d.add(proto::kOpStreamMemOps, stream_mem_ops);
+  d.add(proto::kOpLink, link);
+}
+
+}  // namespace rgpu::server
