@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from generate import CODEGEN, GenError, Decl, banner, params_decl, sort_exports, unsupported_reasons
 from generate import (CODEGEN, DRIVER_KINDS, Decl, Forward, GenError, banner,
                       check_forward, params_decl, sort_exports)
 
@@ -56,7 +55,6 @@ class DriverModel:
     # whether per-thread builds add _ptds or _ptsz.
     proc_names: list[tuple[str, str, str]]
     errors: list[tuple[str, int, str]]  # CUresult: name, value, the header's description
-    reasons: dict[str, str]  # [unsupported]: why a function cannot work remotely
 
 
 def build_driver_model(parser, first_op: int) -> DriverModel:
@@ -66,14 +64,12 @@ def build_driver_model(parser, first_op: int) -> DriverModel:
         raise GenError("cuda_exports.txt lists a name twice")
     with open(CODEGEN / "cuda.toml", "rb") as f:
         conf = tomllib.load(f)
-    if set(conf) - {"manual", "unsupported"}:
-        raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - {'manual', 'unsupported'})}")
-    tables = {"manual", "forward", "reasons"}
+    tables = {"manual", "forward", "unsupported"}
     if set(conf) - tables:
         raise GenError(f"cuda.toml: unknown tables {sorted(set(conf) - tables)}")
     manual = list(conf.get("manual", {}).get("names", []))
     forward_specs: dict = conf.get("forward", {})
-    reasons: dict = conf.get("reasons", {})
+    reasons: dict = conf.get("unsupported", {})
     if len(set(manual)) != len(manual):
         raise GenError("cuda.toml lists a manual name twice")
     for n in manual + list(forward_specs) + list(reasons):
@@ -83,13 +79,8 @@ def build_driver_model(parser, first_op: int) -> DriverModel:
     if twice:
         raise GenError(f"cuda.toml lists {sorted(twice)} in more than one table")
 
-    reasons = unsupported_reasons(conf, set(exports), set(manual), "cuda.toml")
-
     tu = parser.parse(PRELUDE)
     decls = parser.functions(tu, set(HEADERS))
-    per_thread, unsupported = sort_exports(exports, set(manual), decls.get, decls, "CUresult", "cuda.toml")
-    return DriverModel(exports, manual, per_thread, unsupported, proc_names(parser, exports),
-                       error_descriptions(parser, tu), reasons)
     names = proc_names(parser, exports)
     # The server includes cuda.h as applications do: a forwarded name must be
     # the symbol its API name binds to there.
@@ -220,7 +211,7 @@ def emit_forwarded(m: DriverModel) -> str:
                 pre.append(f"auto* {n}_object = DriverHandles::get().find({n});")
                 pre.append(f"if (!{n}_object) return CUDA_ERROR_INVALID_HANDLE;")
             elif a.kind == "context":
-                pre.append(f"int {n}_device = context_device({n});")
+                pre.append(f"int {n}_device = context_or_current_device({n});")
                 pre.append(f"if ({n}_device < 0) return CUDA_ERROR_INVALID_CONTEXT;")
         body = [f"Call call(rgpu::proto::kOp_{f.name});"]
         r = f.routing
@@ -356,12 +347,19 @@ LIMITS = [
     "CUDA_ERROR_NOT_SUPPORTED.",
     "Contexts are emulated: every context of a device is its primary context, and the current "
     "context is the runtime's current device (so cuCtxGetCurrent is never NULL once CUDA is "
-    "initialised). cuCtxCreate retains the primary context and pushes it, cuCtxDestroy releases it; "
-    "a release frees nothing (memory goes with cuMemFree, cuDevicePrimaryCtxReset or the end of the "
-    "session). cuDevicePrimaryCtxSetFlags records the flags without applying them. cuCtxCreate_v4 "
-    "with CUctxCreateParams returns CUDA_ERROR_NOT_SUPPORTED.",
+    "initialised). cuCtxCreate retains the primary context and pushes it, cuCtxDestroy releases "
+    "it; a release frees nothing (memory goes with cuMemFree, cuDevicePrimaryCtxReset or the end "
+    "of the session). cuDevicePrimaryCtxSetFlags records the flags without applying them. "
+    "cuCtxCreate_v4 with CUctxCreateParams returns CUDA_ERROR_NOT_SUPPORTED.",
     "cuModuleUnload and cuLibraryUnload forget the handles; the server frees the module when the "
     "session ends. JIT options are accepted and ignored (the server's driver compiles PTX).",
+    "cuGetProcAddress returns the binding cuda.h of this toolkit gives each name, whatever "
+    "cudaVersion asks for.",
+    "cuMemsetD16/D32 whose value's bytes differ copy a host pattern (same result, more traffic).",
+    "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal "
+    "and range; page-locked host memory has no device pointer (the GPU cannot reach client "
+    "memory); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
+    "CUDA arrays (cuArray*, CU_MEMORYTYPE_ARRAY copies) are not supported.",
     "Libraries are modules loaded on the current device when the library is loaded. "
     "CU_LIBRARY_BINARY_IS_PRESERVED is accepted (rgpu keeps its own copy of the image); "
     "CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE returns CUDA_ERROR_NOT_SUPPORTED.",
@@ -374,32 +372,24 @@ LIMITS = [
     "cuLogs* report rgpu's own error log: the errors and warnings this process's rgpu client logs "
     "(unsupported calls, refused arguments, lost servers), at its log level (RGPU_LOG_LEVEL); the "
     "remote driver's log is about the worker's calls and is not relayed.",
-    "cuGetProcAddress returns the binding cuda.h of this toolkit gives each name, whatever "
-    "cudaVersion asks for.",
-    "cuMemsetD16/D32 whose value's bytes differ copy a host pattern (same result, more traffic).",
-    "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal "
-    "and range; page-locked host memory has no device pointer (the GPU cannot reach client "
-    "memory); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
-    "CUDA arrays take single-plane formats only (1, 2 or 4 channels of 8/16/32-bit integers, "
-    "half or float); sparse and deferred-mapping arrays return CUDA_ERROR_NOT_SUPPORTED, so the "
-    "plane, sparse-property and memory-requirement queries answer CUDA_ERROR_INVALID_VALUE as CUDA "
-    "does for such arrays. Mipmapped-array levels count for copies and textures but are not freed on "
+    "CUDA arrays take single-plane formats only (1, 2 or 4 channels of 8/16/32-bit integers, half "
+    "or float); sparse and deferred-mapping arrays return CUDA_ERROR_NOT_SUPPORTED, so the plane, "
+    "sparse-property and memory-requirement queries answer CUDA_ERROR_INVALID_VALUE as CUDA does "
+    "for such arrays. Mipmapped-array levels count for copies and textures but are not freed on "
     "their own.",
     "Texture and surface references are forwarded to the server's driver (deprecated: nvcc has "
     "emitted none since CUDA 12, so cuModuleGetTexRef/SurfRef find none in current modules).",
     "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal, "
     "range and whether memory is managed; page-locked host memory has a device pointer only once "
     "mapped (shm, cuMemHostGetDevicePointer); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
-    "CUDA arrays (cuArray*, CU_MEMORYTYPE_ARRAY copies) are not supported.",
-    "The legacy unversioned functions with 32-bit device pointers (cuMemAlloc, cuMemcpyHtoD...) are "
-    "unsupported; programs built with this toolkit bind the _v2 names.",
     "Peers: GPUs of one server are peers as its driver says; GPUs of different servers never are, "
     "and cuMemcpyPeer between them goes through client memory (after the stream's earlier work).",
     "Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP, cuMemHostGetDevicePointer) and managed memory "
     "(cuMemAllocManaged) need every server on the application's host (the shm transport): the "
-    "memory is shared memory the GPU maps in place (managed memory at the same address on host and "
-    "device, coherent at all times; nothing migrates, advice and prefetches are recorded). Elsewhere "
-    "they return CUDA_ERROR_NOT_SUPPORTED. cuMemHostRegister with DEVICEMAP is not supported.",
+    "memory is shared memory the GPU maps in place (managed memory at the same address on host "
+    "and device, coherent at all times; nothing migrates, advice and prefetches are recorded). "
+    "Elsewhere they return CUDA_ERROR_NOT_SUPPORTED. cuMemHostRegister with DEVICEMAP is not "
+    "supported.",
     "Virtual memory management: reservations live on the current device's server and map "
     "allocations of that server's GPUs; only read-write ranges take part in copies; "
     "cuMemAddressReserve ignores the address hint. Shareable handles (POSIX fds, fabric handles), "
@@ -407,10 +397,10 @@ LIMITS = [
     "descriptor of the server cannot reach the application.",
     "IPC handles name memory and events of one server: opening one on another server's GPU, or a "
     "forged one, returns CUDA_ERROR_INVALID_HANDLE.",
-    "Graphs live on one device (its primary context: a node's CUcontext is not looked at); copy nodes, "
-    "and copies queued during a capture, cannot involve host memory (CU_MEMORYTYPE_HOST), nor can a "
-    "captured cuMemsetD16/D32 whose value's bytes differ (it is a copy of the pattern from the host); "
-    "kernel nodes take kernelParams, not `extra`.",
+    "Graphs live on one device (its primary context: a node's CUcontext is not looked at); copy "
+    "nodes, and copies queued during a capture, cannot involve host memory (CU_MEMORYTYPE_HOST), "
+    "nor can a captured cuMemsetD16/D32 whose value's bytes differ (it is a copy of the pattern "
+    "from the host); kernel nodes take kernelParams, not `extra`.",
 ]
 
 
@@ -426,8 +416,6 @@ def emit_coverage(m: DriverModel) -> str:
     exported = set(m.exports)
     for d in m.unsupported:
         newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
-        why = (f"legacy binding, superseded by {newer[-1]}" if newer
-               else m.reasons.get(d.name, "not implemented yet"))
         why = m.reasons.get(d.name) or (f"legacy binding, superseded by {newer[-1]}" if newer
                                         else "not implemented yet")
         status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")

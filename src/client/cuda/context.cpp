@@ -63,7 +63,9 @@ CUresult release(CUdevice dev) {
 CUcontext rgpu::client::primary_context(int device) { return reinterpret_cast<CUcontext>(&g_primary[device]); }
 
 int rgpu::client::context_device(CUcontext ctx) { return device_of(ctx); }
-int rgpu::client::context_device(CUcontext ctx) { return ctx ? device_of(ctx) : Runtime::current_device(); }
+int rgpu::client::context_or_current_device(CUcontext ctx) {
+  return ctx ? device_of(ctx) : Runtime::current_device();
+}
 
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
@@ -227,7 +229,7 @@ extern "C" CUresult CUDAAPI cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam*
 extern "C" CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
   if (!device) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  int dev = context_device(ctx);
+  int dev = context_or_current_device(ctx);
   if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
   *device = dev;
   return CUDA_SUCCESS;
@@ -236,7 +238,7 @@ extern "C" CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
 extern "C" CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
   KeepLastError keep;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  int dev = context_device(ctx);
+  int dev = context_or_current_device(ctx);
   if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
   int current = Runtime::current_device();
   Runtime::set_current_device(dev);

@@ -5,15 +5,11 @@
 #include "client/cuda/cuda_api.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <utility>
-#include <vector>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/kernel_launcher.hpp"
-#include "client/cuda/driver_launch.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "protocol/ops.hpp"
 
@@ -31,49 +27,7 @@ CUresult launch(CUfunction f, const KernelLaunch& l) {
   if (!known_kernel(f)) return CUDA_ERROR_INVALID_HANDLE;
   cudaError_t e = api([&] { return launch_kernel(f, l); });
   return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_CONTEXT : to_cu(e);
-// extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, p, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END}
-cudaError_t pack_extra(const LoadedKernel& k, void** extra, std::vector<uint8_t>* packed) {
-  const void* buffer = nullptr;
-  const size_t* size = nullptr;
-  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-      buffer = extra[i + 1];
-    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-      size = static_cast<const size_t*>(extra[i + 1]);
-    else
-      return cudaErrorInvalidValue;
-  }
-  if (!buffer || !size) return cudaErrorInvalidValue;
-  // As NVIDIA's driver (seen on the H100): a buffer longer than the kernel's
-  // parameters is refused, a shorter one launches (the rest is zero here,
-  // unspecified there).
-  if (*size > k.args_size) return cudaErrorLaunchOutOfResources;
-  packed->assign(k.args_size, 0);
-  std::memcpy(packed->data(), buffer, *size);
-  return cudaSuccess;
 }
-
-// A cooperative launch is answered: its errors (too large a grid) are its own.
-cudaError_t launch(const DriverFunction& f, dim3 grid, dim3 block, unsigned shared_mem, CUstream stream,
-                   void** params, void** extra, bool cooperative = false) {
-  if (params && extra) return cudaErrorInvalidValue;
-  Call call(cooperative ? proto::kOpLaunchCooperativeKernel : proto::kOpLaunchKernel);
-  uint64_t s;
-  if (cudaError_t e = call.to_stream(reinterpret_cast<cudaStream_t>(stream), &s)) return e;
-  // A module lives in the context it was loaded in.
-  if (call.device_index() != f.module->device) return cudaErrorDeviceUninitialized;
-  const cudaDeviceProp* props;
-  if (cudaError_t e = Runtime::get().properties(call.device_index(), &props)) return e;
-  if (cudaError_t e = check_launch_config(*props, grid, block)) return e;
-  if (shared_mem > static_cast<unsigned>(f.kernel.max_dynamic_shared)) return cudaErrorInvalidValue;
-  std::vector<uint8_t> packed;
-  if (cudaError_t e = extra ? pack_extra(f.kernel, extra, &packed) : pack_kernel_args(f.kernel, params, &packed))
-    return e;
-  call.args().put<uint64_t>(f.kernel.function).put(grid).put(block).put<uint32_t>(shared_mem).put<uint64_t>(s);
-  call.args().put_bytes(packed.data(), packed.size());
-  return cooperative ? call.run() : call.post();
-}
-
 
 int attribute(const cudaFuncAttributes& a, CUfunction_attribute attrib, bool* known) {
   *known = true;
@@ -130,39 +84,6 @@ CUresult function_call(const void* kernel, int device, uint16_t op, Fill&& fill,
 }
 
 CUresult get_attribute(int* pi, CUfunction_attribute attrib, const void* kernel, int device) {
-  }));
-}
-
-}  // namespace
-
-CUresult rgpu::client::launch_function(CUfunction f, dim3 grid, dim3 block, unsigned shared_mem, CUstream stream, void** params,
-                   void** extra, bool cooperative) {
-  KeepLastError keep;
-  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  DriverFunction* fn = DriverHandles::get().find(f);
-  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
-  cudaError_t e = api([&] { return launch(*fn, grid, block, shared_mem, stream, params, extra, cooperative); });
-  return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_CONTEXT : to_cu(e);
-}
-
-extern "C" CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                           unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                           unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                           void** kernelParams, void** extra) {
-  return launch_function(f, dim3(gridDimX, gridDimY, gridDimZ), dim3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                   hStream, kernelParams, extra, false);
-}
-
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                                      unsigned int gridDimZ, unsigned int blockDimX,
-                                                      unsigned int blockDimY, unsigned int blockDimZ,
-                                                      unsigned int sharedMemBytes, CUstream hStream,
-                                                      void** kernelParams) {
-  return launch_function(f, dim3(gridDimX, gridDimY, gridDimZ), dim3(blockDimX, blockDimY, blockDimZ), sharedMemBytes,
-                   hStream, kernelParams, nullptr, true);
-}
-
-extern "C" CUresult CUDAAPI cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   cudaFuncAttributes attrs{};
   CUresult r = function_call(
@@ -346,43 +267,6 @@ extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGr
     if (best_threads == props->maxThreadsPerMultiProcessor) break;
   }
   *minGridSize = best_blocks * props->multiProcessorCount;
-// The block size of highest occupancy, searched as the driver does: from the
-// largest block the function and device allow down by warps, each size
-// asking the server's occupancy calculator, with the dynamic shared memory
-// the caller's function gives for that size.
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize,
-                                                                     CUfunction func,
-                                                                     CUoccupancyB2DSize blockSizeToDynamicSMemSize,
-                                                                     size_t dynamicSMemSize, int blockSizeLimit,
-                                                                     unsigned int flags) {
-  if (!minGridSize || !blockSize || blockSizeLimit < 0) return CUDA_ERROR_INVALID_VALUE;
-  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  DriverFunction* fn = DriverHandles::get().find(func);
-  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
-  CUdevice dev = fn->module->device;
-  int max_threads_mp, warp, dev_max_block, sms, func_max_block;
-  for (auto [out, attr] : {std::pair{&max_threads_mp, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR},
-                           std::pair{&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE},
-                           std::pair{&dev_max_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
-                           std::pair{&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT}})
-    if (CUresult e = cuDeviceGetAttribute(out, attr, dev)) return e;
-  if (CUresult e = cuFuncGetAttribute(&func_max_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func)) return e;
-  int limit = blockSizeLimit ? std::min(blockSizeLimit, dev_max_block) : dev_max_block;
-  limit = std::min(limit, func_max_block);
-  int best_blocks = 0, best_size = 0, best_occupancy = 0;
-  for (int aligned = (limit + warp - 1) / warp * warp; aligned > 0; aligned -= warp) {
-    int size = std::min(aligned, limit);
-    size_t smem = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(size) : dynamicSMemSize;
-    int blocks = 0;
-    if (CUresult e = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, func, size, smem, flags)) return e;
-    if (blocks * size > best_occupancy) {
-      best_occupancy = blocks * size;
-      best_blocks = blocks;
-      best_size = size;
-    }
-    if (best_occupancy == max_threads_mp) break;
-  }
-  *minGridSize = best_blocks * sms;
   *blockSize = best_size;
   return CUDA_SUCCESS;
 }

@@ -23,17 +23,6 @@ struct rgpu::client::LegacyLaunchState {
   std::array<unsigned char, kMaxParamBytes> params{};
 };
 
-// The pre-CUDA 4 launch API: block shape, shared memory size and a
-// parameter buffer set on the function, then cuLaunchGrid. The buffer goes
-// to the launch as cuLaunchKernel's `extra` buffer would.
-#include "client/cuda/cuda_api.hpp"
-
-#include <cstring>
-
-#include "client/cuda/driver_errors.hpp"
-#include "client/cuda/driver_launch.hpp"
-#include "client/cuda/module_handles.hpp"
-
 using namespace rgpu::client;
 
 namespace {
@@ -48,28 +37,15 @@ CUresult with_state(CUfunction hfunc, F&& f) {
   if (!fn) return CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard lock(g_mutex);
   if (!fn->legacy) fn->legacy = std::make_shared<LegacyLaunchState>();
-  return f(*fn->legacy);
+  return f(*fn->legacy, *fn);
 }
 
+// Parameters may be set before cuParamSetSize (NVIDIA's samples do so).
 CUresult set_param(CUfunction hfunc, int offset, const void* value, unsigned bytes) {
   if (offset < 0 || (bytes && !value)) return CUDA_ERROR_INVALID_VALUE;
-  return with_state(hfunc, [&](LegacyLaunchState& s) {
+  return with_state(hfunc, [&](LegacyLaunchState& s, const DriverFunction&) {
     if (offset + size_t{bytes} > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
     std::memcpy(s.params.data() + offset, value, bytes);
-template <typename F>
-CUresult with_function(CUfunction hfunc, F&& f) {
-  if (CUresult e = driver_ready()) return e;
-  DriverFunction* fn = DriverHandles::get().find(hfunc);
-  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
-  return f(*fn);
-}
-
-// Bytes at `offset` of the buffer cuParamSetSize sized.
-CUresult set_param(CUfunction hfunc, int offset, const void* src, unsigned n) {
-  return with_function(hfunc, [&](DriverFunction& f) {
-    auto& params = f.legacy.params;
-    if (offset < 0 || (n && !src) || static_cast<size_t>(offset) + n > params.size()) return CUDA_ERROR_INVALID_VALUE;
-    std::memcpy(params.data() + offset, src, n);
     return CUDA_SUCCESS;
   });
 }
@@ -78,36 +54,25 @@ CUresult set_param(CUfunction hfunc, int offset, const void* src, unsigned n) {
 
 extern "C" CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
   if (x <= 0 || y <= 0 || z <= 0) return CUDA_ERROR_INVALID_VALUE;
-  return with_state(hfunc, [&](LegacyLaunchState& s) {
+  return with_state(hfunc, [&](LegacyLaunchState& s, const DriverFunction&) {
     s.block[0] = x;
     s.block[1] = y;
     s.block[2] = z;
-  return with_function(hfunc, [&](DriverFunction& f) {
-    f.legacy.block[0] = x;
-    f.legacy.block[1] = y;
-    f.legacy.block[2] = z;
     return CUDA_SUCCESS;
   });
 }
 
 extern "C" CUresult CUDAAPI cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
-  return with_state(hfunc, [&](LegacyLaunchState& s) {
+  return with_state(hfunc, [&](LegacyLaunchState& s, const DriverFunction&) {
     s.shared_bytes = bytes;
-  return with_function(hfunc, [&](DriverFunction& f) {
-    f.legacy.shared_bytes = bytes;
     return CUDA_SUCCESS;
   });
 }
 
 extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
   if (numbytes > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
-  return with_state(hfunc, [&](LegacyLaunchState& s) {
+  return with_state(hfunc, [&](LegacyLaunchState& s, const DriverFunction&) {
     s.param_size = numbytes;
-// The buffer cannot be larger than the kernel's parameters.
-extern "C" CUresult CUDAAPI cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
-  return with_function(hfunc, [&](DriverFunction& f) {
-    if (numbytes > f.kernel.args_size) return CUDA_ERROR_INVALID_VALUE;
-    f.legacy.params.resize(numbytes);
     return CUDA_SUCCESS;
   });
 }
@@ -127,7 +92,7 @@ extern "C" CUresult CUDAAPI cuParamSetv(CUfunction hfunc, int offset, void* ptr,
 extern "C" CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
   if (grid_width <= 0 || grid_height <= 0) return CUDA_ERROR_INVALID_VALUE;
   LegacyLaunchState s;
-  if (CUresult e = with_state(f, [&](LegacyLaunchState& state) {
+  if (CUresult e = with_state(f, [&](LegacyLaunchState& state, const DriverFunction&) {
         s = state;
         return CUDA_SUCCESS;
       }))
@@ -137,15 +102,6 @@ extern "C" CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int 
                    CU_LAUNCH_PARAM_END};
   return cuLaunchKernel(f, grid_width, grid_height, 1, s.block[0], s.block[1], s.block[2], s.shared_bytes, hStream,
                         nullptr, extra);
-  return with_function(f, [&](DriverFunction& fn) {
-    const LegacyLaunchState& l = fn.legacy;
-    if (!l.block[0]) return CUDA_ERROR_INVALID_VALUE;  // cuFuncSetBlockShape was never called
-    size_t size = l.params.size();
-    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(l.params.data()),
-                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-    return launch_function(f, dim3(grid_width, grid_height, 1), dim3(l.block[0], l.block[1], l.block[2]),
-                           l.shared_bytes, hStream, nullptr, size ? extra : nullptr, false);
-  });
 }
 
 extern "C" CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
@@ -153,4 +109,3 @@ extern "C" CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_
 }
 
 extern "C" CUresult CUDAAPI cuLaunch(CUfunction f) { return cuLaunchGridAsync(f, 1, 1, nullptr); }
-extern "C" CUresult CUDAAPI cuLaunch(CUfunction f) { return cuLaunchGrid(f, 1, 1); }

@@ -26,13 +26,6 @@ struct DriverModule {
 };
 
 struct LegacyLaunchState;  // legacy_launch.cpp
-// What the pre-CUDA 4 launch API (cuFuncSetBlockShape, cuParamSet*,
-// cuLaunchGrid) sets on a function before launching it.
-struct LegacyLaunchState {
-  unsigned block[3] = {0, 0, 0};
-  unsigned shared_bytes = 0;
-  std::vector<uint8_t> params;  // the parameter buffer; its size is cuParamSetSize's
-};
 
 struct DriverFunction {
   DriverModule* module;
@@ -42,8 +35,6 @@ struct DriverFunction {
   // What cuFuncSetBlockShape, cuFuncSetSharedSize and cuParamSet* set for
   // cuLaunch; made at the first of them.
   std::shared_ptr<LegacyLaunchState> legacy;
-  LoadedKernel kernel;
-  LegacyLaunchState legacy;
 };
 
 class DriverHandles {

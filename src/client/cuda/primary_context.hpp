@@ -7,8 +7,8 @@ namespace rgpu::client {
 
 CUcontext primary_context(int device);
 // The device of a context handle rgpu gave out, or -1.
-// The device of a context handle rgpu gave out; NULL names the current
-// context. -1 for any other handle.
 int context_device(CUcontext ctx);
+// The same, where NULL names the current context.
+int context_or_current_device(CUcontext ctx);
 
 }  // namespace rgpu::client

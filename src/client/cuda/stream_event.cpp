@@ -112,15 +112,6 @@ extern "C" CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long* 
   return through_runtime([&] { return cudaStreamGetId(rt(hStream), streamId); });
 }
 
-extern "C" CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice* device) {
-  KeepLastError keep;
-  if (!device) return CUDA_ERROR_INVALID_VALUE;
-  int dev;
-  if (CUresult e = stream_device(hStream, &dev)) return e;
-  *device = dev;
-  return CUDA_SUCCESS;
-}
-
 extern "C" CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
   KeepLastError keep;
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
@@ -156,18 +147,6 @@ extern "C" CUresult CUDAAPI cuStreamSetAttribute(CUstream hStream, CUstreamAttrI
   });
 }
 
-// The attributes a stream keeps besides its priority, which is fixed when
-// the stream is created.
-extern "C" CUresult CUDAAPI cuStreamCopyAttributes(CUstream dst, CUstream src) {
-  for (CUstreamAttrID attr : {CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY,
-                              CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP, CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN}) {
-    CUstreamAttrValue value{};
-    if (CUresult e = cuStreamGetAttribute(src, attr, &value)) return e;
-    if (CUresult e = cuStreamSetAttribute(dst, attr, &value)) return e;
-  }
-  return CUDA_SUCCESS;
-}
-
 extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
   return through_runtime([&] { return cudaLaunchHostFunc(rt(hStream), fn, userData); });
 }
@@ -182,9 +161,3 @@ extern "C" CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallba
   return e;
 }
 
-// CU_EVENT_RECORD_EXTERNAL only changes what stream capture records, and
-// rgpu's streams do not capture: both flags record the event.
-extern "C" CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
-  if (flags & ~CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
-  return cuEventRecord(hEvent, hStream);
-}

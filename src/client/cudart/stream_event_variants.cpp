@@ -31,6 +31,7 @@ extern "C" cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int* device) {
 
 extern "C" cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
   return api([&]() -> cudaError_t {
+    if (flags & ~cudaEventRecordExternal) return cudaErrorInvalidValue;
     Call call(proto::kOpEventRecordWithFlags);
     uint64_t s;
     RemoteObject e_obj;

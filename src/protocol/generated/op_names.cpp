@@ -164,7 +164,6 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
-    case kOp_cudaDeviceGetAttribute: return "cudaDeviceGetAttribute";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";
@@ -196,15 +195,11 @@ const char* op_name(uint16_t op) {
     case kOp_cuCtxRecordEvent: return "cuCtxRecordEvent";
     case kOp_cuCtxWaitEvent: return "cuCtxWaitEvent";
     case kOp_cuDeviceGetExecAffinitySupport: return "cuDeviceGetExecAffinitySupport";
-    case kOp_cuDeviceGetTexture1DLinearMaxWidth: return "cuDeviceGetTexture1DLinearMaxWidth";
     case kOp_cuDeviceGetProperties: return "cuDeviceGetProperties";
     case kOp_cuFlushGPUDirectRDMAWrites: return "cuFlushGPUDirectRDMAWrites";
     case kOp_cuProfilerStart: return "cuProfilerStart";
     case kOp_cuProfilerStop: return "cuProfilerStop";
-    case kOp_cuFuncSetSharedMemConfig: return "cuFuncSetSharedMemConfig";
     case kOp_cuModuleGetLoadingMode: return "cuModuleGetLoadingMode";
-    case kOp_cuModuleGetFunctionCount: return "cuModuleGetFunctionCount";
-    case kOp_cuOccupancyAvailableDynamicSMemPerBlock: return "cuOccupancyAvailableDynamicSMemPerBlock";
     default: return "unknown";
   }
 }

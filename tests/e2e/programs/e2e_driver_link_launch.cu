@@ -74,9 +74,8 @@ int main() {
   CU_OK(cuParamSetv(vadd, 8, &b, sizeof b));
   CU_OK(cuParamSetv(vadd, 16, &c, sizeof c));
   CU_OK(cuParamSeti(vadd, 24, n));
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuParamSeti(vadd, 26, n));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuParamSetf(vadd, -4, 1.0f));
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuParamSetSize(vadd, 4096));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuParamSetv(vadd, 32760, &a, sizeof a));
   CU_OK(cuLaunchGrid(vadd, 4, 1));
   CU_OK(cuLaunchGridAsync(vadd, 4, 1, nullptr));
   CU_OK(cuLaunch(vadd));

@@ -72,7 +72,7 @@ extern "C" CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int* vers
   KeepLastError keep;
   if (!version) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = driver_ready()) return e;
-  int ctx_device = context_device(ctx);
+  int ctx_device = context_or_current_device(ctx);
   if (ctx_device < 0) return CUDA_ERROR_INVALID_CONTEXT;
   return to_cu(api([&]() -> cudaError_t {
     Call call(rgpu::proto::kOp_cuCtxGetApiVersion);
@@ -89,7 +89,7 @@ extern "C" CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long* ctxId)
   KeepLastError keep;
   if (!ctxId) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = driver_ready()) return e;
-  int ctx_device = context_device(ctx);
+  int ctx_device = context_or_current_device(ctx);
   if (ctx_device < 0) return CUDA_ERROR_INVALID_CONTEXT;
   return to_cu(api([&]() -> cudaError_t {
     Call call(rgpu::proto::kOp_cuCtxGetId);
@@ -120,7 +120,7 @@ extern "C" CUresult CUDAAPI cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffin
 extern "C" CUresult CUDAAPI cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
   KeepLastError keep;
   if (CUresult e = driver_ready()) return e;
-  int hCtx_device = context_device(hCtx);
+  int hCtx_device = context_or_current_device(hCtx);
   if (hCtx_device < 0) return CUDA_ERROR_INVALID_CONTEXT;
   return to_cu(api([&]() -> cudaError_t {
     Call call(rgpu::proto::kOp_cuCtxRecordEvent);
@@ -135,7 +135,7 @@ extern "C" CUresult CUDAAPI cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
 extern "C" CUresult CUDAAPI cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
   KeepLastError keep;
   if (CUresult e = driver_ready()) return e;
-  int hCtx_device = context_device(hCtx);
+  int hCtx_device = context_or_current_device(hCtx);
   if (hCtx_device < 0) return CUDA_ERROR_INVALID_CONTEXT;
   return to_cu(api([&]() -> cudaError_t {
     Call call(rgpu::proto::kOp_cuCtxWaitEvent);
@@ -159,22 +159,6 @@ extern "C" CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int* pi, CUexecAffini
     call.args().put(type).put(dev_remote);
     if (cudaError_t e = call.run()) return e;
     *pi = call.reply().get<int>();
-    return cudaSuccess;
-  }));
-}
-
-extern "C" CUresult CUDAAPI cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) {
-  KeepLastError keep;
-  if (!maxWidthInElements) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult e = driver_ready()) return e;
-  return to_cu(api([&]() -> cudaError_t {
-    Call call(rgpu::proto::kOp_cuDeviceGetTexture1DLinearMaxWidth);
-    int32_t dev_remote;
-    if (cudaError_t e = call.to_device(dev, &dev_remote)) return e;
-    call.quiet();
-    call.args().put(format).put(numChannels).put(dev_remote);
-    if (cudaError_t e = call.run()) return e;
-    *maxWidthInElements = call.reply().get<size_t>();
     return cudaSuccess;
   }));
 }
@@ -226,20 +210,6 @@ extern "C" CUresult CUDAAPI cuProfilerStop() {
   }));
 }
 
-extern "C" CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
-  KeepLastError keep;
-  if (CUresult e = driver_ready()) return e;
-  auto* hfunc_object = DriverHandles::get().find(hfunc);
-  if (!hfunc_object) return CUDA_ERROR_INVALID_HANDLE;
-  return to_cu(api([&]() -> cudaError_t {
-    Call call(rgpu::proto::kOp_cuFuncSetSharedMemConfig);
-    int32_t hfunc_remote;
-    if (cudaError_t e = call.to_device(hfunc_object->module->device, &hfunc_remote)) return e;
-    call.args().put<uint64_t>(hfunc_object->kernel.function).put(config);
-    return call.run();
-  }));
-}
-
 extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   KeepLastError keep;
   if (!mode) return CUDA_ERROR_INVALID_VALUE;
@@ -250,42 +220,6 @@ extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
     call.quiet();
     if (cudaError_t e = call.run()) return e;
     *mode = call.reply().get<CUmoduleLoadingMode>();
-    return cudaSuccess;
-  }));
-}
-
-extern "C" CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
-  KeepLastError keep;
-  if (!count) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult e = driver_ready()) return e;
-  auto* mod_object = DriverHandles::get().find(mod);
-  if (!mod_object) return CUDA_ERROR_INVALID_HANDLE;
-  return to_cu(api([&]() -> cudaError_t {
-    Call call(rgpu::proto::kOp_cuModuleGetFunctionCount);
-    int32_t mod_remote;
-    if (cudaError_t e = call.to_device(mod_object->device, &mod_remote)) return e;
-    call.quiet();
-    call.args().put<uint64_t>(mod_object->remote);
-    if (cudaError_t e = call.run()) return e;
-    *count = call.reply().get<unsigned int>();
-    return cudaSuccess;
-  }));
-}
-
-extern "C" CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) {
-  KeepLastError keep;
-  if (!dynamicSmemSize) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult e = driver_ready()) return e;
-  auto* func_object = DriverHandles::get().find(func);
-  if (!func_object) return CUDA_ERROR_INVALID_HANDLE;
-  return to_cu(api([&]() -> cudaError_t {
-    Call call(rgpu::proto::kOp_cuOccupancyAvailableDynamicSMemPerBlock);
-    int32_t func_remote;
-    if (cudaError_t e = call.to_device(func_object->module->device, &func_remote)) return e;
-    call.quiet();
-    call.args().put<uint64_t>(func_object->kernel.function).put(numBlocks).put(blockSize);
-    if (cudaError_t e = call.run()) return e;
-    *dynamicSmemSize = call.reply().get<size_t>();
     return cudaSuccess;
   }));
 }

@@ -82,6 +82,26 @@ extern "C" CUresult CUDAAPI cuMemHostRegister(void* p, size_t bytesize, unsigned
   return cuMemHostRegister_v2(p, bytesize, Flags);
 }
 
+extern "C" CUresult CUDAAPI cuMemcpyAtoA(CUarray dstArray, unsigned int dstOffset, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount) {
+  return cuMemcpyAtoA_v2(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyAtoH(void* dstHost, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount) {
+  return cuMemcpyAtoH_v2(dstHost, srcArray, srcOffset, ByteCount);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync(void* dstHost, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount, CUstream hStream) {
+  return cuMemcpyAtoHAsync_v2(dstHost, srcArray, srcOffset, ByteCount, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyHtoA(CUarray dstArray, unsigned int dstOffset, const void* srcHost, unsigned int ByteCount) {
+  return cuMemcpyHtoA_v2(dstArray, dstOffset, srcHost, ByteCount);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpyHtoAAsync(CUarray dstArray, unsigned int dstOffset, const void* srcHost, unsigned int ByteCount, CUstream hStream) {
+  return cuMemcpyHtoAAsync_v2(dstArray, dstOffset, srcHost, ByteCount, hStream);
+}
+
 extern "C" CUresult CUDAAPI cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
   return cuStreamBatchMemOp_v2(stream, count, paramArray, flags);
 }

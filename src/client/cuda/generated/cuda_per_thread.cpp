@@ -36,9 +36,6 @@ extern "C" CUresult CUDAAPI cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream 
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
   rgpu::client::PerThreadStreamScope scope;
   return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
 }
 
 extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void* userData) {
@@ -291,9 +288,24 @@ extern "C" CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned c
   return cuMemsetD8_v2(dstDevice, uc, N);
 }
 
+extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamAddCallback(hStream, callback, userData, flags);
+}
+
 extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamAttachMemAsync(hStream, dptr, length, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBatchMemOp(stream, count, paramArray, flags);
+}
+
+extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamBatchMemOp_v2(stream, count, paramArray, flags);
 }
 
 extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode) {
@@ -309,19 +321,6 @@ extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream) {
 extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamBeginCapture_v2(hStream, mode);
-extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuStreamAddCallback(hStream, callback, userData, flags);
-}
-
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuStreamBatchMemOp(stream, count, paramArray, flags);
-}
-
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuStreamBatchMemOp_v2(stream, count, paramArray, flags);
 }
 
 extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src) {
@@ -332,6 +331,11 @@ extern "C" CUresult CUDAAPI cuStreamCopyAttributes_ptsz(CUstream dst, CUstream s
 extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph* phGraph) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamEndCapture(hStream, phGraph);
+}
+
+extern "C" CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuStreamGetAttribute(hStream, attr, value_out);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out) {
@@ -347,9 +351,6 @@ extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUs
 extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
-extern "C" CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) {
-  rgpu::client::PerThreadStreamScope scope;
-  return cuStreamGetAttribute(hStream, attr, value_out);
 }
 
 extern "C" CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream hStream, CUcontext* pctx) {

@@ -22,47 +22,16 @@ extern "C" CUresult CUDAAPI cuCoredumpGetAttribute(CUcoredumpSettings, void*, si
 extern "C" CUresult CUDAAPI cuCoredumpGetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpGetAttributeGlobal"); }
 extern "C" CUresult CUDAAPI cuCoredumpSetAttribute(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttribute"); }
 extern "C" CUresult CUDAAPI cuCoredumpSetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttributeGlobal"); }
-extern "C" CUresult CUDAAPI cuCtxAttach(CUcontext*, unsigned int) { return rgpu::client::driver_unsupported("cuCtxAttach"); }
-extern "C" CUresult CUDAAPI cuCtxCreate(CUcontext*, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuCtxCreate"); }
-extern "C" CUresult CUDAAPI cuCtxCreate_v3(CUcontext*, CUexecAffinityParam*, int, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuCtxCreate_v3"); }
-extern "C" CUresult CUDAAPI cuCtxDestroy(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDestroy"); }
-extern "C" CUresult CUDAAPI cuCtxDetach(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDetach"); }
-extern "C" CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext) { return rgpu::client::driver_unsupported("cuCtxDisablePeerAccess"); }
-extern "C" CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext, unsigned int) { return rgpu::client::driver_unsupported("cuCtxEnablePeerAccess"); }
 extern "C" CUresult CUDAAPI cuCtxFromGreenCtx(CUcontext*, CUgreenCtx) { return rgpu::client::driver_unsupported("cuCtxFromGreenCtx"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevResource(CUcontext, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuCtxGetDevResource"); }
 extern "C" CUresult CUDAAPI cuDestroyExternalMemory(CUexternalMemory) { return rgpu::client::driver_unsupported("cuDestroyExternalMemory"); }
 extern "C" CUresult CUDAAPI cuDestroyExternalSemaphore(CUexternalSemaphore) { return rgpu::client::driver_unsupported("cuDestroyExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc*, CUdevResource*, unsigned int) { return rgpu::client::driver_unsupported("cuDevResourceGenerateDesc"); }
 extern "C" CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource*, unsigned int*, const CUdevResource*, CUdevResource*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuDevSmResourceSplitByCount"); }
-extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice*, const char*) { return rgpu::client::driver_unsupported("cuDeviceGetByPCIBusId"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
-extern "C" CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int*, CUexecAffinityType, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetExecAffinitySupport"); }
-extern "C" CUresult CUDAAPI cuDeviceCanAccessPeer(int*, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceCanAccessPeer"); }
-extern "C" CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetDefaultMemPool"); }
-extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
-extern "C" CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceGetGraphMemAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceGetHostAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetHostAtomicCapabilities"); }
 extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetLuid"); }
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
-extern "C" CUresult CUDAAPI cuDeviceGetProperties(CUdevprop*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetProperties"); }
-extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxRelease"); }
-extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxReset"); }
-extern "C" CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice, unsigned int) { return rgpu::client::driver_unsupported("cuDevicePrimaryCtxSetFlags"); }
 extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
-extern "C" CUresult CUDAAPI cuDeviceTotalMem(unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceTotalMem"); }
-extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
-extern "C" CUresult CUDAAPI cuEventDestroy(CUevent) { return rgpu::client::driver_unsupported("cuEventDestroy"); }
-extern "C" CUresult CUDAAPI cuEventElapsedTime(float*, CUevent, CUevent) { return rgpu::client::driver_unsupported("cuEventElapsedTime"); }
-extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
-extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
-extern "C" CUresult CUDAAPI cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) { return rgpu::client::driver_unsupported("cuFlushGPUDirectRDMAWrites"); }
-extern "C" CUresult CUDAAPI cuDeviceGetP2PAtomicCapabilities(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAtomicCapabilities"); }
-extern "C" CUresult CUDAAPI cuDeviceGetP2PAttribute(int*, CUdevice_P2PAttribute, CUdevice, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetP2PAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGraphMemTrim"); }
-extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
-extern "C" CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice, CUgraphMem_attribute, void*) { return rgpu::client::driver_unsupported("cuDeviceSetGraphMemAttribute"); }
-extern "C" CUresult CUDAAPI cuDeviceSetMemPool(CUdevice, CUmemoryPool) { return rgpu::client::driver_unsupported("cuDeviceSetMemPool"); }
 extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
 extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
@@ -101,51 +70,9 @@ extern "C" CUresult CUDAAPI cuGreenCtxWaitEvent(CUgreenCtx, CUevent) { return rg
 extern "C" CUresult CUDAAPI cuImportExternalMemory(CUexternalMemory*, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalMemory"); }
 extern "C" CUresult CUDAAPI cuImportExternalSemaphore(CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
-extern "C" CUresult CUDAAPI cuLaunchHostFunc(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc"); }
-extern "C" CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream, CUhostFn, void*) { return rgpu::client::driver_unsupported("cuLaunchHostFunc_ptsz"); }
 extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
 extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
-extern "C" CUresult CUDAAPI cuLinkAddData(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddData"); }
-extern "C" CUresult CUDAAPI cuLinkAddData_v2(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddData_v2"); }
-extern "C" CUresult CUDAAPI cuLinkAddFile(CUlinkState, CUjitInputType, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddFile"); }
-extern "C" CUresult CUDAAPI cuLinkAddFile_v2(CUlinkState, CUjitInputType, const char*, unsigned int, CUjit_option*, void**) { return rgpu::client::driver_unsupported("cuLinkAddFile_v2"); }
-extern "C" CUresult CUDAAPI cuLinkComplete(CUlinkState, void**, size_t*) { return rgpu::client::driver_unsupported("cuLinkComplete"); }
-extern "C" CUresult CUDAAPI cuLinkCreate(unsigned int, CUjit_option*, void**, CUlinkState*) { return rgpu::client::driver_unsupported("cuLinkCreate"); }
-extern "C" CUresult CUDAAPI cuLinkCreate_v2(unsigned int, CUjit_option*, void**, CUlinkState*) { return rgpu::client::driver_unsupported("cuLinkCreate_v2"); }
-extern "C" CUresult CUDAAPI cuLinkDestroy(CUlinkState) { return rgpu::client::driver_unsupported("cuLinkDestroy"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
-extern "C" CUresult CUDAAPI cuMemAllocHost(void**, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocHost"); }
-extern "C" CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr) { return rgpu::client::driver_unsupported("cuIpcCloseMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle*, CUevent) { return rgpu::client::driver_unsupported("cuIpcGetEventHandle"); }
-extern "C" CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle*, CUdeviceptr) { return rgpu::client::driver_unsupported("cuIpcGetMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcOpenEventHandle(CUevent*, CUipcEventHandle) { return rgpu::client::driver_unsupported("cuIpcOpenEventHandle"); }
-extern "C" CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle"); }
-extern "C" CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr*, CUipcMemHandle, unsigned int) { return rgpu::client::driver_unsupported("cuIpcOpenMemHandle_v2"); }
-extern "C" CUresult CUDAAPI cuKernelGetAttribute(int*, CUfunction_attribute, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelGetAttribute"); }
-extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary*, CUkernel) { return rgpu::client::driver_unsupported("cuKernelGetLibrary"); }
-extern "C" CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute, int, CUkernel, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetAttribute"); }
-extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel, CUfunc_cache, CUdevice) { return rgpu::client::driver_unsupported("cuKernelSetCacheConfig"); }
-extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
-extern "C" CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel*, unsigned int, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryEnumerateKernels"); }
-extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetGlobal"); }
-extern "C" CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int*, CUlibrary) { return rgpu::client::driver_unsupported("cuLibraryGetKernelCount"); }
-extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
-extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
-extern "C" CUresult CUDAAPI cuLogsCurrent(CUlogIterator*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsCurrent"); }
-extern "C" CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator*, const char*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToFile"); }
-extern "C" CUresult CUDAAPI cuLogsDumpToMemory(CUlogIterator*, char*, size_t*, unsigned int) { return rgpu::client::driver_unsupported("cuLogsDumpToMemory"); }
-extern "C" CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback, void*, CUlogsCallbackHandle*) { return rgpu::client::driver_unsupported("cuLogsRegisterCallback"); }
-extern "C" CUresult CUDAAPI cuLogsUnregisterCallback(CUlogsCallbackHandle) { return rgpu::client::driver_unsupported("cuLogsUnregisterCallback"); }
-extern "C" CUresult CUDAAPI cuMemAddressFree(CUdeviceptr, size_t) { return rgpu::client::driver_unsupported("cuMemAddressFree"); }
-extern "C" CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) { return rgpu::client::driver_unsupported("cuMemAddressReserve"); }
-extern "C" CUresult CUDAAPI cuMemAdvise(CUdeviceptr, size_t, CUmem_advise, CUdevice) { return rgpu::client::driver_unsupported("cuMemAdvise"); }
-extern "C" CUresult CUDAAPI cuMemAdvise_v2(CUdeviceptr, size_t, CUmem_advise, CUmemLocation) { return rgpu::client::driver_unsupported("cuMemAdvise_v2"); }
-extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
-extern "C" CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocAsync"); }
-extern "C" CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr*, size_t, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr*, size_t, CUmemoryPool, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocFromPoolAsync"); }
-extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr*, size_t, CUmemoryPool, CUstream) { return rgpu::client::driver_unsupported("cuMemAllocFromPoolAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocManaged"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync_ptsz"); }
@@ -153,13 +80,7 @@ extern "C" CUresult CUDAAPI cuMemExportToShareableHandle(void*, CUmemGenericAllo
 extern "C" CUresult CUDAAPI cuMemFree(CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemFree"); }
 extern "C" CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr_v1*, unsigned int*, CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemGetAddressRange"); }
 extern "C" CUresult CUDAAPI cuMemGetHandleForAddressRange(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemGetHandleForAddressRange"); }
-extern "C" CUresult CUDAAPI cuMemGetInfo(unsigned int*, unsigned int*) { return rgpu::client::driver_unsupported("cuMemGetInfo"); }
 extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer"); }
-extern "C" CUresult CUDAAPI cuMemHostRegister(void*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostRegister"); }
-extern "C" CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) { return rgpu::client::driver_unsupported("cuMemGetMemPool"); }
-extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer"); }
-extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer_v2"); }
-extern "C" CUresult CUDAAPI cuMemHostGetFlags(unsigned int*, void*) { return rgpu::client::driver_unsupported("cuMemHostGetFlags"); }
 extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType) { return rgpu::client::driver_unsupported("cuMemImportFromShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync"); }
 extern "C" CUresult CUDAAPI cuMemMapArrayAsync_ptsz(CUarrayMapInfo*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemMapArrayAsync_ptsz"); }
@@ -174,17 +95,12 @@ extern "C" CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D_v1*) { return rgpu::c
 extern "C" CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_ptsz(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoA(CUarray, unsigned int, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr_v1, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoD"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoH(void*, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoH"); }
-extern "C" CUresult CUDAAPI cuMemcpyAtoHAsync(void*, CUarray, unsigned int, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyAtoHAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoA(CUarray, unsigned int, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyDtoDAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoH(void*, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoH"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoHAsync(void*, CUdeviceptr_v1, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyDtoHAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpyHtoA(CUarray, unsigned int, const void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyHtoA"); }
-extern "C" CUresult CUDAAPI cuMemcpyHtoAAsync(CUarray, unsigned int, const void*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyHtoAAsync"); }
 extern "C" CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr_v1, const void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyHtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr_v1, const void*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuMemcpyHtoDAsync"); }
 extern "C" CUresult CUDAAPI cuMemsetD16(CUdeviceptr_v1, unsigned short, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD16"); }
@@ -194,90 +110,18 @@ extern "C" CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr_v1, unsigned int, unsigned 
 extern "C" CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD32"); }
 extern "C" CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1, unsigned char, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD8"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
-extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode*) { return rgpu::client::driver_unsupported("cuModuleGetLoadingMode"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray*, const CUDA_ARRAY3D_DESCRIPTOR*, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayCreate"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayDestroy"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetLevel(CUarray*, CUmipmappedArray, unsigned int) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetLevel"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUmipmappedArray, CUdevice) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetMemoryRequirements"); }
-extern "C" CUresult CUDAAPI cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES*, CUmipmappedArray) { return rgpu::client::driver_unsupported("cuMipmappedArrayGetSparseProperties"); }
-extern "C" CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction*, unsigned int, CUmodule) { return rgpu::client::driver_unsupported("cuModuleEnumerateFunctions"); }
-extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
-extern "C" CUresult CUDAAPI cuModuleGetSurfRef(CUsurfref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetSurfRef"); }
-extern "C" CUresult CUDAAPI cuModuleGetTexRef(CUtexref*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetTexRef"); }
 extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle, CUdevice) { return rgpu::client::driver_unsupported("cuMulticastAddDevice"); }
 extern "C" CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindAddr"); }
 extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindMem"); }
 extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) { return rgpu::client::driver_unsupported("cuMulticastCreate"); }
 extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
 extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxActiveClusters(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxActiveClusters"); }
-extern "C" CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int*, CUfunction, const CUlaunchConfig*) { return rgpu::client::driver_unsupported("cuOccupancyMaxPotentialClusterSize"); }
-extern "C" CUresult CUDAAPI cuParamSetTexRef(CUfunction, int, CUtexref) { return rgpu::client::driver_unsupported("cuParamSetTexRef"); }
 extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttributes"); }
 extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerSetAttribute"); }
 extern "C" CUresult CUDAAPI cuProfilerInitialize(const char*, const char*, CUoutput_mode) { return rgpu::client::driver_unsupported("cuProfilerInitialize"); }
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync"); }
 extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamAddCallback(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback"); }
-extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream, CUstreamCallback, void*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAddCallback_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp"); }
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_v2"); }
-extern "C" CUresult CUDAAPI cuStreamBatchMemOp_v2_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) { return rgpu::client::driver_unsupported("cuStreamBatchMemOp_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream) { return rgpu::client::driver_unsupported("cuStreamDestroy"); }
-extern "C" CUresult CUDAAPI cuStreamGetAttribute(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute"); }
-extern "C" CUresult CUDAAPI cuStreamGetAttribute_ptsz(CUstream, CUstreamAttrID, CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamGetAttribute_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCtx(CUstream, CUcontext*) { return rgpu::client::driver_unsupported("cuStreamGetCtx"); }
-extern "C" CUresult CUDAAPI cuStreamGetCtx_ptsz(CUstream, CUcontext*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCtx_v2(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2"); }
-extern "C" CUresult CUDAAPI cuStreamGetCtx_v2_ptsz(CUstream, CUcontext*, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetCtx_v2_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetGreenCtx(CUstream, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetGreenCtx"); }
-extern "C" CUresult CUDAAPI cuStreamSetAttribute(CUstream, CUstreamAttrID, const CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamSetAttribute"); }
-extern "C" CUresult CUDAAPI cuStreamSetAttribute_ptsz(CUstream, CUstreamAttrID, const CUstreamAttrValue*) { return rgpu::client::driver_unsupported("cuStreamSetAttribute_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue32(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue32_v2(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32_v2"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue32_v2_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue32_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue64(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue64"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue64_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue64_v2"); }
-extern "C" CUresult CUDAAPI cuStreamWaitValue64_v2_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWaitValue64_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue32(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue32"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue32_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue32_v2(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue32_v2"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue32_v2_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue32_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue64(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2"); }
-extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamWriteValue64_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamAttachMemAsync(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync"); }
-extern "C" CUresult CUDAAPI cuStreamAttachMemAsync_ptsz(CUstream, CUdeviceptr, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamAttachMemAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCapture(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCaptureToGraph"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCaptureToGraph_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2"); }
-extern "C" CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode) { return rgpu::client::driver_unsupported("cuStreamBeginCapture_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamEndCapture(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture"); }
-extern "C" CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream, CUgraph*) { return rgpu::client::driver_unsupported("cuStreamEndCapture_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream, CUstreamCaptureStatus*, cuuint64_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v2"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v3"); }
-extern "C" CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) { return rgpu::client::driver_unsupported("cuStreamGetCaptureInfo_v3_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamGetGreenCtx(CUstream, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetGreenCtx"); }
-extern "C" CUresult CUDAAPI cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing"); }
-extern "C" CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus*) { return rgpu::client::driver_unsupported("cuStreamIsCapturing_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies"); }
-extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_ptsz(CUstream, CUgraphNode*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_ptsz"); }
-extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2"); }
-extern "C" CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) { return rgpu::client::driver_unsupported("cuStreamUpdateCaptureDependencies_v2_ptsz"); }
-extern "C" CUresult CUDAAPI cuSurfObjectCreate(CUsurfObject*, const CUDA_RESOURCE_DESC*) { return rgpu::client::driver_unsupported("cuSurfObjectCreate"); }
-extern "C" CUresult CUDAAPI cuSurfObjectDestroy(CUsurfObject) { return rgpu::client::driver_unsupported("cuSurfObjectDestroy"); }
-extern "C" CUresult CUDAAPI cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC*, CUsurfObject) { return rgpu::client::driver_unsupported("cuSurfObjectGetResourceDesc"); }
-extern "C" CUresult CUDAAPI cuSurfRefGetArray(CUarray*, CUsurfref) { return rgpu::client::driver_unsupported("cuSurfRefGetArray"); }
-extern "C" CUresult CUDAAPI cuSurfRefSetArray(CUsurfref, CUarray, unsigned int) { return rgpu::client::driver_unsupported("cuSurfRefSetArray"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2col"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2colWide"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeTiled"); }

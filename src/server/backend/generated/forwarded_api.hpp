@@ -47,15 +47,11 @@ class ForwardedApi {
   virtual int32_t cuCtxRecordEvent(CUcontext /*hCtx*/, CUevent /*hEvent*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxWaitEvent(CUcontext /*hCtx*/, CUevent /*hEvent*/) { return cudaErrorNotSupported; }
   virtual int32_t cuDeviceGetExecAffinitySupport(int* /*pi*/, CUexecAffinityType /*type*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuDeviceGetTexture1DLinearMaxWidth(size_t* /*maxWidthInElements*/, CUarray_format /*format*/, unsigned int /*numChannels*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
   virtual int32_t cuDeviceGetProperties(CUdevprop* /*prop*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
   virtual int32_t cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget /*target*/, CUflushGPUDirectRDMAWritesScope /*scope*/) { return cudaErrorNotSupported; }
   virtual int32_t cuProfilerStart() { return cudaErrorNotSupported; }
   virtual int32_t cuProfilerStop() { return cudaErrorNotSupported; }
-  virtual int32_t cuFuncSetSharedMemConfig(CUfunction /*hfunc*/, CUsharedconfig /*config*/) { return cudaErrorNotSupported; }
   virtual int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* /*mode*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuModuleGetFunctionCount(unsigned int* /*count*/, CUmodule /*mod*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuOccupancyAvailableDynamicSMemPerBlock(size_t* /*dynamicSmemSize*/, CUfunction /*func*/, int /*numBlocks*/, int /*blockSize*/) { return cudaErrorNotSupported; }
 };
 
 }  // namespace rgpu::server

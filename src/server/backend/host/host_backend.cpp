@@ -984,11 +984,6 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     *supported = 0;  // execution affinity is an MPS feature
     return cudaSuccess;
   }
-  int32_t cuDeviceGetTexture1DLinearMaxWidth(size_t* width, CUarray_format, unsigned channels, CUdevice) override {
-    if (channels != 1 && channels != 2 && channels != 4) return cudaErrorInvalidValue;
-    *width = size_t{1} << 27;
-    return cudaSuccess;
-  }
   int32_t cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) override {
     cudaDeviceProp p;
     if (int32_t e = get_device_properties(&p, dev)) return e;
@@ -1015,23 +1010,9 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
   int32_t cuProfilerStart() override { return cudaSuccess; }
   int32_t cuProfilerStop() override { return cudaSuccess; }
-  int32_t cuFuncSetSharedMemConfig(CUfunction, CUsharedconfig config) override {
-    return cuCtxSetSharedMemConfig(config);
-  }
   // Modules are parsed whole when loaded.
   int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) override {
     *mode = CU_MODULE_EAGER_LOADING;
-    return cudaSuccess;
-  }
-  int32_t cuModuleGetFunctionCount(unsigned* count, CUmodule module) override {
-    std::lock_guard lock(mutex_);
-    *count = static_cast<unsigned>(as<Module>(reinterpret_cast<Handle>(module))->kernels.size());
-    return cudaSuccess;
-  }
-  // Kernels use no static shared memory here: each block may have its share.
-  int32_t cuOccupancyAvailableDynamicSMemPerBlock(size_t* size, CUfunction, int blocks, int block_size) override {
-    if (blocks <= 0 || block_size <= 0 || block_size > kMaxThreadsPerBlock) return cudaErrorInvalidValue;
-    *size = std::min<size_t>(kSharedMemOptin, kSharedMemPerMultiprocessor / blocks);
     return cudaSuccess;
   }
 

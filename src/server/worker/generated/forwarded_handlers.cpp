@@ -265,18 +265,6 @@ static int32_t handle_cuDeviceGetExecAffinitySupport(SessionContext& s, Request&
   return cudaSuccess;
 }
 
-static int32_t handle_cuDeviceGetTexture1DLinearMaxWidth(SessionContext& s, Request& req, proto::Writer& out) {
-  auto format = req.args.get<CUarray_format>();
-  auto numChannels = req.args.get<unsigned int>();
-  int dev = req.args.get<int32_t>();
-  req.args.expect_end();
-  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
-  size_t maxWidthInElements{};
-  if (int32_t e = s.backend().cuDeviceGetTexture1DLinearMaxWidth(&maxWidthInElements, format, numChannels, dev)) return e;
-  out.put(maxWidthInElements);
-  return cudaSuccess;
-}
-
 static int32_t handle_cuDeviceGetProperties(SessionContext& s, Request& req, proto::Writer& out) {
   int dev = req.args.get<int32_t>();
   req.args.expect_end();
@@ -304,41 +292,11 @@ static int32_t handle_cuProfilerStop(SessionContext& s, Request& req, proto::Wri
   return s.backend().cuProfilerStop();
 }
 
-static int32_t handle_cuFuncSetSharedMemConfig(SessionContext& s, Request& req, proto::Writer&) {
-  auto hfunc_handle = req.args.get<uint64_t>();
-  auto config = req.args.get<CUsharedconfig>();
-  req.args.expect_end();
-  if (!s.functions.find(hfunc_handle)) return cudaErrorInvalidResourceHandle;
-  return s.backend().cuFuncSetSharedMemConfig(reinterpret_cast<CUfunction>(hfunc_handle), config);
-}
-
 static int32_t handle_cuModuleGetLoadingMode(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   CUmoduleLoadingMode mode{};
   if (int32_t e = s.backend().cuModuleGetLoadingMode(&mode)) return e;
   out.put(mode);
-  return cudaSuccess;
-}
-
-static int32_t handle_cuModuleGetFunctionCount(SessionContext& s, Request& req, proto::Writer& out) {
-  auto mod_handle = req.args.get<uint64_t>();
-  req.args.expect_end();
-  if (!s.modules.contains(mod_handle)) return cudaErrorInvalidResourceHandle;
-  unsigned int count{};
-  if (int32_t e = s.backend().cuModuleGetFunctionCount(&count, reinterpret_cast<CUmodule>(mod_handle))) return e;
-  out.put(count);
-  return cudaSuccess;
-}
-
-static int32_t handle_cuOccupancyAvailableDynamicSMemPerBlock(SessionContext& s, Request& req, proto::Writer& out) {
-  auto func_handle = req.args.get<uint64_t>();
-  auto numBlocks = req.args.get<int>();
-  auto blockSize = req.args.get<int>();
-  req.args.expect_end();
-  if (!s.functions.find(func_handle)) return cudaErrorInvalidResourceHandle;
-  size_t dynamicSmemSize{};
-  if (int32_t e = s.backend().cuOccupancyAvailableDynamicSMemPerBlock(&dynamicSmemSize, reinterpret_cast<CUfunction>(func_handle), numBlocks, blockSize)) return e;
-  out.put(dynamicSmemSize);
   return cudaSuccess;
 }
 
@@ -374,15 +332,11 @@ void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cuCtxRecordEvent, handle_cuCtxRecordEvent);
   d.add(proto::kOp_cuCtxWaitEvent, handle_cuCtxWaitEvent);
   d.add(proto::kOp_cuDeviceGetExecAffinitySupport, handle_cuDeviceGetExecAffinitySupport);
-  d.add(proto::kOp_cuDeviceGetTexture1DLinearMaxWidth, handle_cuDeviceGetTexture1DLinearMaxWidth);
   d.add(proto::kOp_cuDeviceGetProperties, handle_cuDeviceGetProperties);
   d.add(proto::kOp_cuFlushGPUDirectRDMAWrites, handle_cuFlushGPUDirectRDMAWrites);
   d.add(proto::kOp_cuProfilerStart, handle_cuProfilerStart);
   d.add(proto::kOp_cuProfilerStop, handle_cuProfilerStop);
-  d.add(proto::kOp_cuFuncSetSharedMemConfig, handle_cuFuncSetSharedMemConfig);
   d.add(proto::kOp_cuModuleGetLoadingMode, handle_cuModuleGetLoadingMode);
-  d.add(proto::kOp_cuModuleGetFunctionCount, handle_cuModuleGetFunctionCount);
-  d.add(proto::kOp_cuOccupancyAvailableDynamicSMemPerBlock, handle_cuOccupancyAvailableDynamicSMemPerBlock);
 }
 
 }  // namespace rgpu::server

@@ -138,10 +138,6 @@ int32_t CudaForwardedApi::cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinity
   return ::cuDeviceGetExecAffinitySupport(pi, type, dev);
 }
 
-int32_t CudaForwardedApi::cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) {
-  return ::cuDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, format, numChannels, dev);
-}
-
 int32_t CudaForwardedApi::cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
   return ::cuDeviceGetProperties(prop, dev);
 }
@@ -158,20 +154,8 @@ int32_t CudaForwardedApi::cuProfilerStop() {
   return ::cuProfilerStop();
 }
 
-int32_t CudaForwardedApi::cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
-  return ::cuFuncSetSharedMemConfig(hfunc, config);
-}
-
 int32_t CudaForwardedApi::cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   return ::cuModuleGetLoadingMode(mode);
-}
-
-int32_t CudaForwardedApi::cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) {
-  return ::cuModuleGetFunctionCount(count, mod);
-}
-
-int32_t CudaForwardedApi::cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) {
-  return ::cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, func, numBlocks, blockSize);
 }
 
 }  // namespace rgpu::server

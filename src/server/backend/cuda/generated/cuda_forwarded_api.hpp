@@ -44,15 +44,11 @@ class CudaForwardedApi : public Backend {
   int32_t cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) override;
   int32_t cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) override;
   int32_t cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) override;
-  int32_t cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) override;
   int32_t cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) override;
   int32_t cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) override;
   int32_t cuProfilerStart() override;
   int32_t cuProfilerStop() override;
-  int32_t cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) override;
   int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) override;
-  int32_t cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) override;
-  int32_t cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) override;
 };
 
 }  // namespace rgpu::server
