@@ -15,7 +15,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 
-from generate import (CODEGEN, DRIVER_KINDS, Decl, Forward, GenError, banner,
+from generate import (CODEGEN, DRIVER_KINDS, Decl, Forward, GenError, banner, is_graphics_interop,
                       check_forward, params_decl, sort_exports)
 
 OUT = {
@@ -418,11 +418,15 @@ def emit_coverage(m: DriverModel) -> str:
         newer = [f"{d.name}_v{v}" for v in range(2, 10) if f"{d.name}_v{v}" in exported]
         why = m.reasons.get(d.name) or (f"legacy binding, superseded by {newer[-1]}" if newer
                                         else "not implemented yet")
-        status[d.name] = ("unsupported", f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
-    done = [n for n in m.exports if status[n][0] != "unsupported"]
+        status[d.name] = ("unsupported", "graphics interop: out of scope" if is_graphics_interop(d)
+                          else f"{why}: returns CUDA_ERROR_NOT_SUPPORTED, logs its name once")
+    interop = {d.name for d in m.unsupported if is_graphics_interop(d)}
+    counted = [n for n in m.exports if n not in interop]
+    done = [n for n in counted if status[n][0] != "unsupported"]
     lines = ["", "# CUDA driver coverage", "",
-             f"{len(done)} of {len(m.exports)} functions exported by libcuda.so.1 are implemented "
-             f"({100 * len(done) / len(m.exports):.1f} %).", "",
+             f"{len(done)} of {len(counted)} non-graphics functions exported by libcuda.so.1 are implemented "
+             f"({100 * len(done) / len(counted):.1f} %); {len(interop)} graphics-interop functions "
+             f"(cuGraphics*) are out of scope.", "",
              "Limits of the implemented ones:", "",
              *[f"- {limit}" for limit in LIMITS], "",
              "| function | status | how |", "|---|---|---|"]

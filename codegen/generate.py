@@ -779,6 +779,12 @@ def emit_handlers(m: Model) -> str:
     return "\n".join(out)
 
 
+def is_graphics_interop(d: Decl) -> bool:
+    """The GL/EGL/VDPAU functions, and the cudaGraphics* calls that only act
+    on resources those register."""
+    return d.abi_only or d.name.startswith(("cudaGraphics", "cuGraphics"))
+
+
 def emit_coverage(m: Model) -> str:
     """docs/coverage.md: what each exported runtime function is in rgpu."""
     status = {n: ("implemented", "hand-written (src/client/cudart)") for n in m.manual}
@@ -788,9 +794,9 @@ def emit_coverage(m: Model) -> str:
         status[d.name] = ("implemented", f"per-thread default stream variant of {base}")
     for d in m.unsupported:
         why = m.reasons.get(d.name, "not implemented yet")
-        status[d.name] = ("unsupported", "graphics interop: out of scope" if d.abi_only
+        status[d.name] = ("unsupported", "graphics interop: out of scope" if is_graphics_interop(d)
                           else f"{why}: returns cudaErrorNotSupported, logs its name once")
-    interop = {d.name for d in m.unsupported if d.abi_only}
+    interop = {d.name for d in m.unsupported if is_graphics_interop(d)}
     counted = [n for n in m.exports if n not in interop]
     done = [n for n in counted if status[n][0] != "unsupported"]
     lines = ["# CUDA runtime coverage", "",
