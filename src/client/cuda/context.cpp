@@ -121,8 +121,12 @@ extern "C" CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, 
 
 extern "C" CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags,
                                            CUdevice dev) {
-  // Execution-affinity and CIG parameters need a context of its own.
-  if (ctxCreateParams) return CUDA_ERROR_NOT_SUPPORTED;
+  // Execution-affinity and CIG parameters need a context of its own; empty
+  // parameters (NVIDIA's samples pass a zeroed struct) ask for nothing.
+  if (ctxCreateParams) {
+    if (ctxCreateParams->numExecAffinityParams < 0) return CUDA_ERROR_INVALID_VALUE;
+    if (ctxCreateParams->numExecAffinityParams > 0 || ctxCreateParams->cigParams) return CUDA_ERROR_NOT_SUPPORTED;
+  }
   return cuCtxCreate_v2(pctx, flags, dev);
 }
 

@@ -22,6 +22,18 @@ int main() {
   CU_OK(cuInit(0));
   CUcontext ctx = nullptr;
   CU_OK(cuCtxCreate(&ctx, nullptr, 0, 0));
+  // Empty creation parameters ask for nothing (NVIDIA's samples pass them);
+  // execution affinity would need a context of its own.
+  CUctxCreateParams none = {};
+  CUcontext same = nullptr;
+  CU_OK(cuCtxCreate(&same, &none, 0, 0));
+  CHECK(same == ctx);
+  CU_OK(cuCtxDestroy(same));
+  CUexecAffinityParam sm_limit{};
+  sm_limit.type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+  sm_limit.param.smCount.val = 8;
+  CUctxCreateParams with_affinity = {&sm_limit, 1, nullptr};
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuCtxCreate(&same, &with_affinity, 0, 0));
   CUcontext current = nullptr;
   CU_OK(cuCtxGetCurrent(&current));
   CHECK(current == ctx);
