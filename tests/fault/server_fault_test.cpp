@@ -20,6 +20,7 @@
 #include "protocol/codec.hpp"
 #include "protocol/copy_3d_wire.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/generated/ops_generated.hpp"
 #include "protocol/graph_node.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
@@ -1042,5 +1043,64 @@ TEST_F(ServerFault, PeerMappedAndManagedOpsCheckTheirArguments) {
   proto::Writer pool_access;
   pool_access.put<uint64_t>(0x5555).put<int32_t>(0).put<int32_t>(cudaMemAccessFlagsProtReadWrite);
   EXPECT_EQ(a->call(proto::kOpMemPoolSetAccess, 0, pool_access.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  expect_healthy();
+}
+
+// Driver ops: stream memory operations may only name the session's own
+// device memory, aligned; links need their whole payload; forwarded driver
+// calls check function, module and event handles.
+TEST_F(ServerFault, DriverMemOpsLinksAndHandlesAreChecked) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  proto::Writer m;
+  m.put<uint64_t>(256);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  auto mem_op = [](uint64_t stream, uint32_t type, uint64_t address) {
+    proto::Writer w;
+    w.put<uint64_t>(stream).put<uint32_t>(0).put<uint32_t>(1);
+    w.put<uint32_t>(type).put<uint32_t>(0).put<uint64_t>(address).put<uint64_t>(5);
+    return w;
+  };
+  EXPECT_EQ(a->call(proto::kOpStreamMemOps, 0, mem_op(0, CU_STREAM_MEM_OP_WRITE_VALUE_32, ptr).bytes(), {}, reply),
+            cudaSuccess);
+  EXPECT_EQ(b->call(proto::kOpStreamMemOps, 0, mem_op(0, CU_STREAM_MEM_OP_WRITE_VALUE_32, ptr).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpStreamMemOps, 0, mem_op(0, CU_STREAM_MEM_OP_WRITE_VALUE_64, ptr + 252).bytes(), {},
+                    reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpStreamMemOps, 0, mem_op(0, CU_STREAM_MEM_OP_WAIT_VALUE_32, ptr + 2).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpStreamMemOps, 0, mem_op(0, 77, ptr).bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpStreamMemOps, 0, mem_op(0, CU_STREAM_MEM_OP_BARRIER, ptr).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpStreamMemOps, 0, mem_op(0x1234567, CU_STREAM_MEM_OP_WRITE_VALUE_32, ptr).bytes(), {},
+                    reply),
+            cudaErrorInvalidResourceHandle);
+  proto::Writer none;
+  none.put<uint64_t>(0).put<uint32_t>(0).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpStreamMemOps, 0, none.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  // A link whose inputs say more bytes than the payload holds, and one with none.
+  char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\nret;\n}\n";
+  iovec p{ptx, sizeof ptx};
+  proto::Writer link;
+  link.put<uint32_t>(1).put<int32_t>(CU_JIT_INPUT_PTX).put_string("k.ptx").put<uint64_t>(sizeof ptx + 10);
+  EXPECT_EQ(a->call(proto::kOpLink, 0, link.bytes(), {&p, 1}, reply), cudaErrorInvalidValue);
+  proto::Writer empty;
+  empty.put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpLink, 0, empty.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer good;
+  good.put<uint32_t>(1).put<int32_t>(CU_JIT_INPUT_PTX).put_string("k.ptx").put<uint64_t>(sizeof ptx);
+  EXPECT_EQ(a->call(proto::kOpLink, 0, good.bytes(), {&p, 1}, reply), cudaSuccess);
+
+  // Forwarded driver calls with handles this session never had.
+  proto::Writer mod;
+  mod.put<uint64_t>(0x42);
+  EXPECT_EQ(a->call(proto::kOp_cuCtxRecordEvent, 0, mod.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer dev;
+  dev.put(CU_EXEC_AFFINITY_TYPE_SM_COUNT).put<int32_t>(7);
+  EXPECT_EQ(a->call(proto::kOp_cuDeviceGetExecAffinitySupport, 0, dev.bytes(), {}, reply), cudaErrorInvalidDevice);
   expect_healthy();
 }
