@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 static int g_failures = 0;
 
@@ -26,6 +27,20 @@ static int g_failures = 0;
   } while (0)
 
 #define OK(call) EXPECT_STATUS(cudaSuccess, call)
+
+// Whether every byte of v is x.
+inline bool all(const std::vector<unsigned char>& v, unsigned char x) {
+  for (unsigned char c : v)
+    if (c != x) return false;
+  return true;
+}
+
+// n bytes of device memory, copied to the host.
+inline std::vector<unsigned char> read_back(const void* d, size_t n) {
+  std::vector<unsigned char> h(n);
+  OK(cudaMemcpy(h.data(), d, n, cudaMemcpyDeviceToHost));
+  return h;
+}
 
 static int finish() {
   std::printf("RESULT %s\n", g_failures ? "FAIL" : "PASS");

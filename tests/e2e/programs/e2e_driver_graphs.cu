@@ -26,12 +26,6 @@ static std::vector<unsigned char> read_back(CUdeviceptr d, size_t n) {
   return h;
 }
 
-static bool all(const std::vector<unsigned char>& v, unsigned char x) {
-  for (unsigned char c : v)
-    if (c != x) return false;
-  return true;
-}
-
 int main() {
   CU_OK(cuInit(0));
   if (g_failures) return finish();

@@ -16,18 +16,6 @@ __global__ void scale(float* p, float f, int n) {
 static int g_host_runs = 0;
 static void count_run(void* arg) { g_host_runs += *static_cast<int*>(arg); }
 
-static std::vector<unsigned char> read_back(const void* d, size_t n) {
-  std::vector<unsigned char> h(n);
-  OK(cudaMemcpy(h.data(), d, n, cudaMemcpyDeviceToHost));
-  return h;
-}
-
-static bool all(const std::vector<unsigned char>& v, unsigned char x) {
-  for (unsigned char c : v)
-    if (c != x) return false;
-  return true;
-}
-
 int main() {
   const size_t n = 1 << 20;
   unsigned char *a, *b, *c;

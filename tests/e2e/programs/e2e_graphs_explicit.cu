@@ -26,18 +26,6 @@ static void host_add(void* arg) { g_host_sum += *static_cast<int*>(arg); }
 static std::atomic<int> g_destroyed{0};
 static void destroy_object(void* arg) { g_destroyed += *static_cast<int*>(arg); }
 
-static std::vector<unsigned char> read_back(const void* d, size_t n) {
-  std::vector<unsigned char> h(n);
-  OK(cudaMemcpy(h.data(), d, n, cudaMemcpyDeviceToHost));
-  return h;
-}
-
-static bool all(const std::vector<unsigned char>& v, unsigned char x) {
-  for (unsigned char c : v)
-    if (c != x) return false;
-  return true;
-}
-
 int main() {
   const size_t n = 1 << 16;
   unsigned char *a, *b, *c;
