@@ -10,7 +10,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 constexpr uint32_t kFrameMagic = 0x55504752;  // "RGPU"
 // Bumped whenever a frame, an op number or an argument layout changes.
-constexpr uint32_t kProtocolVersion = 5;
+constexpr uint32_t kProtocolVersion = 6;
 constexpr uint16_t kDefaultPort = 18515;
 
 // Arguments are small (handles, sizes, a few structs); anything large travels
@@ -27,6 +27,9 @@ enum FrameFlags : uint32_t {
   // once queued on the GPU), yet answered: with its status, or with the data
   // of a device-to-host copy.
   kFlagAnswer = 1u << 1,
+  // A descriptor travels with the frame (shm): the worker closes it if no
+  // handler takes it. Only such frames cost the worker a look for one.
+  kFlagDescriptor = 1u << 2,
 };
 
 struct FrameHeader {

@@ -41,3 +41,25 @@ TEST(DeviceOutput, TakesWhatWasPrintedInOrderPerStream) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(got, "1:kernel line 1\nkernel line 2\n2:assertion message\n");
 }
+
+TEST(DeviceOutput, LooksForOutputOnlyWhileKernelsMayNotHavePrinted) {
+  DeviceOutput out;
+  EXPECT_FALSE(out.may_hold_output(0));
+  out.kernel_queued(0);
+  EXPECT_TRUE(out.may_hold_output(0));
+  EXPECT_FALSE(out.may_hold_output(1));
+  // A synchronize that started before the second kernel was queued covers
+  // only the first.
+  uint64_t before_sync = out.kernels_queued(0);
+  out.kernel_queued(0);
+  out.printed_through(0, before_sync);
+  EXPECT_TRUE(out.may_hold_output(0));
+  out.printed_through(0, out.kernels_queued(0));
+  EXPECT_FALSE(out.may_hold_output(0));
+  // An older synchronize finishing late does not undo a newer one.
+  out.printed_through(0, before_sync);
+  EXPECT_FALSE(out.may_hold_output(0));
+  // Unchecked ordinals from a client stay in bounds.
+  out.kernel_queued(65535);
+  EXPECT_TRUE(out.may_hold_output(65535));
+}

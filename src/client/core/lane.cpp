@@ -82,7 +82,11 @@ cudaError_t Lane::call_into(uint16_t op, uint16_t device, std::span<const uint8_
 cudaError_t Lane::call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
                                std::vector<uint8_t>& reply_args, uint64_t* used) {
   return exchange(0, used, [&](uint64_t seq) {
-    proto::FrameHeader h{.op = op, .device = device, .args_len = static_cast<uint32_t>(args.size()), .seq = seq};
+    proto::FrameHeader h{.op = op,
+                         .device = device,
+                         .args_len = static_cast<uint32_t>(args.size()),
+                         .flags = proto::kFlagDescriptor,
+                         .seq = seq};
     iovec parts[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(args.data()), args.size()}};
     conn_->send_with_fd(parts, fd);
     return receive_reply(reply_args, nullptr, 0, true);
