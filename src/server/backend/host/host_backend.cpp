@@ -54,9 +54,9 @@ struct Module {
 // what a pool has reserved is what it has in use.
 struct Pool {
   int device;
-  std::map<int, uint64_t> settings;  // cudaMemPoolAttr -> value
+  std::map<int, uint64_t> settings{};  // cudaMemPoolAttr -> value
   size_t used = 0, high = 0;
-  std::map<int, cudaMemAccessFlags> access;  // of devices other than its own
+  std::map<int, cudaMemAccessFlags> access{};  // of devices other than its own
   // A pool shareable through a POSIX descriptor keeps its memory in this
   // memfd, each allocation a page-aligned stretch of it (`end` bytes handed
   // out), so an importing worker maps the same pages. An imported pool holds
