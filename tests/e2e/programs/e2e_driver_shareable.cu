@@ -3,7 +3,8 @@
 // POSIX file descriptor and passes it over a Unix socket; the child
 // imports it, maps it, reads the parent's data and writes its own, which
 // the parent then reads. Descriptors need the shm transport: over tcp the
-// calls return CUDA_ERROR_NOT_SUPPORTED. Bad handles are refused clearly.
+// calls return CUDA_ERROR_NOT_SUPPORTED. Bad handles are refused clearly,
+// and so are bad ranges of cuMemGetHandleForAddressRange.
 #include <fcntl.h>
 
 #include <cstdint>
@@ -171,6 +172,27 @@ int main(int argc, char** argv) {
   std::memset(&fabric, 0, sizeof fabric);
   CUmemGenericAllocationHandle from_fabric;
   EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuMemImportFromShareableHandle(&from_fabric, &fabric, CU_MEM_HANDLE_TYPE_FABRIC));
+
+  // dma-buf descriptors of device ranges: the test backend's GPUs have no
+  // dma-buf (as GPUs whose driver lacks it); over tcp no descriptor could
+  // reach this process anyway. Bad ranges are refused first.
+  int dma_buf = -1;
+  CU_OK(cuDeviceGetAttribute(&dma_buf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0));
+  CHECK(dma_buf == 0);
+  CUdeviceptr linear = 0;
+  CU_OK(cuMemAlloc(&linear, 1 << 16));
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+            cuMemGetHandleForAddressRange(&fd, linear, 1 << 16, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuMemGetHandleForAddressRange(nullptr, linear, 1 << 16, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuMemGetHandleForAddressRange(&fd, linear, 1 << 17, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuMemGetHandleForAddressRange(&fd, reinterpret_cast<CUdeviceptr>(data.data()), 4096,
+                                          CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuMemGetHandleForAddressRange(&fd, linear, 1 << 16, static_cast<CUmemRangeHandleType>(7), 0));
+  CU_OK(cuMemFree(linear));
 
   unmap_whole(base, size);
   CU_OK(cuMemRelease(h));

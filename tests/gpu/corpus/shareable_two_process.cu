@@ -227,6 +227,20 @@ int main(int argc, char** argv) {
   printf("pool allocation after the child's kernel: mismatches=%d checksum=%016llx\n", bad,
          (unsigned long long)fnv1a(h.data(), kN * sizeof(int)));
 
+  // A dma-buf descriptor of device memory, where the GPU's driver offers
+  // it: the call's result is printed, whichever it is.
+  int dma_buf = 0;
+  CU(cuDeviceGetAttribute(&dma_buf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0));
+  CUdeviceptr linear;
+  CU(cuMemAlloc(&linear, 2 << 20));
+  int dma_fd = -1;
+  CUresult got = dma_buf ? cuMemGetHandleForAddressRange(&dma_fd, linear, 2 << 20, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0)
+                         : CUDA_ERROR_NOT_SUPPORTED;
+  printf("dma-buf: attribute %d, handle %s, descriptor %s\n", dma_buf, cu_error_name(got),
+         got != CUDA_SUCCESS ? "none" : dma_fd >= 0 ? "open" : "missing");
+  if (dma_fd >= 0) close(dma_fd);
+  CU(cuMemFree(linear));
+
   CK(cudaFreeAsync(p, stream));
   CK(cudaStreamSynchronize(stream));
   CK(cudaStreamDestroy(stream));
