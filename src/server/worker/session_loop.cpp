@@ -156,11 +156,15 @@ void serve_lane(Session& s, Lane& lane) {
     // A descriptor its handler did not take (a refused call) is closed.
     if (h.flags & proto::kFlagDescriptor)
       for (int fd; (fd = conn.take_fd()) >= 0;) close(fd);
-    if (lane.reply_sent) continue;
+    if (lane.reply_sent) {
+      drop_reply_fd(lane);
+      continue;
+    }
     // A refused call's payload is still on the wire: drop it to stay in step.
     proto::discard(conn, req.payload_left());
     if (async && !(h.flags & proto::kFlagAnswer)) {
       if (status != cudaSuccess && lane.deferred == cudaSuccess) lane.deferred = status;
+      drop_reply_fd(lane);
     } else {
       send_device_output(s, lane, h, kernels_before);
       send_reply(lane, status, out);
