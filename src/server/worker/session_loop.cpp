@@ -58,32 +58,15 @@ bool flushes_device_output(uint16_t op) {
   }
 }
 
-// Calls that queue no application kernel, so cannot make device output;
-// every other call may.
-bool queues_no_kernel(uint16_t op) {
+// The calls that queue application kernels, the only code that prints on
+// the device. A new launching call must be named here, or what its kernels
+// print may reach the application after its next synchronize returns.
+bool queues_kernels(uint16_t op) {
   switch (op) {
-    case proto::kOpMalloc:
-    case proto::kOpFree:
-    case proto::kOpMallocPitch:
-    case proto::kOpMemcpyHtoD:
-    case proto::kOpMemcpyDtoH:
-    case proto::kOpMemcpyDtoD:
-    case proto::kOpMemset:
-    case proto::kOpMemcpy2DHtoD:
-    case proto::kOpMemcpy2DDtoH:
-    case proto::kOpMemcpy2DDtoD:
-    case proto::kOpMemset2D:
-    case proto::kOpMemGetInfo:
-    case proto::kOpMemcpyShared:
-    case proto::kOpStreamSynchronize:
-    case proto::kOpStreamQuery:
-    case proto::kOpEventRecord:
-    case proto::kOpEventSynchronize:
-    case proto::kOpEventQuery:
-    case proto::kOpEventElapsedTime:
-    case proto::kOpDeviceSynchronize:
-    case proto::kOpMallocAsync:
-    case proto::kOpFreeAsync:
+    case proto::kOpLaunchKernel:
+    case proto::kOpLaunchCooperativeKernel:
+    case proto::kOpLaunchKernelEx:
+    case proto::kOpGraphLaunch:
       return true;
     default:
       return false;
@@ -151,7 +134,7 @@ void serve_lane(Session& s, Lane& lane) {
       s.gate.started(h.seq);
       throw;
     }
-    if (!queues_no_kernel(h.op)) s.output.kernel_queued(h.device);
+    if (queues_kernels(h.op)) s.output.kernel_queued(h.device);
     if (async) s.gate.started(h.seq);
     // A descriptor its handler did not take (a refused call) is closed.
     if (h.flags & proto::kFlagDescriptor)
