@@ -23,8 +23,11 @@ TEST(DeviceOutput, TakesWhatWasPrintedInOrderPerStream) {
     printf("kernel line 1\n");
     printf("kernel line 2\n");
     fprintf(stderr, "assertion message\n");
-    std::string got;
-    for (const auto& c : out.take(true)) got += std::to_string(c.fd) + ":" + c.text;
+    // Standard error is unbuffered and may be drained before standard
+    // output is flushed: only the order within each stream is kept.
+    std::string per_fd[3];
+    for (const auto& c : out.take(true)) per_fd[c.fd] += c.text;
+    std::string got = "1:" + per_fd[1] + "2:" + per_fd[2];
     // Nothing is left once taken.
     if (!out.take(true).empty() || out.pending()) got += "LEFTOVER";
     if (write(report[1], got.data(), got.size()) != static_cast<ssize_t>(got.size())) _exit(3);
