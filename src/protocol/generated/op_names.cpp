@@ -164,6 +164,16 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
+    case kOpDeviceGetDevResource: return "DeviceGetDevResource";
+    case kOpGreenCtxGetDevResource: return "GreenCtxGetDevResource";
+    case kOpDevSmResourceSplit: return "DevSmResourceSplit";
+    case kOpDevResourceGenerateDesc: return "DevResourceGenerateDesc";
+    case kOpGreenCtxCreate: return "GreenCtxCreate";
+    case kOpGreenCtxDestroy: return "GreenCtxDestroy";
+    case kOpGreenCtxRecordEvent: return "GreenCtxRecordEvent";
+    case kOpGreenCtxWaitEvent: return "GreenCtxWaitEvent";
+    case kOpGreenCtxStreamCreate: return "GreenCtxStreamCreate";
+    case kOpStreamGetGreenCtx: return "StreamGetGreenCtx";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";
