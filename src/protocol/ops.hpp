@@ -189,6 +189,20 @@ enum Op : uint16_t {
   kOpMemPoolExportPointer = 434,    // pointer -> CUmemPoolPtrExportData
   kOpMemPoolImportPointer = 435,    // pool, CUmemPoolPtrExportData -> pointer, its size
   kOpMemGetHandleForAddressRange = 436,  // range, handle type, flags -> dma-buf descriptor
+  // Green contexts (490-509). A resource travels as the CUdevResource the
+  // client holds, its token in the driver's private bytes (green_context_table.hpp);
+  // a green context as its session slot (u16).
+  kOpDeviceGetDevResource = 490,    // type -> resource of the header's device
+  kOpGreenCtxGetDevResource = 491,  // slot, type -> resource
+  kOpDevSmResourceSplit = 492,      // token, groups, want result (u8), want remaining (u8), flags, min count
+                                    //   -> groups made, the groups, the remaining one
+  kOpDevResourceGenerateDesc = 493, // count, tokens -> descriptor
+  kOpGreenCtxCreate = 494,          // descriptor, flags -> slot, id
+  kOpGreenCtxDestroy = 495,         // slot
+  kOpGreenCtxRecordEvent = 496,     // slot, event: posted
+  kOpGreenCtxWaitEvent = 497,       // slot, event: posted
+  kOpGreenCtxStreamCreate = 498,    // slot, flags, priority -> stream
+  kOpStreamGetGreenCtx = 499,       // stream -> slot (0: none)
 
   kOpFirstGenerated = 1000,
 };

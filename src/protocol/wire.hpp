@@ -35,7 +35,9 @@ enum FrameFlags : uint32_t {
 struct FrameHeader {
   uint32_t magic = kFrameMagic;
   uint16_t op = 0;
-  uint16_t device = 0;  // server-local ordinal the call runs on
+  // Server-local ordinal the call runs on (low byte) and the session slot of
+  // the green context it runs in (high byte; 0: the device's primary context).
+  uint16_t device = 0;
   uint32_t args_len = 0;
   uint32_t flags = 0;
   uint64_t payload_len = 0;
@@ -45,6 +47,13 @@ struct FrameHeader {
   uint64_t seq = 0;
 };
 static_assert(sizeof(FrameHeader) == 32);
+
+// FrameHeader::device: the ordinal and the green context slot.
+constexpr uint16_t header_device(uint16_t ordinal, uint16_t green_slot) {
+  return static_cast<uint16_t>((ordinal & 0xff) | (green_slot << 8));
+}
+constexpr uint16_t header_ordinal(uint16_t device) { return device & 0xff; }
+constexpr uint16_t header_green_slot(uint16_t device) { return device >> 8; }
 
 // A reply's arguments start with the call's own status and the first error
 // an earlier asynchronous call hit since the last reply (cudaSuccess if none).

@@ -54,6 +54,9 @@ cudaError_t Call::route(int index) {
   dev_ = rt.device(index);
   if (!dev_) return cudaErrorInvalidDevice;
   index_ = index;
+  // Calls on the thread's current device run in its current context there.
+  uint16_t green = index == Runtime::current_device() ? Runtime::current_green_slot() : 0;
+  wire_device_ = proto::header_device(static_cast<uint16_t>(dev_->remote), green);
   return cudaSuccess;
 }
 
@@ -86,7 +89,7 @@ cudaError_t Call::to_event(cudaEvent_t event, uint64_t* remote) {
 
 cudaError_t Call::run(std::span<const iovec> payload) {
   cudaError_t e = traced(op_, false, args_.size(), [&] {
-    return dev_->session->call(op_, dev_->remote, args_.bytes(), payload, reply_buf_,
+    return dev_->session->call(op_, wire_device_, args_.bytes(), payload, reply_buf_,
                                report_deferred_);
   });
   reply_ = proto::Reader(reply_buf_);
@@ -95,7 +98,7 @@ cudaError_t Call::run(std::span<const iovec> payload) {
 
 cudaError_t Call::run_into(void* dst, size_t n) {
   cudaError_t e = traced(op_, false, args_.size(), [&] {
-    return dev_->session->call_into(op_, dev_->remote, args_.bytes(), dst, n, reply_buf_);
+    return dev_->session->call_into(op_, wire_device_, args_.bytes(), dst, n, reply_buf_);
   });
   reply_ = proto::Reader(reply_buf_);
   return e;
@@ -119,7 +122,7 @@ cudaError_t Call::run_taking_fd(int* fd) {
 
 cudaError_t Call::post(std::span<const iovec> payload) {
   return traced(op_, true, args_.size(),
-                [&] { return dev_->session->post(op_, dev_->remote, args_.bytes(), payload); });
+                [&] { return dev_->session->post(op_, wire_device_, args_.bytes(), payload); });
 }
 
 }  // namespace rgpu::client

@@ -40,6 +40,9 @@ class Call {
 
   uint16_t op() const { return op_; }
   int device_index() const { return index_; }
+  // The frame header's device: the server ordinal and the thread's green
+  // context there (proto::header_device).
+  uint16_t wire_device() const { return wire_device_; }
   VirtualDevice* device() const { return dev_; }
 
  private:
@@ -47,6 +50,7 @@ class Call {
 
   uint16_t op_;
   int index_ = -1;
+  uint16_t wire_device_ = 0;
   VirtualDevice* dev_ = nullptr;
   bool report_deferred_ = true;
   proto::Writer args_;

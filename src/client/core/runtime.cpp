@@ -13,6 +13,9 @@
 namespace rgpu::client {
 namespace {
 thread_local int t_current_device = -1;  // -1: this thread has chosen none
+// The session slot of the green context current to this thread, on its
+// current device; 0: the device's primary context.
+thread_local uint16_t t_green_slot = 0;
 // The device of threads that chose none: the first of cudaSetValidDevices'
 // list (every device works once connected), else 0.
 std::atomic<int> g_implicit_device{0};
@@ -27,7 +30,15 @@ Runtime& Runtime::get() {
 
 int Runtime::current_device() { return t_current_device >= 0 ? t_current_device : g_implicit_device.load(); }
 void Runtime::set_implicit_device(int index) { g_implicit_device.store(index); }
-void Runtime::set_current_device(int index) { t_current_device = index; }
+void Runtime::set_current_device(int index) {
+  t_current_device = index;
+  t_green_slot = 0;
+}
+void Runtime::set_current_context(int index, uint16_t green_slot) {
+  t_current_device = index;
+  t_green_slot = green_slot;
+}
+uint16_t Runtime::current_green_slot() { return t_green_slot; }
 
 cudaError_t Runtime::ensure_init() {
   std::call_once(init_once_, [this] {

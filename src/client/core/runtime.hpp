@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -42,7 +43,14 @@ class Runtime {
   std::vector<std::pair<Session*, int>> sharing_sessions() const;
 
   static int current_device();
+  // Makes the device's primary context the thread's current context, as
+  // cudaSetDevice does.
   static void set_current_device(int index);
+  // The thread's current context: a device and the session slot of one of
+  // its green contexts (0: the primary context). Calls on the thread's
+  // current device run in that context on the server.
+  static void set_current_context(int index, uint16_t green_slot);
+  static uint16_t current_green_slot();
   // The current device of threads that never set one (cudaSetValidDevices).
   static void set_implicit_device(int index);
 

@@ -3,6 +3,9 @@
 // driver and runtime calls of one program see the same device. cuCtxCreate
 // retains the primary context and cuCtxDestroy releases it; device memory is
 // freed by the calls that free it, a reset, or the end of the session.
+// The exception is a green context's CUcontext (cuCtxFromGreenCtx): current,
+// it makes the thread's calls on its device run in the green context on the
+// server (Runtime::set_current_context).
 #include "client/cuda/cuda_api.hpp"
 #include <cuda_runtime_api.h>
 
@@ -13,6 +16,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/green_context_handles.hpp"
 #include "client/cuda/primary_context.hpp"
 
 using namespace rgpu::client;
@@ -33,15 +37,46 @@ std::array<PrimaryContext, kMaxDevices> g_primary = [] {
   for (int i = 0; i < kMaxDevices; ++i) a[i].device = i;
   return a;
 }();
-// The devices of the contexts pushed below the current one.
-thread_local std::vector<int> t_pushed;
+// A thread's current context: a device and a green context's slot there
+// (0: the device's primary context).
+struct CurrentContext {
+  int device;
+  uint16_t green_slot;
+};
+CurrentContext current() { return {Runtime::current_device(), Runtime::current_green_slot()}; }
+void make_current(CurrentContext c) { Runtime::set_current_context(c.device, c.green_slot); }
 
+// The contexts pushed below the current one.
+thread_local std::vector<CurrentContext> t_pushed;
 
-// The device of a context handle rgpu gave out, or -1.
-int device_of(CUcontext ctx) {
+// The device of a primary context handle, or -1.
+int primary_device(CUcontext ctx) {
   for (int i = 0; i < Runtime::get().device_count() && i < kMaxDevices; ++i)
     if (ctx == primary_context(i)) return i;
   return -1;
+}
+
+// What a context handle rgpu gave out stands for; false if it is none.
+bool context_of(CUcontext ctx, CurrentContext* out) {
+  if (int dev = primary_device(ctx); dev >= 0) {
+    *out = {dev, 0};
+    return true;
+  }
+  GreenContext g;
+  if (!find_green_context(ctx, &g)) return false;
+  *out = {g.device, g.slot};
+  return true;
+}
+
+// The device of a context handle rgpu gave out, or -1.
+int device_of(CUcontext ctx) {
+  CurrentContext c;
+  return context_of(ctx, &c) ? c.device : -1;
+}
+
+CUcontext handle_of(CurrentContext c) {
+  CUgreenCtx g = green_context_in_slot(c.device, c.green_slot);
+  return g ? context_of_green(g) : primary_context(c.device);
 }
 
 CUresult check_device(CUdevice dev) {
@@ -83,10 +118,10 @@ extern "C" CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) { return 
 extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   KeepLastError keep;
   if (CUresult e = check_device(dev)) return e;
-  int current = Runtime::current_device();
+  CurrentContext was = current();
   Runtime::set_current_device(dev);
   cudaError_t e = cudaDeviceReset();
-  Runtime::set_current_device(current);
+  make_current(was);
   if (e == cudaSuccess) {
     std::lock_guard lock(g_mutex);
     g_primary[dev].flags = 0;
@@ -114,7 +149,7 @@ extern "C" CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned
 extern "C" CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = cuDevicePrimaryCtxRetain(pctx, dev)) return e;
-  t_pushed.push_back(Runtime::current_device());
+  t_pushed.push_back(current());
   Runtime::set_current_device(dev);
   return CUDA_SUCCESS;
 }
@@ -131,7 +166,7 @@ extern "C" CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* c
 }
 
 extern "C" CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
-  int dev = device_of(ctx);
+  int dev = primary_device(ctx);
   if (dev < 0) return CUDA_ERROR_INVALID_VALUE;
   return release(dev);
 }
@@ -139,34 +174,37 @@ extern "C" CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
 extern "C" CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  *pctx = primary_context(Runtime::current_device());
+  *pctx = handle_of(current());
   return CUDA_SUCCESS;
 }
 
 extern "C" CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   // NULL unbinds the context; the next call binds the device's primary one.
-  if (!ctx) return CUDA_SUCCESS;
-  int dev = device_of(ctx);
-  if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
-  Runtime::set_current_device(dev);
+  if (!ctx) {
+    Runtime::set_current_device(Runtime::current_device());
+    return CUDA_SUCCESS;
+  }
+  CurrentContext c;
+  if (!context_of(ctx, &c)) return CUDA_ERROR_INVALID_CONTEXT;
+  make_current(c);
   return CUDA_SUCCESS;
 }
 
 extern "C" CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  int dev = device_of(ctx);
-  if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
-  t_pushed.push_back(Runtime::current_device());
-  Runtime::set_current_device(dev);
+  CurrentContext c;
+  if (!context_of(ctx, &c)) return CUDA_ERROR_INVALID_CONTEXT;
+  t_pushed.push_back(current());
+  make_current(c);
   return CUDA_SUCCESS;
 }
 
 extern "C" CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (t_pushed.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-  if (pctx) *pctx = primary_context(Runtime::current_device());
-  Runtime::set_current_device(t_pushed.back());
+  if (pctx) *pctx = handle_of(current());
+  make_current(t_pushed.back());
   t_pushed.pop_back();
   return CUDA_SUCCESS;
 }
@@ -242,12 +280,12 @@ extern "C" CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
 extern "C" CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
   KeepLastError keep;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  int dev = context_or_current_device(ctx);
-  if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
-  int current = Runtime::current_device();
-  Runtime::set_current_device(dev);
+  CurrentContext c = current();
+  if (ctx && !context_of(ctx, &c)) return CUDA_ERROR_INVALID_CONTEXT;
+  CurrentContext was = current();
+  make_current(c);
   cudaError_t e = cudaDeviceSynchronize();
-  Runtime::set_current_device(current);
+  make_current(was);
   return to_cu(e);
 }
 
@@ -260,7 +298,7 @@ extern "C" CUresult CUDAAPI cuCtxAttach(CUcontext* pctx, unsigned int flags) {
 
 extern "C" CUresult CUDAAPI cuCtxDetach(CUcontext ctx) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  int dev = device_of(ctx);
+  int dev = primary_device(ctx);
   if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
   return release(dev);
 }

@@ -8,6 +8,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/green_context_handles.hpp"
 #include "client/cuda/primary_context.hpp"
 #include "protocol/ops.hpp"
 
@@ -112,20 +113,27 @@ extern "C" CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long* 
   return through_runtime([&] { return cudaStreamGetId(rt(hStream), streamId); });
 }
 
+// A stream of a green context is of the green context's CUcontext
+// (cuCtxFromGreenCtx's).
 extern "C" CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
   KeepLastError keep;
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   int dev;
   if (CUresult e = stream_device(hStream, &dev)) return e;
-  *pctx = primary_context(dev);
+  CUgreenCtx green;
+  if (CUresult e = cuStreamGetGreenCtx(hStream, &green)) return e;
+  *pctx = green ? context_of_green(green) : primary_context(dev);
   return CUDA_SUCCESS;
 }
 
-// rgpu has no green contexts: every stream is of a (primary) context.
+// Here a green context's stream is of the device's primary context too.
 extern "C" CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+  KeepLastError keep;
   if (!pCtx || !pGreenCtx) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult e = cuStreamGetCtx(hStream, pCtx)) return e;
-  *pGreenCtx = nullptr;
+  int dev;
+  if (CUresult e = stream_device(hStream, &dev)) return e;
+  if (CUresult e = cuStreamGetGreenCtx(hStream, pGreenCtx)) return e;
+  *pCtx = primary_context(dev);
   return CUDA_SUCCESS;
 }
 

@@ -90,7 +90,7 @@ bool copy_in_background(Call& call, uint64_t stream, const void* host, size_t n,
   if (!to_device && n > proto::kMaxQueuedDownload) return false;
   VirtualDevice* d = call.device();
   const auto& args = call.args().bytes();
-  return d->session->copy_in_background({call.op(), static_cast<uint16_t>(d->remote), stream,
+  return d->session->copy_in_background({call.op(), call.wire_device(), stream,
                                          {args.begin(), args.end()}, const_cast<void*>(host), n, to_device});
 }
 

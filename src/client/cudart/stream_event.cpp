@@ -43,7 +43,7 @@ cudaError_t host_callback(cudaStream_t stream, std::function<void()> fn) {
   uint64_t s;
   if (cudaError_t e = call.to_stream(stream, &s)) return e;
   HostCallbackRunner& runner = call.device()->session->host_callbacks();
-  uint64_t id = runner.add(std::move(fn), static_cast<uint16_t>(call.device()->remote), s);
+  uint64_t id = runner.add(std::move(fn), call.wire_device(), s);
   if (!id) return cudaErrorNotSupported;
   call.args().put<uint64_t>(s).put<uint64_t>(id);
   cudaError_t e = call.post();

@@ -171,6 +171,16 @@ const char* op_name(uint16_t op) {
     case kOpMemPoolExportPointer: return "MemPoolExportPointer";
     case kOpMemPoolImportPointer: return "MemPoolImportPointer";
     case kOpMemGetHandleForAddressRange: return "MemGetHandleForAddressRange";
+    case kOpDeviceGetDevResource: return "DeviceGetDevResource";
+    case kOpGreenCtxGetDevResource: return "GreenCtxGetDevResource";
+    case kOpDevSmResourceSplit: return "DevSmResourceSplit";
+    case kOpDevResourceGenerateDesc: return "DevResourceGenerateDesc";
+    case kOpGreenCtxCreate: return "GreenCtxCreate";
+    case kOpGreenCtxDestroy: return "GreenCtxDestroy";
+    case kOpGreenCtxRecordEvent: return "GreenCtxRecordEvent";
+    case kOpGreenCtxWaitEvent: return "GreenCtxWaitEvent";
+    case kOpGreenCtxStreamCreate: return "GreenCtxStreamCreate";
+    case kOpStreamGetGreenCtx: return "StreamGetGreenCtx";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

@@ -16,6 +16,7 @@
 #include "server/backend/array_api.hpp"
 #include "server/backend/generated/forwarded_api.hpp"
 #include "server/backend/graph_backend.hpp"
+#include "server/backend/green_context_api.hpp"
 
 namespace rgpu::server {
 
@@ -225,6 +226,8 @@ class Backend : public ForwardedApi {
   // PTX, cubins, fat binaries and libraries into one image (cuLinkComplete's).
   virtual int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) = 0;
   virtual int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) = 0;
+  // Green contexts and device resources (green_context_api.hpp).
+  virtual GreenContextApi& green_contexts() = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

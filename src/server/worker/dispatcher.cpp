@@ -25,6 +25,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_ipc_handlers(*this);
   register_shareable_handle_handlers(*this);
   register_graph_handlers(*this);
+  register_green_context_handlers(*this);
 }
 
 void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }

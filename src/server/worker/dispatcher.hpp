@@ -38,6 +38,7 @@ void register_pool_handlers(Dispatcher& d);
 void register_driver_memop_link_handlers(Dispatcher& d);
 void register_forwarded_handlers(Dispatcher& d);  // generated
 void register_array_handlers(Dispatcher& d);
+void register_green_context_handlers(Dispatcher& d);
 void register_copy_3d_handlers(Dispatcher& d);
 void register_texture_handlers(Dispatcher& d);
 void register_texture_reference_handlers(Dispatcher& d);

@@ -15,6 +15,7 @@
 #include "server/worker/array_table.hpp"
 #include "server/worker/device_object_set.hpp"
 #include "server/worker/graph_table.hpp"
+#include "server/worker/green_context_table.hpp"
 #include "server/worker/host_node_records.hpp"
 #include "server/worker/handle_set.hpp"
 #include "server/worker/host_callbacks.hpp"
@@ -124,6 +125,7 @@ class SessionContext {
   HandleSet module_texrefs;
   HandleSet surfrefs;
   GraphTable graphs;
+  GreenContextTable green;
   HostNodeRecords host_nodes{host_callbacks};
 
  private:

@@ -90,7 +90,24 @@ void send_device_output(Session& s, Lane& lane, const proto::FrameHeader& h, uin
   }
 }
 
-int32_t run_request(Session& s, Request& req, proto::Writer& out, int& current) {
+// Makes the call's context current to this thread: the device's primary
+// context (set_device, skipped when it already is), or the green context in
+// the session slot `green`, which may have been destroyed since the last
+// call and so is made current every time.
+int32_t enter_context(Session& s, int device, uint16_t green, int& current) {
+  if (green == 0) {
+    if (device == current) return cudaSuccess;
+    if (int32_t e = s.backend.set_device(device)) return e;
+    current = device;
+    return cudaSuccess;
+  }
+  GreenContextTable::Green g;
+  if (!s.context.green.find_green(green, &g) || g.device != device) return CUDA_ERROR_INVALID_CONTEXT;
+  current = -1;
+  return s.backend.green_contexts().make_current(g.handle);
+}
+
+int32_t run_request(Session& s, Request& req, proto::Writer& out, uint16_t green, int& current) {
   const proto::FrameHeader& h = req.header();
   Handler handler = s.dispatcher.find(h.op);
   if (!handler) {
@@ -98,10 +115,7 @@ int32_t run_request(Session& s, Request& req, proto::Writer& out, int& current) 
     return cudaErrorNotSupported;
   }
   if (!s.context.has_gpu(h.device)) return cudaErrorInvalidDevice;
-  if (h.device != current) {
-    if (int32_t e = s.backend.set_device(h.device)) return e;
-    current = h.device;
-  }
+  if (int32_t e = enter_context(s, h.device, green, current)) return e;
   try {
     return handler(s.context, req, out);
   } catch (const proto::DecodeError& e) {
@@ -120,16 +134,19 @@ void serve_lane(Session& s, Lane& lane) {
   for (;;) {
     proto::FrameHeader h = proto::recv_header(conn);
     proto::recv_args(conn, h, args);
+    const uint16_t green = proto::header_green_slot(h.device);
+    h.device = proto::header_ordinal(h.device);
     if (!s.gate.wait_turn(h.seq)) return;
     const bool async = h.flags & proto::kFlagAsync;
     if (!async) s.gate.started(h.seq);
     Request req(h, args, lane, &s.gate);
     proto::Writer out;
     lane.reply_sent = false;
-    const uint64_t kernels_before = s.output.kernels_queued(h.device);
+    // A synchronize in a green context waits only for that context's work.
+    const uint64_t kernels_before = green ? 0 : s.output.kernels_queued(h.device);
     int32_t status;
     try {
-      status = run_request(s, req, out, current);
+      status = run_request(s, req, out, green, current);
     } catch (...) {
       s.gate.started(h.seq);
       throw;

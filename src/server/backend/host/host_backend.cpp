@@ -25,6 +25,7 @@
 #include "protocol/channel_format.hpp"
 #include "server/backend/host/host_arrays.hpp"
 #include "server/backend/host/host_graphs.hpp"
+#include "server/backend/host/host_green_contexts.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -38,6 +39,12 @@ constexpr int kMaxPortableClusterSize = 8;
 constexpr size_t kVmmGranularity = 2ull << 20;
 constexpr size_t kPage = 4096;
 constexpr size_t kSharedMemPerMultiprocessor = 228 * 1024;
+
+// A stream: work on it runs at once; it remembers the green context it was
+// created in (0: none).
+struct StreamState {
+  uint64_t green;
+};
 
 struct Kernel {
   std::vector<KernelParam> params;
@@ -190,7 +197,7 @@ T* as(Handle h) {
 // current device is per thread, as in CUDA, and the tables below are locked.
 thread_local int t_device = 0;
 
-class HostTestBackend final : public Backend, private HostGraphHooks {
+class HostTestBackend final : public Backend, private HostGraphHooks, private HostGreenHooks {
  public:
   std::string name() const override { return "host-test"; }
   int32_t init(const std::vector<int>& gpus) override {
@@ -201,6 +208,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   int32_t set_device(int ordinal) override {
     if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
     t_device = ordinal;
+    // As in CUDA: the device's primary context replaces a green one.
+    HostGreenContexts::leave_current();
     return cudaSuccess;
   }
   int32_t versions(int* driver, int* runtime) override {
@@ -455,12 +464,10 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
 
   int32_t stream_create(Handle* stream, unsigned flags, int priority) override {
     if (flags & ~cudaStreamNonBlocking) return cudaErrorInvalidValue;
-    (void)priority;
-    *stream = reinterpret_cast<Handle>(new int(0));
-    return cudaSuccess;
+    return create_stream(stream, flags, priority, HostGreenContexts::current());
   }
   int32_t stream_destroy(Handle stream) override {
-    delete as<int>(stream);
+    delete as<StreamState>(stream);
     return cudaSuccess;
   }
   // Waiting for a capturing stream is not allowed: it ends the capture.
@@ -1038,6 +1045,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
 
   GraphBackend& graphs() override { return graphs_; }
+  GreenContextApi& green_contexts() override { return green_contexts_; }
   int32_t cudaDeviceGraphMemTrim(int) override { return cudaSuccess; }  // graphs hold no memory here
   int32_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) override {
     return graphs_.is_capturing(reinterpret_cast<Handle>(stream), status);
@@ -1185,6 +1193,18 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     p.height = height;
     return graphs_.record(stream, p);
   }
+  // HostGreenHooks: what green contexts need.
+  void enter_device(int device) override { t_device = device; }
+  int32_t create_stream(uint64_t* stream, unsigned flags, int, uint64_t green) override {
+    if (flags & ~cudaStreamNonBlocking) return cudaErrorInvalidValue;
+    *stream = reinterpret_cast<Handle>(new StreamState{green});
+    return cudaSuccess;
+  }
+  uint64_t stream_context(uint64_t stream) override { return as<StreamState>(stream)->green; }
+  int32_t record_event_now(uint64_t event) override {
+    record_event(event);
+    return cudaSuccess;
+  }
   // HostGraphHooks: what replaying a graph needs.
   // (A graph's event node may outlive its event: then there is nothing to record.)
   void record_event(uint64_t event) override {
@@ -1286,6 +1306,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   uint64_t launches_ = 0;
   HostArrays arrays_;
   HostGraphs graphs_{*this};
+  HostGreenContexts green_contexts_{*this, kDevices};
   unsigned ctx_flags_[kDevices] = {};
 };
 
