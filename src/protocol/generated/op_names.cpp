@@ -164,6 +164,14 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
+    case kOpExternalMemoryImport: return "ExternalMemoryImport";
+    case kOpExternalMemoryDestroy: return "ExternalMemoryDestroy";
+    case kOpExternalMemoryMapBuffer: return "ExternalMemoryMapBuffer";
+    case kOpExternalMemoryMapMipmap: return "ExternalMemoryMapMipmap";
+    case kOpExternalSemaphoreImport: return "ExternalSemaphoreImport";
+    case kOpExternalSemaphoreDestroy: return "ExternalSemaphoreDestroy";
+    case kOpExternalSemaphoresSignal: return "ExternalSemaphoresSignal";
+    case kOpExternalSemaphoresWait: return "ExternalSemaphoresWait";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/backend/array_api.hpp"
+#include "server/backend/external_api.hpp"
 #include "server/backend/generated/forwarded_api.hpp"
 #include "server/backend/graph_backend.hpp"
 
@@ -199,6 +200,8 @@ class Backend : public ForwardedApi {
   // PTX, cubins, fat binaries and libraries into one image (cuLinkComplete's).
   virtual int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) = 0;
   virtual int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) = 0;
+  // External memory and semaphores (external_api.hpp).
+  virtual ExternalApi& external() = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

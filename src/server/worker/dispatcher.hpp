@@ -48,5 +48,6 @@ void register_managed_memory_handlers(Dispatcher& d);
 void register_vmm_handlers(Dispatcher& d);
 void register_ipc_handlers(Dispatcher& d);
 void register_graph_handlers(Dispatcher& d);
+void register_external_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

@@ -24,8 +24,6 @@ extern "C" CUresult CUDAAPI cuCoredumpSetAttribute(CUcoredumpSettings, void*, si
 extern "C" CUresult CUDAAPI cuCoredumpSetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttributeGlobal"); }
 extern "C" CUresult CUDAAPI cuCtxFromGreenCtx(CUcontext*, CUgreenCtx) { return rgpu::client::driver_unsupported("cuCtxFromGreenCtx"); }
 extern "C" CUresult CUDAAPI cuCtxGetDevResource(CUcontext, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuCtxGetDevResource"); }
-extern "C" CUresult CUDAAPI cuDestroyExternalMemory(CUexternalMemory) { return rgpu::client::driver_unsupported("cuDestroyExternalMemory"); }
-extern "C" CUresult CUDAAPI cuDestroyExternalSemaphore(CUexternalSemaphore) { return rgpu::client::driver_unsupported("cuDestroyExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc*, CUdevResource*, unsigned int) { return rgpu::client::driver_unsupported("cuDevResourceGenerateDesc"); }
 extern "C" CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource*, unsigned int*, const CUdevResource*, CUdevResource*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuDevSmResourceSplitByCount"); }
 extern "C" CUresult CUDAAPI cuDeviceGetDevResource(CUdevice, CUdevResource*, CUdevResourceType) { return rgpu::client::driver_unsupported("cuDeviceGetDevResource"); }
@@ -33,8 +31,6 @@ extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { re
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
 extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
-extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedBuffer(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedBuffer"); }
-extern "C" CUresult CUDAAPI cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) { return rgpu::client::driver_unsupported("cuExternalMemoryGetMappedMipmappedArray"); }
 extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
 extern "C" CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddBatchMemOpNode"); }
 extern "C" CUresult CUDAAPI cuGraphAddExternalSemaphoresSignalNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddExternalSemaphoresSignalNode"); }
@@ -67,8 +63,6 @@ extern "C" CUresult CUDAAPI cuGreenCtxGetId(CUgreenCtx, unsigned long long*) { r
 extern "C" CUresult CUDAAPI cuGreenCtxRecordEvent(CUgreenCtx, CUevent) { return rgpu::client::driver_unsupported("cuGreenCtxRecordEvent"); }
 extern "C" CUresult CUDAAPI cuGreenCtxStreamCreate(CUstream*, CUgreenCtx, unsigned int, int) { return rgpu::client::driver_unsupported("cuGreenCtxStreamCreate"); }
 extern "C" CUresult CUDAAPI cuGreenCtxWaitEvent(CUgreenCtx, CUevent) { return rgpu::client::driver_unsupported("cuGreenCtxWaitEvent"); }
-extern "C" CUresult CUDAAPI cuImportExternalMemory(CUexternalMemory*, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalMemory"); }
-extern "C" CUresult CUDAAPI cuImportExternalSemaphore(CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
 extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
 extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
@@ -119,8 +113,6 @@ extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUde
 extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttributes"); }
 extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerSetAttribute"); }
 extern "C" CUresult CUDAAPI cuProfilerInitialize(const char*, const char*, CUoutput_mode) { return rgpu::client::driver_unsupported("cuProfilerInitialize"); }
-extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync"); }
-extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuStreamGetGreenCtx(CUstream, CUgreenCtx*) { return rgpu::client::driver_unsupported("cuStreamGetGreenCtx"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2col"); }
 extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2colWide"); }
@@ -129,5 +121,3 @@ extern "C" CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap*, void*) { ret
 extern "C" CUresult CUDAAPI cuTexRefGetAddress(CUdeviceptr_v1*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress(unsigned int*, CUtexref, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress2D(CUtexref, const CUDA_ARRAY_DESCRIPTOR_v1*, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D"); }
-extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuWaitExternalSemaphoresAsync"); }
-extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) { return rgpu::client::driver_unsupported("cuWaitExternalSemaphoresAsync_ptsz"); }

@@ -24,6 +24,7 @@
 #include "fatbin/kernel_params.hpp"
 #include "protocol/channel_format.hpp"
 #include "server/backend/host/host_arrays.hpp"
+#include "server/backend/host/host_external.hpp"
 #include "server/backend/host/host_graphs.hpp"
 
 namespace rgpu::server {
@@ -268,7 +269,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
       m.erase(it);
       return cudaSuccess;
     }
-    return cudaErrorInvalidValue;
+    return external_.release_buffer(ptr) ? cudaSuccess : cudaErrorInvalidValue;
   }
   int32_t mem_get_info(size_t* free, size_t* total) override {
     std::lock_guard lock(mutex_);
@@ -900,6 +901,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
 
   GraphBackend& graphs() override { return graphs_; }
+  ExternalApi& external() override { return external_; }
   int32_t cudaDeviceGraphMemTrim(int) override { return cudaSuccess; }  // graphs hold no memory here
   int32_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) override {
     return graphs_.is_capturing(reinterpret_cast<Handle>(stream), status);
@@ -1066,7 +1068,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     };
     for (const auto& memory : memory_)
       if (inside(memory)) return true;
-    return inside(globals_);
+    return inside(globals_) || external_.holds_buffer(ptr, n);
   }
 
   template <typename Signed, typename T>
@@ -1114,6 +1116,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   uint64_t launches_ = 0;
   HostArrays arrays_;
   HostGraphs graphs_{*this};
+  HostExternal external_{arrays_, graphs_};
   unsigned ctx_flags_[kDevices] = {};
 };
 

@@ -1,0 +1,117 @@
+// Driver-API external memory and semaphores on the host-test backend (memfds
+// stand for exported memory and semaphores, see e2e_external_memory.cu):
+// import, a mapped buffer read and written, a mipmapped array over it, a
+// timeline semaphore signalled and waited on in stream order, and errors.
+// Over tcp the imports are not supported.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "driver_check.h"
+
+static int make_file(size_t n, unsigned char** view) {
+  int fd = memfd_create("e2e-driver-external", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(n)) != 0) return -1;
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return -1;
+  *view = static_cast<unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) (*view)[i] = static_cast<unsigned char>(i * 5 + 1);
+  return fd;
+}
+
+int main() {
+  CU_OK(cuInit(0));
+  if (g_failures) return finish();
+  CUcontext ctx;
+  CU_OK(cuDevicePrimaryCtxRetain(&ctx, 0));
+  CU_OK(cuCtxSetCurrent(ctx));
+  const char* transport = std::getenv("RGPU_TRANSPORT");
+  bool shm = transport && std::strcmp(transport, "shm") == 0;
+
+  const size_t n = 65536;
+  unsigned char* view = nullptr;
+  CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
+  desc.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+  desc.handle.fd = make_file(n, &view);
+  desc.size = n;
+  CUexternalMemory mem = nullptr;
+  unsigned char* counter_view = nullptr;
+  CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC sdesc{};
+  sdesc.type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
+  sdesc.handle.fd = make_file(4096, &counter_view);
+  auto* counter = reinterpret_cast<volatile unsigned long long*>(counter_view);
+  CUexternalSemaphore sem = nullptr;
+  if (!shm) {
+    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalMemory(&mem, &desc));
+    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalSemaphore(&sem, &sdesc));
+    return finish();
+  }
+  CUDA_EXTERNAL_MEMORY_HANDLE_DESC bad = desc;
+  bad.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE;
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalMemory(&mem, &bad));
+  bad = desc;
+  bad.flags = 0x80;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuImportExternalMemory(&mem, &bad));
+  CU_OK(cuImportExternalMemory(&mem, &desc));
+
+  CUDA_EXTERNAL_MEMORY_BUFFER_DESC buf{};
+  buf.offset = 1000;
+  buf.size = 2000;
+  CUdeviceptr d = 0;
+  CU_OK(cuExternalMemoryGetMappedBuffer(&d, mem, &buf));
+  std::vector<unsigned char> back(buf.size);
+  CU_OK(cuMemcpyDtoH(back.data(), d, back.size()));
+  CHECK(back[0] == static_cast<unsigned char>(1000 * 5 + 1) && back[1999] == view[2999]);
+  CU_OK(cuMemsetD8(d + 10, 0x7c, 5));
+  CU_OK(cuCtxSynchronize());
+  CHECK(view[1010] == 0x7c && view[1014] == 0x7c && view[1015] != 0x7c);
+  buf.size = n;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuExternalMemoryGetMappedBuffer(&d, mem, &buf));
+
+  CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC mdesc{};
+  mdesc.offset = 4096;
+  mdesc.arrayDesc.Width = 32;
+  mdesc.arrayDesc.Height = 8;
+  mdesc.arrayDesc.Format = CU_AD_FORMAT_UNSIGNED_INT32;
+  mdesc.arrayDesc.NumChannels = 1;
+  mdesc.numLevels = 2;
+  CUmipmappedArray mip = nullptr;
+  CU_OK(cuExternalMemoryGetMappedMipmappedArray(&mip, mem, &mdesc));
+  CUarray level0 = nullptr;
+  CU_OK(cuMipmappedArrayGetLevel(&level0, mip, 0));
+  std::vector<unsigned int> first_row(32);
+  CU_OK(cuMemcpyAtoH(first_row.data(), level0, 0, 32 * sizeof(unsigned int)));
+  unsigned int expected;
+  std::memcpy(&expected, view + 4096 + 4, 4);
+  CHECK(first_row[1] == expected);
+  mdesc.arrayDesc.NumChannels = 3;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuExternalMemoryGetMappedMipmappedArray(&mip, mem, &mdesc));
+  CU_OK(cuMipmappedArrayDestroy(mip));
+
+  CU_OK(cuImportExternalSemaphore(&sem, &sdesc));
+  CUstream stream;
+  CU_OK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+  sp.params.fence.value = 42;
+  CU_OK(cuMemsetD8Async(d, 0x41, 4, stream));
+  CU_OK(cuSignalExternalSemaphoresAsync(&sem, &sp, 1, stream));
+  CU_OK(cuStreamSynchronize(stream));
+  CHECK(*counter == 42 && view[1000] == 0x41);
+  CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
+  wp.params.fence.value = 42;
+  CU_OK(cuWaitExternalSemaphoresAsync(&sem, &wp, 1, stream));
+  CU_OK(cuStreamSynchronize(stream));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuWaitExternalSemaphoresAsync(&sem, nullptr, 1, stream));
+
+  CU_OK(cuDestroyExternalSemaphore(sem));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuDestroyExternalSemaphore(sem));
+  CU_OK(cuDestroyExternalMemory(mem));
+  EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuDestroyExternalMemory(mem));
+  CU_OK(cuMemFree(d));
+  CU_OK(cuStreamDestroy(stream));
+  return finish();
+}
