@@ -1,7 +1,8 @@
 // Driver-API external memory and semaphores on the host-test backend (memfds
 // stand for exported memory and semaphores, see e2e_external_memory.cu):
 // import, a mapped buffer read and written, a mipmapped array over it, a
-// timeline semaphore signalled and waited on in stream order, and errors.
+// timeline semaphore signalled and waited on in stream order and as graph
+// nodes, and errors.
 // Over tcp the imports are not supported.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -106,6 +107,33 @@ int main() {
   CU_OK(cuWaitExternalSemaphoresAsync(&sem, &wp, 1, stream));
   CU_OK(cuStreamSynchronize(stream));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuWaitExternalSemaphoresAsync(&sem, nullptr, 1, stream));
+
+  // Graph nodes: a wait (generic API) then a signal.
+  CUgraph graph;
+  CU_OK(cuGraphCreate(&graph, 0));
+  CUgraphNodeParams gp{};
+  gp.type = CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT;
+  gp.extSemWait = {&sem, &wp, 1};
+  CUgraphNode wait_node, signal_node;
+  CU_OK(cuGraphAddNode(&wait_node, graph, nullptr, nullptr, 0, &gp));
+  sp.params.fence.value = 43;
+  CUDA_EXT_SEM_SIGNAL_NODE_PARAMS snode{&sem, &sp, 1};
+  CU_OK(cuGraphAddExternalSemaphoresSignalNode(&signal_node, graph, &wait_node, 1, &snode));
+  CUDA_EXT_SEM_WAIT_NODE_PARAMS got{};
+  CU_OK(cuGraphExternalSemaphoresWaitNodeGetParams(wait_node, &got));
+  CHECK(got.numExtSems == 1 && got.extSemArray[0] == sem && got.paramsArray[0].params.fence.value == 42);
+  CUgraphExec exec;
+  CU_OK(cuGraphInstantiate(&exec, graph, 0));
+  CU_OK(cuGraphLaunch(exec, stream));
+  CU_OK(cuStreamSynchronize(stream));
+  CHECK(*counter == 43);
+  sp.params.fence.value = 44;
+  CU_OK(cuGraphExecExternalSemaphoresSignalNodeSetParams(exec, signal_node, &snode));
+  CU_OK(cuGraphLaunch(exec, stream));
+  CU_OK(cuStreamSynchronize(stream));
+  CHECK(*counter == 44);
+  CU_OK(cuGraphExecDestroy(exec));
+  CU_OK(cuGraphDestroy(graph));
 
   CU_OK(cuDestroyExternalSemaphore(sem));
   EXPECT_CU(CUDA_ERROR_INVALID_HANDLE, cuDestroyExternalSemaphore(sem));

@@ -2,7 +2,8 @@
 // counter stands for a semaphore another API exported (host-test keeps the
 // semaphore's value there, so this program sees and moves it as that API
 // would). Over shm: signals and waits happen in stream order; a wait holds
-// its stream until the application signals from the host. Over tcp the
+// its stream until the application signals from the host; the same as graph
+// nodes (added one by one, through the generic API, captured). Over tcp the
 // import is not supported.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -132,6 +133,105 @@ int main() {
   CHECK(timeline->load() == 11);
   EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaDestroyExternalSemaphore(bogus));
 
+  // As graph nodes: a wait for the host's signal, then a memset, then a signal.
+  cudaGraph_t graph;
+  OK(cudaGraphCreate(&graph, 0));
+  auto wait20 = wait_value(20);
+  cudaExternalSemaphoreWaitNodeParams wnode{&sem, &wait20, 1};
+  cudaGraphNode_t wait_node, memset_node, signal_node;
+  OK(cudaGraphAddExternalSemaphoresWaitNode(&wait_node, graph, nullptr, 0, &wnode));
+  cudaMemsetParams ms{};
+  ms.dst = d;
+  ms.value = 0x44;
+  ms.elementSize = 1;
+  ms.width = 16;
+  ms.height = 1;
+  OK(cudaGraphAddMemsetNode(&memset_node, graph, &wait_node, 1, &ms));
+  auto sig21 = signal_value(21);
+  cudaExternalSemaphoreSignalNodeParams snode{&sem, &sig21, 1};
+  OK(cudaGraphAddExternalSemaphoresSignalNode(&signal_node, graph, &memset_node, 1, &snode));
+  cudaExternalSemaphoreSignalNodeParams got{};
+  OK(cudaGraphExternalSemaphoresSignalNodeGetParams(signal_node, &got));
+  CHECK(got.numExtSems == 1 && got.extSemArray[0] == sem && got.paramsArray[0].params.fence.value == 21);
+  cudaExternalSemaphoreWaitNodeParams got_wait{};
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphExternalSemaphoresWaitNodeGetParams(signal_node, &got_wait));
+  OK(cudaGraphExternalSemaphoresWaitNodeGetParams(wait_node, &got_wait));
+  CHECK(got_wait.numExtSems == 1 && got_wait.paramsArray[0].params.fence.value == 20);
+  cudaExternalSemaphoreSignalNodeParams bad_node{&bogus, &sig21, 1};
+  cudaGraphNode_t unused;
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle,
+                cudaGraphAddExternalSemaphoresSignalNode(&unused, graph, nullptr, 0, &bad_node));
+  cudaGraphExec_t exec;
+  OK(cudaGraphInstantiate(&exec, graph, 0));
+  OK(cudaMemset(d, 0, 16));
+  timeline->store(12);
+  started = std::chrono::steady_clock::now();
+  std::thread host_signal20([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    timeline->store(20);
+  });
+  OK(cudaGraphLaunch(exec, s1));
+  OK(cudaStreamSynchronize(s1));
+  waited = std::chrono::steady_clock::now() - started;
+  host_signal20.join();
+  CHECK(waited >= std::chrono::milliseconds(250));
+  CHECK(read_back(d, 16)[15] == 0x44 && timeline->load() == 21);
+
+  // New values for the executable graph; the graph's own node changes apart from it.
+  auto sig25 = signal_value(25);
+  cudaExternalSemaphoreSignalNodeParams snode25{&sem, &sig25, 1};
+  OK(cudaGraphExecExternalSemaphoresSignalNodeSetParams(exec, signal_node, &snode25));
+  auto sig30 = signal_value(30);
+  cudaExternalSemaphoreSignalNodeParams snode30{&sem, &sig30, 1};
+  OK(cudaGraphExternalSemaphoresSignalNodeSetParams(signal_node, &snode30));
+  OK(cudaGraphLaunch(exec, s1));
+  OK(cudaStreamSynchronize(s1));
+  CHECK(timeline->load() == 25);
+  OK(cudaGraphExternalSemaphoresSignalNodeGetParams(signal_node, &got));
+  CHECK(got.paramsArray[0].params.fence.value == 30);
+  OK(cudaGraphExecDestroy(exec));
+
+  // Through the generic node API, and captured from a stream.
+  cudaGraph_t generic_graph;
+  OK(cudaGraphCreate(&generic_graph, 0));
+  auto sig40 = signal_value(40);
+  cudaGraphNodeParams gp{};
+  gp.type = cudaGraphNodeTypeExtSemaphoreSignal;
+  gp.extSemSignal = {&sem, &sig40, 1};
+  cudaGraphNode_t generic_node;
+  OK(cudaGraphAddNode(&generic_node, generic_graph, nullptr, nullptr, 0, &gp));
+  cudaGraphNodeType type;
+  OK(cudaGraphNodeGetType(generic_node, &type));
+  CHECK(type == cudaGraphNodeTypeExtSemaphoreSignal);
+  OK(cudaGraphInstantiate(&exec, generic_graph, 0));
+  OK(cudaGraphLaunch(exec, s1));
+  OK(cudaStreamSynchronize(s1));
+  CHECK(timeline->load() == 40);
+  auto sig45 = signal_value(45);
+  gp.extSemSignal = {&sem, &sig45, 1};
+  OK(cudaGraphExecNodeSetParams(exec, generic_node, &gp));
+  OK(cudaGraphLaunch(exec, s1));
+  OK(cudaStreamSynchronize(s1));
+  CHECK(timeline->load() == 45);
+  OK(cudaGraphExecDestroy(exec));
+  OK(cudaGraphDestroy(generic_graph));
+
+  cudaGraph_t captured;
+  OK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+  auto sig50 = signal_value(50);
+  OK(cudaSignalExternalSemaphoresAsync(&sem, &sig50, 1, s1));
+  OK(cudaStreamEndCapture(s1, &captured));
+  CHECK(timeline->load() == 45);  // captured, not run
+  size_t count = 0;
+  OK(cudaGraphGetNodes(captured, nullptr, &count));
+  CHECK(count == 1);
+  OK(cudaGraphInstantiate(&exec, captured, 0));
+  OK(cudaGraphLaunch(exec, s1));
+  OK(cudaStreamSynchronize(s1));
+  CHECK(timeline->load() == 50);
+  OK(cudaGraphExecDestroy(exec));
+  OK(cudaGraphDestroy(captured));
+  OK(cudaGraphDestroy(graph));
   OK(cudaDestroyExternalSemaphore(sem));
   OK(cudaDestroyExternalSemaphore(bsem));
   EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaSignalExternalSemaphoresAsync(&sem, &five, 1, s1));

@@ -66,15 +66,7 @@ extern "C" cudaError_t CUDARTAPI cudaGLSetGLDevice(void) { return rgpu::client::
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObject(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObjectAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnregisterBufferObject(void) { return rgpu::client::unsupported("cudaGLUnregisterBufferObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresSignalNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresWaitNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle*, cudaGraph_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaGraphConditionalHandleCreate"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExecExternalSemaphoresSignalNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExecExternalSemaphoresWaitNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t, cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresSignalNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresSignalNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t, cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeSetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsEGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsEGLRegisterImage"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterBuffer(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterImage"); }

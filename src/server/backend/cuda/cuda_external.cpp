@@ -3,7 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
-#include <vector>
+#include "server/backend/cuda/cuda_semaphore_params.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -16,14 +16,6 @@ cudaExternalSemaphore_t semaphore_of(uint64_t h) { return reinterpret_cast<cudaE
 int32_t closing_on_failure(int fd, cudaError_t e) {
   if (e != cudaSuccess) close(fd);
   return e;
-}
-
-template <typename Params>
-void fill(const proto::ExternalSemaphoreOp& op, Params* p) {
-  *p = {};
-  p->params.fence.value = op.value;
-  p->params.keyedMutex.key = op.key;
-  p->flags = op.flags;
 }
 
 }  // namespace
@@ -83,25 +75,14 @@ int32_t CudaExternal::destroy_semaphore(uint64_t semaphore) {
 }
 
 int32_t CudaExternal::signal(std::span<const proto::ExternalSemaphoreOp> ops, uint64_t stream) {
-  std::vector<cudaExternalSemaphore_t> sems(ops.size());
-  std::vector<cudaExternalSemaphoreSignalParams> params(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    sems[i] = semaphore_of(ops[i].semaphore);
-    fill(ops[i], &params[i]);
-  }
-  return cudaSignalExternalSemaphoresAsync(sems.data(), params.data(), static_cast<unsigned>(ops.size()),
+  SignalArrays a(ops);
+  return cudaSignalExternalSemaphoresAsync(a.sems.data(), a.params.data(), a.count(),
                                            reinterpret_cast<cudaStream_t>(stream));
 }
 
 int32_t CudaExternal::wait(std::span<const proto::ExternalSemaphoreOp> ops, uint64_t stream) {
-  std::vector<cudaExternalSemaphore_t> sems(ops.size());
-  std::vector<cudaExternalSemaphoreWaitParams> params(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    sems[i] = semaphore_of(ops[i].semaphore);
-    fill(ops[i], &params[i]);
-    params[i].params.keyedMutex.timeoutMs = ops[i].timeout_ms;
-  }
-  return cudaWaitExternalSemaphoresAsync(sems.data(), params.data(), static_cast<unsigned>(ops.size()),
+  WaitArrays a(ops);
+  return cudaWaitExternalSemaphoresAsync(a.sems.data(), a.params.data(), a.count(),
                                          reinterpret_cast<cudaStream_t>(stream));
 }
 

@@ -1058,6 +1058,9 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     as<Event>(event)->at = std::chrono::steady_clock::now();
   }
   int32_t allocate(uint64_t* ptr, size_t size) override { return malloc(ptr, size); }
+  int32_t run_semaphores(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops) override {
+    return type == cudaGraphNodeTypeExtSemaphoreSignal ? external_.run_signal(ops) : external_.run_wait(ops);
+  }
   bool live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
     auto inside = [&](const std::map<DevPtr, size_t>& ranges) {

@@ -114,14 +114,23 @@ std::vector<std::pair<std::shared_ptr<HostExternal::Mapping>, bool>> HostExterna
   return found;
 }
 
+// On a capturing stream each becomes a graph node instead.
+int32_t HostExternal::queue(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops, uint64_t stream) {
+  if (graphs_.capturing(stream)) {
+    GraphNodeParams p;
+    p.type = type;
+    p.semaphores.assign(ops.begin(), ops.end());
+    return graphs_.record(stream, p);
+  }
+  return type == cudaGraphNodeTypeExtSemaphoreSignal ? run_signal(ops) : run_wait(ops);
+}
+
 int32_t HostExternal::signal(std::span<const proto::ExternalSemaphoreOp> ops, uint64_t stream) {
-  if (graphs_.capturing(stream)) return graphs_.refuse(stream);
-  return run_signal(ops);
+  return queue(cudaGraphNodeTypeExtSemaphoreSignal, ops, stream);
 }
 
 int32_t HostExternal::wait(std::span<const proto::ExternalSemaphoreOp> ops, uint64_t stream) {
-  if (graphs_.capturing(stream)) return graphs_.refuse(stream);
-  return run_wait(ops);
+  return queue(cudaGraphNodeTypeExtSemaphoreWait, ops, stream);
 }
 
 int32_t HostExternal::run_signal(std::span<const proto::ExternalSemaphoreOp> ops) {

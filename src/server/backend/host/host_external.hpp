@@ -5,7 +5,9 @@
 // anything else holding the file) sees and moves it: a timeline semaphore's
 // signal stores the value and a wait polls until the counter reaches it; a
 // binary one's signal sets it to 1 and a wait takes it back to 0. Work runs
-// when queued in host-test, so stream order is queue order.
+// when queued in host-test, so stream order is queue order; on a capturing
+// stream signals and waits become graph nodes, which do the same when the
+// graph reaches them.
 #pragma once
 #include <atomic>
 #include <map>
@@ -49,6 +51,8 @@ class HostExternal final : public ExternalApi {
   };
 
  private:
+  int32_t queue(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops, uint64_t stream);
+
   struct Semaphore {
     std::shared_ptr<Mapping> counter;
     bool timeline;
