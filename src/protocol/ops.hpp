@@ -189,6 +189,7 @@ enum Op : uint16_t {
   kOpExternalSemaphoreDestroy = 455,
   kOpExternalSemaphoresSignal = 456,  // stream, operations (external_wire.hpp): posted
   kOpExternalSemaphoresWait = 457,    // stream, operations: posted
+  kOpVmmExportFd = 458,  // a cuMemCreate allocation -> a descriptor of it, with the reply (shm)
 
   kOpFirstGenerated = 1000,
 };

@@ -32,6 +32,8 @@ class Call {
   cudaError_t run_into(void* dst, size_t n);
   // Also hands the server a copy of an open descriptor (shm connections only).
   cudaError_t run_with_fd(int fd);
+  // Its successful reply hands over a descriptor (shm connections only).
+  cudaError_t run_taking_fd(int* fd);
   cudaError_t post(std::span<const iovec> payload = {});
   // Outputs of a successful run().
   proto::Reader& reply() { return reply_; }

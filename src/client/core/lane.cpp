@@ -89,6 +89,17 @@ cudaError_t Lane::call_with_fd(uint16_t op, uint16_t device, std::span<const uin
   });
 }
 
+cudaError_t Lane::call_taking_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int* fd,
+                                 std::vector<uint8_t>& reply_args, uint64_t* used) {
+  return exchange(0, used, [&](uint64_t seq) {
+    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .seq = seq}, args);
+    cudaError_t e = receive_reply(reply_args, nullptr, 0, true);
+    *fd = e == cudaSuccess ? conn_->take_fd() : -1;
+    if (e == cudaSuccess && *fd < 0) return session_.lost("a reply came without its descriptor");
+    return e;
+  });
+}
+
 cudaError_t Lane::post_answered(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                                std::span<const iovec> payload, void* dst, size_t n, uint64_t seq_in) {
   std::vector<uint8_t> reply;

@@ -55,6 +55,12 @@ class Session {
     uint64_t seq = 0;
     return settle(lane().call_with_fd(op, device, args, fd, reply_args, &seq), seq);
   }
+  // Synchronous call whose successful reply hands over a descriptor (shm).
+  cudaError_t call_taking_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int* fd,
+                             std::vector<uint8_t>& reply_args) {
+    uint64_t seq = 0;
+    return settle(lane().call_taking_fd(op, device, args, fd, reply_args, &seq), seq);
+  }
   // An asynchronous copy from or to page-locked memory, moved by a thread of
   // the session; false when that is not possible (copy synchronously).
   bool copy_in_background(BackgroundCopies::Copy copy);

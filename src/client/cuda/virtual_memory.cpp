@@ -14,7 +14,9 @@
 
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/core/session.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "common/log.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -318,5 +320,41 @@ extern "C" CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHa
   if (a == state().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
   ++a->second.references;
   *handle = m->second.handle;
+  return CUDA_SUCCESS;
+}
+
+// Only as a file descriptor, and only over shm: the server's driver makes it
+// and it reaches this process with the reply, as another local process's
+// would (fabric and Windows handles cannot reach the application).
+extern "C" CUresult CUDAAPI cuMemExportToShareableHandle(void* shareable, CUmemGenericAllocationHandle handle,
+                                                         CUmemAllocationHandleType type, unsigned long long flags) {
+  if (CUresult e = driver_ready()) return e;
+  if (!shareable || flags) return CUDA_ERROR_INVALID_VALUE;
+  KeepLastError keep;
+  Allocation a;
+  {
+    std::lock_guard lock(state().mutex);
+    auto it = state().allocations.find(handle);
+    if (it == state().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+    a = it->second;
+  }
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    RGPU_LOG(warn, "cuMemExportToShareableHandle: handle type %d cannot reach the application (only file "
+                   "descriptors, over shm)", static_cast<int>(type));
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  Call call(proto::kOpVmmExportFd);
+  int32_t ordinal;
+  if (cudaError_t e = call.to_device(a.device, &ordinal)) return to_cu(e);
+  if (!call.device()->session->shares_memory()) {
+    RGPU_LOG(warn, "cuMemExportToShareableHandle: not supported over %s: a file descriptor of the server's driver "
+                   "reaches the application only over shm (the client on the GPU's host)",
+             call.device()->session->transport_name().c_str());
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  call.args().put<uint64_t>(a.remote);
+  int fd = -1;
+  if (CUresult e = to_cu(call.run_taking_fd(&fd))) return e;
+  *static_cast<int*>(shareable) = fd;
   return CUDA_SUCCESS;
 }

@@ -172,6 +172,7 @@ const char* op_name(uint16_t op) {
     case kOpExternalSemaphoreDestroy: return "ExternalSemaphoreDestroy";
     case kOpExternalSemaphoresSignal: return "ExternalSemaphoresSignal";
     case kOpExternalSemaphoresWait: return "ExternalSemaphoresWait";
+    case kOpVmmExportFd: return "VmmExportFd";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

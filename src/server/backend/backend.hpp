@@ -184,6 +184,9 @@ class Backend : public ForwardedApi {
   virtual int32_t vmm_unmap(DevPtr ptr, size_t size) = 0;
   virtual int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) = 0;
   virtual int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) = 0;
+  // A file descriptor naming a physical allocation (cuMemExportToShareableHandle
+  // with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR); the caller owns it.
+  virtual int32_t vmm_export_fd(Handle allocation, int* fd) = 0;
   // IPC between worker processes of this host: an exported allocation or
   // event becomes bytes that another worker's import turns back into an
   // address or event of its own.

@@ -2,6 +2,8 @@
 // cuMemSetAccess...). Every handle and range is checked against the
 // session's VmmTable first; ranges made readable and writable join the
 // session's mapped memory, and leave it when unmapped.
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "protocol/ops.hpp"
@@ -123,6 +125,24 @@ int32_t set_access(SessionContext& s, Request& req, proto::Writer&) {
   return cudaSuccess;
 }
 
+// The descriptor travels ahead of the reply on the connection's socket
+// (clients ask for it over shm only); this worker's copy is closed then.
+int32_t export_fd(SessionContext& s, Request& req, proto::Writer&) {
+  auto h = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.vmm.allocation_size(h)) return cudaErrorInvalidValue;
+  int fd = -1;
+  if (int32_t e = s.backend().vmm_export_fd(h, &fd)) return e;
+  try {
+    req.connection().send_with_fd({}, fd);
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  close(fd);
+  return cudaSuccess;
+}
+
 int32_t get_access(SessionContext& s, Request& req, proto::Writer& out) {
   auto device = req.args.get<int32_t>();
   auto p = req.args.get<uint64_t>();
@@ -146,6 +166,7 @@ void register_vmm_handlers(Dispatcher& d) {
   d.add(proto::kOpVmmUnmap, unmap);
   d.add(proto::kOpVmmSetAccess, set_access);
   d.add(proto::kOpVmmGetAccess, get_access);
+  d.add(proto::kOpVmmExportFd, export_fd);
 }
 
 }  // namespace rgpu::server

@@ -1,5 +1,6 @@
 // Driver-API external memory and semaphores on the host-test backend (memfds
-// stand for exported memory and semaphores, see e2e_external_memory.cu):
+// stand for exported memory and semaphores, see e2e_external_memory.cu; a
+// cuMemCreate allocation is exported as a descriptor and imported back):
 // import, a mapped buffer read and written, a mipmapped array over it, a
 // timeline semaphore signalled and waited on in stream order and as graph
 // nodes, and errors.
@@ -46,11 +47,67 @@ int main() {
   sdesc.handle.fd = make_file(4096, &counter_view);
   auto* counter = reinterpret_cast<volatile unsigned long long*>(counter_view);
   CUexternalSemaphore sem = nullptr;
+  // A physical allocation exported as a descriptor (cuMemExportToShareableHandle).
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  size_t granularity = 0;
+  CU_OK(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  CUmemGenericAllocationHandle physical = 0;
+  CU_OK(cuMemCreate(&physical, granularity, &prop, 0));
+  int exported = -1;
   if (!shm) {
+    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+              cuMemExportToShareableHandle(&exported, physical, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CU_OK(cuMemRelease(physical));
     EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalMemory(&mem, &desc));
     EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalSemaphore(&sem, &sdesc));
     return finish();
   }
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
+            cuMemExportToShareableHandle(&exported, physical, CU_MEM_HANDLE_TYPE_FABRIC, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuMemExportToShareableHandle(&exported, physical + 1000, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CU_OK(cuMemExportToShareableHandle(&exported, physical, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CHECK(exported >= 0);
+  {
+    // What is written to the allocation (mapped here) is what the import of its descriptor reads.
+    CUdeviceptr va = 0;
+    CU_OK(cuMemAddressReserve(&va, granularity, 0, 0, 0));
+    CU_OK(cuMemMap(va, granularity, 0, physical, 0));
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU_OK(cuMemSetAccess(va, granularity, &access, 1));
+    CU_OK(cuMemsetD8(va + 100, 0x5e, 8));
+    CU_OK(cuCtxSynchronize());
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC vdesc{};
+    vdesc.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+    vdesc.handle.fd = exported;
+    vdesc.size = granularity;
+    CUexternalMemory vmem = nullptr;
+    CU_OK(cuImportExternalMemory(&vmem, &vdesc));
+    CUDA_EXTERNAL_MEMORY_BUFFER_DESC vbuf{};
+    vbuf.size = granularity;
+    CUdeviceptr alias = 0;
+    CU_OK(cuExternalMemoryGetMappedBuffer(&alias, vmem, &vbuf));
+    unsigned char seen[8] = {};
+    CU_OK(cuMemcpyDtoH(seen, alias + 100, 8));
+    CHECK(seen[0] == 0x5e && seen[7] == 0x5e);
+    CU_OK(cuMemFree(alias));
+    CU_OK(cuDestroyExternalMemory(vmem));
+    CU_OK(cuMemUnmap(va, granularity));
+    CU_OK(cuMemAddressFree(va, granularity));
+  }
+  CU_OK(cuMemRelease(physical));
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  CU_OK(cuMemCreate(&physical, granularity, &prop, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuMemExportToShareableHandle(&exported, physical, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CU_OK(cuMemRelease(physical));
+
   CUDA_EXTERNAL_MEMORY_HANDLE_DESC bad = desc;
   bad.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE;
   EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalMemory(&mem, &bad));

@@ -62,7 +62,6 @@ extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return r
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync_ptsz"); }
-extern "C" CUresult CUDAAPI cuMemExportToShareableHandle(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemExportToShareableHandle"); }
 extern "C" CUresult CUDAAPI cuMemFree(CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemFree"); }
 extern "C" CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr_v1*, unsigned int*, CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemGetAddressRange"); }
 extern "C" CUresult CUDAAPI cuMemGetHandleForAddressRange(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long) { return rgpu::client::driver_unsupported("cuMemGetHandleForAddressRange"); }

@@ -401,6 +401,9 @@ class CudaBackend final : public CudaForwardedApi {
     desc.flags = flags;
     return rt(cuMemSetAccess(ptr, size, &desc, 1));
   }
+  int32_t vmm_export_fd(Handle allocation, int* fd) override {
+    return rt(cuMemExportToShareableHandle(fd, allocation, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  }
   int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) override {
     CUmemLocation location{};
     location.type = CU_MEM_LOCATION_TYPE_DEVICE;

@@ -65,6 +65,7 @@ struct VmmAllocation {
   int fd;
   size_t size;
   int device;
+  unsigned handle_types;  // CUmemAllocationHandleType bits it may be exported as
 };
 
 struct Event {
@@ -770,8 +771,16 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
       return cudaErrorMemoryAllocation;
     }
     used_[prop.location.id] += size;
-    *allocation = reinterpret_cast<Handle>(new VmmAllocation{fd, size, prop.location.id});
+    *allocation = reinterpret_cast<Handle>(new VmmAllocation{fd, size, prop.location.id, prop.requestedHandleTypes});
     return cudaSuccess;
+  }
+  // The allocation's own memfd, as CUDA hands out a descriptor of its memory;
+  // only for allocations made exportable as descriptors, as in CUDA.
+  int32_t vmm_export_fd(Handle allocation, int* fd) override {
+    auto* a = as<VmmAllocation>(allocation);
+    if (!(a->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) return cudaErrorInvalidValue;
+    *fd = dup(a->fd);
+    return *fd < 0 ? cudaErrorMemoryAllocation : cudaSuccess;
   }
   int32_t vmm_release(Handle allocation) override {
     auto* a = as<VmmAllocation>(allocation);
