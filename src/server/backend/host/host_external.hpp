@@ -9,7 +9,6 @@
 // stream signals and waits become graph nodes, which do the same when the
 // graph reaches them.
 #pragma once
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
