@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "protocol/codec.hpp"
+#include "protocol/external_wire.hpp"
 
 namespace rgpu::proto {
 
@@ -28,6 +29,8 @@ struct GraphNodeParams {
   uint32_t value = 0, element_size = 0;  // memset
   // Child graph, event record/wait: the server's handle; host: the callback.
   uint64_t handle = 0;
+  // External semaphore signal or wait: the server's semaphores and values.
+  std::vector<ExternalSemaphoreOp> semaphores;
 };
 
 inline void put_node(Writer& w, const GraphNodeParams& p) {
@@ -35,6 +38,7 @@ inline void put_node(Writer& w, const GraphNodeParams& p) {
   w.put_bytes(p.args.data(), p.args.size());
   w.put(p.dst).put(p.src).put(p.dst_pitch).put(p.src_pitch).put(p.width).put(p.height);
   w.put(p.value).put(p.element_size).put(p.handle);
+  put_semaphore_ops(w, p.semaphores);
 }
 
 inline GraphNodeParams get_node(Reader& r) {
@@ -55,6 +59,7 @@ inline GraphNodeParams get_node(Reader& r) {
   p.value = r.get<uint32_t>();
   p.element_size = r.get<uint32_t>();
   p.handle = r.get<uint64_t>();
+  p.semaphores = get_semaphore_ops(r);
   return p;
 }
 

@@ -203,6 +203,16 @@ enum Op : uint16_t {
   kOpGreenCtxWaitEvent = 497,       // slot, event: posted
   kOpGreenCtxStreamCreate = 498,    // slot, flags, priority -> stream
   kOpStreamGetGreenCtx = 499,       // stream -> slot (0: none)
+  // External memory and semaphores (runtime and driver API): 450-469. Their
+  // file descriptors travel with the frame (shm only).
+  kOpExternalMemoryImport = 450,     // handle type, size, flags (+ fd) -> external memory
+  kOpExternalMemoryDestroy = 451,
+  kOpExternalMemoryMapBuffer = 452,  // memory, offset, size, flags -> device address
+  kOpExternalMemoryMapMipmap = 453,  // memory, offset, format, extent, flags, levels -> mipmapped array
+  kOpExternalSemaphoreImport = 454,  // handle type, flags (+ fd) -> external semaphore
+  kOpExternalSemaphoreDestroy = 455,
+  kOpExternalSemaphoresSignal = 456,  // stream, operations (external_wire.hpp): posted
+  kOpExternalSemaphoresWait = 457,    // stream, operations: posted
 
   kOpFirstGenerated = 1000,
 };

@@ -20,6 +20,7 @@
 #include "client/core/session.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/copy_3d_wire.hpp"
+#include "protocol/external_wire.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/generated/ops_generated.hpp"
 #include "protocol/graph_node.hpp"
@@ -1101,6 +1102,53 @@ TEST_F(ServerFault, ShareableHandleOpsCheckTransportDescriptorsAndHandles) {
   export_pointer.put<uint64_t>(dev);  // the tcp session's memory
   EXPECT_EQ(call(*shm, proto::kOpMemPoolExportPointer, export_pointer), cudaErrorInvalidValue);
   EXPECT_EQ(call(*shm, proto::kOpMemGetHandleForAddressRange, range), cudaErrorInvalidValue);
+}
+
+// External memory and semaphores: imports need the descriptor that comes
+// with the frame (none can over tcp), later calls name only the session's
+// objects, and a batch of operations has a bounded size.
+TEST_F(ServerFault, ExternalMemoryAndSemaphoreOpsCheckTheirArguments) {
+  auto a = session();
+  std::vector<uint8_t> reply;
+  proto::Writer import_memory;
+  import_memory.put<int32_t>(CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD).put<uint64_t>(4096).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpExternalMemoryImport, 0, import_memory.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer import_semaphore;
+  import_semaphore.put<int32_t>(CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpExternalSemaphoreImport, 0, import_semaphore.bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  proto::Writer map;
+  map.put<uint64_t>(0x1234).put<uint64_t>(0).put<uint64_t>(64).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpExternalMemoryMapBuffer, 0, map.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer mipmap;
+  mipmap.put<uint64_t>(0x1234).put<uint64_t>(0).put(cudaChannelFormatDesc{8, 0, 0, 0, cudaChannelFormatKindUnsigned});
+  mipmap.put(cudaExtent{16, 16, 0}).put<uint32_t>(0).put<uint32_t>(1);
+  EXPECT_EQ(a->call(proto::kOpExternalMemoryMapMipmap, 0, mipmap.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer destroy;
+  destroy.put<uint64_t>(0x1234);
+  EXPECT_EQ(a->call(proto::kOpExternalMemoryDestroy, 0, destroy.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(a->call(proto::kOpExternalSemaphoreDestroy, 0, destroy.bytes(), {}, reply),
+            cudaErrorInvalidResourceHandle);
+  proto::Writer signal;
+  signal.put<uint64_t>(0);
+  proto::put_semaphore_ops(signal, {proto::ExternalSemaphoreOp{0x1234, 1, 0, 0, 0}});
+  EXPECT_EQ(a->call(proto::kOpExternalSemaphoresSignal, 0, signal.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(a->call(proto::kOpExternalSemaphoresWait, 0, signal.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  proto::Writer too_many;
+  too_many.put<uint64_t>(0).put<uint32_t>(proto::kMaxExternalSemaphoreOps + 1);
+  EXPECT_EQ(a->call(proto::kOpExternalSemaphoresWait, 0, too_many.bytes(), {}, reply), cudaErrorInvalidValue);
+  // A graph node naming a semaphore the session never imported.
+  proto::Writer graph_create;
+  graph_create.put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, graph_create.bytes(), {}, reply), cudaSuccess);
+  uint64_t graph = proto::Reader(reply).get<uint64_t>();
+  proto::GraphNodeParams node;
+  node.type = cudaGraphNodeTypeExtSemaphoreSignal;
+  node.semaphores = {proto::ExternalSemaphoreOp{0x1234, 1, 0, 0, 0}};
+  proto::Writer add;
+  add.put<uint64_t>(graph).put<uint32_t>(0);
+  proto::put_node(add, node);
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
   expect_healthy();
 }
 

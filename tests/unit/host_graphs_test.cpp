@@ -28,7 +28,13 @@ class FakeHooks : public HostGraphHooks {
     auto base = reinterpret_cast<uint64_t>(memory.data());
     return ptr >= base && ptr + n <= base + memory.size();
   }
+  // Semaphore nodes reached: their type and first semaphore's value.
+  int32_t run_semaphores(int32_t type, std::span<const rgpu::proto::ExternalSemaphoreOp> ops) override {
+    semaphores.emplace_back(type, ops.empty() ? 0 : ops[0].value);
+    return cudaSuccess;
+  }
   std::vector<unsigned char> memory = std::vector<unsigned char>(64);
+  std::vector<std::pair<int32_t, uint64_t>> semaphores;
   int launches = 0;
   std::vector<uint64_t> recorded;
 };
@@ -242,4 +248,48 @@ TEST(HostGraphs, NoDestructorRunsOnceTheSessionIsOver) {
     ASSERT_EQ(g.graph_retain_user_object(graph, object, 1, cudaGraphUserObjectMove), cudaSuccess);
   }
   EXPECT_EQ(g_destroyed, 0);
+}
+
+// Semaphore nodes run in dependency order, with their values, when added
+// and when captured; an executable graph takes new values.
+TEST(HostGraphs, ExternalSemaphoreNodesRunInOrder) {
+  FakeHooks h;
+  HostGraphs g(h);
+  uint64_t graph, wait, signal, exec;
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  GraphNodeParams s;
+  s.type = cudaGraphNodeTypeExtSemaphoreSignal;
+  s.semaphores = {{7, 5, 0, 0, 0}};
+  GraphNodeParams w = s;
+  w.type = cudaGraphNodeTypeExtSemaphoreWait;
+  w.semaphores[0].value = 3;
+  ASSERT_EQ(g.add_node(&wait, graph, {}, w), cudaSuccess);
+  uint64_t deps[] = {wait};
+  ASSERT_EQ(g.add_node(&signal, graph, deps, s), cudaSuccess);
+  GraphNodeParams read;
+  ASSERT_EQ(g.node_params(signal, &read), cudaSuccess);
+  ASSERT_EQ(read.semaphores.size(), 1u);
+  EXPECT_EQ(read.semaphores[0].value, 5u);
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+  std::vector<std::pair<int32_t, uint64_t>> expected = {{cudaGraphNodeTypeExtSemaphoreWait, 3},
+                                                        {cudaGraphNodeTypeExtSemaphoreSignal, 5}};
+  EXPECT_EQ(h.semaphores, expected);
+  s.semaphores[0].value = 9;
+  ASSERT_EQ(g.exec_set_params(exec, signal, s), cudaSuccess);
+  h.semaphores.clear();
+  ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+  expected[1].second = 9;
+  EXPECT_EQ(h.semaphores, expected);
+
+  // Captured: a node of the capture's graph, nothing run yet.
+  uint64_t stream = 77, captured;
+  ASSERT_EQ(g.begin_capture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+  ASSERT_EQ(g.record(stream, s), cudaSuccess);
+  ASSERT_EQ(g.end_capture(stream, &captured), cudaSuccess);
+  auto nodes = nodes_of(g, captured);
+  ASSERT_EQ(nodes.size(), 1u);
+  int32_t type;
+  ASSERT_EQ(g.node_type(nodes[0], &type), cudaSuccess);
+  EXPECT_EQ(type, cudaGraphNodeTypeExtSemaphoreSignal);
 }

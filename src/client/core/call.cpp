@@ -106,7 +106,7 @@ cudaError_t Call::run_into(void* dst, size_t n) {
 
 cudaError_t Call::run_with_fd(int fd) {
   cudaError_t e = traced(op_, false, args_.size(), [&] {
-    return dev_->session->call_with_fd(op_, dev_->remote, args_.bytes(), fd, reply_buf_);
+    return dev_->session->call_with_fd(op_, wire_device_, args_.bytes(), fd, reply_buf_);
   });
   reply_ = proto::Reader(reply_buf_);
   return e;
@@ -114,7 +114,7 @@ cudaError_t Call::run_with_fd(int fd) {
 
 cudaError_t Call::run_taking_fd(int* fd) {
   cudaError_t e = traced(op_, false, args_.size(), [&] {
-    return dev_->session->call_taking_fd(op_, dev_->remote, args_.bytes(), fd, reply_buf_);
+    return dev_->session->call_taking_fd(op_, wire_device_, args_.bytes(), fd, reply_buf_);
   });
   reply_ = proto::Reader(reply_buf_);
   return e;

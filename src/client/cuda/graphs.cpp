@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "client/core/graph_node_calls.hpp"
+#include "client/core/semaphore_nodes.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
 
@@ -154,7 +155,14 @@ cudaError_t generic(int device, const CUgraphNodeParams* g, GraphNodeParams* p) 
       return event_node(device, cudaGraphNodeTypeEventRecord, rt(g->eventRecord.event), p);
     case CU_GRAPH_NODE_TYPE_EMPTY: p->type = cudaGraphNodeTypeEmpty; return cudaSuccess;
     case CU_GRAPH_NODE_TYPE_MEM_FREE: return free_node(device, reinterpret_cast<void*>(g->free.dptr), p);
-    default: return cudaErrorNotSupported;  // allocations (add_alloc), semaphores, memory operations, conditionals
+    // Laid out as the runtime's (graph_semaphore_nodes.cpp checks).
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+      return semaphore_node(device, cudaGraphNodeTypeExtSemaphoreSignal,
+                            reinterpret_cast<const cudaExternalSemaphoreSignalNodeParamsV2*>(&g->extSemSignal), p);
+    case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+      return semaphore_node(device, cudaGraphNodeTypeExtSemaphoreWait,
+                            reinterpret_cast<const cudaExternalSemaphoreWaitNodeParamsV2*>(&g->extSemWait), p);
+    default: return cudaErrorNotSupported;  // allocations (add_alloc), memory operations, conditionals
   }
 }
 

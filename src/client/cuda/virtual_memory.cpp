@@ -17,6 +17,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/shareable_handle.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "common/log.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;

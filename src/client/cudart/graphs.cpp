@@ -6,6 +6,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/graph_node_calls.hpp"
 #include "client/core/module_registry.hpp"
+#include "client/core/semaphore_nodes.hpp"
 
 using namespace rgpu::client;
 
@@ -83,7 +84,11 @@ cudaError_t generic(int device, const cudaGraphNodeParams* g, GraphNodeParams* p
       return event_node(device, cudaGraphNodeTypeEventRecord, g->eventRecord.event, p);
     case cudaGraphNodeTypeEmpty: p->type = cudaGraphNodeTypeEmpty; return cudaSuccess;
     case cudaGraphNodeTypeMemFree: return free_node(device, g->free.dptr, p);
-    default: return cudaErrorNotSupported;  // allocations (add_alloc: they hand out an address), semaphores, conditionals
+    case cudaGraphNodeTypeExtSemaphoreSignal:
+      return semaphore_node(device, cudaGraphNodeTypeExtSemaphoreSignal, &g->extSemSignal, p);
+    case cudaGraphNodeTypeExtSemaphoreWait:
+      return semaphore_node(device, cudaGraphNodeTypeExtSemaphoreWait, &g->extSemWait, p);
+    default: return cudaErrorNotSupported;  // allocations (add_alloc: they hand out an address), conditionals
   }
 }
 

@@ -181,6 +181,14 @@ const char* op_name(uint16_t op) {
     case kOpGreenCtxWaitEvent: return "GreenCtxWaitEvent";
     case kOpGreenCtxStreamCreate: return "GreenCtxStreamCreate";
     case kOpStreamGetGreenCtx: return "StreamGetGreenCtx";
+    case kOpExternalMemoryImport: return "ExternalMemoryImport";
+    case kOpExternalMemoryDestroy: return "ExternalMemoryDestroy";
+    case kOpExternalMemoryMapBuffer: return "ExternalMemoryMapBuffer";
+    case kOpExternalMemoryMapMipmap: return "ExternalMemoryMapMipmap";
+    case kOpExternalSemaphoreImport: return "ExternalSemaphoreImport";
+    case kOpExternalSemaphoreDestroy: return "ExternalSemaphoreDestroy";
+    case kOpExternalSemaphoresSignal: return "ExternalSemaphoresSignal";
+    case kOpExternalSemaphoresWait: return "ExternalSemaphoresWait";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

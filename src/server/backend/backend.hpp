@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/backend/array_api.hpp"
+#include "server/backend/external_api.hpp"
 #include "server/backend/generated/forwarded_api.hpp"
 #include "server/backend/graph_backend.hpp"
 #include "server/backend/green_context_api.hpp"
@@ -228,6 +229,8 @@ class Backend : public ForwardedApi {
   virtual int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) = 0;
   // Green contexts and device resources (green_context_api.hpp).
   virtual GreenContextApi& green_contexts() = 0;
+  // External memory and semaphores (external_api.hpp).
+  virtual ExternalApi& external() = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

@@ -82,6 +82,26 @@ int32_t mipmapped_array_create(SessionContext& s, Request& req, proto::Writer& o
   return cudaSuccess;
 }
 
+// A mipmapped array laid over imported external memory from `offset`.
+int32_t mipmapped_array_from_external(SessionContext& s, Request& req, proto::Writer& out) {
+  auto memory = req.args.get<uint64_t>();
+  auto offset = req.args.get<uint64_t>();
+  ArraySpec spec = read_spec(req);
+  auto levels = req.args.get<uint32_t>();
+  req.args.expect_end();
+  auto size = s.external_memories.size_of(memory);
+  if (!size) return cudaErrorInvalidResourceHandle;
+  if (offset >= *size) return cudaErrorInvalidValue;
+  size_t element;
+  if (int32_t e = check_spec(spec, &element)) return e;
+  levels = std::clamp(levels, 1u, max_levels(spec));
+  uint64_t h = 0;
+  if (int32_t e = s.backend().external().map_mipmapped_array(memory, offset, spec, levels, &h)) return e;
+  s.mipmaps.put(h, {spec, element, 0, levels});
+  out.put<uint64_t>(h).put<uint32_t>(levels);
+  return cudaSuccess;
+}
+
 int32_t mipmapped_array_destroy(SessionContext& s, Request& req, proto::Writer&) {
   auto h = req.args.get<uint64_t>();
   req.args.expect_end();
@@ -117,6 +137,7 @@ void register_array_handlers(Dispatcher& d) {
   d.add(proto::kOpArrayDestroy, array_destroy);
   d.add(proto::kOpMipmappedArrayCreate, mipmapped_array_create);
   d.add(proto::kOpMipmappedArrayDestroy, mipmapped_array_destroy);
+  d.add(proto::kOpExternalMemoryMapMipmap, mipmapped_array_from_external);
   d.add(proto::kOpMipmappedArrayGetLevel, mipmapped_array_get_level);
 }
 

@@ -26,6 +26,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_shareable_handle_handlers(*this);
   register_graph_handlers(*this);
   register_green_context_handlers(*this);
+  register_external_handlers(*this);
 }
 
 void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }

@@ -50,5 +50,6 @@ void register_vmm_handlers(Dispatcher& d);
 void register_ipc_handlers(Dispatcher& d);
 void register_shareable_handle_handlers(Dispatcher& d);
 void register_graph_handlers(Dispatcher& d);
+void register_external_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

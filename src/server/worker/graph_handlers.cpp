@@ -71,6 +71,13 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     case cudaGraphNodeTypeMemAlloc:
       return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
     case cudaGraphNodeTypeMemFree: return s.allocations.contains(p.dst, 1) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeExtSemaphoreSignal:
+    case cudaGraphNodeTypeExtSemaphoreWait:
+      for (const auto& op : p.semaphores) {
+        if (!s.external_semaphores.contains(op.semaphore)) return cudaErrorInvalidResourceHandle;
+        if (op.flags != 0) return cudaErrorInvalidValue;  // NvSciSync only
+      }
+      return cudaSuccess;
     default: return cudaErrorNotSupported;
   }
 }

@@ -14,6 +14,7 @@
 #include "server/worker/allocation_table.hpp"
 #include "server/worker/array_table.hpp"
 #include "server/worker/device_object_set.hpp"
+#include "server/worker/external_memory_table.hpp"
 #include "server/worker/graph_table.hpp"
 #include "server/worker/green_context_table.hpp"
 #include "server/worker/host_node_records.hpp"
@@ -127,6 +128,10 @@ class SessionContext {
   GraphTable graphs;
   GreenContextTable green;
   HostNodeRecords host_nodes{host_callbacks};
+  // Imported external memory and semaphores (external_handlers.cpp); mapped
+  // buffers are allocations, mapped mipmapped arrays are in `mipmaps`.
+  ExternalMemoryTable external_memories;
+  HandleSet external_semaphores;
 
  private:
   Backend& backend_;

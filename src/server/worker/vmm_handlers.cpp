@@ -2,6 +2,8 @@
 // cuMemSetAccess...). Every handle and range is checked against the
 // session's VmmTable first; ranges made readable and writable join the
 // session's mapped memory, and leave it when unmapped.
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "protocol/ops.hpp"

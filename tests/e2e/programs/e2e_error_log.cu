@@ -30,20 +30,18 @@ int main() {
   OK(cudaLogsRegisterCallback(on_log, &calls, &handle));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaLogsRegisterCallback(nullptr, nullptr, &handle));
 
-  cudaExternalMemory_t memory;
-  cudaExternalMemoryHandleDesc desc;
-  std::memset(&desc, 0, sizeof desc);
-  EXPECT_STATUS(cudaErrorNotSupported, cudaImportExternalMemory(&memory, &desc));
+  char attributes[64];
+  EXPECT_STATUS(cudaErrorNotSupported, cudaDeviceGetNvSciSyncAttributes(attributes, 0, cudaNvSciSyncAttrSignal));
   CHECK(calls == 1);
   CHECK(g_level == cudaLogLevelWarning);
-  CHECK(g_seen.find("cudaImportExternalMemory") != std::string::npos);
+  CHECK(g_seen.find("cudaDeviceGetNvSciSyncAttributes") != std::string::npos);
 
   cudaLogIterator it = start;
   char buffer[4096];
   size_t size = sizeof buffer;
   OK(cudaLogsDumpToMemory(&it, buffer, &size, 0));
   CHECK(size > 0 && std::strlen(buffer) == size);
-  CHECK(std::string(buffer).find("cudaImportExternalMemory") != std::string::npos);
+  CHECK(std::string(buffer).find("cudaDeviceGetNvSciSyncAttributes") != std::string::npos);
   cudaLogIterator now = 0;
   OK(cudaLogsCurrent(&now, 0));
   CHECK(it == now);
@@ -61,10 +59,7 @@ int main() {
   CU_OK(cuInit(0));
   CUlogIterator from = 0;
   CU_OK(cuLogsCurrent(&from, 0));
-  CUexternalSemaphore semaphore;
-  CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC sdesc;
-  std::memset(&sdesc, 0, sizeof sdesc);
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalSemaphore(&semaphore, &sdesc));
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuDeviceGetNvSciSyncAttributes(attributes, 0, CUDA_NVSCISYNC_ATTR_SIGNAL));
   CHECK(calls == 1);  // unregistered
   char path[] = "/tmp/rgpu-e2e-error-log-XXXXXX";
   int fd = mkstemp(path);
@@ -73,8 +68,8 @@ int main() {
   CU_OK(cuLogsDumpToFile(&from, path, 0));
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(text.find("cuImportExternalSemaphore") != std::string::npos);
-  CHECK(text.find("cudaImportExternalMemory") == std::string::npos);
+  CHECK(text.find("cuDeviceGetNvSciSyncAttributes") != std::string::npos);
+  CHECK(text.find("cudaDeviceGetNvSciSyncAttributes") == std::string::npos);
   unlink(path);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuLogsDumpToFile(&from, nullptr, 0));
   CUlogsCallbackHandle driver_handle;

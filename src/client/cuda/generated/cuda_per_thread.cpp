@@ -288,6 +288,11 @@ extern "C" CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned c
   return cuMemsetD8_v2(dstDevice, uc, N);
 }
 
+extern "C" CUresult CUDAAPI cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
+}
+
 extern "C" CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamAddCallback(hStream, callback, userData, flags);
@@ -456,4 +461,9 @@ extern "C" CUresult CUDAAPI cuStreamWriteValue64_ptsz(CUstream stream, CUdevicep
 extern "C" CUresult CUDAAPI cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cuStreamWriteValue64_v2(stream, addr, value, flags);
+}
+
+extern "C" CUresult CUDAAPI cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
 }

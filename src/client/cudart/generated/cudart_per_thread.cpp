@@ -59,6 +59,7 @@ cudaError_t CUDARTAPI cudaMemset3DAsync_ptsz(cudaPitchedPtr pitchedDevPtr, int v
 cudaError_t CUDARTAPI cudaMemset3D_ptds(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent);
 cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void* devPtr, int value, size_t count, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t count);
+cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t* extSemArray, const cudaExternalSemaphoreSignalParams* paramsArray, unsigned int numExtSems, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags);
 cudaError_t CUDARTAPI cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void* devPtr, size_t length, unsigned int flags);
 cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, cudaStreamCaptureMode mode);
@@ -77,6 +78,7 @@ cudaError_t CUDARTAPI cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaLaun
 cudaError_t CUDARTAPI cudaStreamSynchronize_ptsz(cudaStream_t stream);
 cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags);
 cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t* extSemArray, const cudaExternalSemaphoreWaitParams* paramsArray, unsigned int numExtSems, cudaStream_t stream);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
@@ -319,6 +321,11 @@ extern "C" cudaError_t CUDARTAPI cudaMemset_ptds(void* devPtr, int value, size_t
   return cudaMemset(devPtr, value, count);
 }
 
+extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t* extSemArray, const cudaExternalSemaphoreSignalParams* paramsArray, unsigned int numExtSems, cudaStream_t stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
+}
+
 extern "C" cudaError_t CUDARTAPI cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaStreamAddCallback(stream, callback, userData, flags);
@@ -407,4 +414,9 @@ extern "C" cudaError_t CUDARTAPI cudaStreamUpdateCaptureDependencies_ptsz(cudaSt
 extern "C" cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   rgpu::client::PerThreadStreamScope scope;
   return cudaStreamWaitEvent(stream, event, flags);
+}
+
+extern "C" cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t* extSemArray, const cudaExternalSemaphoreWaitParams* paramsArray, unsigned int numExtSems, cudaStream_t stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
 }

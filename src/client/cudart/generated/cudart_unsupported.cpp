@@ -9,8 +9,6 @@
 
 // Declared by the headers only for --default-stream per-thread builds.
 extern "C" {
-cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t);
-cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t);
 }
 
 // Declared in the GL, EGL and VDPAU interop headers, which need system headers
@@ -46,8 +44,6 @@ cudaError_t CUDARTAPI cudaVDPAUGetDevice(void);
 cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 }
 
-extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t) { return rgpu::client::unsupported("cudaDestroyExternalMemory"); }
-extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceUnregisterAsyncNotification(int, cudaAsyncCallbackHandle_t) { return rgpu::client::unsupported("cudaDeviceUnregisterAsyncNotification"); }
@@ -61,8 +57,6 @@ extern "C" cudaError_t CUDARTAPI cudaEGLStreamProducerDisconnect(void) { return 
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamProducerPresentFrame(void) { return rgpu::client::unsupported("cudaEGLStreamProducerPresentFrame"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamProducerReturnFrame(void) { return rgpu::client::unsupported("cudaEGLStreamProducerReturnFrame"); }
 extern "C" cudaError_t CUDARTAPI cudaEventCreateFromEGLSync(void) { return rgpu::client::unsupported("cudaEventCreateFromEGLSync"); }
-extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedBuffer(void**, cudaExternalMemory_t, const cudaExternalMemoryBufferDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedBuffer"); }
-extern "C" cudaError_t CUDARTAPI cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t*, cudaExternalMemory_t, const cudaExternalMemoryMipmappedArrayDesc*) { return rgpu::client::unsupported("cudaExternalMemoryGetMappedMipmappedArray"); }
 extern "C" cudaError_t CUDARTAPI cudaGLGetDevices(void) { return rgpu::client::unsupported("cudaGLGetDevices"); }
 extern "C" cudaError_t CUDARTAPI cudaGLMapBufferObject(void) { return rgpu::client::unsupported("cudaGLMapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLMapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLMapBufferObjectAsync"); }
@@ -72,15 +66,7 @@ extern "C" cudaError_t CUDARTAPI cudaGLSetGLDevice(void) { return rgpu::client::
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObject(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObjectAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnregisterBufferObject(void) { return rgpu::client::unsupported("cudaGLUnregisterBufferObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresSignalNode"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphAddExternalSemaphoresWaitNode"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle*, cudaGraph_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaGraphConditionalHandleCreate"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExecExternalSemaphoresSignalNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExecExternalSemaphoresWaitNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t, cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresSignalNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresSignalNodeSetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t, cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeGetParams"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) { return rgpu::client::unsupported("cudaGraphExternalSemaphoresWaitNodeSetParams"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsEGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsEGLRegisterImage"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterBuffer(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterImage"); }
@@ -94,13 +80,7 @@ extern "C" cudaError_t CUDARTAPI cudaGraphicsUnmapResources(int, cudaGraphicsRes
 extern "C" cudaError_t CUDARTAPI cudaGraphicsUnregisterResource(cudaGraphicsResource_t) { return rgpu::client::unsupported("cudaGraphicsUnregisterResource"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterOutputSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterOutputSurface"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterVideoSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterVideoSurface"); }
-extern "C" cudaError_t CUDARTAPI cudaImportExternalMemory(cudaExternalMemory_t*, const cudaExternalMemoryHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalMemory"); }
-extern "C" cudaError_t CUDARTAPI cudaImportExternalSemaphore(cudaExternalSemaphore_t*, const cudaExternalSemaphoreHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalSemaphore"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetManaged(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetManaged"); }
 extern "C" cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void**, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetUnifiedFunction"); }
-extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUGetDevice(void) { return rgpu::client::unsupported("cudaVDPAUGetDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void) { return rgpu::client::unsupported("cudaVDPAUSetVDPAUDevice"); }
-extern "C" cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaWaitExternalSemaphoresAsync"); }
-extern "C" cudaError_t CUDARTAPI cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaWaitExternalSemaphoresAsync_ptsz"); }

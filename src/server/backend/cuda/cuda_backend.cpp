@@ -8,6 +8,7 @@
 
 #include "protocol/mem_pool_attr.hpp"
 #include "server/backend/cuda/cuda_arrays.hpp"
+#include "server/backend/cuda/cuda_external.hpp"
 #include "server/backend/cuda/cuda_graphs.hpp"
 #include "server/backend/cuda/cuda_green_contexts.hpp"
 #include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
@@ -510,10 +511,12 @@ class CudaBackend final : public CudaForwardedApi {
 
   GraphBackend& graphs() override { return graphs_; }
   GreenContextApi& green_contexts() override { return green_contexts_; }
+  ExternalApi& external() override { return external_; }
 
  private:
   CudaGraphs graphs_;
   CudaGreenContexts green_contexts_;
+  CudaExternal external_;
 
   int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) override {
     std::vector<CUstreamBatchMemOpParams> params(ops.size());

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "server/backend/cuda/cuda_semaphore_params.hpp"
+
 namespace rgpu::server {
 namespace {
 
@@ -193,6 +195,18 @@ int32_t CudaGraphs::add_node(uint64_t* node, uint64_t graph, std::span<const uin
       break;
     }
     case cudaGraphNodeTypeMemFree: e = cudaGraphAddMemFreeNode(&n, g, d.data(), d.size(), as<void*>(p.dst)); break;
+    case cudaGraphNodeTypeExtSemaphoreSignal: {
+      SignalArrays a(p.semaphores);
+      auto s = a.node<cudaExternalSemaphoreSignalNodeParams>();
+      e = cudaGraphAddExternalSemaphoresSignalNode(&n, g, d.data(), d.size(), &s);
+      break;
+    }
+    case cudaGraphNodeTypeExtSemaphoreWait: {
+      WaitArrays a(p.semaphores);
+      auto w = a.node<cudaExternalSemaphoreWaitNodeParams>();
+      e = cudaGraphAddExternalSemaphoresWaitNode(&n, g, d.data(), d.size(), &w);
+      break;
+    }
     default: break;
   }
   *node = handle(n);
@@ -278,6 +292,18 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
       p->dst = handle(dptr);
       return e;
     }
+    case cudaGraphNodeTypeExtSemaphoreSignal: {
+      cudaExternalSemaphoreSignalNodeParams s{};
+      cudaError_t e = cudaGraphExternalSemaphoresSignalNodeGetParams(n, &s);
+      if (e == cudaSuccess) p->semaphores = semaphore_ops(s);
+      return e;
+    }
+    case cudaGraphNodeTypeExtSemaphoreWait: {
+      cudaExternalSemaphoreWaitNodeParams w{};
+      cudaError_t e = cudaGraphExternalSemaphoresWaitNodeGetParams(n, &w);
+      if (e == cudaSuccess) p->semaphores = semaphore_ops(w);
+      return e;
+    }
     case cudaGraphNodeTypeEmpty: return cudaSuccess;
     default: return cudaErrorNotSupported;
   }
@@ -308,6 +334,16 @@ int32_t CudaGraphs::set_node_params(uint64_t node, const GraphNodeParams& p) {
     case cudaGraphNodeTypeHost: {
       auto h = host_params(p);
       return cudaGraphHostNodeSetParams(n, &h);
+    }
+    case cudaGraphNodeTypeExtSemaphoreSignal: {
+      SignalArrays a(p.semaphores);
+      auto s = a.node<cudaExternalSemaphoreSignalNodeParams>();
+      return cudaGraphExternalSemaphoresSignalNodeSetParams(n, &s);
+    }
+    case cudaGraphNodeTypeExtSemaphoreWait: {
+      WaitArrays a(p.semaphores);
+      auto w = a.node<cudaExternalSemaphoreWaitNodeParams>();
+      return cudaGraphExternalSemaphoresWaitNodeSetParams(n, &w);
     }
     default: return cudaErrorInvalidValue;
   }
@@ -433,6 +469,16 @@ int32_t CudaGraphs::exec_set_params(uint64_t exec, uint64_t node, const GraphNod
     case cudaGraphNodeTypeHost: {
       auto h = host_params(p);
       return cudaGraphExecHostNodeSetParams(x, n, &h);
+    }
+    case cudaGraphNodeTypeExtSemaphoreSignal: {
+      SignalArrays a(p.semaphores);
+      auto s = a.node<cudaExternalSemaphoreSignalNodeParams>();
+      return cudaGraphExecExternalSemaphoresSignalNodeSetParams(x, n, &s);
+    }
+    case cudaGraphNodeTypeExtSemaphoreWait: {
+      WaitArrays a(p.semaphores);
+      auto w = a.node<cudaExternalSemaphoreWaitNodeParams>();
+      return cudaGraphExecExternalSemaphoresWaitNodeSetParams(x, n, &w);
     }
     default: return cudaErrorInvalidValue;
   }

@@ -12,17 +12,39 @@ size_t at_least_one(size_t n) { return std::max<size_t>(n, 1); }
 
 constexpr size_t kMaxArrayBytes = 4ull << 30;  // the test device's memory
 
+// The bytes an array of `spec` takes, laid out row by row, slice by slice.
+size_t array_bytes(const ArraySpec& spec) {
+  const cudaExtent& e = spec.extent;
+  return proto::channel_element_size(spec.format) * at_least_one(e.width) * at_least_one(e.height) *
+         at_least_one(e.depth);
+}
+
 // Null when the array would not fit the test device (the worker has checked
-// that its size does not overflow).
-std::unique_ptr<HostArrays::Array> make_array(const ArraySpec& spec) {
+// that its size does not overflow). With `storage`, the array's bytes are
+// there (external memory) rather than its own.
+std::unique_ptr<HostArrays::Array> make_array(const ArraySpec& spec, uint8_t* storage = nullptr) {
   auto a = std::make_unique<HostArrays::Array>();
   a->spec = spec;
   a->element = proto::channel_element_size(spec.format);
-  const cudaExtent& e = spec.extent;
-  size_t bytes = a->element * at_least_one(e.width) * at_least_one(e.height) * at_least_one(e.depth);
+  size_t bytes = array_bytes(spec);
   if (bytes > kMaxArrayBytes) return nullptr;
-  a->bytes.resize(bytes);
+  if (!storage) {
+    a->bytes.resize(bytes);
+    storage = a->bytes.data();
+  }
+  a->data = storage;
   return a;
+}
+
+// Level l of a mipmapped array: each dimension halved l times, never below
+// one; the layer count of layered and cubemap arrays stays.
+ArraySpec level_spec(const ArraySpec& spec, unsigned l) {
+  ArraySpec level = spec;
+  cudaExtent& e = level.extent;
+  bool layers = spec.flags & (cudaArrayLayered | cudaArrayCubemap);
+  e = {e.width ? at_least_one(e.width >> l) : 0, e.height ? at_least_one(e.height >> l) : 0,
+       e.depth && !layers ? at_least_one(e.depth >> l) : e.depth};
+  return level;
 }
 
 // Where one side of a copy starts, and its row and slice strides in bytes.
@@ -36,7 +58,7 @@ Layout layout(const CopySide& side) {
     auto* a = reinterpret_cast<HostArrays::Array*>(side.array);
     size_t row = a->element * at_least_one(a->spec.extent.width);
     size_t slice = row * at_least_one(a->spec.extent.height);
-    return {a->bytes.data() + side.pos.z * slice + side.pos.y * row + side.pos.x * a->element, row, slice};
+    return {a->data + side.pos.z * slice + side.pos.y * row + side.pos.x * a->element, row, slice};
   }
   size_t slice = side.pitch * side.rows;
   return {static_cast<uint8_t*>(side.ptr) + side.pos.z * slice + side.pos.y * side.pitch + side.pos.x, side.pitch,
@@ -60,15 +82,27 @@ int32_t HostArrays::array_destroy(uint64_t array) {
 }
 
 int32_t HostArrays::mipmapped_array_create(const ArraySpec& spec, unsigned levels, uint64_t* mipmap) {
+  return make_mipmap(spec, levels, nullptr, 0, nullptr, mipmap);
+}
+
+int32_t HostArrays::mipmapped_array_over(const ArraySpec& spec, unsigned levels, uint8_t* storage, size_t available,
+                                         std::shared_ptr<void> keep, uint64_t* mipmap) {
+  return make_mipmap(spec, levels, storage, available, std::move(keep), mipmap);
+}
+
+// Levels follow each other in `storage` when there is one.
+int32_t HostArrays::make_mipmap(const ArraySpec& spec, unsigned levels, uint8_t* storage, size_t available,
+                                std::shared_ptr<void> keep, uint64_t* mipmap) {
   std::vector<std::unique_ptr<Array>> made;
+  size_t used = 0;
   for (unsigned l = 0; l < levels; ++l) {
-    ArraySpec level = spec;
-    cudaExtent& e = level.extent;
-    bool layers = spec.flags & (cudaArrayLayered | cudaArrayCubemap);  // their count stays
-    e = {e.width ? at_least_one(e.width >> l) : 0, e.height ? at_least_one(e.height >> l) : 0,
-         e.depth && !layers ? at_least_one(e.depth >> l) : e.depth};
-    made.push_back(make_array(level));
+    ArraySpec level = level_spec(spec, l);
+    size_t bytes = array_bytes(level);
+    if (storage && bytes > available - used) return cudaErrorInvalidValue;
+    made.push_back(make_array(level, storage ? storage + used : nullptr));
     if (!made.back()) return cudaErrorMemoryAllocation;
+    made.back()->keep = keep;
+    used += bytes;
   }
   std::lock_guard lock(mutex_);
   *mipmap = next_object_++;

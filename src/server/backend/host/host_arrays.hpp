@@ -34,13 +34,23 @@ class HostArrays final : public ArrayApi {
                         proto::RefValue* out) override;
   int32_t reference_get(uint64_t ref, proto::RefAttr attr, proto::RefValue* value) override;
 
+  // A mipmapped array whose levels lie one after the other in `storage`
+  // (external memory, `available` bytes of it; `keep` holds it mapped).
+  int32_t mipmapped_array_over(const ArraySpec& spec, unsigned levels, uint8_t* storage, size_t available,
+                               std::shared_ptr<void> keep, uint64_t* mipmap);
+
   struct Array {
     ArraySpec spec;
     size_t element;
-    std::vector<uint8_t> bytes;
+    uint8_t* data = nullptr;      // bytes (its own, or external memory's)
+    std::vector<uint8_t> bytes;  // its own
+    std::shared_ptr<void> keep;  // external memory it lies in
   };
 
  private:
+  int32_t make_mipmap(const ArraySpec& spec, unsigned levels, uint8_t* storage, size_t available,
+                      std::shared_ptr<void> keep, uint64_t* mipmap);
+
   std::mutex mutex_;
   std::unordered_map<uint64_t, std::unique_ptr<Array>> arrays_;  // by handle (the Array's address)
   std::unordered_map<uint64_t, std::vector<std::unique_ptr<Array>>> mipmaps_;  // by handle: its levels

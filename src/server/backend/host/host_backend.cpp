@@ -24,6 +24,7 @@
 #include "fatbin/kernel_params.hpp"
 #include "protocol/channel_format.hpp"
 #include "server/backend/host/host_arrays.hpp"
+#include "server/backend/host/host_external.hpp"
 #include "server/backend/host/host_graphs.hpp"
 #include "server/backend/host/host_green_contexts.hpp"
 
@@ -307,7 +308,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
       m.erase(it);
       return cudaSuccess;
     }
-    return cudaErrorInvalidValue;
+    return external_.release_buffer(ptr) ? cudaSuccess : cudaErrorInvalidValue;
   }
   int32_t mem_get_info(size_t* free, size_t* total) override {
     std::lock_guard lock(mutex_);
@@ -1046,6 +1047,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
 
   GraphBackend& graphs() override { return graphs_; }
   GreenContextApi& green_contexts() override { return green_contexts_; }
+  ExternalApi& external() override { return external_; }
   int32_t cudaDeviceGraphMemTrim(int) override { return cudaSuccess; }  // graphs hold no memory here
   int32_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) override {
     return graphs_.is_capturing(reinterpret_cast<Handle>(stream), status);
@@ -1214,6 +1216,9 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     as<Event>(event)->at = std::chrono::steady_clock::now();
   }
   int32_t allocate(uint64_t* ptr, size_t size) override { return malloc(ptr, size); }
+  int32_t run_semaphores(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops) override {
+    return type == cudaGraphNodeTypeExtSemaphoreSignal ? external_.run_signal(ops) : external_.run_wait(ops);
+  }
   bool live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
     auto inside = [&](const std::map<DevPtr, size_t>& ranges) {
@@ -1224,7 +1229,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     };
     for (const auto& memory : memory_)
       if (inside(memory)) return true;
-    return inside(globals_) || inside(pool_imports_);
+    return inside(globals_) || inside(pool_imports_) || external_.holds_buffer(ptr, n);
   }
 
   template <typename Signed, typename T>
@@ -1307,6 +1312,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   HostArrays arrays_;
   HostGraphs graphs_{*this};
   HostGreenContexts green_contexts_{*this, kDevices};
+  HostExternal external_{arrays_, graphs_};
   unsigned ctx_flags_[kDevices] = {};
 };
 

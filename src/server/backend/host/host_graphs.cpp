@@ -81,6 +81,8 @@ const char* type_name(int32_t type) {
     case cudaGraphNodeTypeGraph: return "CHILD_GRAPH";
     case cudaGraphNodeTypeEventRecord: return "EVENT_RECORD";
     case cudaGraphNodeTypeWaitEvent: return "WAIT_EVENT";
+    case cudaGraphNodeTypeExtSemaphoreSignal: return "EXT_SEMAS_SIGNAL";
+    case cudaGraphNodeTypeExtSemaphoreWait: return "EXT_SEMAS_WAIT";
     default: return "EMPTY";
   }
 }
@@ -225,6 +227,8 @@ int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> dep
     case cudaGraphNodeTypeEventRecord:
     case cudaGraphNodeTypeWaitEvent:
     case cudaGraphNodeTypeHost:
+    case cudaGraphNodeTypeExtSemaphoreSignal:
+    case cudaGraphNodeTypeExtSemaphoreWait:
       break;
     default:
       return cudaErrorNotSupported;
@@ -463,6 +467,9 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
     case cudaGraphNodeTypeHost:
       if (host_node_runner_) host_node_runner_(p.handle);
       return cudaSuccess;
+    case cudaGraphNodeTypeExtSemaphoreSignal:
+    case cudaGraphNodeTypeExtSemaphoreWait:
+      return hooks_.run_semaphores(p.type, p.semaphores);
     default:  // empty, event wait (work runs at once here), memory nodes (see host_graphs.hpp)
       return cudaSuccess;
   }

@@ -25,6 +25,9 @@ class HostGraphHooks {
   virtual bool live(uint64_t ptr, size_t n) = 0;
   // Device memory for a graph's allocation node, on the current device.
   virtual int32_t allocate(uint64_t* ptr, size_t size) = 0;
+  // An external semaphore signal or wait node (`type`) reached. A wait
+  // holds the graph, and the session's graph calls with it, until ready.
+  virtual int32_t run_semaphores(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops) = 0;
 };
 
 struct HostGraph;
