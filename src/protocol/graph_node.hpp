@@ -26,8 +26,12 @@ struct GraphNodeParams {
   uint64_t dst = 0, src = 0;
   uint64_t dst_pitch = 0, src_pitch = 0, width = 0, height = 0;
   uint32_t value = 0, element_size = 0;  // memset
-  // Child graph, event record/wait: the server's handle; host: the callback.
+  // Child graph, event record/wait: the server's handle; host: the callback;
+  // conditional: the condition's handle (its type in `value`, the number of
+  // bodies in `width`).
   uint64_t handle = 0;
+  // A conditional node's body graphs, which the backend makes with the node.
+  std::vector<uint64_t> bodies;
 };
 
 inline void put_node(Writer& w, const GraphNodeParams& p) {
@@ -35,6 +39,8 @@ inline void put_node(Writer& w, const GraphNodeParams& p) {
   w.put_bytes(p.args.data(), p.args.size());
   w.put(p.dst).put(p.src).put(p.dst_pitch).put(p.src_pitch).put(p.width).put(p.height);
   w.put(p.value).put(p.element_size).put(p.handle);
+  w.put<uint32_t>(static_cast<uint32_t>(p.bodies.size()));
+  for (uint64_t b : p.bodies) w.put(b);
 }
 
 inline GraphNodeParams get_node(Reader& r) {
@@ -55,6 +61,10 @@ inline GraphNodeParams get_node(Reader& r) {
   p.value = r.get<uint32_t>();
   p.element_size = r.get<uint32_t>();
   p.handle = r.get<uint64_t>();
+  auto bodies = r.get<uint32_t>();
+  if (bodies > r.remaining() / sizeof(uint64_t)) throw DecodeError("more body graphs than the message holds");
+  p.bodies.resize(bodies);
+  for (auto& b : p.bodies) b = r.get<uint64_t>();
   return p;
 }
 

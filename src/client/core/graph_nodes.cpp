@@ -222,6 +222,34 @@ void alloc_request(cudaGraphNode_t node, int device, cudaMemPoolProps* props, co
   *access_count = it->second.access.size();
 }
 
+cudaError_t conditional_node(unsigned type, unsigned size, cudaGraphConditionalHandle handle, GraphNodeParams* p) {
+  bool sized = type == cudaGraphCondTypeIf       ? size == 1 || size == 2
+               : type == cudaGraphCondTypeWhile  ? size == 1
+               : type == cudaGraphCondTypeSwitch ? size >= 1
+                                                 : false;
+  if (!sized) return cudaErrorInvalidValue;
+  p->type = cudaGraphNodeTypeConditional;
+  p->handle = handle;
+  p->value = type;
+  p->width = size;
+  return cudaSuccess;
+}
+
+namespace {
+std::mutex g_bodies_mutex;
+std::map<cudaGraphNode_t, std::vector<cudaGraph_t>>& conditional_bodies() {
+  static auto* m = new std::map<cudaGraphNode_t, std::vector<cudaGraph_t>>;
+  return *m;
+}
+}  // namespace
+
+cudaGraph_t* remember_bodies(cudaGraphNode_t node, std::vector<cudaGraph_t> bodies) {
+  std::lock_guard lock(g_bodies_mutex);
+  auto& b = conditional_bodies()[node];
+  b = std::move(bodies);
+  return b.data();
+}
+
 cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodeParams* p) {
   if (!fn) return cudaErrorInvalidValue;
   VirtualDevice* dev = Runtime::get().device(device);

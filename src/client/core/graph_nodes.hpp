@@ -40,6 +40,12 @@ void remember_alloc(cudaGraphNode_t node, const cudaMemPoolProps& props, const c
                     size_t access_count);
 void alloc_request(cudaGraphNode_t node, int device, cudaMemPoolProps* props, const cudaMemAccessDesc** access,
                    size_t* access_count);
+// A conditional node on `handle` (cudaGraphConditionalHandleCreate's); the
+// server makes its `size` body graphs with it.
+cudaError_t conditional_node(unsigned type, unsigned size, cudaGraphConditionalHandle handle, GraphNodeParams* p);
+// The body graphs of a conditional node, as CUDA hands them out: an array
+// that stays valid while the node lives.
+cudaGraph_t* remember_bodies(cudaGraphNode_t node, std::vector<cudaGraph_t> bodies);
 // The host function runs in this process each time the graph reaches it.
 cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodeParams* p);
 

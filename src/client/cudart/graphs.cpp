@@ -83,7 +83,9 @@ cudaError_t generic(int device, const cudaGraphNodeParams* g, GraphNodeParams* p
       return event_node(device, cudaGraphNodeTypeEventRecord, g->eventRecord.event, p);
     case cudaGraphNodeTypeEmpty: p->type = cudaGraphNodeTypeEmpty; return cudaSuccess;
     case cudaGraphNodeTypeMemFree: return free_node(device, g->free.dptr, p);
-    default: return cudaErrorNotSupported;  // allocations (add_alloc: they hand out an address), semaphores, conditionals
+    // Conditional nodes keep their parameters (add_conditional makes them).
+    case cudaGraphNodeTypeConditional: return cudaErrorInvalidValue;
+    default: return cudaErrorNotSupported;  // allocations (add_alloc: they hand out an address), semaphores
   }
 }
 
@@ -179,9 +181,18 @@ extern "C" cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t
       return add_alloc(pGraphNode, graph, deps, n, dependencyData, a.poolProps, a.accessDescs, a.accessDescCount,
                        a.bytesize, &a.dptr);
     }
+    if (nodeParams && nodeParams->type == cudaGraphNodeTypeConditional) {
+      auto& c = nodeParams->conditional;
+      return add_conditional(pGraphNode, graph, deps, n, dependencyData, c.type, c.size, c.handle, &c.phGraph_out);
+    }
     return add_made(pGraphNode, graph, deps, n, dependencyData,
                     [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
   });
+}
+
+extern "C" cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* pHandle_out, cudaGraph_t graph,
+                                                        unsigned int defaultLaunchValue, unsigned int flags) {
+  return api([&] { return graph_conditional_handle_create(pHandle_out, graph, defaultLaunchValue, flags); });
 }
 
 extern "C" cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, cudaGraphNodeParams* nodeParams) {

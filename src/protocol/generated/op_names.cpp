@@ -164,6 +164,7 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
+    case kOpGraphConditionalHandleCreate: return "GraphConditionalHandleCreate";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

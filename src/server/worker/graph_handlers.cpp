@@ -42,7 +42,9 @@ bool rows_span(uint64_t pitch, uint64_t width, uint64_t height, uint64_t* span) 
   return !__builtin_mul_overflow(pitch, height - 1, span) && !__builtin_add_overflow(*span, width, span);
 }
 
-// What a node may hold: this session's kernels, memory, events and graphs.
+constexpr uint64_t kMaxConditionalBodies = 1 << 16;
+
+// What a node may hold: this session's kernels, memory, events, graphs and conditional handles.
 int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
   switch (p.type) {
     case cudaGraphNodeTypeKernel: {
@@ -71,6 +73,13 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     case cudaGraphNodeTypeMemAlloc:
       return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
     case cudaGraphNodeTypeMemFree: return s.allocations.contains(p.dst, 1) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeConditional:
+      // The bodies are the backend's to make; a switch's count is bounded
+      // only so that a request cannot ask for an unbounded number of graphs.
+      if (!p.bodies.empty() || p.width == 0 || p.width > kMaxConditionalBodies) return cudaErrorInvalidValue;
+      if (p.value != cudaGraphCondTypeIf && p.value != cudaGraphCondTypeWhile && p.value != cudaGraphCondTypeSwitch)
+        return cudaErrorInvalidValue;
+      return s.graphs.conditional(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
     default: return cudaErrorNotSupported;
   }
 }
@@ -148,6 +157,14 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
     s.allocations.add(made.dst, made.width);
     out.put(made.dst);
   }
+  if (p.type == cudaGraphNodeTypeConditional) {
+    // Its bodies, made with it, are graphs the application adds nodes to.
+    GraphNodeParams made;
+    if (int32_t e = graphs(s).node_params(n, &made)) return e;
+    s.graphs.add_bodies(n, made.bodies);
+    out.put<uint32_t>(static_cast<uint32_t>(made.bodies.size()));
+    for (uint64_t b : made.bodies) out.put(b);
+  }
   return cudaSuccess;
 }
 
@@ -157,6 +174,7 @@ int32_t node_get_params(SessionContext& s, Request& req, proto::Writer& out) {
   GraphNodeParams p;
   if (int32_t e = graphs(s).node_params(n, &p)) return e;
   if (p.type == cudaGraphNodeTypeGraph) s.graphs.add_graph(p.handle, n);
+  if (p.type == cudaGraphNodeTypeConditional) s.graphs.add_bodies(n, p.bodies);
   if (p.type == cudaGraphNodeTypeHost) p.handle = s.host_nodes.id(p.handle);
   proto::put_node(out, p);
   return cudaSuccess;
@@ -252,6 +270,19 @@ int32_t child_graph_node_get_graph(SessionContext& s, Request& req, proto::Write
   if (int32_t e = graphs(s).child_graph(n, &g)) return e;
   s.graphs.add_graph(g, n);
   out.put(g);
+  return cudaSuccess;
+}
+
+int32_t conditional_handle_create(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_GRAPH(g);
+  auto default_value = req.args.get<uint32_t>();
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (flags & ~static_cast<uint32_t>(cudaGraphCondAssignDefault)) return cudaErrorInvalidValue;
+  uint64_t handle = 0;
+  if (int32_t e = graphs(s).conditional_handle_create(&handle, g, default_value, flags)) return e;
+  s.graphs.add_conditional(handle, g);
+  out.put(handle);
   return cudaSuccess;
 }
 
@@ -356,10 +387,12 @@ int32_t stream_begin_capture_to_graph(SessionContext& s, Request& req, proto::Wr
   Handles deps = get_handles(req.args);
   auto mode = req.args.get<int32_t>();
   req.args.expect_end();
-  if (!s.graphs.own_graph(g) || !nodes_in(s, deps, g)) return cudaErrorInvalidValue;
+  // The application's own graph, or a conditional node's body (CUDA's, not to be destroyed anyway).
+  bool body = s.graphs.conditional_body(g);
+  if ((!body && !s.graphs.own_graph(g)) || !nodes_in(s, deps, g)) return cudaErrorInvalidValue;
   if (int32_t e = graphs(s).begin_capture_to_graph(stream, g, deps, mode)) return e;
   // Not to be destroyed while the capture adds to it.
-  s.graphs.set_owner(g, GraphTable::kCapturedInto);
+  if (!body) s.graphs.set_owner(g, GraphTable::kCapturedInto);
   return cudaSuccess;
 }
 
@@ -574,6 +607,7 @@ void register_graph_handlers(Dispatcher& d) {
   d.add(proto::kOpGraphRemoveDependencies, change_dependencies<false>);
   d.add(proto::kOpGraphNodeFindInClone, node_find_in_clone);
   d.add(proto::kOpGraphChildGraphNodeGetGraph, child_graph_node_get_graph);
+  d.add(proto::kOpGraphConditionalHandleCreate, conditional_handle_create);
   d.add(proto::kOpGraphInstantiate, graph_instantiate);
   d.add(proto::kOpGraphExecDestroy, graph_exec_destroy);
   d.add(proto::kOpGraphLaunch, exec_on_stream<&GraphBackend::launch_graph>);
