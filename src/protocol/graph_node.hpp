@@ -1,8 +1,9 @@
 // A graph node's parameters as they cross the wire and reach the backend,
 // whichever API built them. Only what can run on the server is expressible:
-// copies are between device ranges (application host memory is not on the
-// server), kernels name the server's function with their arguments packed at
-// the offsets its driver reported.
+// copies are between device ranges and page-locked host memory the worker
+// maps (shm; other application host memory is not on the server), kernels
+// name the server's function with their arguments packed at the offsets its
+// driver reported.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -12,6 +13,8 @@
 #include "protocol/codec.hpp"
 
 namespace rgpu::proto {
+
+constexpr uint8_t kHostDst = 1, kHostSrc = 2;
 
 struct GraphNodeParams {
   int32_t type = cudaGraphNodeTypeEmpty;  // cudaGraphNodeType
@@ -26,6 +29,10 @@ struct GraphNodeParams {
   uint64_t dst = 0, src = 0;
   uint64_t dst_pitch = 0, src_pitch = 0, width = 0, height = 0;
   uint32_t value = 0, element_size = 0;  // memset
+  // Memcpy: the sides that are shared page-locked host memory (kHostDst,
+  // kHostSrc), by the application's address on the wire and the worker's
+  // mapping of it in the backend.
+  uint8_t host_sides = 0;
   // Child graph, event record/wait: the server's handle; host: the callback;
   // conditional: the condition's handle (its type in `value`, the number of
   // bodies in `width`).
@@ -34,11 +41,20 @@ struct GraphNodeParams {
   std::vector<uint64_t> bodies;
 };
 
+// The direction of a copy node, by which of its sides are host memory.
+inline cudaMemcpyKind copy_kind(const GraphNodeParams& p) {
+  bool dst_host = p.host_sides & kHostDst, src_host = p.host_sides & kHostSrc;
+  return dst_host && src_host ? cudaMemcpyHostToHost
+         : src_host           ? cudaMemcpyHostToDevice
+         : dst_host           ? cudaMemcpyDeviceToHost
+                              : cudaMemcpyDeviceToDevice;
+}
+
 inline void put_node(Writer& w, const GraphNodeParams& p) {
   w.put(p.type).put(p.function).put(p.grid).put(p.block).put(p.shared_mem);
   w.put_bytes(p.args.data(), p.args.size());
   w.put(p.dst).put(p.src).put(p.dst_pitch).put(p.src_pitch).put(p.width).put(p.height);
-  w.put(p.value).put(p.element_size).put(p.handle);
+  w.put(p.value).put(p.element_size).put(p.host_sides).put(p.handle);
   w.put<uint32_t>(static_cast<uint32_t>(p.bodies.size()));
   for (uint64_t b : p.bodies) w.put(b);
 }
@@ -60,6 +76,7 @@ inline GraphNodeParams get_node(Reader& r) {
   p.height = r.get<uint64_t>();
   p.value = r.get<uint32_t>();
   p.element_size = r.get<uint32_t>();
+  p.host_sides = r.get<uint8_t>();
   p.handle = r.get<uint64_t>();
   auto bodies = r.get<uint32_t>();
   if (bodies > r.remaining() / sizeof(uint64_t)) throw DecodeError("more body graphs than the message holds");

@@ -1,8 +1,9 @@
 // Graph node parameters from what the application gives (runtime or driver
 // structures, already taken apart) to the wire form, for a graph on
 // `device`, and back. What cannot run on the server is refused here with the
-// reason logged: copies touching the application's host memory (it is not on
-// the server, and a graph replays a copy long after the call).
+// reason logged: copies touching application host memory other than
+// page-locked memory shared with the server over shm (it is not on the
+// server, and a graph replays a copy long after the call).
 #pragma once
 #include <cuda_runtime_api.h>
 

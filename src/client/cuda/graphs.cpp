@@ -118,9 +118,16 @@ cudaError_t copy(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) {
 
 CUDA_MEMCPY3D read_copy(const GraphNodeParams& p) {
   CUDA_MEMCPY3D m{};
-  m.srcMemoryType = m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-  m.srcDevice = p.src;
-  m.dstDevice = p.dst;
+  m.srcMemoryType = p.host_sides & rgpu::proto::kHostSrc ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+  m.dstMemoryType = p.host_sides & rgpu::proto::kHostDst ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+  if (m.srcMemoryType == CU_MEMORYTYPE_HOST)
+    m.srcHost = reinterpret_cast<const void*>(p.src);
+  else
+    m.srcDevice = p.src;
+  if (m.dstMemoryType == CU_MEMORYTYPE_HOST)
+    m.dstHost = reinterpret_cast<void*>(p.dst);
+  else
+    m.dstDevice = p.dst;
   m.srcPitch = p.src_pitch;
   m.dstPitch = p.dst_pitch;
   m.srcHeight = m.dstHeight = m.Height = p.height;

@@ -44,6 +44,12 @@ bool rows_span(uint64_t pitch, uint64_t width, uint64_t height, uint64_t* span) 
 
 constexpr uint64_t kMaxConditionalBodies = 1 << 16;
 
+// The bytes one side of a copy node spans (0 for rows check_node refuses).
+uint64_t side_span(uint64_t pitch, const GraphNodeParams& p) {
+  uint64_t span = 0;
+  return rows_span(pitch, p.width, p.height, &span) ? span : 0;
+}
+
 // What a node may hold: this session's kernels, memory, events, graphs and conditional handles.
 int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
   switch (p.type) {
@@ -56,7 +62,14 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
       uint64_t dspan, sspan;
       if (!rows_span(p.dst_pitch, p.width, p.height, &dspan) || !rows_span(p.src_pitch, p.width, p.height, &sspan))
         return cudaErrorInvalidPitchValue;
-      return s.owns(p.dst, dspan) && s.owns(p.src, sspan) ? cudaSuccess : cudaErrorInvalidValue;
+      if (p.host_sides & ~(proto::kHostDst | proto::kHostSrc)) return cudaErrorInvalidValue;
+      // A host side must be client memory this worker maps (shm).
+      auto side_ok = [&](uint64_t ptr, uint64_t span, bool host) {
+        return host ? s.shared_host(ptr, span) != nullptr : s.owns(ptr, span);
+      };
+      return side_ok(p.dst, dspan, p.host_sides & proto::kHostDst) && side_ok(p.src, sspan, p.host_sides & proto::kHostSrc)
+                 ? cudaSuccess
+                 : cudaErrorInvalidValue;
     }
     case cudaGraphNodeTypeMemset: {
       uint64_t bytes, span;
@@ -88,11 +101,32 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
 // worker's record of it.
 GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
   if (p.type == cudaGraphNodeTypeMemAlloc) p.dst = 0;  // the backend's answer, not the client's
+  if (p.type == cudaGraphNodeTypeMemcpy) {
+    // Shared host memory by this worker's mapping (check_node found both).
+    if (p.host_sides & proto::kHostDst) p.dst = reinterpret_cast<uint64_t>(s.shared_host(p.dst, side_span(p.dst_pitch, p)));
+    if (p.host_sides & proto::kHostSrc) p.src = reinterpret_cast<uint64_t>(s.shared_host(p.src, side_span(p.src_pitch, p)));
+  }
   if (p.type == cudaGraphNodeTypeHost) {
     graphs(s).set_host_node_runner(HostNodeRecords::run);
     p.handle = s.host_nodes.record(p.handle);
   }
   return p;
+}
+
+// A copy node's sides as the client names them: the worker's mappings of
+// shared host memory become the application's addresses again (a captured
+// copy's too, which the backend holds without saying which side is host).
+void from_backend_copy(SessionContext& s, GraphNodeParams* p) {
+  p->host_sides = 0;
+  uint64_t dspan = side_span(p->dst_pitch, *p), sspan = side_span(p->src_pitch, *p);
+  if (auto client = s.owns(p->dst, dspan) ? std::nullopt : s.shared_client(p->dst, dspan)) {
+    p->dst = *client;
+    p->host_sides |= proto::kHostDst;
+  }
+  if (auto client = s.owns(p->src, sspan) ? std::nullopt : s.shared_client(p->src, sspan)) {
+    p->src = *client;
+    p->host_sides |= proto::kHostSrc;
+  }
 }
 
 #define RGPU_GRAPH(name)                             \
@@ -175,6 +209,7 @@ int32_t node_get_params(SessionContext& s, Request& req, proto::Writer& out) {
   if (int32_t e = graphs(s).node_params(n, &p)) return e;
   if (p.type == cudaGraphNodeTypeGraph) s.graphs.add_graph(p.handle, n);
   if (p.type == cudaGraphNodeTypeConditional) s.graphs.add_bodies(n, p.bodies);
+  if (p.type == cudaGraphNodeTypeMemcpy) from_backend_copy(s, &p);
   if (p.type == cudaGraphNodeTypeHost) p.handle = s.host_nodes.id(p.handle);
   proto::put_node(out, p);
   return cudaSuccess;

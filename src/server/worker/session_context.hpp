@@ -85,6 +85,9 @@ class SessionContext {
   void* shared_host(uint64_t client_ptr, size_t n) const;
   // False when a region already starts at client_base.
   bool add_shared(uint64_t client_base, SharedRegion region);
+  // The client's address of this worker's mapping [local, +n) of client
+  // shared memory: shared_host's inverse.
+  std::optional<uint64_t> shared_client(uint64_t local, size_t n) const;
   // The region holding client_ptr and its client base address.
   std::optional<std::pair<uint64_t, SharedRegion>> shared_region(uint64_t client_ptr) const;
   // The region starting at client_base, taken out of the table.

@@ -74,7 +74,8 @@ cudaMemcpy3DParms memcpy_params(const GraphNodeParams& p) {
   m.dstPtr = cudaPitchedPtr{as<void*>(p.dst), p.dst_pitch, p.width, p.height};
   m.srcPtr = cudaPitchedPtr{as<void*>(p.src), p.src_pitch, p.width, p.height};
   m.extent = cudaExtent{p.width, p.height, 1};
-  m.kind = cudaMemcpyDeviceToDevice;
+  // Host sides are the worker's page-locked mapping of the client's memory.
+  m.kind = proto::copy_kind(p);
   return m;
 }
 

@@ -381,8 +381,18 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
   }
   void free_staging(void* p) override { std::free(p); }
-  int32_t host_register(void*, size_t) override { return cudaSuccess; }
-  int32_t host_unregister(void*) override { return cudaSuccess; }
+  // Registered host memory is remembered only so that graph replays can
+  // tell it is still there.
+  int32_t host_register(void* p, size_t size) override {
+    std::lock_guard lock(mutex_);
+    registered_[reinterpret_cast<DevPtr>(p)] = size;
+    return cudaSuccess;
+  }
+  int32_t host_unregister(void* p) override {
+    std::lock_guard lock(mutex_);
+    registered_.erase(reinterpret_cast<DevPtr>(p));
+    return cudaSuccess;
+  }
 
   // Work runs when queued, so every stream is always idle and in order.
   // On a capturing stream it becomes a graph node instead.
@@ -1058,15 +1068,19 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   int32_t allocate(uint64_t* ptr, size_t size) override { return malloc(ptr, size); }
   bool live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
-    auto inside = [&](const std::map<DevPtr, size_t>& ranges) {
-      auto it = ranges.upper_bound(ptr);
-      if (it == ranges.begin()) return false;
-      --it;
-      return ptr - it->first <= it->second && n <= it->second - (ptr - it->first);
-    };
     for (const auto& memory : memory_)
-      if (inside(memory)) return true;
-    return inside(globals_);
+      if (inside(memory, ptr, n)) return true;
+    return inside(globals_, ptr, n);
+  }
+  bool host_live(uint64_t ptr, size_t n) override {
+    std::lock_guard lock(mutex_);
+    return inside(registered_, ptr, n);
+  }
+  static bool inside(const std::map<DevPtr, size_t>& ranges, uint64_t ptr, size_t n) {
+    auto it = ranges.upper_bound(ptr);
+    if (it == ranges.begin()) return false;
+    --it;
+    return ptr - it->first <= it->second && n <= it->second - (ptr - it->first);
   }
 
   template <typename Signed, typename T>
@@ -1101,6 +1115,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> stream_attributes_;
   std::map<DevPtr, size_t> memory_[kDevices];
   std::map<DevPtr, size_t> globals_;  // module variables, for graph replays
+  std::map<DevPtr, size_t> registered_;  // page-locked host memory, for graph replays
   std::unordered_set<Handle> live_kernels_, live_events_;  // what graph replays may still touch
   size_t used_[kDevices] = {};
   std::map<int, size_t> limits_;

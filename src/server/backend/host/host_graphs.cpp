@@ -525,7 +525,10 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
       if (p.height == 0 || p.width == 0) return cudaSuccess;
       size_t dspan = (p.height - 1) * p.dst_pitch + p.width, sspan = (p.height - 1) * p.src_pitch + p.width;
       // The memory may have been freed since the node was made.
-      if (!hooks_.live(p.dst, dspan) || !hooks_.live(p.src, sspan)) return cudaErrorIllegalAddress;
+      auto live = [&](uint64_t ptr, size_t span, uint8_t host) {
+        return p.host_sides & host ? hooks_.host_live(ptr, span) : hooks_.live(ptr, span);
+      };
+      if (!live(p.dst, dspan, proto::kHostDst) || !live(p.src, sspan, proto::kHostSrc)) return cudaErrorIllegalAddress;
       for (size_t r = 0; r < p.height; ++r)
         std::memmove(as<char>(p.dst + r * p.dst_pitch), as<char>(p.src + r * p.src_pitch), p.width);
       return cudaSuccess;

@@ -26,6 +26,8 @@ class HostGraphHooks {
   virtual void record_event(uint64_t event) = 0;
   // True when [ptr, ptr + n) is inside live device memory.
   virtual bool live(uint64_t ptr, size_t n) = 0;
+  // True when [ptr, ptr + n) is inside registered (page-locked) host memory.
+  virtual bool host_live(uint64_t ptr, size_t n) = 0;
   // Device memory for a graph's allocation node, on the current device.
   virtual int32_t allocate(uint64_t* ptr, size_t size) = 0;
 };
