@@ -180,6 +180,7 @@ enum Op : uint16_t {
   kOpStreamMemOps = 400,  // cuStreamBatchMemOp and the wait/write-value calls: posted
   kOpLink = 401,          // JIT-link inputs (payload) -> the linked image
   kOpGraphConditionalHandleCreate = 470,  // graph, default value, flags -> the driver's handle
+  kOpModuleGetManaged = 471,              // module, name -> address and size of its managed variable
 
   kOpFirstGenerated = 1000,
 };

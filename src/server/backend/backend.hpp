@@ -134,6 +134,9 @@ class Backend : public ForwardedApi {
   // size_hint is what the client registered; host-test allocates by it.
   virtual int32_t module_get_global(Handle module, const std::string& name, size_t size_hint,
                                     DevPtr* ptr, size_t* size) = 0;
+  // A module's managed (__managed__) variable: cudaErrorSymbolNotFound when
+  // it has none of that name (a plain variable included).
+  virtual int32_t module_get_managed(Handle module, const std::string& name, DevPtr* ptr, size_t* size) = 0;
   // args holds the parameters packed at the offsets module_get_function gave.
   virtual int32_t launch(Handle function, const LaunchConfig& config,
                          std::span<uint8_t> args) = 0;

@@ -69,8 +69,6 @@ extern "C" CUresult CUDAAPI cuGreenCtxWaitEvent(CUgreenCtx, CUevent) { return rg
 extern "C" CUresult CUDAAPI cuImportExternalMemory(CUexternalMemory*, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalMemory"); }
 extern "C" CUresult CUDAAPI cuImportExternalSemaphore(CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC*) { return rgpu::client::driver_unsupported("cuImportExternalSemaphore"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
-extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
-extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }

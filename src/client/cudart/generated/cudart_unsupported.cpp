@@ -95,8 +95,6 @@ extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterOutputSurface(void) { 
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterVideoSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterVideoSurface"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalMemory(cudaExternalMemory_t*, const cudaExternalMemoryHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalSemaphore(cudaExternalSemaphore_t*, const cudaExternalSemaphoreHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalSemaphore"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetManaged(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetManaged"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void**, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetUnifiedFunction"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportPointer(cudaMemPoolPtrExportData*, void*) { return rgpu::client::unsupported("cudaMemPoolExportPointer"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolExportToShareableHandle(void*, cudaMemPool_t, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolExportToShareableHandle"); }
 extern "C" cudaError_t CUDARTAPI cudaMemPoolImportFromShareableHandle(cudaMemPool_t*, void*, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolImportFromShareableHandle"); }

@@ -251,6 +251,17 @@ class CudaBackend final : public CudaForwardedApi {
     *ptr = p;
     return rt(r);
   }
+  int32_t module_get_managed(Handle module, const std::string& name, DevPtr* ptr, size_t* size) override {
+    CUdeviceptr p = 0;
+    CUresult r = cuModuleGetGlobal(&p, size, as<CUmodule>(module), name.c_str());
+    if (r == CUDA_ERROR_NOT_FOUND) return cudaErrorSymbolNotFound;
+    if (r != CUDA_SUCCESS) return rt(r);
+    unsigned managed = 0;
+    if (CUresult a = cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p)) return rt(a);
+    if (!managed) return cudaErrorSymbolNotFound;
+    *ptr = p;
+    return cudaSuccess;
+  }
   int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t> args) override {
     size_t size = args.size();
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,

@@ -48,6 +48,7 @@ struct Module {
   std::unordered_map<std::string, Kernel> kernels;
   std::unordered_map<std::string, std::vector<uint8_t>> globals;
   std::unordered_map<std::string, size_t> declared_sizes;  // a PTX image's variables
+  std::unordered_set<std::string> managed;                 // those of them declared .managed
 };
 
 // A memory pool: host-test allocates from the device's memory at once, so
@@ -118,9 +119,10 @@ std::pair<std::string, size_t> ptx_variable(std::string_view decl) {
   return {name, element * count};
 }
 
-// The sizes a PTX image declares for its module-scope variables; none for
-// other images.
-std::unordered_map<std::string, size_t> ptx_global_sizes(std::span<const uint8_t> image) {
+// The sizes a PTX image declares for its module-scope variables, and which
+// of them are managed; none for other images.
+std::unordered_map<std::string, size_t> ptx_global_sizes(std::span<const uint8_t> image,
+                                                         std::unordered_set<std::string>* managed) {
   std::unordered_map<std::string, size_t> sizes;
   std::string_view text(reinterpret_cast<const char*>(image.data()), image.size());
   text = text.substr(0, text.find('\0'));
@@ -129,8 +131,13 @@ std::unordered_map<std::string, size_t> ptx_global_sizes(std::span<const uint8_t
   for (size_t at = text.find(kGlobal); at != text.npos; at = text.find(kGlobal, at + kGlobal.size())) {
     if (at > 0 && !std::isspace(static_cast<unsigned char>(text[at - 1]))) continue;  // ld.global and the like
     std::string_view decl = text.substr(at + kGlobal.size());
-    auto [name, size] = ptx_variable(decl.substr(0, std::min(decl.find(';'), decl.find('='))));
+    decl = decl.substr(0, std::min(decl.find(';'), decl.find('=')));
+    constexpr std::string_view kManaged = ".attribute(.managed)";
+    bool is_managed = decl.find(kManaged) != decl.npos;
+    if (is_managed) decl.remove_prefix(decl.find(kManaged) + kManaged.size());
+    auto [name, size] = ptx_variable(decl);
     if (!name.empty() && size) sizes[name] = size;
+    if (!name.empty() && is_managed) managed->insert(std::string(name));
   }
   return sizes;
 }
@@ -496,7 +503,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     } catch (const std::exception&) {
       return cudaErrorInvalidKernelImage;
     }
-    m->declared_sizes = ptx_global_sizes(image);
+    m->declared_sizes = ptx_global_sizes(image, &m->managed);
     *module = reinterpret_cast<Handle>(m.release());
     return cudaSuccess;
   }
@@ -534,6 +541,10 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     *ptr = reinterpret_cast<DevPtr>(g.data());
     *size = size_hint;
     return cudaSuccess;
+  }
+  int32_t module_get_managed(Handle module, const std::string& name, DevPtr* ptr, size_t* size) override {
+    if (!as<Module>(module)->managed.count(name)) return cudaErrorSymbolNotFound;
+    return module_get_global(module, name, 0, ptr, size);
   }
   int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t> args) override {
     if (int32_t e = check_launch(function, c)) return e;
