@@ -166,6 +166,9 @@ const char* op_name(uint16_t op) {
     case kOpLink: return "Link";
     case kOpGraphConditionalHandleCreate: return "GraphConditionalHandleCreate";
     case kOpModuleGetManaged: return "ModuleGetManaged";
+    case kOpDeviceRegisterAsyncNotification: return "DeviceRegisterAsyncNotification";
+    case kOpDeviceUnregisterAsyncNotification: return "DeviceUnregisterAsyncNotification";
+    case kOpAsyncNotification: return "AsyncNotification";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

@@ -54,6 +54,14 @@ struct LinkInput {
   std::vector<uint8_t> data;
 };
 
+// Where a backend delivers a device's async notifications (over-budget...).
+class AsyncNotificationSink {
+ public:
+  virtual ~AsyncNotificationSink() = default;
+  // Must return quickly, as the driver asks of its callbacks.
+  virtual void notify(const cudaAsyncNotificationInfo_t& info) = 0;
+};
+
 class Backend : public ForwardedApi {
  public:
   ~Backend() override = default;
@@ -194,6 +202,10 @@ class Backend : public ForwardedApi {
   virtual int32_t ipc_close_memory(DevPtr ptr) = 0;
   virtual int32_t ipc_export_event(Handle event, std::vector<uint8_t>* blob) = 0;
   virtual int32_t ipc_import_event(std::span<const uint8_t> blob, Handle* event) = 0;
+  // Async notifications of device `ordinal` go to `sink` (on a thread of the
+  // backend's choosing) until unregistered.
+  virtual int32_t register_async_notification(int ordinal, AsyncNotificationSink* sink, Handle* registration) = 0;
+  virtual int32_t unregister_async_notification(int ordinal, Handle registration) = 0;
   // The device address of memory host_register pinned (zero-copy mapping).
   virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
   // Graphs and stream capture (graph_backend.hpp).

@@ -17,6 +17,7 @@
 #include "server/worker/graph_table.hpp"
 #include "server/worker/host_node_records.hpp"
 #include "server/worker/handle_set.hpp"
+#include "server/worker/async_notifications.hpp"
 #include "server/worker/host_callbacks.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "server/worker/vmm_table.hpp"
@@ -60,7 +61,10 @@ class FunctionTable {
 class SessionContext {
  public:
   SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir)
-      : backend_(backend), gpus_(std::move(gpus)), module_cache_dir_(std::move(module_cache_dir)) {}
+      : notifications(backend, host_callbacks),
+        backend_(backend),
+        gpus_(std::move(gpus)),
+        module_cache_dir_(std::move(module_cache_dir)) {}
   ~SessionContext();
   SessionContext(const SessionContext&) = delete;
   SessionContext& operator=(const SessionContext&) = delete;
@@ -128,6 +132,7 @@ class SessionContext {
   HandleSet surfrefs;
   GraphTable graphs;
   HostNodeRecords host_nodes{host_callbacks};
+  AsyncNotifications notifications;
 
  private:
   Backend& backend_;

@@ -49,8 +49,6 @@ cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalMemory(cudaExternalMemory_t) { return rgpu::client::unsupported("cudaDestroyExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaDestroyExternalSemaphore(cudaExternalSemaphore_t) { return rgpu::client::unsupported("cudaDestroyExternalSemaphore"); }
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceUnregisterAsyncNotification(int, cudaAsyncCallbackHandle_t) { return rgpu::client::unsupported("cudaDeviceUnregisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerAcquireFrame(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerAcquireFrame"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerConnect(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerConnect"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerConnectWithFlags(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerConnectWithFlags"); }

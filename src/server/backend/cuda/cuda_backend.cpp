@@ -251,6 +251,18 @@ class CudaBackend final : public CudaForwardedApi {
     *ptr = p;
     return rt(r);
   }
+  static void deliver_async_notification(cudaAsyncNotificationInfo_t* info, void* sink, cudaAsyncCallbackHandle_t) {
+    static_cast<AsyncNotificationSink*>(sink)->notify(*info);
+  }
+  int32_t register_async_notification(int ordinal, AsyncNotificationSink* sink, Handle* registration) override {
+    cudaAsyncCallbackHandle_t h = nullptr;
+    cudaError_t e = cudaDeviceRegisterAsyncNotification(ordinal, deliver_async_notification, sink, &h);
+    *registration = reinterpret_cast<Handle>(h);
+    return e;
+  }
+  int32_t unregister_async_notification(int ordinal, Handle registration) override {
+    return cudaDeviceUnregisterAsyncNotification(ordinal, reinterpret_cast<cudaAsyncCallbackHandle_t>(registration));
+  }
   int32_t module_get_managed(Handle module, const std::string& name, DevPtr* ptr, size_t* size) override {
     CUdeviceptr p = 0;
     CUresult r = cuModuleGetGlobal(&p, size, as<CUmodule>(module), name.c_str());

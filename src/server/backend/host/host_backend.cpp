@@ -254,6 +254,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     memory_[t_device][reinterpret_cast<DevPtr>(p)] = size;
     used_[t_device] += size;
     *ptr = reinterpret_cast<DevPtr>(p);
+    notify_over_budget(t_device);
     return cudaSuccess;
   }
   int32_t malloc_pitch(DevPtr* ptr, size_t* pitch, size_t width, size_t height) override {
@@ -540,6 +541,20 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     globals_[reinterpret_cast<DevPtr>(g.data())] = g.size();
     *ptr = reinterpret_cast<DevPtr>(g.data());
     *size = size_hint;
+    return cudaSuccess;
+  }
+  int32_t register_async_notification(int ordinal, AsyncNotificationSink* sink, Handle* registration) override {
+    if (ordinal < 0 || ordinal >= kDevices || !sink) return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    *registration = reinterpret_cast<Handle>(sink);
+    notification_sinks_[*registration] = {ordinal, sink};
+    return cudaSuccess;
+  }
+  int32_t unregister_async_notification(int ordinal, Handle registration) override {
+    std::lock_guard lock(mutex_);
+    auto it = notification_sinks_.find(registration);
+    if (it == notification_sinks_.end() || it->second.first != ordinal) return cudaErrorInvalidValue;
+    notification_sinks_.erase(it);
     return cudaSuccess;
   }
   int32_t module_get_managed(Handle module, const std::string& name, DevPtr* ptr, size_t* size) override {
@@ -1077,6 +1092,15 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     as<Event>(event)->at = std::chrono::steady_clock::now();
   }
   int32_t allocate(uint64_t* ptr, size_t size) override { return malloc(ptr, size); }
+  // With mutex_ held; sinks only queue the notification.
+  void notify_over_budget(int device) {
+    if (!budget_ || used_[device] <= budget_) return;
+    cudaAsyncNotificationInfo_t info{};
+    info.type = cudaAsyncNotificationTypeOverBudget;
+    info.info.overBudget.bytesOverBudget = used_[device] - budget_;
+    for (const auto& [registration, sink] : notification_sinks_)
+      if (sink.first == device) sink.second->notify(info);
+  }
   bool live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
     for (const auto& memory : memory_)
@@ -1129,6 +1153,14 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   std::map<DevPtr, size_t> registered_;  // page-locked host memory, for graph replays
   std::unordered_set<Handle> live_kernels_, live_events_;  // what graph replays may still touch
   size_t used_[kDevices] = {};
+  // The device memory budget the server's environment sets
+  // (RGPU_HOST_TEST_MEMORY_BUDGET, bytes; none: no budget): an allocation
+  // beyond it raises an over-budget notification, as the driver does.
+  size_t budget_ = [] {
+    const char* b = std::getenv("RGPU_HOST_TEST_MEMORY_BUDGET");
+    return b ? static_cast<size_t>(std::strtoull(b, nullptr, 0)) : 0;
+  }();
+  std::map<Handle, std::pair<int, AsyncNotificationSink*>> notification_sinks_;  // by registration
   std::map<int, size_t> limits_;
   std::set<std::pair<int, int>> peer_access_;  // (device, peer) enabled
   std::map<DevPtr, std::string> ipc_exports_;  // shared memory names, by allocation
