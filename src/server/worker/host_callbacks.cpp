@@ -18,6 +18,13 @@ void HostCallbacks::run(uint64_t id, uint64_t seq) {
 void HostCallbacks::notify(uint64_t id, const cudaAsyncNotificationInfo_t& info) {
   std::lock_guard lock(mutex_);
   if (closed_) return;
+  // A client that never reads them (no callback connection) cannot make the worker grow without end.
+  constexpr size_t kMaxQueued = 4096;
+  if (notifications_.size() >= kMaxQueued) {
+    RGPU_LOG(warn, "async notification for callback %llu dropped: %zu wait for the client already",
+             static_cast<unsigned long long>(id), notifications_.size());
+    return;
+  }
   notifications_.emplace_back(id, info);
   changed_.notify_all();
 }
