@@ -106,6 +106,11 @@ class Backend : public ForwardedApi {
   // One side of each copy is a worker-local host buffer or both are device.
   virtual int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
                                Handle stream) = 0;
+  // A copy whose host side is memory shared with the client and registered
+  // (host_register): it outlives the call, so a capturing stream takes the
+  // copy into its graph, where the worker buffers of memcpy_async could not go.
+  virtual int32_t memcpy_shared_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
+                                      Handle stream) = 0;
   virtual int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch,
                                  size_t width, size_t height, cudaMemcpyKind kind,
                                  Handle stream) = 0;

@@ -59,8 +59,8 @@ int32_t memcpy_shared(SessionContext& s, Request& req, proto::Writer&) {
   if (!local || !s.owns(device, n)) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   void* dev = reinterpret_cast<void*>(device);
-  int32_t e = to_device ? s.backend().memcpy_async(dev, local, n, cudaMemcpyHostToDevice, stream)
-                        : s.backend().memcpy_async(local, dev, n, cudaMemcpyDeviceToHost, stream);
+  int32_t e = to_device ? s.backend().memcpy_shared_async(dev, local, n, cudaMemcpyHostToDevice, stream)
+                        : s.backend().memcpy_shared_async(local, dev, n, cudaMemcpyDeviceToHost, stream);
   if (e) return e;
   return sync ? s.backend().stream_synchronize(stream) : cudaSuccess;
 }

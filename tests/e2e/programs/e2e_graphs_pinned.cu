@@ -1,7 +1,8 @@
 // Graph copy nodes between page-locked host memory (cudaMallocHost) and
-// device memory: over shm the worker maps that memory, so the nodes run at
-// every launch with the data the host memory holds then, and read back the
-// application's addresses; over tcp they are refused, as copies with
+// device memory, made node by node and captured: over shm the worker maps
+// that memory, so the nodes run at every launch with the data the host
+// memory holds then, and read back the application's addresses; over tcp
+// they are refused (a captured one invalidates its capture), as copies with
 // pageable memory are on every transport.
 #include <cstdlib>
 #include <cstring>
@@ -31,10 +32,37 @@ int main() {
   cudaGraphNode_t refused;
   EXPECT_STATUS(cudaErrorNotSupported,
                 cudaGraphAddMemcpyNode1D(&refused, g, nullptr, 0, dev, pageable.data(), n, cudaMemcpyHostToDevice));
+  // The same copies captured from a stream.
+  cudaGraph_t captured = nullptr;
+  OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  cudaMemcpyAsync(dev, in, n, cudaMemcpyHostToDevice, s);
+  cudaMemcpyAsync(out, dev, n, cudaMemcpyDeviceToHost, s);
+  e = cudaStreamEndCapture(s, &captured);
   if (!shm) {
+    CHECK(e == cudaErrorStreamCaptureInvalidated);
     OK(cudaGraphDestroy(g));
     return finish();
   }
+  OK(e);
+  size_t count = 0;
+  OK(cudaGraphGetNodes(captured, nullptr, &count));
+  CHECK(count == 2);
+  cudaGraphNode_t captured_nodes[2];
+  OK(cudaGraphGetNodes(captured, captured_nodes, &count));
+  cudaMemcpy3DParms first{};
+  OK(cudaGraphMemcpyNodeGetParams(captured_nodes[0], &first));
+  CHECK(first.srcPtr.ptr == in && first.dstPtr.ptr == dev && first.kind == cudaMemcpyHostToDevice);
+  cudaGraphExec_t cx;
+  OK(cudaGraphInstantiate(&cx, captured, 0));
+  for (unsigned char v : {0x21, 0x42}) {
+    std::memset(in, v, n);
+    std::memset(out, 0, n);
+    OK(cudaGraphLaunch(cx, s));
+    OK(cudaStreamSynchronize(s));
+    CHECK(out[0] == v && out[n - 1] == v);
+  }
+  OK(cudaGraphExecDestroy(cx));
+  OK(cudaGraphDestroy(captured));
   // Back to the host, by cudaMemcpyDefault and a 3-D description.
   cudaMemcpy3DParms m{};
   m.srcPtr = make_cudaPitchedPtr(dev, n, n, 1);

@@ -1,7 +1,8 @@
 // Graph copy nodes between page-locked host memory (cudaMallocHost) and
 // device memory around a kernel: each launch reads the host input as it is
 // then and writes the host output; the executable graph's copy node is
-// then pointed at a second input buffer. (Over rgpu this needs the shm
+// then pointed at a second input buffer. The same copies captured from a
+// stream replay alike. (Over rgpu this needs the shm
 // transport, where the worker maps the application's page-locked memory.)
 #include <cstdio>
 
@@ -67,6 +68,27 @@ int main() {
   CK(cudaStreamSynchronize(s));
   printf("second input: out[99] %d checksum %016llx\n", out[99], static_cast<unsigned long long>(fnv1a(out, bytes)));
   EXPECT(out[99] == 99 * 99 + add, "out[99] %d", out[99]);
+
+  cudaGraph_t captured;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  CK(cudaMemcpyAsync(d_in, in, bytes, cudaMemcpyHostToDevice, s));
+  square_plus<<<(n + 255) / 256, 256, 0, s>>>(d_in, d_out, n, 1);
+  CK(cudaMemcpyAsync(out, d_out, bytes, cudaMemcpyDeviceToHost, s));
+  CK(cudaStreamEndCapture(s, &captured));
+  cudaGraphExec_t cx;
+  CK(cudaGraphInstantiate(&cx, captured, 0));
+  for (int launch = 0; launch < 2; ++launch) {
+    for (int i = 0; i < n; ++i) in[i] = (i * (launch + 3)) % 777;
+    CK(cudaGraphLaunch(cx, s));
+    CK(cudaStreamSynchronize(s));
+    int bad = 0;
+    for (int i = 0; i < n; ++i) bad += out[i] != in[i] * in[i] + 1;
+    printf("captured launch %d: out[n-1] %d checksum %016llx mismatches %d\n", launch, out[n - 1],
+           static_cast<unsigned long long>(fnv1a(out, bytes)), bad);
+    EXPECT(bad == 0, "captured launch %d: %d mismatches", launch, bad);
+  }
+  CK(cudaGraphExecDestroy(cx));
+  CK(cudaGraphDestroy(captured));
 
   CK(cudaGraphExecDestroy(x));
   CK(cudaGraphDestroy(g));

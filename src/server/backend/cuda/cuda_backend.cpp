@@ -108,6 +108,9 @@ class CudaBackend final : public CudaForwardedApi {
       return CudaGraphs::capture_refused(as<cudaStream_t>(stream));
     return cudaMemcpyAsync(dst, src, n, kind, as<cudaStream_t>(stream));
   }
+  int32_t memcpy_shared_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    return cudaMemcpyAsync(dst, src, n, kind, as<cudaStream_t>(stream));
+  }
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind, Handle stream) override {
     if (kind != cudaMemcpyDeviceToDevice && CudaGraphs::capturing(as<cudaStream_t>(stream)))

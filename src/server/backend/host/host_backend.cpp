@@ -409,6 +409,19 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     std::memmove(dst, src, n);
     return cudaSuccess;
   }
+  int32_t memcpy_shared_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    if (graphs_.capturing(stream)) {
+      GraphNodeParams p;
+      p.type = cudaGraphNodeTypeMemcpy;
+      p.dst = reinterpret_cast<uint64_t>(dst);
+      p.src = reinterpret_cast<uint64_t>(src);
+      p.dst_pitch = p.src_pitch = p.width = n;
+      p.height = 1;
+      p.host_sides = kind == cudaMemcpyHostToDevice ? proto::kHostSrc : proto::kHostDst;
+      return graphs_.record(stream, p);
+    }
+    return memcpy_async(dst, src, n, kind, stream);
+  }
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind, Handle stream) override {
     if (graphs_.capturing(stream)) return capture_copy(dst, dpitch, src, spitch, width, height, kind, stream);
