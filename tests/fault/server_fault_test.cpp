@@ -609,7 +609,8 @@ TEST_F(ServerFault, SharedMemoryCallsAreChecked) {
   uint64_t dev;
   std::memcpy(&dev, args.data() + sizeof(proto::ReplyPrefix), sizeof dev);
   proto::Writer copy;
-  copy.put<uint64_t>(dev).put<uint64_t>(0x10000).put<uint64_t>(64).put<uint8_t>(1).put<uint64_t>(0).put<uint8_t>(1);
+  copy.put<uint64_t>(dev).put<uint64_t>(0x10000).put<uint64_t>(64).put<uint8_t>(1).put<uint64_t>(0).put<uint8_t>(1)
+      .put<uint8_t>(1);
   proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpMemcpyShared}, copy.bytes());
   EXPECT_EQ(reply_status(*c), cudaErrorInvalidValue);
   proto::Writer unreg;
