@@ -67,9 +67,9 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
       auto side_ok = [&](uint64_t ptr, uint64_t span, bool host) {
         return host ? s.shared_host(ptr, span) != nullptr : s.owns(ptr, span);
       };
-      return side_ok(p.dst, dspan, p.host_sides & proto::kHostDst) && side_ok(p.src, sspan, p.host_sides & proto::kHostSrc)
-                 ? cudaSuccess
-                 : cudaErrorInvalidValue;
+      bool ok = side_ok(p.dst, dspan, p.host_sides & proto::kHostDst) &&
+                side_ok(p.src, sspan, p.host_sides & proto::kHostSrc);
+      return ok ? cudaSuccess : cudaErrorInvalidValue;
     }
     case cudaGraphNodeTypeMemset: {
       uint64_t bytes, span;
@@ -103,8 +103,11 @@ GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
   if (p.type == cudaGraphNodeTypeMemAlloc) p.dst = 0;  // the backend's answer, not the client's
   if (p.type == cudaGraphNodeTypeMemcpy) {
     // Shared host memory by this worker's mapping (check_node found both).
-    if (p.host_sides & proto::kHostDst) p.dst = reinterpret_cast<uint64_t>(s.shared_host(p.dst, side_span(p.dst_pitch, p)));
-    if (p.host_sides & proto::kHostSrc) p.src = reinterpret_cast<uint64_t>(s.shared_host(p.src, side_span(p.src_pitch, p)));
+    auto local = [&](uint64_t client, uint64_t pitch) {
+      return reinterpret_cast<uint64_t>(s.shared_host(client, side_span(pitch, p)));
+    };
+    if (p.host_sides & proto::kHostDst) p.dst = local(p.dst, p.dst_pitch);
+    if (p.host_sides & proto::kHostSrc) p.src = local(p.src, p.src_pitch);
   }
   if (p.type == cudaGraphNodeTypeHost) {
     graphs(s).set_host_node_runner(HostNodeRecords::run);
