@@ -392,9 +392,13 @@ LIMITS = [
     "supported.",
     "Virtual memory management: reservations live on the current device's server and map "
     "allocations of that server's GPUs; only read-write ranges take part in copies; "
-    "cuMemAddressReserve ignores the address hint. Shareable handles (POSIX fds, fabric handles), "
-    "cuMemGetHandleForAddressRange (dma-buf fds) and multicast objects are unsupported: a file "
-    "descriptor of the server cannot reach the application.",
+    "cuMemAddressReserve ignores the address hint. Multicast objects are unsupported.",
+    "Shareable handles (cuMemExportToShareableHandle, cuMemPoolExportToShareableHandle) and "
+    "cuMemGetHandleForAddressRange: a POSIX file descriptor (or dma-buf descriptor) is the "
+    "application's own, passed from and to the server's driver beside the call, so it needs the shm "
+    "transport (elsewhere CUDA_ERROR_NOT_SUPPORTED); fabric handles and pool pointer export data "
+    "travel as bytes on any transport. An imported allocation or pool lives on the current device's "
+    "server; the host-test backend has neither fabric handles nor dma-buf (CUDA_ERROR_NOT_SUPPORTED).",
     "IPC handles name memory and events of one server: opening one on another server's GPU, or a "
     "forged one, returns CUDA_ERROR_INVALID_HANDLE.",
     "Graphs live on one device (its primary context: a node's CUcontext is not looked at); copy "

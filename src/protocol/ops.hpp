@@ -179,6 +179,16 @@ enum Op : uint16_t {
   // Driver API breadth: 400-499.
   kOpStreamMemOps = 400,  // cuStreamBatchMemOp and the wait/write-value calls: posted
   kOpLink = 401,          // JIT-link inputs (payload) -> the linked image
+  // Shareable handles (cuMemExportToShareableHandle & co.). A POSIX file
+  // descriptor travels beside the frame (shm only); a fabric handle and
+  // pool pointer export data travel as their bytes.
+  kOpVmmExport = 430,               // allocation, handle type -> descriptor or fabric handle
+  kOpVmmImport = 431,               // handle type, descriptor or fabric handle -> allocation, its properties
+  kOpMemPoolExport = 432,           // pool, handle type -> descriptor or fabric handle
+  kOpMemPoolImport = 433,           // handle type, descriptor or fabric handle -> pool
+  kOpMemPoolExportPointer = 434,    // pointer -> CUmemPoolPtrExportData
+  kOpMemPoolImportPointer = 435,    // pool, CUmemPoolPtrExportData -> pointer, its size
+  kOpMemGetHandleForAddressRange = 436,  // range, handle type, flags -> dma-buf descriptor
   kOpGraphConditionalHandleCreate = 470,  // graph, default value, flags -> the driver's handle
   kOpModuleGetManaged = 471,              // module, name -> address and size of its managed variable
   kOpDeviceRegisterAsyncNotification = 472,    // device, client callback number -> registration

@@ -27,6 +27,9 @@ enum FrameFlags : uint32_t {
   // once queued on the GPU), yet answered: with its status, or with the data
   // of a device-to-host copy.
   kFlagAnswer = 1u << 1,
+  // A descriptor travels with the frame (shm): the worker closes it if no
+  // handler takes it. Only such frames cost the worker a look for one.
+  kFlagDescriptor = 1u << 2,
 };
 
 struct FrameHeader {

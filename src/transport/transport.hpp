@@ -45,6 +45,8 @@ class Connection {
   virtual void send_with_fd(std::span<const iovec> parts, int fd) = 0;
   // The oldest descriptor that arrived with data, or -1.
   virtual int take_fd() = 0;
+  // Whether send_with_fd can work: both ends on one host, over a Unix socket.
+  virtual bool passes_descriptors() const = 0;
 };
 
 class Listener {

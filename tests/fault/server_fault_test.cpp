@@ -2,6 +2,7 @@
 // must get an error reply or end only its own session, and the daemon and
 // other sessions must keep working.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -116,6 +117,33 @@ class ServerFault : public ::testing::Test {
       *reply = proto::HelloReply::decode(r);
     }
     return c;
+  }
+  // The same over the Unix socket (shm), where descriptors may travel.
+  static std::unique_ptr<transport::Connection> raw_shm_session() {
+    auto c = transport::make_shm_transport()->connect({transport::default_shm_socket(port_), 0}, 1000);
+    auto ch = proto::recv_header(*c);
+    std::vector<uint8_t> args;
+    proto::recv_args(*c, ch, args);
+    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "shm-fault", {}};
+    proto::Writer hw;
+    hello.encode(hw);
+    proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, hw.bytes());
+    auto h = proto::recv_header(*c);
+    proto::recv_args(*c, h, args);
+    return c;
+  }
+  // Sends one call and returns its status; its outputs go to *out.
+  static int32_t call(transport::Connection& c, uint16_t op, const proto::Writer& w,
+                      std::vector<uint8_t>* out = nullptr) {
+    proto::send_frame(c, proto::FrameHeader{.op = op}, w.bytes());
+    auto h = proto::recv_header(c);
+    std::vector<uint8_t> args;
+    proto::recv_args(c, h, args);
+    EXPECT_EQ(h.op, proto::kOpReply);
+    proto::ReplyPrefix p;
+    std::memcpy(&p, args.data(), sizeof p);
+    if (out) out->assign(args.begin() + sizeof p, args.end());
+    return p.status;
   }
   static int32_t reply_status(transport::Connection& c) {
     auto h = proto::recv_header(c);
@@ -587,16 +615,8 @@ TEST_F(ServerFault, DeadServerGivesPromptErrors) {
 
 TEST_F(ServerFault, SharedMemoryCallsAreChecked) {
   // Over the Unix socket, without the descriptor or outside registered memory.
-  auto c = transport::make_shm_transport()->connect({transport::default_shm_socket(port_), 0}, 1000);
-  auto ch = proto::recv_header(*c);
+  auto c = raw_shm_session();
   std::vector<uint8_t> args;
-  proto::recv_args(*c, ch, args);
-  proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "shm-fault", {}};
-  proto::Writer hw;
-  hello.encode(hw);
-  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, hw.bytes());
-  auto h = proto::recv_header(*c);
-  proto::recv_args(*c, h, args);
   proto::Writer reg;
   reg.put<uint64_t>(0x10000).put<uint64_t>(4096);
   proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHostRegisterShared}, reg.bytes());
@@ -1075,6 +1095,78 @@ TEST_F(ServerFault, VirtualMemoryOpsCheckHandlesRangesAndDevices) {
   EXPECT_EQ(b->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaErrorInvalidValue);
   EXPECT_EQ(a->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaSuccess);
   EXPECT_EQ(a->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaErrorInvalidValue);
+  expect_healthy();
+}
+
+// Shareable handles: the worker checks the transport itself (a client may
+// skip its own check), the descriptor an import names, and its handles.
+TEST_F(ServerFault, ShareableHandleOpsCheckTransportDescriptorsAndHandles) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  proto::Writer create;
+  create.put<uint64_t>(2 << 20).put(prop);
+  auto export_as = [](uint64_t handle, int32_t type) {
+    proto::Writer w;
+    w.put<uint64_t>(handle).put<int32_t>(type);
+    return w;
+  };
+  proto::Writer import_fd;
+  import_fd.put<int32_t>(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  std::vector<uint8_t> out;
+
+  // tcp: no descriptor crosses, whatever the client asks.
+  auto tcp = raw_session();
+  ASSERT_EQ(call(*tcp, proto::kOpVmmCreate, create, &out), cudaSuccess);
+  uint64_t tcp_handle = proto::Reader(out).get<uint64_t>();
+  EXPECT_EQ(call(*tcp, proto::kOpVmmExport, export_as(tcp_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)),
+            cudaErrorNotSupported);
+  EXPECT_EQ(call(*tcp, proto::kOpVmmImport, import_fd), cudaErrorNotSupported);
+  proto::Writer malloc_args;
+  malloc_args.put<uint64_t>(1 << 16);
+  ASSERT_EQ(call(*tcp, proto::kOpMalloc, malloc_args, &out), cudaSuccess);
+  uint64_t dev = proto::Reader(out).get<uint64_t>();
+  proto::Writer range;
+  range.put<uint64_t>(dev).put<uint64_t>(1 << 16).put<int32_t>(CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD).put<uint64_t>(0);
+  EXPECT_EQ(call(*tcp, proto::kOpMemGetHandleForAddressRange, range), cudaErrorNotSupported);
+
+  // shm: a descriptor comes with the reply; imports need one, of memory.
+  auto shm = raw_shm_session();
+  ASSERT_EQ(call(*shm, proto::kOpVmmCreate, create, &out), cudaSuccess);
+  uint64_t handle = proto::Reader(out).get<uint64_t>();
+  EXPECT_EQ(call(*shm, proto::kOpVmmExport, export_as(tcp_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)),
+            cudaErrorInvalidValue);  // another session's allocation
+  EXPECT_EQ(call(*shm, proto::kOpVmmExport, export_as(handle, CU_MEM_HANDLE_TYPE_NONE)), cudaErrorInvalidValue);
+  EXPECT_EQ(shm->take_fd(), -1);
+  ASSERT_EQ(call(*shm, proto::kOpVmmExport, export_as(handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)), cudaSuccess);
+  int fd = shm->take_fd();
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(call(*shm, proto::kOpVmmImport, import_fd), cudaErrorInvalidValue);  // no descriptor sent
+  proto::FrameHeader h{.op = proto::kOpVmmImport, .args_len = static_cast<uint32_t>(import_fd.size())};
+  iovec parts[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(import_fd.bytes().data()), import_fd.size()}};
+  int null_fd = open("/dev/null", O_RDONLY);
+  shm->send_with_fd(parts, null_fd);  // not memory
+  EXPECT_EQ(reply_status(*shm), cudaErrorInvalidValue);
+  close(null_fd);
+  shm->send_with_fd(parts, fd);
+  ASSERT_EQ(reply_status(*shm), cudaSuccess);
+  close(fd);
+  proto::Writer garbage_import;
+  garbage_import.put<int32_t>(12345);
+  EXPECT_EQ(call(*shm, proto::kOpVmmImport, garbage_import), cudaErrorInvalidValue);
+
+  // Pools and pool pointers: only the session's own.
+  proto::Writer pool_export;
+  pool_export.put<uint64_t>(0x1234).put<int32_t>(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR).put<uint64_t>(0);
+  EXPECT_EQ(call(*shm, proto::kOpMemPoolExport, pool_export), cudaErrorInvalidResourceHandle);
+  proto::Writer import_pointer;
+  import_pointer.put<uint64_t>(0x1234).put(CUmemPoolPtrExportData{});
+  EXPECT_EQ(call(*shm, proto::kOpMemPoolImportPointer, import_pointer), cudaErrorInvalidResourceHandle);
+  proto::Writer export_pointer;
+  export_pointer.put<uint64_t>(dev);  // the tcp session's memory
+  EXPECT_EQ(call(*shm, proto::kOpMemPoolExportPointer, export_pointer), cudaErrorInvalidValue);
+  EXPECT_EQ(call(*shm, proto::kOpMemGetHandleForAddressRange, range), cudaErrorInvalidValue);
   expect_healthy();
 }
 

@@ -23,8 +23,11 @@ TEST(DeviceOutput, TakesWhatWasPrintedInOrderPerStream) {
     printf("kernel line 1\n");
     printf("kernel line 2\n");
     fprintf(stderr, "assertion message\n");
-    std::string got;
-    for (const auto& c : out.take(true)) got += std::to_string(c.fd) + ":" + c.text;
+    // Standard error is unbuffered and may be drained before standard
+    // output is flushed: only the order within each stream is kept.
+    std::string per_fd[3];
+    for (const auto& c : out.take(true)) per_fd[c.fd] += c.text;
+    std::string got = "1:" + per_fd[1] + "2:" + per_fd[2];
     // Nothing is left once taken.
     if (!out.take(true).empty() || out.pending()) got += "LEFTOVER";
     if (write(report[1], got.data(), got.size()) != static_cast<ssize_t>(got.size())) _exit(3);
@@ -40,4 +43,26 @@ TEST(DeviceOutput, TakesWhatWasPrintedInOrderPerStream) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(got, "1:kernel line 1\nkernel line 2\n2:assertion message\n");
+}
+
+TEST(DeviceOutput, LooksForOutputOnlyWhileKernelsMayNotHavePrinted) {
+  DeviceOutput out;
+  EXPECT_FALSE(out.may_hold_output(0));
+  out.kernel_queued(0);
+  EXPECT_TRUE(out.may_hold_output(0));
+  EXPECT_FALSE(out.may_hold_output(1));
+  // A synchronize that started before the second kernel was queued covers
+  // only the first.
+  uint64_t before_sync = out.kernels_queued(0);
+  out.kernel_queued(0);
+  out.printed_through(0, before_sync);
+  EXPECT_TRUE(out.may_hold_output(0));
+  out.printed_through(0, out.kernels_queued(0));
+  EXPECT_FALSE(out.may_hold_output(0));
+  // An older synchronize finishing late does not undo a newer one.
+  out.printed_through(0, before_sync);
+  EXPECT_FALSE(out.may_hold_output(0));
+  // Unchecked ordinals from a client stay in bounds.
+  out.kernel_queued(65535);
+  EXPECT_TRUE(out.may_hold_output(65535));
 }

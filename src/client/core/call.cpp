@@ -101,6 +101,22 @@ cudaError_t Call::run_into(void* dst, size_t n) {
   return e;
 }
 
+cudaError_t Call::run_with_fd(int fd) {
+  cudaError_t e = traced(op_, false, args_.size(), [&] {
+    return dev_->session->call_with_fd(op_, dev_->remote, args_.bytes(), fd, reply_buf_);
+  });
+  reply_ = proto::Reader(reply_buf_);
+  return e;
+}
+
+cudaError_t Call::run_taking_fd(int* fd) {
+  cudaError_t e = traced(op_, false, args_.size(), [&] {
+    return dev_->session->call_taking_fd(op_, dev_->remote, args_.bytes(), fd, reply_buf_);
+  });
+  reply_ = proto::Reader(reply_buf_);
+  return e;
+}
+
 cudaError_t Call::post(std::span<const iovec> payload) {
   return traced(op_, true, args_.size(),
                 [&] { return dev_->session->post(op_, dev_->remote, args_.bytes(), payload); });

@@ -30,6 +30,10 @@ class Call {
   }
   cudaError_t run(std::span<const iovec> payload = {});
   cudaError_t run_into(void* dst, size_t n);
+  // Synchronous calls that hand the server a descriptor, or take one from
+  // its reply (*fd: -1 unless the call succeeded); shm only.
+  cudaError_t run_with_fd(int fd);
+  cudaError_t run_taking_fd(int* fd);
   cudaError_t post(std::span<const iovec> payload = {});
   // Outputs of a successful run().
   proto::Reader& reply() { return reply_; }

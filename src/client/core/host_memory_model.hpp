@@ -4,6 +4,8 @@
 // is mapped and there is no managed memory at all. The device facts that
 // describe this (cudaDeviceProp fields, device attributes) are answered for
 // rgpu's model, so programs choose a path that works instead of failing.
+// File descriptors cross between application and server only over shm, so
+// elsewhere no POSIX descriptor or dma-buf handle type is offered either.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -17,5 +19,9 @@ void adjust_host_memory_facts(cudaDeviceProp& p, bool shares_memory);
 
 // The value of an attribute rgpu answers itself, or nothing for the GPU's own.
 std::optional<int> host_memory_attribute(cudaDeviceAttr attr, bool shares_memory);
+
+// The GPU's `value` of `attr` as the application sees it: handle types made
+// of file descriptors taken out when they cannot reach it.
+int descriptor_handle_attribute(cudaDeviceAttr attr, int value, bool shares_memory);
 
 }  // namespace rgpu::client

@@ -1,5 +1,7 @@
 #include "client/core/lane.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -82,10 +84,35 @@ cudaError_t Lane::call_into(uint16_t op, uint16_t device, std::span<const uint8_
 cudaError_t Lane::call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
                                std::vector<uint8_t>& reply_args, uint64_t* used) {
   return exchange(0, used, [&](uint64_t seq) {
-    proto::FrameHeader h{.op = op, .device = device, .args_len = static_cast<uint32_t>(args.size()), .seq = seq};
+    proto::FrameHeader h{.op = op,
+                         .device = device,
+                         .args_len = static_cast<uint32_t>(args.size()),
+                         .flags = proto::kFlagDescriptor,
+                         .seq = seq};
     iovec parts[2] = {{&h, sizeof h}, {const_cast<uint8_t*>(args.data()), args.size()}};
     conn_->send_with_fd(parts, fd);
     return receive_reply(reply_args, nullptr, 0, true);
+  });
+}
+
+cudaError_t Lane::call_taking_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int* fd,
+                                 std::vector<uint8_t>& reply_args, uint64_t* used) {
+  *fd = -1;
+  return exchange(0, used, [&](uint64_t seq) {
+    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .seq = seq}, args);
+    cudaError_t e = receive_reply(reply_args, nullptr, 0, false);
+    if (e != cudaSuccess) return e;
+    // The worker sends the descriptor ahead of its reply, so it is here now;
+    // it is taken even when an earlier asynchronous error is what the call
+    // returns, so that no later call finds it.
+    *fd = conn_->take_fd();
+    if (*fd < 0) return session_.lost("a reply came without the descriptor it carries");
+    cudaError_t earlier = std::exchange(pending_deferred_, cudaSuccess);
+    if (earlier != cudaSuccess) {
+      close(*fd);
+      *fd = -1;
+    }
+    return earlier;
   });
 }
 

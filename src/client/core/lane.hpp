@@ -31,6 +31,10 @@ class Lane {
                         std::vector<uint8_t>& reply_args, uint64_t* used);
   cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
                            std::vector<uint8_t>& reply_args, uint64_t* used);
+  // A synchronous call whose successful reply brings a descriptor (shm):
+  // *fd is the client's own copy, or -1 when the call failed.
+  cudaError_t call_taking_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int* fd,
+                             std::vector<uint8_t>& reply_args, uint64_t* used);
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload);
   // An asynchronous call numbered `seq` earlier, answered: with its status,
   // and with n bytes of data into dst when n is not 0.

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -158,6 +159,11 @@ void Session::wait_background_copies(uint64_t seq, uint16_t device, uint64_t str
 HostCallbackRunner& Session::host_callbacks() {
   std::call_once(callbacks_once_, [this] { callbacks_ = std::make_unique<HostCallbackRunner>(*this); });
   return *callbacks_;
+}
+
+void Session::drop_fd(int* fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
 }
 
 cudaError_t Session::settle(cudaError_t status, uint64_t seq) {

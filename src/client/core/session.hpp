@@ -55,6 +55,14 @@ class Session {
     uint64_t seq = 0;
     return settle(lane().call_with_fd(op, device, args, fd, reply_args, &seq), seq);
   }
+  // Synchronous call whose successful reply hands over a descriptor (shm).
+  cudaError_t call_taking_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int* fd,
+                             std::vector<uint8_t>& reply_args) {
+    uint64_t seq = 0;
+    cudaError_t e = settle(lane().call_taking_fd(op, device, args, fd, reply_args, &seq), seq);
+    if (e != cudaSuccess) drop_fd(fd);
+    return e;
+  }
   // An asynchronous copy from or to page-locked memory, moved by a thread of
   // the session; false when that is not possible (copy synchronously).
   bool copy_in_background(BackgroundCopies::Copy copy);
@@ -97,6 +105,8 @@ class Session {
   // A synchronous call's status, once the background copies numbered
   // before it (seq) are done; their error if the call had none.
   cudaError_t settle(cudaError_t status, uint64_t seq);
+  // Closes *fd (a descriptor a failed call must not hand out) and sets -1.
+  static void drop_fd(int* fd);
 
   transport::Endpoint server_;
   std::string transport_name_;

@@ -13,12 +13,15 @@ namespace {
 static_assert(sizeof(CUmemPoolProps) == sizeof(cudaMemPoolProps));
 static_assert(sizeof(CUmemLocation) == sizeof(cudaMemLocation));
 static_assert(sizeof(CUmemAccessDesc) == sizeof(cudaMemAccessDesc));
+static_assert(sizeof(CUmemPoolPtrExportData) == sizeof(cudaMemPoolPtrExportData));
 
 cudaMemPool_t rt(CUmemoryPool p) { return reinterpret_cast<cudaMemPool_t>(p); }
 cudaMemPool_t* rt(CUmemoryPool* p) { return reinterpret_cast<cudaMemPool_t*>(p); }
 cudaStream_t rt(CUstream s) { return reinterpret_cast<cudaStream_t>(s); }
 cudaMemLocation* rt(CUmemLocation* l) { return reinterpret_cast<cudaMemLocation*>(l); }
 cudaMemAllocationType rt(CUmemAllocationType t) { return static_cast<cudaMemAllocationType>(t); }
+cudaMemAllocationHandleType rt(CUmemAllocationHandleType t) { return static_cast<cudaMemAllocationHandleType>(t); }
+cudaMemPoolPtrExportData* rt(CUmemPoolPtrExportData* d) { return reinterpret_cast<cudaMemPoolPtrExportData*>(d); }
 
 }  // namespace
 
@@ -92,4 +95,30 @@ extern "C" CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* l
 
 extern "C" CUresult CUDAAPI cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) {
   return through_runtime([&] { return cudaMemSetMemPool(rt(location), rt(type), rt(pool)); });
+}
+
+// Flags are 64-bit here and 32-bit in the runtime: any set bit is refused
+// (they must be 0) rather than cut off.
+extern "C" CUresult CUDAAPI cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool,
+                                                             CUmemAllocationHandleType handleType,
+                                                             unsigned long long flags) {
+  if (flags) return through_runtime([] { return cudaErrorInvalidValue; });
+  return through_runtime([&] { return cudaMemPoolExportToShareableHandle(handle_out, rt(pool), rt(handleType), 0); });
+}
+
+extern "C" CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle,
+                                                               CUmemAllocationHandleType handleType,
+                                                               unsigned long long flags) {
+  if (flags) return through_runtime([] { return cudaErrorInvalidValue; });
+  return through_runtime([&] { return cudaMemPoolImportFromShareableHandle(rt(pool_out), handle, rt(handleType), 0); });
+}
+
+extern "C" CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) {
+  return through_runtime([&] { return cudaMemPoolExportPointer(rt(shareData_out), reinterpret_cast<void*>(ptr)); });
+}
+
+extern "C" CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool,
+                                                   CUmemPoolPtrExportData* shareData) {
+  return through_runtime(
+      [&] { return cudaMemPoolImportPointer(reinterpret_cast<void**>(ptr_out), rt(pool), rt(shareData)); });
 }

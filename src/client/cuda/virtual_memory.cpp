@@ -3,7 +3,8 @@
 // reservation on the current device's). Handles the application sees are
 // the client's own numbers; a reservation only maps allocations of its own
 // server. Ranges made readable and writable enter the memory map, so
-// copies and memsets on them go to that server.
+// copies and memsets on them go to that server. Allocations cross to other
+// processes through shareable handles (client/core/shareable_handle.hpp).
 #include "client/cuda/cuda_api.hpp"
 #include <cuda_runtime_api.h>
 
@@ -14,6 +15,7 @@
 
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/core/shareable_handle.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "protocol/ops.hpp"
 
@@ -78,6 +80,22 @@ CUresult route_prop(Call& call, const CUmemAllocationProp* prop, CUmemAllocation
 
 CUresult run(Call& call) { return to_cu(call.run()); }
 
+// The application's device that is GPU `ordinal` of the call's server (the
+// call's own device when none is listed).
+int device_of(const Call& call, int ordinal) {
+  Runtime& rt = Runtime::get();
+  for (int i = 0; i < rt.device_count(); ++i)
+    if (rt.device(i)->session == call.device()->session && rt.device(i)->remote == ordinal) return i;
+  return call.device_index();
+}
+
+CUmemGenericAllocationHandle remember(int device, uint64_t remote, const CUmemAllocationProp& prop) {
+  std::lock_guard lock(state().mutex);
+  CUmemGenericAllocationHandle handle = state().next_handle++;
+  state().allocations[handle] = {device, remote, prop};
+  return handle;
+}
+
 }  // namespace
 
 extern "C" CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
@@ -104,9 +122,48 @@ extern "C" CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, si
   if (CUresult e = route_prop(call, prop, &remote)) return e;
   call.args().put<uint64_t>(size).put(remote);
   if (CUresult e = run(call)) return e;
-  std::lock_guard lock(state().mutex);
-  *handle = state().next_handle++;
-  state().allocations[*handle] = {call.device_index(), call.reply().get<uint64_t>(), *prop};
+  *handle = remember(call.device_index(), call.reply().get<uint64_t>(), *prop);
+  return CUDA_SUCCESS;
+}
+
+// The allocation must have asked for the handle type at cuMemCreate (the
+// server's driver checks). A descriptor arrives as the application's own.
+extern "C" CUresult CUDAAPI cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle,
+                                                         CUmemAllocationHandleType handleType,
+                                                         unsigned long long flags) {
+  if (CUresult e = driver_ready()) return e;
+  if (!shareableHandle || flags) return CUDA_ERROR_INVALID_VALUE;
+  KeepLastError keep;
+  Allocation a;
+  {
+    std::lock_guard lock(state().mutex);
+    auto it = state().allocations.find(handle);
+    if (it == state().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+    a = it->second;
+  }
+  Call call(proto::kOpVmmExport);
+  int32_t ordinal;
+  if (cudaError_t e = call.to_device(a.device, &ordinal)) return to_cu(e);
+  if (cudaError_t e = check_shareable_type(call, handleType, "cuMemExportToShareableHandle")) return to_cu(e);
+  call.args().put<uint64_t>(a.remote).put<int32_t>(handleType);
+  return to_cu(run_export(call, handleType, shareableHandle));
+}
+
+// Imported on the current device's server, as an allocation of whichever
+// of its GPUs holds the memory.
+extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle,
+                                                           CUmemAllocationHandleType shHandleType) {
+  if (CUresult e = driver_ready()) return e;
+  if (!handle) return CUDA_ERROR_INVALID_VALUE;
+  KeepLastError keep;
+  Call call(proto::kOpVmmImport);
+  if (cudaError_t e = call.to_current_device()) return to_cu(e);
+  if (cudaError_t e = check_shareable_type(call, shHandleType, "cuMemImportFromShareableHandle")) return to_cu(e);
+  if (cudaError_t e = run_import(call, shHandleType, osHandle)) return to_cu(e);
+  auto remote = call.reply().get<uint64_t>();
+  auto prop = call.reply().get<CUmemAllocationProp>();
+  prop.location.id = device_of(call, prop.location.id);
+  *handle = remember(prop.location.id, remote, prop);
   return CUDA_SUCCESS;
 }
 

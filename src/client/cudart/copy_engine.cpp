@@ -61,6 +61,12 @@ cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_
 
 namespace {
 
+// A small blocking upload from shared page-locked memory goes with its
+// request instead: on the H100 machine the driver's DMA from memory the
+// worker registered took ~3 us longer than the staged copy (64 B: 10.3 vs
+// 7.4 us round trip). Downloads are quicker as DMA into shared memory.
+constexpr size_t kInlineUploadMax = 4096;
+
 // Host memory the device's server has mapped (shm): the copy is the server's
 // own DMA, and nothing but the call crosses the socket.
 bool shared_with(int device, const void* host, size_t n) {
@@ -134,7 +140,8 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       return copy_2d(dst, n, src, n, n, 1, cudaMemcpyHostToHost, stream, async);
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, n, &dev)) return e;
-      if (shared_with(dev, src, n)) return copy_shared(dev, dst, src, n, true, true, stream, async);
+      if (shared_with(dev, src, n) && (async || n > kInlineUploadMax))
+        return copy_shared(dev, dst, src, n, true, true, stream, async);
       if (cudaError_t e; ring_copy_to_device(dev, dst, src, n, stream, async, &e)) return e;
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;

@@ -50,7 +50,7 @@ extern "C" cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, i
     }
     call.quiet().args().put(attr).put<int32_t>(remote);
     if (cudaError_t e = call.run()) return e;
-    *value = call.reply().get<int32_t>();
+    *value = descriptor_handle_attribute(attr, call.reply().get<int32_t>(), call.device()->session->shares_memory());
     return cudaSuccess;
   });
 }

@@ -1,12 +1,16 @@
 // Stream-ordered allocation (cudaMallocAsync, cudaFreeAsync) and memory
 // pools. The server allocates in stream order and hands back the real
-// address at once; pools are server objects behind client handles.
+// address at once; pools are server objects behind client handles. Pools
+// made with handle types cross to other processes through shareable
+// handles (client/core/shareable_handle.hpp), their allocations through
+// pointer export data.
 #include <cuda_runtime_api.h>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/core/shareable_handle.hpp"
 #include "client/cudart/device_allocation.hpp"
 #include "common/log.hpp"
 #include "protocol/mem_pool_attr.hpp"
@@ -172,6 +176,67 @@ extern "C" cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
     if (cudaError_t e = call.to_device(device, &ordinal)) return e;
     call.args().put<int32_t>(ordinal).put<uint64_t>(p.remote);
     return call.run();
+  });
+}
+
+extern "C" cudaError_t cudaMemPoolExportToShareableHandle(void* shareableHandle, cudaMemPool_t memPool,
+                                                          cudaMemAllocationHandleType handleType, unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!shareableHandle) return cudaErrorInvalidValue;
+    Call call(proto::kOpMemPoolExport);
+    if (cudaError_t e = to_pool(call, memPool)) return e;
+    if (cudaError_t e = check_shareable_type(call, handleType, "cudaMemPoolExportToShareableHandle")) return e;
+    call.args().put<int32_t>(handleType).put<uint64_t>(flags);
+    return run_export(call, handleType, shareableHandle);
+  });
+}
+
+// The pool is imported on the current device's server and belongs to that
+// device here.
+extern "C" cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t* memPool, void* shareableHandle,
+                                                            cudaMemAllocationHandleType handleType,
+                                                            unsigned int flags) {
+  return api([&]() -> cudaError_t {
+    if (!memPool || flags) return cudaErrorInvalidValue;
+    Call call(proto::kOpMemPoolImport);
+    if (cudaError_t e = call.to_current_device()) return e;
+    if (cudaError_t e = check_shareable_type(call, handleType, "cudaMemPoolImportFromShareableHandle")) return e;
+    if (cudaError_t e = run_import(call, handleType, shareableHandle)) return e;
+    *memPool = mem_pools().add(call.device_index(), call.reply().get<uint64_t>());
+    return cudaSuccess;
+  });
+}
+
+extern "C" cudaError_t cudaMemPoolExportPointer(cudaMemPoolPtrExportData* exportData, void* ptr) {
+  return api([&]() -> cudaError_t {
+    if (!exportData) return cudaErrorInvalidValue;
+    auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(ptr));
+    if (!range) return cudaErrorInvalidValue;
+    Call call(proto::kOpMemPoolExportPointer);
+    int32_t ordinal;
+    if (cudaError_t e = call.to_device(range->device, &ordinal)) return e;
+    call.args().put<uint64_t>(reinterpret_cast<uint64_t>(ptr));
+    if (cudaError_t e = call.run()) return e;
+    *exportData = call.reply().get<cudaMemPoolPtrExportData>();
+    return cudaSuccess;
+  });
+}
+
+// The imported pointer is memory of the pool's device like any allocation:
+// copies and launches take it, cudaFree and cudaFreeAsync give it back.
+extern "C" cudaError_t cudaMemPoolImportPointer(void** ptr, cudaMemPool_t memPool,
+                                                cudaMemPoolPtrExportData* exportData) {
+  return api([&]() -> cudaError_t {
+    if (!ptr || !exportData) return cudaErrorInvalidValue;
+    Call call(proto::kOpMemPoolImportPointer);
+    if (cudaError_t e = to_pool(call, memPool)) return e;
+    call.args().put(*exportData);
+    if (cudaError_t e = call.run()) return e;
+    auto p = call.reply().get<uint64_t>();
+    auto size = call.reply().get<uint64_t>();
+    if (cudaError_t e = remember_allocation(call, p, size)) return e;
+    *ptr = reinterpret_cast<void*>(p);
+    return cudaSuccess;
   });
 }
 

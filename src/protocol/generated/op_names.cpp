@@ -164,6 +164,13 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
+    case kOpVmmExport: return "VmmExport";
+    case kOpVmmImport: return "VmmImport";
+    case kOpMemPoolExport: return "MemPoolExport";
+    case kOpMemPoolImport: return "MemPoolImport";
+    case kOpMemPoolExportPointer: return "MemPoolExportPointer";
+    case kOpMemPoolImportPointer: return "MemPoolImportPointer";
+    case kOpMemGetHandleForAddressRange: return "MemGetHandleForAddressRange";
     case kOpGraphConditionalHandleCreate: return "GraphConditionalHandleCreate";
     case kOpModuleGetManaged: return "ModuleGetManaged";
     case kOpDeviceRegisterAsyncNotification: return "DeviceRegisterAsyncNotification";

@@ -54,6 +54,14 @@ struct LinkInput {
   std::vector<uint8_t> data;
 };
 
+// A shareable handle of memory or a pool: a POSIX file descriptor (owned
+// by whoever holds the struct) or a fabric handle's bytes.
+struct ShareableHandle {
+  CUmemAllocationHandleType type = CU_MEM_HANDLE_TYPE_NONE;
+  int fd = -1;
+  CUmemFabricHandle fabric{};
+};
+
 // Where a backend delivers a device's async notifications (over-budget...).
 class AsyncNotificationSink {
  public:
@@ -199,6 +207,24 @@ class Backend : public ForwardedApi {
   virtual int32_t vmm_unmap(DevPtr ptr, size_t size) = 0;
   virtual int32_t vmm_set_access(DevPtr ptr, size_t size, int device, CUmemAccess_flags flags) = 0;
   virtual int32_t vmm_get_access(unsigned long long* flags, int device, DevPtr ptr) = 0;
+  // Shareable handles (handle->type says which kind is asked for). An
+  // export's descriptor is the caller's to close; an import only reads the
+  // handle (the caller closes its descriptor). An imported allocation's
+  // *size is 0 where only the driver knows it (its cuMemMap checks bound
+  // it); prop->location.id is this server's ordinal.
+  virtual int32_t vmm_export(Handle allocation, ShareableHandle* handle) = 0;
+  virtual int32_t vmm_import(const ShareableHandle& handle, Handle* allocation, size_t* size,
+                             CUmemAllocationProp* prop) = 0;
+  // Pools created with handle types; an imported pool lends its pointers
+  // (mem_pool_import_pointer) but never allocates.
+  virtual int32_t mem_pool_export(Handle pool, ShareableHandle* handle) = 0;
+  virtual int32_t mem_pool_import(const ShareableHandle& handle, Handle* pool) = 0;
+  virtual int32_t mem_pool_export_pointer(DevPtr ptr, CUmemPoolPtrExportData* data) = 0;
+  virtual int32_t mem_pool_import_pointer(Handle pool, const CUmemPoolPtrExportData& data, DevPtr* ptr,
+                                          size_t* size) = 0;
+  // A dma-buf descriptor of device memory (cuMemGetHandleForAddressRange).
+  virtual int32_t mem_range_handle(DevPtr ptr, size_t size, CUmemRangeHandleType type, unsigned long long flags,
+                                   int* fd) = 0;
   // IPC between worker processes of this host: an exported allocation or
   // event becomes bytes that another worker's import turns back into an
   // address or event of its own.

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <utility>
@@ -73,6 +74,37 @@ std::vector<DeviceOutput::Chunk> DeviceOutput::take(bool flush) {
   read_available();
   pending_ = false;
   return std::exchange(chunks_, {});
+}
+
+DeviceOutput::KernelCount& DeviceOutput::count(int device) {
+  // Ordinals come from the client before they are checked: a bad one must
+  // not grow the table (a session has far fewer devices).
+  constexpr int kCountedDevices = 64;
+  size_t i = static_cast<size_t>(std::clamp(device, 0, kCountedDevices - 1));
+  if (i >= counts_.size()) counts_.resize(i + 1);
+  return counts_[i];
+}
+
+void DeviceOutput::kernel_queued(int device) {
+  std::lock_guard lock(counts_mutex_);
+  ++count(device).queued;
+}
+
+uint64_t DeviceOutput::kernels_queued(int device) {
+  std::lock_guard lock(counts_mutex_);
+  return count(device).queued;
+}
+
+void DeviceOutput::printed_through(int device, uint64_t kernels_before) {
+  std::lock_guard lock(counts_mutex_);
+  KernelCount& c = count(device);
+  c.printed = std::max(c.printed, kernels_before);
+}
+
+bool DeviceOutput::may_hold_output(int device) {
+  std::lock_guard lock(counts_mutex_);
+  KernelCount& c = count(device);
+  return c.queued > c.printed;
 }
 
 }  // namespace rgpu::server

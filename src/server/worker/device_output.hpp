@@ -28,6 +28,16 @@ class DeviceOutput {
   // True when output waits to be taken.
   bool pending() const { return pending_.load(std::memory_order_relaxed); }
 
+  // Only application kernels print, and looking for output costs system
+  // calls, so a flushing call looks only while kernels queued on its device
+  // may not have printed yet. A device synchronize prints what the kernels
+  // queued before it wrote: `kernels_before` is kernels_queued() read before
+  // it started.
+  void kernel_queued(int device);
+  uint64_t kernels_queued(int device);
+  void printed_through(int device, uint64_t kernels_before);
+  bool may_hold_output(int device);
+
  private:
   void drain_loop();
   void read_available();  // with mutex_ held
@@ -36,6 +46,12 @@ class DeviceOutput {
   std::mutex mutex_;
   std::vector<Chunk> chunks_;
   std::atomic<bool> pending_{false};
+  struct KernelCount {
+    uint64_t queued = 0, printed = 0;
+  };
+  std::mutex counts_mutex_;
+  std::vector<KernelCount> counts_;  // by device
+  KernelCount& count(int device);    // with counts_mutex_ held
   std::thread drainer_;
 };
 

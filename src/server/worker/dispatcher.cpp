@@ -24,6 +24,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_async_notification_handlers(*this);
   register_vmm_handlers(*this);
   register_ipc_handlers(*this);
+  register_shareable_handle_handlers(*this);
   register_graph_handlers(*this);
 }
 

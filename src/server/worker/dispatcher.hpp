@@ -48,6 +48,7 @@ void register_managed_memory_handlers(Dispatcher& d);
 void register_async_notification_handlers(Dispatcher& d);
 void register_vmm_handlers(Dispatcher& d);
 void register_ipc_handlers(Dispatcher& d);
+void register_shareable_handle_handlers(Dispatcher& d);
 void register_graph_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

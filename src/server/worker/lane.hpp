@@ -29,6 +29,9 @@ class Lane {
 
   // Set by handlers that sent their reply themselves.
   bool reply_sent = false;
+  // A descriptor a handler hands the client with its successful reply
+  // (shareable handles); owned here, closed once sent or refused.
+  int reply_fd = -1;
   // The first error of this lane's asynchronous calls since its last reply.
   int32_t deferred = 0;
 

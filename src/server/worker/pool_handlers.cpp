@@ -42,8 +42,11 @@ int32_t mem_pool_create(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (props.location.type != cudaMemLocationTypeDevice || !s.has_gpu(props.location.id))
     return cudaErrorInvalidValue;
-  // Pools shared between processes (IPC handles) are not offered.
-  if (props.handleTypes != cudaMemHandleTypeNone) return cudaErrorNotSupported;
+  // Pools shared between processes: through POSIX descriptors (shm) or
+  // fabric handles (shareable_handle_handlers.cpp); Windows handles mean
+  // nothing on this server.
+  if (props.handleTypes & ~(cudaMemHandleTypePosixFileDescriptor | cudaMemHandleTypeFabric))
+    return cudaErrorNotSupported;
   props.win32SecurityAttributes = nullptr;  // a client address means nothing here
   Handle pool = 0;
   if (int32_t e = s.backend().mem_pool_create(&pool, props)) return e;

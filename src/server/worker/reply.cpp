@@ -1,5 +1,7 @@
 #include "server/worker/reply.hpp"
 
+#include <unistd.h>
+
 #include "protocol/frame_io.hpp"
 #include "protocol/ops.hpp"
 
@@ -22,7 +24,25 @@ void send_reply(Lane& lane, int32_t status, const proto::Writer& out) {
   proto::FrameHeader h{.magic = proto::kFrameMagic, .op = proto::kOpReply};
   h.args_len = static_cast<uint32_t>(w.size() + body.size());
   iovec all[3] = {{&h, sizeof h}, parts[0], parts[1]};
+  if (status == cudaSuccess && lane.reply_fd >= 0) {
+    int fd = lane.reply_fd;
+    lane.reply_fd = -1;
+    try {
+      lane.connection().send_with_fd(all, fd);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+    close(fd);  // the client has its own now
+    return;
+  }
+  drop_reply_fd(lane);
   lane.connection().send(all);
+}
+
+void drop_reply_fd(Lane& lane) {
+  if (lane.reply_fd >= 0) close(lane.reply_fd);
+  lane.reply_fd = -1;
 }
 
 void begin_streamed_reply(Lane& lane, uint64_t n) {

@@ -58,12 +58,31 @@ bool flushes_device_output(uint16_t op) {
   }
 }
 
+// The calls that queue application kernels, the only code that prints on
+// the device. A new launching call must be named here, or what its kernels
+// print may reach the application after its next synchronize returns.
+bool queues_kernels(uint16_t op) {
+  switch (op) {
+    case proto::kOpLaunchKernel:
+    case proto::kOpLaunchCooperativeKernel:
+    case proto::kOpLaunchKernelEx:
+    case proto::kOpGraphLaunch:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Sends what kernels printed ahead of a reply, so that it reaches the
 // application's output before the call returns, as locally.
-void send_device_output(Session& s, Lane& lane, uint16_t op) {
-  bool flush = flushes_device_output(op);
+// `kernels_before`: the device's queued kernels when the call started.
+void send_device_output(Session& s, Lane& lane, const proto::FrameHeader& h, uint64_t kernels_before) {
+  bool flush = flushes_device_output(h.op) && s.output.may_hold_output(h.device);
   if (!flush && !s.output.pending()) return;
-  for (const auto& chunk : s.output.take(flush)) {
+  auto chunks = s.output.take(flush);
+  if (flush && (h.op == proto::kOpDeviceSynchronize || h.op == proto::kOpDeviceReset))
+    s.output.printed_through(h.device, kernels_before);
+  for (const auto& chunk : chunks) {
     proto::Writer w;
     w.put<uint8_t>(static_cast<uint8_t>(chunk.fd));
     iovec text{const_cast<char*>(chunk.text.data()), chunk.text.size()};
@@ -107,6 +126,7 @@ void serve_lane(Session& s, Lane& lane) {
     Request req(h, args, lane, &s.gate);
     proto::Writer out;
     lane.reply_sent = false;
+    const uint64_t kernels_before = s.output.kernels_queued(h.device);
     int32_t status;
     try {
       status = run_request(s, req, out, current);
@@ -114,16 +134,22 @@ void serve_lane(Session& s, Lane& lane) {
       s.gate.started(h.seq);
       throw;
     }
+    if (queues_kernels(h.op)) s.output.kernel_queued(h.device);
     if (async) s.gate.started(h.seq);
-    // Descriptors no handler took (a confused or hostile client) are closed.
-    for (int fd; (fd = conn.take_fd()) >= 0;) close(fd);
-    if (lane.reply_sent) continue;
+    // A descriptor its handler did not take (a refused call) is closed.
+    if (h.flags & proto::kFlagDescriptor)
+      for (int fd; (fd = conn.take_fd()) >= 0;) close(fd);
+    if (lane.reply_sent) {
+      drop_reply_fd(lane);
+      continue;
+    }
     // A refused call's payload is still on the wire: drop it to stay in step.
     proto::discard(conn, req.payload_left());
     if (async && !(h.flags & proto::kFlagAnswer)) {
       if (status != cudaSuccess && lane.deferred == cudaSuccess) lane.deferred = status;
+      drop_reply_fd(lane);
     } else {
-      send_device_output(s, lane, h.op);
+      send_device_output(s, lane, h, kernels_before);
       send_reply(lane, status, out);
     }
   }

@@ -78,7 +78,9 @@ int32_t map(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   auto allocation = s.vmm.allocation_size(h);
   if (!allocation) return cudaErrorInvalidValue;
-  if (offset > *allocation || size > *allocation - offset || !s.vmm.can_map(p, size)) return cudaErrorInvalidValue;
+  // An imported allocation of unknown size (0) is bounded by the driver's own checks.
+  bool inside = *allocation == 0 || (offset <= *allocation && size <= *allocation - offset);
+  if (!inside || !s.vmm.can_map(p, size)) return cudaErrorInvalidValue;
   if (int32_t e = s.backend().vmm_map(p, size, offset, h)) return e;
   s.vmm.add_mapping({p, size, h});
   return cudaSuccess;

@@ -21,6 +21,7 @@ class VmmTable {
     uint64_t allocation;
   };
 
+  // size 0: an imported allocation whose size only the driver knows.
   void add_allocation(uint64_t handle, size_t size);
   bool remove_allocation(uint64_t handle);
   std::optional<size_t> allocation_size(uint64_t handle) const;

@@ -17,7 +17,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kLivenessPeriod = std::chrono::milliseconds(50);
-constexpr auto kSpinBeforeYield = std::chrono::microseconds(5);
+// Long enough to cover a small synchronous copy's round trip (~10 us):
+// a yield is a system call, and the reply lands during one.
+constexpr auto kSpinBeforeYield = std::chrono::microseconds(20);
 
 // Shared between processes: no FUTEX_PRIVATE_FLAG.
 void futex_wait(std::atomic<uint32_t>& word, uint32_t expected, std::chrono::nanoseconds timeout) {
@@ -37,6 +39,15 @@ void notify(std::atomic<uint32_t>& event, std::atomic<uint32_t>& sleeping) {
     event.fetch_add(1, std::memory_order_relaxed);
     futex_wake(event);
   }
+}
+
+// Lets a hyperthread sibling (perhaps the peer we wait for) run while we spin.
+void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
 }
 
 }  // namespace
@@ -67,7 +78,10 @@ bool ByteRing::wait(Ready ready, std::atomic<uint32_t>& event, std::atomic<uint3
     if (now >= poll_until) break;
     // After a short spin, other runnable threads (many clients on few
     // cores) go first.
-    if (now - start > kSpinBeforeYield) std::this_thread::yield();
+    if (now - start > kSpinBeforeYield)
+      std::this_thread::yield();
+    else
+      spin_pause();
   }
   for (;;) {
     uint32_t seen = event.load(std::memory_order_relaxed);

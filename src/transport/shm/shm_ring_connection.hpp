@@ -31,6 +31,7 @@ class ShmRingConnection final : public Connection {
   std::string peer() const override { return "local"; }
   void send_with_fd(std::span<const iovec> parts, int fd) override;
   int take_fd() override;
+  bool passes_descriptors() const override { return true; }
 
  private:
   // Maps the shared rings; `client` says which ring is whose.

@@ -123,6 +123,12 @@ int SocketConnection::take_fd() {
   return fd;
 }
 
+bool SocketConnection::passes_descriptors() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  return getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) == 0 && ss.ss_family == AF_UNIX;
+}
+
 void SocketConnection::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
 std::string SocketConnection::peer() const {

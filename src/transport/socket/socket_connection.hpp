@@ -22,6 +22,7 @@ class SocketConnection final : public Connection {
   std::string peer() const override;
   void send_with_fd(std::span<const iovec> parts, int fd) override;
   int take_fd() override;
+  bool passes_descriptors() const override;
 
  private:
   ssize_t receive(char* into, size_t len);

@@ -51,10 +51,10 @@ int main() {
   CU_OK(cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &text));
   CHECK(text && *text);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGetErrorName(static_cast<CUresult>(12345), &text));
-  // A file descriptor of the application cannot name memory on a server.
-  CUmemGenericAllocationHandle imported;
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
-            cuMemImportFromShareableHandle(&imported, nullptr, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  // A function rgpu does not offer says so.
+  CUmemGenericAllocationHandle multicast;
+  CUmulticastObjectProp multicast_prop{};
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuMulticastCreate(&multicast, &multicast_prop));
 
   // Still serving.
   CU_OK(cuMemcpyHtoD(p, host.data(), 64));

@@ -93,10 +93,6 @@ extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterOutputSurface(void) { 
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterVideoSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterVideoSurface"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalMemory(cudaExternalMemory_t*, const cudaExternalMemoryHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalMemory"); }
 extern "C" cudaError_t CUDARTAPI cudaImportExternalSemaphore(cudaExternalSemaphore_t*, const cudaExternalSemaphoreHandleDesc*) { return rgpu::client::unsupported("cudaImportExternalSemaphore"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolExportPointer(cudaMemPoolPtrExportData*, void*) { return rgpu::client::unsupported("cudaMemPoolExportPointer"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolExportToShareableHandle(void*, cudaMemPool_t, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolExportToShareableHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolImportFromShareableHandle(cudaMemPool_t*, void*, cudaMemAllocationHandleType, unsigned int) { return rgpu::client::unsupported("cudaMemPoolImportFromShareableHandle"); }
-extern "C" cudaError_t CUDARTAPI cudaMemPoolImportPointer(void**, cudaMemPool_t, cudaMemPoolPtrExportData*) { return rgpu::client::unsupported("cudaMemPoolImportPointer"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) { return rgpu::client::unsupported("cudaSignalExternalSemaphoresAsync_ptsz"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUGetDevice(void) { return rgpu::client::unsupported("cudaVDPAUGetDevice"); }

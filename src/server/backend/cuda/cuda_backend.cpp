@@ -52,6 +52,20 @@ struct DriverLaunchConfig {
   CUlaunchConfig config;
 };
 
+// Where an export writes a shareable handle: an int for a POSIX descriptor,
+// the struct for a fabric handle.
+void* handle_out(ShareableHandle* h) {
+  if (h->type == CU_MEM_HANDLE_TYPE_FABRIC) return &h->fabric;
+  return &h->fd;
+}
+
+// What an import takes: a POSIX descriptor by value in the pointer, a fabric
+// handle by address.
+void* handle_in(const ShareableHandle& h) {
+  if (h.type == CU_MEM_HANDLE_TYPE_FABRIC) return const_cast<CUmemFabricHandle*>(&h.fabric);
+  return reinterpret_cast<void*>(static_cast<intptr_t>(h.fd));
+}
+
 class CudaBackend final : public CudaForwardedApi {
  public:
   std::string name() const override { return "cuda"; }
@@ -462,6 +476,55 @@ class CudaBackend final : public CudaForwardedApi {
     cudaError_t r = cudaIpcOpenEventHandle(&e, h);
     *event = handle(e);
     return r;
+  }
+  int32_t vmm_export(Handle allocation, ShareableHandle* handle) override {
+    return rt(cuMemExportToShareableHandle(handle_out(handle), allocation, handle->type, 0));
+  }
+  int32_t vmm_import(const ShareableHandle& handle, Handle* allocation, size_t* size,
+                     CUmemAllocationProp* prop) override {
+    CUmemGenericAllocationHandle h = 0;
+    if (CUresult r = cuMemImportFromShareableHandle(&h, handle_in(handle), handle.type)) return rt(r);
+    if (CUresult r = cuMemGetAllocationPropertiesFromHandle(prop, h)) {
+      cuMemRelease(h);
+      return rt(r);
+    }
+    prop->win32HandleMetaData = nullptr;
+    *allocation = h;
+    *size = 0;  // the driver does not say; it checks cuMemMap's bounds itself
+    return cudaSuccess;
+  }
+  int32_t mem_pool_export(Handle pool, ShareableHandle* handle) override {
+    return cudaMemPoolExportToShareableHandle(handle_out(handle), as<cudaMemPool_t>(pool),
+                                              static_cast<cudaMemAllocationHandleType>(handle->type), 0);
+  }
+  int32_t mem_pool_import(const ShareableHandle& shared, Handle* pool) override {
+    cudaMemPool_t p = nullptr;
+    cudaError_t e = cudaMemPoolImportFromShareableHandle(&p, handle_in(shared),
+                                                         static_cast<cudaMemAllocationHandleType>(shared.type), 0);
+    *pool = handle(p);
+    return e;
+  }
+  int32_t mem_pool_export_pointer(DevPtr ptr, CUmemPoolPtrExportData* data) override {
+    static_assert(sizeof(CUmemPoolPtrExportData) == sizeof(cudaMemPoolPtrExportData));
+    return cudaMemPoolExportPointer(reinterpret_cast<cudaMemPoolPtrExportData*>(data), as<void*>(ptr));
+  }
+  int32_t mem_pool_import_pointer(Handle pool, const CUmemPoolPtrExportData& data, DevPtr* ptr,
+                                  size_t* size) override {
+    cudaMemPoolPtrExportData copy;
+    std::memcpy(&copy, &data, sizeof copy);
+    void* p = nullptr;
+    if (cudaError_t e = cudaMemPoolImportPointer(&p, as<cudaMemPool_t>(pool), &copy)) return e;
+    CUdeviceptr base = 0;
+    if (CUresult r = cuMemGetAddressRange(&base, size, handle(p))) {
+      cudaFree(p);
+      return rt(r);
+    }
+    *ptr = handle(p);
+    return cudaSuccess;
+  }
+  int32_t mem_range_handle(DevPtr ptr, size_t size, CUmemRangeHandleType type, unsigned long long flags,
+                           int* fd) override {
+    return rt(cuMemGetHandleForAddressRange(fd, ptr, size, type, flags));
   }
   int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
     void* d = nullptr;

@@ -55,16 +55,40 @@ struct Module {
 // what a pool has reserved is what it has in use.
 struct Pool {
   int device;
-  std::map<int, uint64_t> settings;  // cudaMemPoolAttr -> value
+  std::map<int, uint64_t> settings{};  // cudaMemPoolAttr -> value
   size_t used = 0, high = 0;
-  std::map<int, cudaMemAccessFlags> access;  // of devices other than its own
+  std::map<int, cudaMemAccessFlags> access{};  // of devices other than its own
+  // A pool shareable through a POSIX descriptor keeps its memory in this
+  // memfd, each allocation a page-aligned stretch of it (`end` bytes handed
+  // out), so an importing worker maps the same pages. An imported pool holds
+  // the exporter's memfd and lends pointers, never allocates.
+  int fd = -1;
+  size_t end = 0;
+  bool imported = false;
 };
+
+// What pool pointer export data holds on this backend: the allocation's
+// place in its pool's memfd.
+struct PoolPointerExport {
+  char tag[8];  // kPoolPointerTag
+  uint64_t offset;
+  uint64_t size;
+};
+constexpr char kPoolPointerTag[8] = {'r', 'g', 'p', 'u', 'p', 'o', 'o', 'l'};
+static_assert(sizeof(PoolPointerExport) <= sizeof(CUmemPoolPtrExportData));
+
+// Only memfds (this backend's exports) are accepted as shareable handles.
+bool is_memfd(int fd) { return fcntl(fd, F_GET_SEALS) >= 0; }
+
+size_t whole_pages(size_t n) { return (n + kPage - 1) / kPage * kPage; }
 
 // A physical allocation of the virtual memory management API.
 struct VmmAllocation {
   int fd;
   size_t size;
   int device;
+  uint64_t handle_types;  // what it may be exported as (CUmemAllocationHandleType bits)
+  bool imported = false;  // its memory counts where it was created
 };
 
 struct Event {
@@ -235,7 +259,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     std::lock_guard lock(mutex_);
     for (auto& [p, size] : memory_[t_device]) {
       release_from_pool(p);
-      std::free(reinterpret_cast<void*>(p));
+      release_memory(p);
     }
     memory_[t_device].clear();
     used_[t_device] = 0;
@@ -263,12 +287,18 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
   int32_t free(DevPtr ptr) override {
     std::lock_guard lock(mutex_);
+    // An imported pool pointer goes from this process only.
+    if (auto imported = pool_imports_.find(ptr); imported != pool_imports_.end()) {
+      munmap(reinterpret_cast<void*>(ptr), imported->second);
+      pool_imports_.erase(imported);
+      return cudaSuccess;
+    }
     release_from_pool(ptr);
     for (auto& m : memory_) {
       auto it = m.find(ptr);
       if (it == m.end()) continue;
       used_[&m - memory_] -= it->second;
-      std::free(reinterpret_cast<void*>(ptr));
+      release_memory(ptr);
       if (auto ex = ipc_exports_.find(ptr); ex != ipc_exports_.end()) {
         shm_unlink(ex->second.c_str());
         ipc_exports_.erase(ex);
@@ -288,7 +318,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   // there from the capture on, as for allocation nodes (host_graphs.hpp).
   int32_t malloc_async(DevPtr* ptr, size_t size, Handle pool, Handle stream) override {
     Pool* p = pool ? as<Pool>(pool) : current_pool(t_device);
-    if (int32_t e = malloc(ptr, size)) return e;
+    if (p->imported) return cudaErrorInvalidValue;  // imported pools lend pointers, never allocate
+    if (int32_t e = p->fd >= 0 ? malloc_shareable(ptr, size, p) : malloc(ptr, size)) return e;
     {
       std::lock_guard lock(mutex_);
       p->used += size;
@@ -310,11 +341,23 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     node.dst = ptr;
     return graphs_.record(stream, node);
   }
+  // Pools shareable through POSIX descriptors are memfd-backed; fabric
+  // handles need a GPU fabric this backend does not model.
   int32_t mem_pool_create(Handle* pool, const cudaMemPoolProps& props) override {
     if (props.allocType != cudaMemAllocationTypePinned || props.location.type != cudaMemLocationTypeDevice ||
         props.location.id < 0 || props.location.id >= kDevices)
       return cudaErrorInvalidValue;
-    *pool = reinterpret_cast<Handle>(new Pool{props.location.id, {}});
+    if (props.handleTypes & cudaMemHandleTypeFabric) return cudaErrorNotSupported;
+    if (props.handleTypes & ~cudaMemHandleTypePosixFileDescriptor) return cudaErrorInvalidValue;
+    auto* p = new Pool{props.location.id, {}};
+    if (props.handleTypes == cudaMemHandleTypePosixFileDescriptor) {
+      p->fd = memfd_create("rgpu-host-test-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+      if (p->fd < 0) {
+        delete p;
+        return cudaErrorMemoryAllocation;
+      }
+    }
+    *pool = reinterpret_cast<Handle>(p);
     return cudaSuccess;
   }
   int32_t mem_pool_destroy(Handle pool) override {
@@ -324,6 +367,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     if (current_pools_[p->device] == p) current_pools_[p->device] = nullptr;
     for (auto& [ptr, a] : pool_allocations_)
       if (a.pool == p) a.pool = nullptr;
+    if (p->fd >= 0) close(p->fd);  // mapped allocations keep their pages
     delete p;
     return cudaSuccess;
   }
@@ -379,7 +423,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   int32_t device_set_mem_pool(int ordinal, Handle pool) override {
     if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
     std::lock_guard lock(mutex_);
-    if (as<Pool>(pool)->device != ordinal) return cudaErrorInvalidValue;
+    if (as<Pool>(pool)->device != ordinal || as<Pool>(pool)->imported) return cudaErrorInvalidValue;
     current_pools_[ordinal] = as<Pool>(pool);
     return cudaSuccess;
   }
@@ -696,7 +740,15 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
       case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
       case cudaDevAttrConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
       case cudaDevAttrPageableMemoryAccess: *value = p.pageableMemoryAccess; break;
-      default: return cudaErrorInvalidValue;
+      // Shareable handles: POSIX descriptors only (no fabric, no dma-buf).
+      case cudaDevAttrMemoryPoolSupportedHandleTypes: *value = cudaMemHandleTypePosixFileDescriptor; break;
+      default:
+        switch (static_cast<int>(attr)) {
+          case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *value = 1; break;
+          case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+          case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *value = 0; break;
+          default: return cudaErrorInvalidValue;
+        }
     }
     return cudaSuccess;
   }
@@ -811,21 +863,21 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     if (!vmm_prop_ok(prop) || size == 0 || size % kVmmGranularity) return cudaErrorInvalidValue;
     std::lock_guard lock(mutex_);
     if (size > kDeviceMemory - used_[prop.location.id]) return cudaErrorMemoryAllocation;
-    int fd = memfd_create("rgpu-host-test-vmm", MFD_CLOEXEC);
+    int fd = memfd_create("rgpu-host-test-vmm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return cudaErrorMemoryAllocation;
     if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
       close(fd);
       return cudaErrorMemoryAllocation;
     }
     used_[prop.location.id] += size;
-    *allocation = reinterpret_cast<Handle>(new VmmAllocation{fd, size, prop.location.id});
+    *allocation = reinterpret_cast<Handle>(new VmmAllocation{fd, size, prop.location.id, prop.requestedHandleTypes});
     return cudaSuccess;
   }
   int32_t vmm_release(Handle allocation) override {
     auto* a = as<VmmAllocation>(allocation);
     std::lock_guard lock(mutex_);
-    used_[a->device] -= a->size;
-    close(a->fd);  // mappings keep the memory until they go
+    if (!a->imported) used_[a->device] -= a->size;
+    close(a->fd);  // mappings (and other processes' imports) keep the memory until they go
     delete a;
     return cudaSuccess;
   }
@@ -941,6 +993,92 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
   int32_t ipc_import_event(std::span<const uint8_t>, Handle* event) override {
     return event_create(event, cudaEventDisableTiming | cudaEventInterprocess);
+  }
+  // Shareable handles: POSIX descriptors are dups of the memfds behind
+  // allocations and pools; an importer maps the same pages. Imports count
+  // as the importing thread's current device (a memfd says nothing of it).
+  int32_t vmm_export(Handle allocation, ShareableHandle* handle) override {
+    auto* a = as<VmmAllocation>(allocation);
+    if (handle->type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaErrorNotSupported;
+    if (handle->type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !(a->handle_types & handle->type))
+      return cudaErrorInvalidValue;  // not asked for at cuMemCreate
+    handle->fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
+    return handle->fd >= 0 ? cudaSuccess : cudaErrorMemoryAllocation;
+  }
+  int32_t vmm_import(const ShareableHandle& handle, Handle* allocation, size_t* size,
+                     CUmemAllocationProp* prop) override {
+    if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaErrorNotSupported;
+    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !is_memfd(handle.fd)) return cudaErrorInvalidValue;
+    struct stat st;
+    if (fstat(handle.fd, &st) != 0 || st.st_size <= 0 || st.st_size % kVmmGranularity) return cudaErrorInvalidValue;
+    int fd = fcntl(handle.fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return cudaErrorMemoryAllocation;
+    *size = static_cast<size_t>(st.st_size);
+    *allocation = reinterpret_cast<Handle>(
+        new VmmAllocation{fd, *size, t_device, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, true});
+    *prop = CUmemAllocationProp{};
+    prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop->requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop->location.id = t_device;
+    return cudaSuccess;
+  }
+  int32_t mem_pool_export(Handle pool, ShareableHandle* handle) override {
+    std::lock_guard lock(mutex_);
+    Pool* p = as<Pool>(pool);
+    if (handle->type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || p->fd < 0 || p->imported)
+      return cudaErrorInvalidValue;  // made without that handle type
+    handle->fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+    return handle->fd >= 0 ? cudaSuccess : cudaErrorMemoryAllocation;
+  }
+  int32_t mem_pool_import(const ShareableHandle& handle, Handle* pool) override {
+    if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaErrorNotSupported;
+    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !is_memfd(handle.fd)) return cudaErrorInvalidValue;
+    int fd = fcntl(handle.fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return cudaErrorMemoryAllocation;
+    auto* p = new Pool{t_device, {}};
+    p->fd = fd;
+    p->imported = true;
+    *pool = reinterpret_cast<Handle>(p);
+    return cudaSuccess;
+  }
+  int32_t mem_pool_export_pointer(DevPtr ptr, CUmemPoolPtrExportData* data) override {
+    std::lock_guard lock(mutex_);
+    auto a = pool_allocations_.find(ptr);
+    auto view = pool_views_.find(ptr);
+    if (a == pool_allocations_.end() || view == pool_views_.end() || !a->second.pool) return cudaErrorInvalidValue;
+    PoolPointerExport e{};
+    std::memcpy(e.tag, kPoolPointerTag, sizeof e.tag);
+    e.offset = view->second.offset;
+    e.size = a->second.size;
+    *data = CUmemPoolPtrExportData{};
+    std::memcpy(data, &e, sizeof e);
+    return cudaSuccess;
+  }
+  int32_t mem_pool_import_pointer(Handle pool, const CUmemPoolPtrExportData& data, DevPtr* ptr,
+                                  size_t* size) override {
+    Pool* p = as<Pool>(pool);
+    PoolPointerExport e;
+    std::memcpy(&e, &data, sizeof e);
+    if (!p->imported || std::memcmp(e.tag, kPoolPointerTag, sizeof e.tag) != 0 || e.size == 0 ||
+        e.offset % kPage || e.size > kDeviceMemory)
+      return cudaErrorInvalidValue;
+    size_t bytes = whole_pages(e.size);
+    struct stat st;
+    if (fstat(p->fd, &st) != 0 || e.offset > static_cast<uint64_t>(st.st_size) ||
+        bytes > static_cast<uint64_t>(st.st_size) - e.offset)
+      return cudaErrorInvalidValue;  // not memory of that pool
+    void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, static_cast<off_t>(e.offset));
+    if (m == MAP_FAILED) return cudaErrorMemoryAllocation;
+    std::lock_guard lock(mutex_);
+    pool_imports_[reinterpret_cast<DevPtr>(m)] = bytes;
+    *ptr = reinterpret_cast<DevPtr>(m);
+    *size = e.size;
+    return cudaSuccess;
+  }
+  // As a GPU without dma-buf support answers.
+  int32_t mem_range_handle(DevPtr, size_t, CUmemRangeHandleType, unsigned long long, int*) override {
+    return cudaErrorNotSupported;
   }
   // Test devices address host memory directly.
   int32_t host_get_device_pointer(DevPtr* ptr, void* p) override {
@@ -1118,7 +1256,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     std::lock_guard lock(mutex_);
     for (const auto& memory : memory_)
       if (inside(memory, ptr, n)) return true;
-    return inside(globals_, ptr, n);
+    return inside(globals_, ptr, n) || inside(pool_imports_, ptr, n);
   }
   bool host_live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
@@ -1144,6 +1282,34 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   Pool* current_pool(int ordinal) {
     return current_pools_[ordinal] ? current_pools_[ordinal] : &default_pools_[ordinal];
   }
+  // A stretch of a shareable pool's memfd, mapped here.
+  int32_t malloc_shareable(DevPtr* ptr, size_t size, Pool* p) {
+    std::lock_guard lock(mutex_);
+    if (size > kDeviceMemory - used_[t_device]) return cudaErrorMemoryAllocation;
+    size_t bytes = whole_pages(std::max<size_t>(size, 1));
+    if (ftruncate(p->fd, static_cast<off_t>(p->end + bytes)) != 0) return cudaErrorMemoryAllocation;
+    void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, static_cast<off_t>(p->end));
+    if (m == MAP_FAILED) return cudaErrorMemoryAllocation;
+    *ptr = reinterpret_cast<DevPtr>(m);
+    pool_views_[*ptr] = {p->end, bytes};
+    p->end += bytes;
+    memory_[t_device][*ptr] = size;
+    used_[t_device] += size;
+    return cudaSuccess;
+  }
+  // With mutex_ held: gives back the memory of an allocation of memory_.
+  // A shareable pool's stretch is only unmapped: importers may still map
+  // its pages, which stay in the memfd (never handed out again) until the
+  // pool and every mapping of it are gone.
+  void release_memory(DevPtr ptr) {
+    auto view = pool_views_.find(ptr);
+    if (view == pool_views_.end()) {
+      std::free(reinterpret_cast<void*>(ptr));
+      return;
+    }
+    munmap(reinterpret_cast<void*>(ptr), view->second.bytes);
+    pool_views_.erase(view);
+  }
   // With mutex_ held: a freed pointer no longer counts in its pool.
   void release_from_pool(DevPtr ptr) {
     auto it = pool_allocations_.find(ptr);
@@ -1156,10 +1322,16 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     Pool* pool;  // null once the pool is destroyed
     size_t size;
   };
+  // Where an allocation of a shareable pool lies in the pool's memfd.
+  struct PoolView {
+    size_t offset, bytes;
+  };
   std::mutex mutex_;
   Pool default_pools_[kDevices] = {{0, {}}, {1, {}}};
   Pool* current_pools_[kDevices] = {};
   std::map<DevPtr, PoolAllocation> pool_allocations_;
+  std::map<DevPtr, PoolView> pool_views_;   // allocations of shareable pools
+  std::map<DevPtr, size_t> pool_imports_;   // pool pointers of other processes: mapped bytes
   std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> stream_attributes_;
   std::map<DevPtr, size_t> memory_[kDevices];
   std::map<DevPtr, size_t> globals_;  // module variables, for graph replays
