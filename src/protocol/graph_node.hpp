@@ -1,8 +1,9 @@
 // A graph node's parameters as they cross the wire and reach the backend,
 // whichever API built them. Only what can run on the server is expressible:
-// copies are between device ranges (application host memory is not on the
-// server), kernels name the server's function with their arguments packed at
-// the offsets its driver reported.
+// copies are between device ranges and page-locked host memory the worker
+// maps (shm; other application host memory is not on the server), kernels
+// name the server's function with their arguments packed at the offsets its
+// driver reported.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -13,6 +14,8 @@
 #include "protocol/external_wire.hpp"
 
 namespace rgpu::proto {
+
+constexpr uint8_t kHostDst = 1, kHostSrc = 2;
 
 struct GraphNodeParams {
   int32_t type = cudaGraphNodeTypeEmpty;  // cudaGraphNodeType
@@ -27,18 +30,37 @@ struct GraphNodeParams {
   uint64_t dst = 0, src = 0;
   uint64_t dst_pitch = 0, src_pitch = 0, width = 0, height = 0;
   uint32_t value = 0, element_size = 0;  // memset
-  // Child graph, event record/wait: the server's handle; host: the callback.
+  // Memcpy: the sides that are shared page-locked host memory (kHostDst,
+  // kHostSrc), by the application's address on the wire and the worker's
+  // mapping of it in the backend.
+  uint8_t host_sides = 0;
+  // Child graph, event record/wait: the server's handle; host: the callback;
+  // conditional: the condition's handle (its type in `value`, the number of
+  // bodies in `width`).
   uint64_t handle = 0;
   // External semaphore signal or wait: the server's semaphores and values.
   std::vector<ExternalSemaphoreOp> semaphores;
+  // A conditional node's body graphs, which the backend makes with the node.
+  std::vector<uint64_t> bodies;
 };
+
+// The direction of a copy node, by which of its sides are host memory.
+inline cudaMemcpyKind copy_kind(const GraphNodeParams& p) {
+  bool dst_host = p.host_sides & kHostDst, src_host = p.host_sides & kHostSrc;
+  return dst_host && src_host ? cudaMemcpyHostToHost
+         : src_host           ? cudaMemcpyHostToDevice
+         : dst_host           ? cudaMemcpyDeviceToHost
+                              : cudaMemcpyDeviceToDevice;
+}
 
 inline void put_node(Writer& w, const GraphNodeParams& p) {
   w.put(p.type).put(p.function).put(p.grid).put(p.block).put(p.shared_mem);
   w.put_bytes(p.args.data(), p.args.size());
   w.put(p.dst).put(p.src).put(p.dst_pitch).put(p.src_pitch).put(p.width).put(p.height);
-  w.put(p.value).put(p.element_size).put(p.handle);
+  w.put(p.value).put(p.element_size).put(p.host_sides).put(p.handle);
   put_semaphore_ops(w, p.semaphores);
+  w.put<uint32_t>(static_cast<uint32_t>(p.bodies.size()));
+  for (uint64_t b : p.bodies) w.put(b);
 }
 
 inline GraphNodeParams get_node(Reader& r) {
@@ -58,8 +80,13 @@ inline GraphNodeParams get_node(Reader& r) {
   p.height = r.get<uint64_t>();
   p.value = r.get<uint32_t>();
   p.element_size = r.get<uint32_t>();
+  p.host_sides = r.get<uint8_t>();
   p.handle = r.get<uint64_t>();
   p.semaphores = get_semaphore_ops(r);
+  auto bodies = r.get<uint32_t>();
+  if (bodies > r.remaining() / sizeof(uint64_t)) throw DecodeError("more body graphs than the message holds");
+  p.bodies.resize(bodies);
+  for (auto& b : p.bodies) b = r.get<uint64_t>();
   return p;
 }
 

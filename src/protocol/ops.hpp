@@ -213,6 +213,11 @@ enum Op : uint16_t {
   kOpExternalSemaphoreDestroy = 455,
   kOpExternalSemaphoresSignal = 456,  // stream, operations (external_wire.hpp): posted
   kOpExternalSemaphoresWait = 457,    // stream, operations: posted
+  kOpGraphConditionalHandleCreate = 470,  // graph, default value, flags -> the driver's handle
+  kOpModuleGetManaged = 471,              // module, name -> address and size of its managed variable
+  kOpDeviceRegisterAsyncNotification = 472,    // device, client callback number -> registration
+  kOpDeviceUnregisterAsyncNotification = 473,  // device, registration
+  kOpAsyncNotification = 474,  // on the callback connection: callback number, cudaAsyncNotificationInfo_t / it ran
 
   kOpFirstGenerated = 1000,
 };

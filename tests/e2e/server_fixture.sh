@@ -6,6 +6,9 @@ action=$1 server=$2 port=$3 state=$4
 case $action in
   start)
     mkdir -p "$state"
+    # A device memory budget, so that allocations beyond it raise
+    # over-budget notifications (e2e_async_notifications.cu).
+    RGPU_HOST_TEST_MEMORY_BUDGET=$((64 << 20)) \
     "$server" --backend host-test --listen 127.0.0.1 --port "$port" --workers 2 \
       --module-cache "$state/modules" --log-level warn >"$state/server.log" 2>&1 &
     echo $! >"$state/server.pid"

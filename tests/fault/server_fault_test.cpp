@@ -502,9 +502,48 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   free_node.type = cudaGraphNodeTypeMemFree;
   free_node.dst = b_mem;
   EXPECT_EQ(add_node(free_node), cudaErrorInvalidValue);
+  // A host side that is no shared memory of a's (nothing is shared over tcp), unknown sides.
+  copy.height = 1;
+  copy.width = copy.dst_pitch = copy.src_pitch = 64;
+  copy.host_sides = proto::kHostSrc;
+  EXPECT_EQ(add_node(copy), cudaErrorInvalidValue);
+  copy.host_sides = 4;
+  EXPECT_EQ(add_node(copy), cudaErrorInvalidValue);
+  // Conditional nodes: b's handle, none, bad types and sizes, bodies the client may not name.
+  proto::Writer bh;
+  bh.put(b_graph).put<uint32_t>(1).put<uint32_t>(0);
+  ASSERT_EQ(b->call(proto::kOpGraphConditionalHandleCreate, 0, bh.bytes(), {}, reply), cudaSuccess);
+  uint64_t b_handle = handle();
+  proto::Writer ah;
+  ah.put(b_graph).put<uint32_t>(1).put<uint32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpGraphConditionalHandleCreate, 0, ah.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer bad_flags;
+  bad_flags.put(graph).put<uint32_t>(1).put<uint32_t>(0x80);
+  EXPECT_EQ(a->call(proto::kOpGraphConditionalHandleCreate, 0, bad_flags.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer own;
+  own.put(graph).put<uint32_t>(1).put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphConditionalHandleCreate, 0, own.bytes(), {}, reply), cudaSuccess);
+  uint64_t a_handle = handle();
   proto::GraphNodeParams conditional;
   conditional.type = cudaGraphNodeTypeConditional;
-  EXPECT_EQ(add_node(conditional), cudaErrorNotSupported);
+  conditional.value = cudaGraphCondTypeIf;
+  conditional.width = 1;
+  conditional.handle = b_handle;
+  EXPECT_EQ(add_node(conditional), cudaErrorInvalidValue);
+  conditional.handle = a_handle;
+  conditional.width = 0;
+  EXPECT_EQ(add_node(conditional), cudaErrorInvalidValue);
+  conditional.width = 1u << 20;
+  EXPECT_EQ(add_node(conditional), cudaErrorInvalidValue);
+  conditional.width = 1;
+  conditional.value = 9;
+  EXPECT_EQ(add_node(conditional), cudaErrorInvalidValue);
+  conditional.value = cudaGraphCondTypeWhile;
+  conditional.bodies = {b_graph};
+  EXPECT_EQ(add_node(conditional), cudaErrorInvalidValue);
+  conditional.bodies.clear();
+  conditional.width = 2;  // a WHILE has one body
+  EXPECT_EQ(add_node(conditional), cudaErrorInvalidValue);
 
   // More dependencies than the message holds; captures on bogus streams.
   proto::Writer lying;
@@ -591,7 +630,8 @@ TEST_F(ServerFault, SharedMemoryCallsAreChecked) {
   uint64_t dev;
   std::memcpy(&dev, args.data() + sizeof(proto::ReplyPrefix), sizeof dev);
   proto::Writer copy;
-  copy.put<uint64_t>(dev).put<uint64_t>(0x10000).put<uint64_t>(64).put<uint8_t>(1).put<uint64_t>(0).put<uint8_t>(1);
+  copy.put<uint64_t>(dev).put<uint64_t>(0x10000).put<uint64_t>(64).put<uint8_t>(1).put<uint64_t>(0).put<uint8_t>(1)
+      .put<uint8_t>(1);
   proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpMemcpyShared}, copy.bytes());
   EXPECT_EQ(reply_status(*c), cudaErrorInvalidValue);
   proto::Writer unreg;
@@ -651,6 +691,32 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
   m.put<uint64_t>(4096);
   ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
   uint64_t foreign_memory = proto::Reader(reply).get<uint64_t>();
+
+  // Managed variables: of a's modules only; a plain name is none.
+  proto::Writer managed;
+  managed.put<uint64_t>(module).put_string("k");
+  EXPECT_EQ(a->call(proto::kOpModuleGetManaged, 0, managed.bytes(), {}, reply), cudaErrorSymbolNotFound);
+  EXPECT_EQ(b->call(proto::kOpModuleGetManaged, 0, managed.bytes(), {}, reply), cudaErrorInvalidResourceHandle);
+  // Async notifications: a GPU the server exports, a callback number, a's own registrations.
+  proto::Writer reg;
+  reg.put<int32_t>(7).put<uint64_t>(1);
+  EXPECT_EQ(a->call(proto::kOpDeviceRegisterAsyncNotification, 0, reg.bytes(), {}, reply), cudaErrorInvalidDevice);
+  proto::Writer reg0;
+  reg0.put<int32_t>(0).put<uint64_t>(0);
+  EXPECT_EQ(a->call(proto::kOpDeviceRegisterAsyncNotification, 0, reg0.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer reg1;
+  reg1.put<int32_t>(0).put<uint64_t>(1);
+  ASSERT_EQ(b->call(proto::kOpDeviceRegisterAsyncNotification, 0, reg1.bytes(), {}, reply), cudaSuccess);
+  uint64_t b_registration = proto::Reader(reply).get<uint64_t>();
+  proto::Writer unreg;
+  unreg.put<int32_t>(0).put<uint64_t>(b_registration);
+  EXPECT_EQ(a->call(proto::kOpDeviceUnregisterAsyncNotification, 0, unreg.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer unreg_other_device;
+  unreg_other_device.put<int32_t>(1).put<uint64_t>(b_registration);
+  EXPECT_EQ(b->call(proto::kOpDeviceUnregisterAsyncNotification, 0, unreg_other_device.bytes(), {}, reply),
+            cudaErrorInvalidDevice);  // b's session has GPU 0 only
+  EXPECT_EQ(b->call(proto::kOpDeviceUnregisterAsyncNotification, 0, unreg.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(b->call(proto::kOpDeviceUnregisterAsyncNotification, 0, unreg.bytes(), {}, reply), cudaErrorInvalidValue);
 
   // One launch of k with the given attributes, answered.
   auto launch = [&](std::vector<cudaLaunchAttribute> attrs, uint32_t count) {

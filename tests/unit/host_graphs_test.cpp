@@ -33,8 +33,15 @@ class FakeHooks : public HostGraphHooks {
     semaphores.emplace_back(type, ops.empty() ? 0 : ops[0].value);
     return cudaSuccess;
   }
+  // Page-locked host memory, while registered.
+  bool host_live(uint64_t ptr, size_t n) override {
+    auto base = reinterpret_cast<uint64_t>(host.data());
+    return host_registered && ptr >= base && ptr + n <= base + host.size();
+  }
   std::vector<unsigned char> memory = std::vector<unsigned char>(64);
   std::vector<std::pair<int32_t, uint64_t>> semaphores;
+  std::vector<unsigned char> host = std::vector<unsigned char>(16);
+  bool host_registered = true;
   int launches = 0;
   std::vector<uint64_t> recorded;
 };
@@ -191,6 +198,79 @@ TEST(HostGraphs, ReplayChecksMemoryIsStillThere) {
   ASSERT_EQ(g.add_node(&copy, graph, {}, copy_node(at(h, 0), at(h, 60), 8)), cudaSuccess);
   ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
   EXPECT_EQ(g.launch_graph(exec, 0), cudaErrorIllegalAddress);
+}
+
+TEST(HostGraphs, CopiesReachRegisteredHostMemoryWhileItIsThere) {
+  FakeHooks h;
+  HostGraphs g(h);
+  uint64_t graph, up, down, exec;
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  auto to_device = copy_node(at(h, 0), reinterpret_cast<uint64_t>(h.host.data()), 8);
+  to_device.host_sides = rgpu::proto::kHostSrc;
+  auto to_host = copy_node(reinterpret_cast<uint64_t>(h.host.data() + 8), at(h, 0), 8);
+  to_host.host_sides = rgpu::proto::kHostDst;
+  ASSERT_EQ(g.add_node(&up, graph, {}, to_device), cudaSuccess);
+  ASSERT_EQ(g.add_node(&down, graph, std::vector<uint64_t>{up}, to_host), cudaSuccess);
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  for (unsigned char v : {3, 9}) {
+    std::fill(h.host.begin(), h.host.begin() + 8, v);
+    ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+    EXPECT_EQ(h.memory[0], v);
+    EXPECT_EQ(h.host[15], v);
+  }
+  // A host side is not device memory, nor the other way round.
+  h.host_registered = false;
+  EXPECT_EQ(g.launch_graph(exec, 0), cudaErrorIllegalAddress);
+}
+
+TEST(HostGraphs, ConditionalNodesRunTheBodiesTheirDefaultsChoose) {
+  FakeHooks h;
+  HostGraphs g(h);
+  uint64_t graph, h_if, h_switch, h_while, n_if, n_switch, n_while, exec, node;
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  ASSERT_EQ(g.conditional_handle_create(&h_if, graph, 0, cudaGraphCondAssignDefault), cudaSuccess);
+  ASSERT_EQ(g.conditional_handle_create(&h_switch, graph, 1, cudaGraphCondAssignDefault), cudaSuccess);
+  ASSERT_EQ(g.conditional_handle_create(&h_while, graph, 0, 0), cudaSuccess);
+  auto conditional = [](uint64_t handle, uint32_t type, uint64_t size) {
+    GraphNodeParams p;
+    p.type = cudaGraphNodeTypeConditional;
+    p.handle = handle;
+    p.value = type;
+    p.width = size;
+    return p;
+  };
+  EXPECT_EQ(g.add_node(&node, graph, {}, conditional(h_while, cudaGraphCondTypeWhile, 2)), cudaErrorInvalidValue);
+  ASSERT_EQ(g.add_node(&n_if, graph, {}, conditional(h_if, cudaGraphCondTypeIf, 2)), cudaSuccess);
+  ASSERT_EQ(g.add_node(&n_switch, graph, {}, conditional(h_switch, cudaGraphCondTypeSwitch, 3)), cudaSuccess);
+  ASSERT_EQ(g.add_node(&n_while, graph, {}, conditional(h_while, cudaGraphCondTypeWhile, 1)), cudaSuccess);
+  GraphNodeParams p_if, p_switch, p_while;
+  ASSERT_EQ(g.node_params(n_if, &p_if), cudaSuccess);
+  ASSERT_EQ(g.node_params(n_switch, &p_switch), cudaSuccess);
+  ASSERT_EQ(g.node_params(n_while, &p_while), cudaSuccess);
+  ASSERT_EQ(p_if.bodies.size(), 2u);
+  ASSERT_EQ(p_switch.bodies.size(), 3u);
+  ASSERT_EQ(p_while.bodies.size(), 1u);
+  // IF false: the else body; SWITCH 1: body 1; WHILE false: never.
+  ASSERT_EQ(g.add_node(&node, p_if.bodies[0], {}, memset_node(at(h, 0), 1, 4)), cudaSuccess);
+  ASSERT_EQ(g.add_node(&node, p_if.bodies[1], {}, memset_node(at(h, 4), 2, 4)), cudaSuccess);
+  for (size_t i = 0; i < 3; ++i)
+    ASSERT_EQ(g.add_node(&node, p_switch.bodies[i], {}, memset_node(at(h, 8 + 4 * i), 10 + i, 4)), cudaSuccess);
+  ASSERT_EQ(g.add_node(&node, p_while.bodies[0], {}, memset_node(at(h, 20), 7, 4)), cudaSuccess);
+  // A body holds no event or host node.
+  GraphNodeParams record;
+  record.type = cudaGraphNodeTypeEventRecord;
+  EXPECT_EQ(g.add_node(&node, p_switch.bodies[0], {}, record), cudaErrorInvalidValue);
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+  std::vector<unsigned char> expect = {0, 0, 0, 0, 2, 2, 2, 2, 0, 0, 0, 0, 11, 11, 11, 11, 0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(std::vector<unsigned char>(h.memory.begin(), h.memory.begin() + 24), expect);
+  // A loop entered with a non-zero value could never end here: refused, not hung.
+  uint64_t g2, h_loop, n_loop, exec2;
+  ASSERT_EQ(g.graph_create(&g2), cudaSuccess);
+  ASSERT_EQ(g.conditional_handle_create(&h_loop, g2, 1, cudaGraphCondAssignDefault), cudaSuccess);
+  ASSERT_EQ(g.add_node(&n_loop, g2, {}, conditional(h_loop, cudaGraphCondTypeWhile, 1)), cudaSuccess);
+  ASSERT_EQ(g.instantiate(&exec2, g2, 0), cudaSuccess);
+  EXPECT_EQ(g.launch_graph(exec2, 0), cudaErrorNotSupported);
 }
 
 TEST(HostGraphs, UserObjectsGoWithTheirLastReference) {

@@ -5,6 +5,7 @@
 
 #include "client/core/call.hpp"
 #include "client/core/graph_handles.hpp"
+#include "client/core/graph_nodes.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/session.hpp"
 #include "protocol/ops.hpp"
@@ -158,7 +159,7 @@ cudaError_t graph_clone(cudaGraph_t* clone, cudaGraph_t graph) {
 }
 
 cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
-                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, void** allocated) {
+                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added) {
   if (!node) return cudaErrorInvalidValue;
   if (cudaError_t e = plain_edges(edges, n)) return e;
   Call call(proto::kOpGraphAddNode);
@@ -172,8 +173,28 @@ cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaG
   // again once the graph is gone, and the map would refuse it then.
   if (p.type == cudaGraphNodeTypeMemAlloc) {
     auto address = call.reply().get<uint64_t>();
-    if (allocated) *allocated = reinterpret_cast<void*>(address);
+    if (added) added->allocated = reinterpret_cast<void*>(address);
   }
+  if (p.type == cudaGraphNodeTypeConditional) {
+    auto n = call.reply().get<uint32_t>();
+    if (n > call.reply().remaining() / sizeof(uint64_t)) throw proto::DecodeError("more bodies than the reply holds");
+    std::vector<cudaGraph_t> bodies(n);
+    for (auto& b : bodies) b = graph_handles().intern(o.device, call.reply().get<uint64_t>());
+    cudaGraph_t* kept = remember_bodies(*node, std::move(bodies));
+    if (added) added->bodies = kept;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t graph_conditional_handle_create(cudaGraphConditionalHandle* handle, cudaGraph_t graph,
+                                            unsigned default_value, unsigned flags) {
+  if (!handle) return cudaErrorInvalidValue;
+  Call call(proto::kOpGraphConditionalHandleCreate);
+  RemoteObject o;
+  if (cudaError_t e = on_object(graph_handles(), graph, call, &o)) return e;
+  call.args().put<uint32_t>(default_value).put<uint32_t>(flags);
+  if (cudaError_t e = call.run()) return e;
+  *handle = call.reply().get<uint64_t>();
   return cudaSuccess;
 }
 

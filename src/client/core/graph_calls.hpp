@@ -20,9 +20,16 @@ cudaError_t node_device(cudaGraphNode_t node, int* device);
 cudaError_t graph_create(cudaGraph_t* graph, unsigned flags);
 cudaError_t graph_destroy(cudaGraph_t graph);
 cudaError_t graph_clone(cudaGraph_t* clone, cudaGraph_t graph);
-// A memory allocation node's address goes to *allocated.
+// What adding a node hands back besides the node: a memory allocation
+// node's address, a conditional node's body graphs.
+struct AddedNode {
+  void* allocated = nullptr;
+  cudaGraph_t* bodies = nullptr;
+};
 cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
-                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, void** allocated = nullptr);
+                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added = nullptr);
+cudaError_t graph_conditional_handle_create(cudaGraphConditionalHandle* handle, cudaGraph_t graph,
+                                            unsigned default_value, unsigned flags);
 cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p);
 cudaError_t node_set_params(cudaGraphNode_t node, const GraphNodeParams& p);
 cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type);

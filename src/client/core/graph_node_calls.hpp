@@ -59,8 +59,22 @@ inline cudaError_t add_alloc(cudaGraphNode_t* node, cudaGraph_t graph, const cud
   if (cudaError_t e = graph_device(graph, &device)) return e;
   GraphNodeParams p;
   if (cudaError_t e = alloc_node(device, props, access, access_count, bytes, &p)) return e;
-  if (cudaError_t e = graph_add_node(node, graph, deps, n, edges, p, dptr)) return e;
+  AddedNode added;
+  if (cudaError_t e = graph_add_node(node, graph, deps, n, edges, p, &added)) return e;
+  *dptr = added.allocated;
   remember_alloc(*node, props, access, access_count);
+  return cudaSuccess;
+}
+
+// A conditional node; *bodies is pointed at its body graphs.
+inline cudaError_t add_conditional(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                                   const cudaGraphEdgeData* edges, unsigned type, unsigned size,
+                                   cudaGraphConditionalHandle handle, cudaGraph_t** bodies) {
+  GraphNodeParams p;
+  if (cudaError_t e = conditional_node(type, size, handle, &p)) return e;
+  AddedNode added;
+  if (cudaError_t e = graph_add_node(node, graph, deps, n, edges, p, &added)) return e;
+  *bodies = added.bodies;
   return cudaSuccess;
 }
 

@@ -17,19 +17,29 @@ namespace {
 
 uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
-// Whether a copy's side is device memory of `device`: cudaMemcpyDefault
-// asks the memory map; other kinds say it.
-cudaError_t device_side(int device, const void* p, bool kind_says_device, bool default_kind) {
+// Whether a copy's side of `span` bytes is device memory of `device`
+// (cudaMemcpyDefault asks the memory map; other kinds say it) or page-locked
+// host memory the device's worker maps (*host): only those stay reachable
+// when the graph replays the copy, long after the call returned.
+cudaError_t copy_side(int device, const void* p, size_t span, bool kind_says_device, bool default_kind, bool* host) {
   auto range = MemoryMap::get().find_device(addr(p));
   bool on_device = default_kind ? range.has_value() : kind_says_device;
-  if (!on_device) {
-    RGPU_LOG(warn, "graph copy nodes copy between device memory only: application host memory is not on the "
-                   "server, and a graph replays the copy after the call returned");
-    return cudaErrorNotSupported;
+  *host = false;
+  if (on_device)  // copies between GPUs are not graph nodes here
+    return range && range->device != device ? cudaErrorInvalidValue : cudaSuccess;
+  VirtualDevice* dev = Runtime::get().device(device);
+  if (dev && dev->session->shares_memory() && MemoryMap::get().find_shared(addr(p), span)) {
+    *host = true;
+    return cudaSuccess;
   }
-  // Copies between GPUs are not graph nodes here.
-  return range && range->device != device ? cudaErrorInvalidValue : cudaSuccess;
+  RGPU_LOG(warn, "graph copy nodes copy between device memory and page-locked host memory shared with the "
+                 "server (the shm transport) only: other application host memory is not on the server, and a "
+                 "graph replays the copy after the call returned");
+  return cudaErrorNotSupported;
 }
+
+// The bytes `height` rows of `width` bytes `pitch` apart span.
+size_t rows_span(size_t pitch, size_t width, size_t height) { return height ? (height - 1) * pitch + width : 0; }
 
 struct HostFunction {
   cudaHostFn_t fn;
@@ -74,13 +84,16 @@ cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block
 cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                       size_t height, cudaMemcpyKind kind, GraphNodeParams* p) {
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
-  bool by_default = kind == cudaMemcpyDefault;
-  if (cudaError_t e = device_side(device, dst, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice,
-                                  by_default))
+  bool by_default = kind == cudaMemcpyDefault, dst_host, src_host;
+  if (cudaError_t e = copy_side(device, dst, rows_span(dpitch, width, height),
+                                kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice, by_default,
+                                &dst_host))
     return e;
-  if (cudaError_t e = device_side(device, src, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost,
-                                  by_default))
+  if (cudaError_t e = copy_side(device, src, rows_span(spitch, width, height),
+                                kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost, by_default,
+                                &src_host))
     return e;
+  p->host_sides = (dst_host ? proto::kHostDst : 0) | (src_host ? proto::kHostSrc : 0);
   if (height > 1 && (width > dpitch || width > spitch)) return cudaErrorInvalidPitchValue;
   p->type = cudaGraphNodeTypeMemcpy;
   p->dst = addr(dst);
@@ -119,9 +132,12 @@ cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t
   if (offset > lv->size || count > lv->size - offset) return cudaErrorInvalidValue;
   auto* var = reinterpret_cast<char*>(lv->address) + offset;
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
-  // The variable is device memory; the other side must be too.
-  if (cudaError_t e = device_side(device, other, kind == cudaMemcpyDeviceToDevice, kind == cudaMemcpyDefault))
+  // The variable is device memory; the other side is device or shared host memory.
+  bool host;
+  if (cudaError_t e = copy_side(device, other, count, kind == cudaMemcpyDeviceToDevice, kind == cudaMemcpyDefault,
+                                &host))
     return e;
+  p->host_sides = host ? (to_symbol ? proto::kHostSrc : proto::kHostDst) : 0;
   p->type = cudaGraphNodeTypeMemcpy;
   p->dst = addr(to_symbol ? var : other);
   p->src = addr(to_symbol ? other : var);
@@ -222,6 +238,34 @@ void alloc_request(cudaGraphNode_t node, int device, cudaMemPoolProps* props, co
   *access_count = it->second.access.size();
 }
 
+cudaError_t conditional_node(unsigned type, unsigned size, cudaGraphConditionalHandle handle, GraphNodeParams* p) {
+  bool sized = type == cudaGraphCondTypeIf       ? size == 1 || size == 2
+               : type == cudaGraphCondTypeWhile  ? size == 1
+               : type == cudaGraphCondTypeSwitch ? size >= 1
+                                                 : false;
+  if (!sized) return cudaErrorInvalidValue;
+  p->type = cudaGraphNodeTypeConditional;
+  p->handle = handle;
+  p->value = type;
+  p->width = size;
+  return cudaSuccess;
+}
+
+namespace {
+std::mutex g_bodies_mutex;
+std::map<cudaGraphNode_t, std::vector<cudaGraph_t>>& conditional_bodies() {
+  static auto* m = new std::map<cudaGraphNode_t, std::vector<cudaGraph_t>>;
+  return *m;
+}
+}  // namespace
+
+cudaGraph_t* remember_bodies(cudaGraphNode_t node, std::vector<cudaGraph_t> bodies) {
+  std::lock_guard lock(g_bodies_mutex);
+  auto& b = conditional_bodies()[node];
+  b = std::move(bodies);
+  return b.data();
+}
+
 cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodeParams* p) {
   if (!fn) return cudaErrorInvalidValue;
   VirtualDevice* dev = Runtime::get().device(device);
@@ -264,7 +308,7 @@ cudaMemcpy3DParms node_copy3d(const GraphNodeParams& p) {
   m.dstPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.dst), p.dst_pitch, p.width, p.height};
   m.srcPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.src), p.src_pitch, p.width, p.height};
   m.extent = cudaExtent{p.width, p.height, 1};
-  m.kind = cudaMemcpyDeviceToDevice;
+  m.kind = proto::copy_kind(p);
   return m;
 }
 

@@ -1,8 +1,9 @@
 // Graph node parameters from what the application gives (runtime or driver
 // structures, already taken apart) to the wire form, for a graph on
 // `device`, and back. What cannot run on the server is refused here with the
-// reason logged: copies touching the application's host memory (it is not on
-// the server, and a graph replays a copy long after the call).
+// reason logged: copies touching application host memory other than
+// page-locked memory shared with the server over shm (it is not on the
+// server, and a graph replays a copy long after the call).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -40,6 +41,12 @@ void remember_alloc(cudaGraphNode_t node, const cudaMemPoolProps& props, const c
                     size_t access_count);
 void alloc_request(cudaGraphNode_t node, int device, cudaMemPoolProps* props, const cudaMemAccessDesc** access,
                    size_t* access_count);
+// A conditional node on `handle` (cudaGraphConditionalHandleCreate's); the
+// server makes its `size` body graphs with it.
+cudaError_t conditional_node(unsigned type, unsigned size, cudaGraphConditionalHandle handle, GraphNodeParams* p);
+// The body graphs of a conditional node, as CUDA hands them out: an array
+// that stays valid while the node lives.
+cudaGraph_t* remember_bodies(cudaGraphNode_t node, std::vector<cudaGraph_t> bodies);
 // The host function runs in this process each time the graph reaches it.
 cudaError_t host_node(int device, cudaHostFn_t fn, void* user_data, GraphNodeParams* p);
 

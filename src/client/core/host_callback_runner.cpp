@@ -10,8 +10,13 @@
 
 namespace rgpu::client {
 
-uint64_t HostCallbackRunner::add(std::function<void()> fn, uint16_t device, uint64_t stream) {
-  std::lock_guard lock(mutex_);
+namespace {
+thread_local bool t_in_notification = false;
+}
+
+// The callback connection, joined at the first callback; false when the
+// session has none.
+bool HostCallbackRunner::start_locked() {
   if (!started_ && !failed_) {
     auto conn = session_.join(proto::kJoinCallbacks);
     if (conn) {
@@ -21,10 +26,46 @@ uint64_t HostCallbackRunner::add(std::function<void()> fn, uint16_t device, uint
       failed_ = true;
     }
   }
-  if (failed_) return 0;
+  return !failed_;
+}
+
+uint64_t HostCallbackRunner::add(std::function<void()> fn, uint16_t device, uint64_t stream) {
+  std::lock_guard lock(mutex_);
+  if (!start_locked()) return 0;
   uint64_t id = next_id_++;
   pending_.emplace(id, Pending{std::move(fn), device, stream});
   return id;
+}
+
+uint64_t HostCallbackRunner::add_notification(std::function<void(cudaAsyncNotificationInfo_t&)> fn) {
+  std::lock_guard lock(mutex_);
+  if (!start_locked()) return 0;
+  uint64_t id = next_id_++;
+  notifications_.emplace(id, std::move(fn));
+  return id;
+}
+
+void HostCallbackRunner::drop_notification(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  notifications_.erase(id);
+}
+
+bool HostCallbackRunner::in_notification() { return t_in_notification; }
+
+void HostCallbackRunner::run_notification(proto::Reader& r) {
+  auto id = r.get<uint64_t>();
+  auto info = r.get<cudaAsyncNotificationInfo_t>();
+  r.expect_end();
+  std::function<void(cudaAsyncNotificationInfo_t&)> fn;
+  {
+    std::lock_guard lock(mutex_);
+    // Unregistered since the worker sent it: not delivered.
+    if (auto it = notifications_.find(id); it != notifications_.end()) fn = it->second;
+  }
+  if (!fn) return;
+  t_in_notification = true;
+  fn(info);
+  t_in_notification = false;
 }
 
 void HostCallbackRunner::drop(uint64_t id) {
@@ -38,6 +79,12 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
     for (;;) {
       auto h = proto::recv_header(*conn);
       proto::recv_args(*conn, h, args);
+      if (h.op == proto::kOpAsyncNotification && h.payload_len == 0) {
+        proto::Reader r(args);
+        run_notification(r);
+        proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpAsyncNotification}, {});
+        continue;
+      }
       if (h.op != proto::kOpHostCallback || h.payload_len != 0) throw proto::DecodeError("not a due callback");
       proto::Reader r(args);
       auto id = r.get<uint64_t>();

@@ -1,14 +1,18 @@
 // The application's side of host callbacks (see
 // server/worker/host_callbacks.hpp): a thread of the session waits on the
 // session's callback connection, runs each callback the worker says is due,
-// in order, and tells the worker it ran, which lets the stream go on.
+// in order, and tells the worker it ran, which lets the stream go on. Async
+// notifications arrive on the same connection and run their callback too.
 #pragma once
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
+#include "protocol/codec.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::client {
@@ -26,9 +30,18 @@ class HostCallbackRunner {
   uint64_t add(std::function<void()> fn, uint16_t device, uint64_t stream);
   // Forgets a callback whose queueing failed.
   void drop(uint64_t id);
+  // A callback for async notifications, run for each one the worker
+  // forwards until dropped; its number, or 0 as add's.
+  uint64_t add_notification(std::function<void(cudaAsyncNotificationInfo_t&)> fn);
+  void drop_notification(uint64_t id);
+  // True on this thread while it runs a notification callback (which may
+  // not register or unregister one).
+  static bool in_notification();
 
  private:
+  bool start_locked();
   void serve(std::unique_ptr<transport::Connection> conn);
+  void run_notification(proto::Reader& r);
 
   Session& session_;
   std::mutex mutex_;
@@ -38,6 +51,7 @@ class HostCallbackRunner {
     uint64_t stream;
   };
   std::unordered_map<uint64_t, Pending> pending_;
+  std::unordered_map<uint64_t, std::function<void(cudaAsyncNotificationInfo_t&)>> notifications_;
   uint64_t next_id_ = 1;
   bool started_ = false;
   bool failed_ = false;

@@ -22,6 +22,9 @@ std::optional<int> host_memory_attribute(cudaDeviceAttr attr, bool shares_memory
     case cudaDevAttrPageableMemoryAccessUsesHostPageTables:
     case cudaDevAttrCanUseHostPointerForRegisteredMem:
     case cudaDevAttrHostNativeAtomicSupported:
+    // CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: this process can never
+    // call a function in a remote GPU's memory.
+    case cudaDevAttrReserved129:
       return 0;
     case cudaDevAttrCanMapHostMemory:
     case cudaDevAttrManagedMemory:

@@ -10,6 +10,7 @@
 #include "client/core/semaphore_nodes.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
+#include "client/cuda/primary_context.hpp"
 
 using namespace rgpu::client;
 
@@ -118,9 +119,16 @@ cudaError_t copy(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) {
 
 CUDA_MEMCPY3D read_copy(const GraphNodeParams& p) {
   CUDA_MEMCPY3D m{};
-  m.srcMemoryType = m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-  m.srcDevice = p.src;
-  m.dstDevice = p.dst;
+  m.srcMemoryType = p.host_sides & rgpu::proto::kHostSrc ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+  m.dstMemoryType = p.host_sides & rgpu::proto::kHostDst ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+  if (m.srcMemoryType == CU_MEMORYTYPE_HOST)
+    m.srcHost = reinterpret_cast<const void*>(p.src);
+  else
+    m.srcDevice = p.src;
+  if (m.dstMemoryType == CU_MEMORYTYPE_HOST)
+    m.dstHost = reinterpret_cast<void*>(p.dst);
+  else
+    m.dstDevice = p.dst;
   m.srcPitch = p.src_pitch;
   m.dstPitch = p.dst_pitch;
   m.srcHeight = m.dstHeight = m.Height = p.height;
@@ -162,8 +170,17 @@ cudaError_t generic(int device, const CUgraphNodeParams* g, GraphNodeParams* p) 
     case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
       return semaphore_node(device, cudaGraphNodeTypeExtSemaphoreWait,
                             reinterpret_cast<const cudaExternalSemaphoreWaitNodeParamsV2*>(&g->extSemWait), p);
-    default: return cudaErrorNotSupported;  // allocations (add_alloc), memory operations, conditionals
+    // Conditional nodes keep their parameters (add_conditional makes them).
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL: return cudaErrorInvalidValue;
+    default: return cudaErrorNotSupported;  // allocations (add_alloc), memory operations
   }
+}
+
+// A context given with a graph must be its device's (NULL: the current one).
+cudaError_t graph_context(CUgraph graph, CUcontext ctx) {
+  int device;
+  if (cudaError_t e = graph_device(graph, &device)) return e;
+  return context_or_current_device(ctx) == device ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 }  // namespace
@@ -368,6 +385,14 @@ extern "C" CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph 
   if (nodeParams && nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
     return driver(
         [&] { return add_alloc(phGraphNode, hGraph, dependencies, numDependencies, dependencyData, nodeParams->alloc); });
+  if (nodeParams && nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+    return driver([&]() -> cudaError_t {
+      auto& c = nodeParams->conditional;
+      if (cudaError_t e = graph_context(hGraph, c.ctx)) return e;
+      return add_conditional(phGraphNode, hGraph, dependencies, numDependencies,
+                             reinterpret_cast<const cudaGraphEdgeData*>(dependencyData), c.type, c.size, c.handle,
+                             &c.phGraph_out);
+    });
   return add(phGraphNode, hGraph, dependencies, numDependencies, dependencyData,
              [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
 }
@@ -375,6 +400,17 @@ extern "C" CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph 
 extern "C" CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
                                            size_t numDependencies, CUgraphNodeParams* nodeParams) {
   return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, nullptr, numDependencies, nodeParams);
+}
+
+extern "C" CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph,
+                                                            CUcontext ctx, unsigned int defaultLaunchValue,
+                                                            unsigned int flags) {
+  return driver([&]() -> cudaError_t {
+    if (cudaError_t e = graph_context(hGraph, ctx)) return e;
+    static_assert(sizeof(CUgraphConditionalHandle) == sizeof(cudaGraphConditionalHandle));
+    return graph_conditional_handle_create(reinterpret_cast<cudaGraphConditionalHandle*>(pHandle_out), hGraph,
+                                           defaultLaunchValue, flags);
+  });
 }
 
 extern "C" CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {

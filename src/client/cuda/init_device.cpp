@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "client/core/api_guard.hpp"
+#include "client/core/async_notifications.hpp"
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
 
@@ -133,4 +134,22 @@ extern "C" CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice* dev, const char* pci
     }
   }
   return CUDA_ERROR_INVALID_DEVICE;
+}
+
+// Notification information, callbacks and handles are the runtime's under other names.
+static_assert(sizeof(CUasyncNotificationInfo) == sizeof(cudaAsyncNotificationInfo_t));
+
+extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc,
+                                                              void* userData, CUasyncCallbackHandle* callback) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(api([&] {
+    return register_async_notification(device, reinterpret_cast<cudaAsyncCallback>(callbackFunc), userData,
+                                       reinterpret_cast<cudaAsyncCallbackHandle_t*>(callback));
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(api(
+      [&] { return unregister_async_notification(device, reinterpret_cast<cudaAsyncCallbackHandle_t>(callback)); }));
 }

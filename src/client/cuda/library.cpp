@@ -120,6 +120,23 @@ extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes,
   return e == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND : to_cu(e);
 }
 
+extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library,
+                                                const char* name) {
+  KeepLastError keep;
+  if (!name || (!dptr && !bytes)) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  DriverModule* m = DriverHandles::get().find(reinterpret_cast<CUmodule>(library));
+  if (!m) return CUDA_ERROR_INVALID_HANDLE;
+  return to_cu(api([&] { return get_managed(m, name, Runtime::current_device()); }));
+}
+
+extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) {
+  KeepLastError keep;
+  if (!fptr || !symbol) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  return to_cu(get_unified_function(DriverHandles::get().find(reinterpret_cast<CUmodule>(library)), symbol));
+}
+
 extern "C" CUresult CUDAAPI cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
   if (!pLib) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;

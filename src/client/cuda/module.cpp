@@ -21,6 +21,7 @@
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/module_loading.hpp"
+#include "common/log.hpp"
 #include "fatbin/fatbin_container.hpp"
 #include "protocol/ops.hpp"
 
@@ -209,6 +210,33 @@ cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const 
   if (dptr) *dptr = ptr;
   if (bytes) *bytes = size;
   return cudaSuccess;
+}
+
+cudaError_t get_managed(DriverModule* m, const char* name, int device) {
+  uint64_t module;
+  {
+    std::lock_guard lock(g_elsewhere_mutex);
+    if (cudaError_t e = module_on(m, device, &module)) return e;
+  }
+  Call call(proto::kOpModuleGetManaged);
+  int32_t ordinal;
+  if (cudaError_t e = call.to_device(device, &ordinal)) return e;
+  call.args().put<uint64_t>(module).put_string(name);
+  if (cudaError_t e = call.quiet().run()) return e;
+  call.reply().get<uint64_t>();
+  uint64_t size = call.reply().get<uint64_t>();
+  RGPU_LOG(warn, "managed variable %s of a library (%llu bytes) lives in the server driver's managed memory, which "
+                 "the application's process cannot map: cuLibraryGetManaged is not supported for it",
+           name, static_cast<unsigned long long>(size));
+  return cudaErrorNotSupported;
+}
+
+cudaError_t get_unified_function(DriverModule* m, const char* symbol) {
+  if (!m) return cudaErrorInvalidResourceHandle;
+  RGPU_LOG(warn, "unified function %s: the application's process cannot call functions in a remote GPU's memory "
+                 "(no device has unified function pointers here)",
+           symbol);
+  return cudaErrorSymbolNotFound;
 }
 
 }  // namespace rgpu::client

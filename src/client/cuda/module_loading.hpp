@@ -34,5 +34,15 @@ cudaError_t enumerate_functions(DriverModule* m, std::vector<CUfunction>* out);
 // The variable as `device` has it (a library's device may be any, a
 // module's only its own).
 cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device);
+// A library's managed variable (cuLibraryGetManaged): cudaErrorSymbolNotFound
+// when it has none of that name; one it has lives in the server driver's
+// managed memory, which this process cannot map: cudaErrorNotSupported,
+// logged with the reason.
+cudaError_t get_managed(DriverModule* m, const char* name, int device);
+// A library's unified function (cuLibraryGetUnifiedFunction): a host-callable
+// pointer into the GPU's memory exists only where host and GPU share one
+// address space, never in this process; rgpu reports no device with unified
+// function pointers, and the driver documents cudaErrorSymbolNotFound then.
+cudaError_t get_unified_function(DriverModule* m, const char* symbol);
 
 }  // namespace rgpu::client

@@ -98,7 +98,7 @@ bool copy_in_background(Call& call, uint64_t stream, const void* host, size_t n,
 
 // Even device-to-host copies can stay asynchronous here: the data lands in
 // the application's memory when the stream gets there, as locally.
-cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_t n, bool to_device,
+cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_t n, bool to_device, bool application,
                         cudaStream_t stream, bool async) {
   Call call(proto::kOpMemcpyShared);
   uint64_t s;
@@ -109,7 +109,8 @@ cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_
       .put<uint64_t>(n)
       .put<uint8_t>(to_device)
       .put<uint64_t>(s)
-      .put<uint8_t>(!async);
+      .put<uint8_t>(!async)
+      .put<uint8_t>(application);
   return async ? call.post() : call.run();
 }
 
@@ -140,7 +141,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, n, &dev)) return e;
       if (shared_with(dev, src, n) && (async || n > kInlineUploadMax))
-        return copy_shared(dev, dst, src, n, true, stream, async);
+        return copy_shared(dev, dst, src, n, true, true, stream, async);
       if (cudaError_t e; ring_copy_to_device(dev, dst, src, n, stream, async, &e)) return e;
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -155,7 +156,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     }
     case Dir::d2h: {
       if (cudaError_t e = owner(src, n, &dev)) return e;
-      if (shared_with(dev, dst, n)) return copy_shared(dev, src, dst, n, false, stream, async);
+      if (shared_with(dev, dst, n)) return copy_shared(dev, src, dst, n, false, true, stream, async);
       if (cudaError_t e; ring_copy_to_host(dev, dst, src, n, stream, &e)) return e;
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;

@@ -13,8 +13,10 @@ namespace rgpu::client {
 cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_t* remote_stream);
 
 // A copy between device memory and client memory the server has mapped
-// (shm): the server's own DMA, nothing on the socket.
-cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_t n, bool to_device,
+// (shm): the server's own DMA, nothing on the socket. `application`: the
+// host side is the application's page-locked memory (not a staging slot of
+// rgpu's), which outlives the call, so a capture may take the copy in.
+cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_t n, bool to_device, bool application,
                         cudaStream_t stream, bool async);
 
 // A copy between memory of one server's devices, ordered on `stream` of

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "client/core/api_guard.hpp"
+#include "client/core/async_notifications.hpp"
 #include "client/core/call.hpp"
 #include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
@@ -117,4 +118,13 @@ extern "C" cudaError_t cudaDriverGetVersion(int* version) {
     *version = d->session->hello().driver_version;
     return cudaSuccess;
   });
+}
+
+extern "C" cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void* userData,
+                                                           cudaAsyncCallbackHandle_t* callback) {
+  return api([&] { return register_async_notification(device, callbackFunc, userData, callback); });
+}
+
+extern "C" cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) {
+  return api([&] { return unregister_async_notification(device, callback); });
 }

@@ -88,7 +88,9 @@ cudaError_t generic(int device, const cudaGraphNodeParams* g, GraphNodeParams* p
       return semaphore_node(device, cudaGraphNodeTypeExtSemaphoreSignal, &g->extSemSignal, p);
     case cudaGraphNodeTypeExtSemaphoreWait:
       return semaphore_node(device, cudaGraphNodeTypeExtSemaphoreWait, &g->extSemWait, p);
-    default: return cudaErrorNotSupported;  // allocations (add_alloc: they hand out an address), conditionals
+    // Conditional nodes keep their parameters (add_conditional makes them).
+    case cudaGraphNodeTypeConditional: return cudaErrorInvalidValue;
+    default: return cudaErrorNotSupported;  // allocations (add_alloc: they hand out an address)
   }
 }
 
@@ -184,9 +186,18 @@ extern "C" cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t
       return add_alloc(pGraphNode, graph, deps, n, dependencyData, a.poolProps, a.accessDescs, a.accessDescCount,
                        a.bytesize, &a.dptr);
     }
+    if (nodeParams && nodeParams->type == cudaGraphNodeTypeConditional) {
+      auto& c = nodeParams->conditional;
+      return add_conditional(pGraphNode, graph, deps, n, dependencyData, c.type, c.size, c.handle, &c.phGraph_out);
+    }
     return add_made(pGraphNode, graph, deps, n, dependencyData,
                     [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
   });
+}
+
+extern "C" cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* pHandle_out, cudaGraph_t graph,
+                                                        unsigned int defaultLaunchValue, unsigned int flags) {
+  return api([&] { return graph_conditional_handle_create(pHandle_out, graph, defaultLaunchValue, flags); });
 }
 
 extern "C" cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, cudaGraphNodeParams* nodeParams) {

@@ -61,7 +61,7 @@ class StagingRing {
       char* slot = this->slot(i);
       if (cudaError_t e = wait(i % kSlots)) return e;
       parallel_memcpy(slot, src + off, len);
-      if (cudaError_t e = copy_shared(device_, dst + off, slot, len, true, stream, true)) return e;
+      if (cudaError_t e = copy_shared(device_, dst + off, slot, len, true, false, stream, true)) return e;
       if (cudaError_t e = record(i % kSlots, stream)) return e;
     }
     return async ? cudaSuccess : wait_all();
@@ -73,7 +73,7 @@ class StagingRing {
       if (i >= chunks) return cudaSuccess;
       size_t off = i * kSlotBytes, len = std::min(kSlotBytes, n - off);
       if (cudaError_t e = wait(i % kSlots)) return e;
-      if (cudaError_t e = copy_shared(device_, src + off, slot(i), len, false, stream, true)) return e;
+      if (cudaError_t e = copy_shared(device_, src + off, slot(i), len, false, false, stream, true)) return e;
       return record(i % kSlots, stream);
     };
     for (size_t i = 0; i < kSlots; ++i)

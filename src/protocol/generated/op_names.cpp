@@ -189,6 +189,11 @@ const char* op_name(uint16_t op) {
     case kOpExternalSemaphoreDestroy: return "ExternalSemaphoreDestroy";
     case kOpExternalSemaphoresSignal: return "ExternalSemaphoresSignal";
     case kOpExternalSemaphoresWait: return "ExternalSemaphoresWait";
+    case kOpGraphConditionalHandleCreate: return "GraphConditionalHandleCreate";
+    case kOpModuleGetManaged: return "ModuleGetManaged";
+    case kOpDeviceRegisterAsyncNotification: return "DeviceRegisterAsyncNotification";
+    case kOpDeviceUnregisterAsyncNotification: return "DeviceUnregisterAsyncNotification";
+    case kOpAsyncNotification: return "AsyncNotification";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

@@ -64,6 +64,14 @@ struct ShareableHandle {
   CUmemFabricHandle fabric{};
 };
 
+// Where a backend delivers a device's async notifications (over-budget...).
+class AsyncNotificationSink {
+ public:
+  virtual ~AsyncNotificationSink() = default;
+  // Must return quickly, as the driver asks of its callbacks.
+  virtual void notify(const cudaAsyncNotificationInfo_t& info) = 0;
+};
+
 class Backend : public ForwardedApi {
  public:
   ~Backend() override = default;
@@ -108,6 +116,11 @@ class Backend : public ForwardedApi {
   // One side of each copy is a worker-local host buffer or both are device.
   virtual int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
                                Handle stream) = 0;
+  // A copy whose host side is memory shared with the client and registered
+  // (host_register): it outlives the call, so a capturing stream takes the
+  // copy into its graph, where the worker buffers of memcpy_async could not go.
+  virtual int32_t memcpy_shared_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
+                                      Handle stream) = 0;
   virtual int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch,
                                  size_t width, size_t height, cudaMemcpyKind kind,
                                  Handle stream) = 0;
@@ -144,6 +157,9 @@ class Backend : public ForwardedApi {
   // size_hint is what the client registered; host-test allocates by it.
   virtual int32_t module_get_global(Handle module, const std::string& name, size_t size_hint,
                                     DevPtr* ptr, size_t* size) = 0;
+  // A module's managed (__managed__) variable: cudaErrorSymbolNotFound when
+  // it has none of that name (a plain variable included).
+  virtual int32_t module_get_managed(Handle module, const std::string& name, DevPtr* ptr, size_t* size) = 0;
   // args holds the parameters packed at the offsets module_get_function gave.
   virtual int32_t launch(Handle function, const LaunchConfig& config,
                          std::span<uint8_t> args) = 0;
@@ -219,6 +235,10 @@ class Backend : public ForwardedApi {
   virtual int32_t ipc_close_memory(DevPtr ptr) = 0;
   virtual int32_t ipc_export_event(Handle event, std::vector<uint8_t>* blob) = 0;
   virtual int32_t ipc_import_event(std::span<const uint8_t> blob, Handle* event) = 0;
+  // Async notifications of device `ordinal` go to `sink` (on a thread of the
+  // backend's choosing) until unregistered.
+  virtual int32_t register_async_notification(int ordinal, AsyncNotificationSink* sink, Handle* registration) = 0;
+  virtual int32_t unregister_async_notification(int ordinal, Handle registration) = 0;
   // The device address of memory host_register pinned (zero-copy mapping).
   virtual int32_t host_get_device_pointer(DevPtr* ptr, void* p) = 0;
   // Graphs and stream capture (graph_backend.hpp).

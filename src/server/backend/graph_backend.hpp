@@ -47,6 +47,10 @@ class GraphBackend {
                                       std::span<const uint64_t> to) = 0;
   virtual int32_t find_in_clone(uint64_t* out, uint64_t node, uint64_t clone) = 0;
   virtual int32_t child_graph(uint64_t node, uint64_t* graph) = 0;
+  // The handle kernels set a conditional node's value through
+  // (cudaGraphSetConditional); flags: 0 or cudaGraphCondAssignDefault.
+  virtual int32_t conditional_handle_create(uint64_t* handle, uint64_t graph, uint32_t default_value,
+                                            uint32_t flags) = 0;
 
   virtual int32_t instantiate(uint64_t* exec, uint64_t graph, uint64_t flags) = 0;
   virtual int32_t exec_destroy(uint64_t exec) = 0;

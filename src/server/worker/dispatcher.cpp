@@ -21,6 +21,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_peer_handlers(*this);
   register_mapped_memory_handlers(*this);
   register_managed_memory_handlers(*this);
+  register_async_notification_handlers(*this);
   register_vmm_handlers(*this);
   register_ipc_handlers(*this);
   register_shareable_handle_handlers(*this);

@@ -46,6 +46,7 @@ void register_cluster_occupancy_handlers(Dispatcher& d);
 void register_peer_handlers(Dispatcher& d);
 void register_mapped_memory_handlers(Dispatcher& d);
 void register_managed_memory_handlers(Dispatcher& d);
+void register_async_notification_handlers(Dispatcher& d);
 void register_vmm_handlers(Dispatcher& d);
 void register_ipc_handlers(Dispatcher& d);
 void register_shareable_handle_handlers(Dispatcher& d);

@@ -45,6 +45,21 @@ int32_t module_get_global(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
+// Only says whether the module has that managed variable, and where: its
+// memory is the driver's, which the client cannot map (see the client's
+// library.cpp), so it does not become the session's.
+int32_t module_get_managed(SessionContext& s, Request& req, proto::Writer& out) {
+  auto module = req.args.get<uint64_t>();
+  std::string name = req.args.get_string();
+  req.args.expect_end();
+  if (!s.modules.contains(module)) return cudaErrorInvalidResourceHandle;
+  DevPtr ptr = 0;
+  size_t size = 0;
+  if (int32_t e = s.backend().module_get_managed(module, name, &ptr, &size)) return e;
+  out.put<uint64_t>(ptr).put<uint64_t>(size);
+  return cudaSuccess;
+}
+
 // Every kernel of a module, each described as module_get_function does
 // (cuLibraryGetKernelCount, cuLibraryEnumerateKernels).
 int32_t module_enumerate_functions(SessionContext& s, Request& req, proto::Writer& out) {
@@ -67,6 +82,7 @@ void register_driver_module_handlers(Dispatcher& d) {
   d.add(proto::kOpModuleLoadImage, module_load_image);
   d.add(proto::kOpModuleGetFunction, module_get_function);
   d.add(proto::kOpModuleGetGlobal, module_get_global);
+  d.add(proto::kOpModuleGetManaged, module_get_managed);
   d.add(proto::kOpModuleEnumerateFunctions, module_enumerate_functions);
 }
 

@@ -42,7 +42,15 @@ bool rows_span(uint64_t pitch, uint64_t width, uint64_t height, uint64_t* span) 
   return !__builtin_mul_overflow(pitch, height - 1, span) && !__builtin_add_overflow(*span, width, span);
 }
 
-// What a node may hold: this session's kernels, memory, events and graphs.
+constexpr uint64_t kMaxConditionalBodies = 1 << 16;
+
+// The bytes one side of a copy node spans (0 for rows check_node refuses).
+uint64_t side_span(uint64_t pitch, const GraphNodeParams& p) {
+  uint64_t span = 0;
+  return rows_span(pitch, p.width, p.height, &span) ? span : 0;
+}
+
+// What a node may hold: this session's kernels, memory, events, graphs and conditional handles.
 int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
   switch (p.type) {
     case cudaGraphNodeTypeKernel: {
@@ -54,7 +62,14 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
       uint64_t dspan, sspan;
       if (!rows_span(p.dst_pitch, p.width, p.height, &dspan) || !rows_span(p.src_pitch, p.width, p.height, &sspan))
         return cudaErrorInvalidPitchValue;
-      return s.owns(p.dst, dspan) && s.owns(p.src, sspan) ? cudaSuccess : cudaErrorInvalidValue;
+      if (p.host_sides & ~(proto::kHostDst | proto::kHostSrc)) return cudaErrorInvalidValue;
+      // A host side must be client memory this worker maps (shm).
+      auto side_ok = [&](uint64_t ptr, uint64_t span, bool host) {
+        return host ? s.shared_host(ptr, span) != nullptr : s.owns(ptr, span);
+      };
+      bool ok = side_ok(p.dst, dspan, p.host_sides & proto::kHostDst) &&
+                side_ok(p.src, sspan, p.host_sides & proto::kHostSrc);
+      return ok ? cudaSuccess : cudaErrorInvalidValue;
     }
     case cudaGraphNodeTypeMemset: {
       uint64_t bytes, span;
@@ -78,6 +93,13 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
         if (op.flags != 0) return cudaErrorInvalidValue;  // NvSciSync only
       }
       return cudaSuccess;
+    case cudaGraphNodeTypeConditional:
+      // The bodies are the backend's to make; a switch's count is bounded
+      // only so that a request cannot ask for an unbounded number of graphs.
+      if (!p.bodies.empty() || p.width == 0 || p.width > kMaxConditionalBodies) return cudaErrorInvalidValue;
+      if (p.value != cudaGraphCondTypeIf && p.value != cudaGraphCondTypeWhile && p.value != cudaGraphCondTypeSwitch)
+        return cudaErrorInvalidValue;
+      return s.graphs.conditional(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
     default: return cudaErrorNotSupported;
   }
 }
@@ -86,11 +108,35 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
 // worker's record of it.
 GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
   if (p.type == cudaGraphNodeTypeMemAlloc) p.dst = 0;  // the backend's answer, not the client's
+  if (p.type == cudaGraphNodeTypeMemcpy) {
+    // Shared host memory by this worker's mapping (check_node found both).
+    auto local = [&](uint64_t client, uint64_t pitch) {
+      return reinterpret_cast<uint64_t>(s.shared_host(client, side_span(pitch, p)));
+    };
+    if (p.host_sides & proto::kHostDst) p.dst = local(p.dst, p.dst_pitch);
+    if (p.host_sides & proto::kHostSrc) p.src = local(p.src, p.src_pitch);
+  }
   if (p.type == cudaGraphNodeTypeHost) {
     graphs(s).set_host_node_runner(HostNodeRecords::run);
     p.handle = s.host_nodes.record(p.handle);
   }
   return p;
+}
+
+// A copy node's sides as the client names them: the worker's mappings of
+// shared host memory become the application's addresses again (a captured
+// copy's too, which the backend holds without saying which side is host).
+void from_backend_copy(SessionContext& s, GraphNodeParams* p) {
+  p->host_sides = 0;
+  uint64_t dspan = side_span(p->dst_pitch, *p), sspan = side_span(p->src_pitch, *p);
+  if (auto client = s.owns(p->dst, dspan) ? std::nullopt : s.shared_client(p->dst, dspan)) {
+    p->dst = *client;
+    p->host_sides |= proto::kHostDst;
+  }
+  if (auto client = s.owns(p->src, sspan) ? std::nullopt : s.shared_client(p->src, sspan)) {
+    p->src = *client;
+    p->host_sides |= proto::kHostSrc;
+  }
 }
 
 #define RGPU_GRAPH(name)                             \
@@ -155,6 +201,14 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
     s.allocations.add(made.dst, made.width);
     out.put(made.dst);
   }
+  if (p.type == cudaGraphNodeTypeConditional) {
+    // Its bodies, made with it, are graphs the application adds nodes to.
+    GraphNodeParams made;
+    if (int32_t e = graphs(s).node_params(n, &made)) return e;
+    s.graphs.add_bodies(n, made.bodies);
+    out.put<uint32_t>(static_cast<uint32_t>(made.bodies.size()));
+    for (uint64_t b : made.bodies) out.put(b);
+  }
   return cudaSuccess;
 }
 
@@ -164,6 +218,8 @@ int32_t node_get_params(SessionContext& s, Request& req, proto::Writer& out) {
   GraphNodeParams p;
   if (int32_t e = graphs(s).node_params(n, &p)) return e;
   if (p.type == cudaGraphNodeTypeGraph) s.graphs.add_graph(p.handle, n);
+  if (p.type == cudaGraphNodeTypeConditional) s.graphs.add_bodies(n, p.bodies);
+  if (p.type == cudaGraphNodeTypeMemcpy) from_backend_copy(s, &p);
   if (p.type == cudaGraphNodeTypeHost) p.handle = s.host_nodes.id(p.handle);
   proto::put_node(out, p);
   return cudaSuccess;
@@ -259,6 +315,19 @@ int32_t child_graph_node_get_graph(SessionContext& s, Request& req, proto::Write
   if (int32_t e = graphs(s).child_graph(n, &g)) return e;
   s.graphs.add_graph(g, n);
   out.put(g);
+  return cudaSuccess;
+}
+
+int32_t conditional_handle_create(SessionContext& s, Request& req, proto::Writer& out) {
+  RGPU_GRAPH(g);
+  auto default_value = req.args.get<uint32_t>();
+  auto flags = req.args.get<uint32_t>();
+  req.args.expect_end();
+  if (flags & ~static_cast<uint32_t>(cudaGraphCondAssignDefault)) return cudaErrorInvalidValue;
+  uint64_t handle = 0;
+  if (int32_t e = graphs(s).conditional_handle_create(&handle, g, default_value, flags)) return e;
+  s.graphs.add_conditional(handle, g);
+  out.put(handle);
   return cudaSuccess;
 }
 
@@ -363,10 +432,12 @@ int32_t stream_begin_capture_to_graph(SessionContext& s, Request& req, proto::Wr
   Handles deps = get_handles(req.args);
   auto mode = req.args.get<int32_t>();
   req.args.expect_end();
-  if (!s.graphs.own_graph(g) || !nodes_in(s, deps, g)) return cudaErrorInvalidValue;
+  // The application's own graph, or a conditional node's body (CUDA's, not to be destroyed anyway).
+  bool body = s.graphs.conditional_body(g);
+  if ((!body && !s.graphs.own_graph(g)) || !nodes_in(s, deps, g)) return cudaErrorInvalidValue;
   if (int32_t e = graphs(s).begin_capture_to_graph(stream, g, deps, mode)) return e;
   // Not to be destroyed while the capture adds to it.
-  s.graphs.set_owner(g, GraphTable::kCapturedInto);
+  if (!body) s.graphs.set_owner(g, GraphTable::kCapturedInto);
   return cudaSuccess;
 }
 
@@ -581,6 +652,7 @@ void register_graph_handlers(Dispatcher& d) {
   d.add(proto::kOpGraphRemoveDependencies, change_dependencies<false>);
   d.add(proto::kOpGraphNodeFindInClone, node_find_in_clone);
   d.add(proto::kOpGraphChildGraphNodeGetGraph, child_graph_node_get_graph);
+  d.add(proto::kOpGraphConditionalHandleCreate, conditional_handle_create);
   d.add(proto::kOpGraphInstantiate, graph_instantiate);
   d.add(proto::kOpGraphExecDestroy, graph_exec_destroy);
   d.add(proto::kOpGraphLaunch, exec_on_stream<&GraphBackend::launch_graph>);

@@ -9,6 +9,17 @@ void GraphTable::add_graph(uint64_t graph, uint64_t owner) {
   graphs_.try_emplace(graph, Graph{owner, {}});
 }
 
+void GraphTable::add_bodies(uint64_t node, const std::vector<uint64_t>& bodies) {
+  std::lock_guard lock(mutex_);
+  for (uint64_t b : bodies) graphs_.try_emplace(b, Graph{node, {}, true});
+}
+
+bool GraphTable::conditional_body(uint64_t graph) const {
+  std::lock_guard lock(mutex_);
+  auto it = graphs_.find(graph);
+  return it != graphs_.end() && it->second.body;
+}
+
 bool GraphTable::graph(uint64_t graph) const {
   std::lock_guard lock(mutex_);
   return graphs_.count(graph) != 0;
@@ -43,6 +54,7 @@ void GraphTable::remove_graph_locked(uint64_t graph) {
   std::vector<uint64_t> nodes(it->second.nodes.begin(), it->second.nodes.end());
   graphs_.erase(it);
   for (uint64_t n : nodes) remove_node_locked(n);
+  std::erase_if(conditionals_, [&](const auto& kv) { return kv.second == graph; });
   for (auto& [exec, source] : execs_)
     if (source == graph) source = 0;
 }
@@ -111,6 +123,16 @@ bool GraphTable::remove_exec(uint64_t exec) {
   return execs_.erase(exec) != 0;
 }
 
+void GraphTable::add_conditional(uint64_t handle, uint64_t graph) {
+  std::lock_guard lock(mutex_);
+  conditionals_[handle] = graph;
+}
+
+bool GraphTable::conditional(uint64_t handle) const {
+  std::lock_guard lock(mutex_);
+  return conditionals_.count(handle) != 0;
+}
+
 void GraphTable::add_user_refs(uint64_t object, uint64_t count) {
   std::lock_guard lock(mutex_);
   user_refs_[object] += count;
@@ -135,6 +157,7 @@ void GraphTable::clear() {
   nodes_.clear();
   execs_.clear();
   user_refs_.clear();
+  conditionals_.clear();
 }
 
 }  // namespace rgpu::server

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace rgpu::server {
 
@@ -19,7 +20,10 @@ class GraphTable {
   static constexpr uint64_t kCapturedInto = ~uint64_t{0} - 1;
 
   void add_graph(uint64_t graph, uint64_t owner);
+  // A conditional node's body graphs: they go with the node, and captures may add to them.
+  void add_bodies(uint64_t node, const std::vector<uint64_t>& bodies);
   bool graph(uint64_t graph) const;
+  bool conditional_body(uint64_t graph) const;
   // The application's own graph (not a child graph, nor one being captured).
   bool own_graph(uint64_t graph) const;
   void set_owner(uint64_t graph, uint64_t owner);
@@ -38,6 +42,10 @@ class GraphTable {
   uint64_t exec_source(uint64_t exec) const;
   bool remove_exec(uint64_t exec);
 
+  // Conditional handles, each made for a graph; they go with it.
+  void add_conditional(uint64_t handle, uint64_t graph);
+  bool conditional(uint64_t handle) const;
+
   // User objects, with the references the application holds: it may name an
   // object only while it holds one (graphs' references are the backend's).
   void add_user_refs(uint64_t object, uint64_t count);
@@ -52,6 +60,7 @@ class GraphTable {
   struct Graph {
     uint64_t owner;
     std::unordered_set<uint64_t> nodes;
+    bool body = false;
   };
   void remove_graph_locked(uint64_t graph);
   void remove_node_locked(uint64_t node);
@@ -61,6 +70,7 @@ class GraphTable {
   std::unordered_map<uint64_t, uint64_t> nodes_;  // node -> graph
   std::unordered_map<uint64_t, uint64_t> execs_;  // exec -> source graph
   std::unordered_map<uint64_t, uint64_t> user_refs_;  // user object -> the application's references
+  std::unordered_map<uint64_t, uint64_t> conditionals_;  // conditional handle -> its graph
 };
 
 }  // namespace rgpu::server

@@ -15,21 +15,51 @@ void HostCallbacks::run(uint64_t id, uint64_t seq) {
   changed_.wait(lock, [&] { return due.done; });
 }
 
+void HostCallbacks::notify(uint64_t id, const cudaAsyncNotificationInfo_t& info) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  // A client that never reads them (no callback connection) cannot make the worker grow without end.
+  constexpr size_t kMaxQueued = 4096;
+  if (notifications_.size() >= kMaxQueued) {
+    RGPU_LOG(warn, "async notification for callback %llu dropped: %zu wait for the client already",
+             static_cast<unsigned long long>(id), notifications_.size());
+    return;
+  }
+  notifications_.emplace_back(id, info);
+  changed_.notify_all();
+}
+
+// Waits for the client to say it ran what was sent.
+static void await_end(transport::Connection& conn, uint16_t op) {
+  auto h = proto::recv_header(conn);
+  std::vector<uint8_t> args;
+  proto::recv_args(conn, h, args);
+  if (h.op != op || h.payload_len != 0) throw proto::DecodeError("not a callback's end");
+}
+
 void HostCallbacks::serve(transport::Connection& conn) {
   std::unique_lock lock(mutex_);
   try {
     for (;;) {
-      changed_.wait(lock, [&] { return closed_ || !due_.empty(); });
+      changed_.wait(lock, [&] { return closed_ || !due_.empty() || !notifications_.empty(); });
       if (closed_) return;
+      if (!notifications_.empty()) {
+        auto [id, info] = notifications_.front();
+        notifications_.pop_front();
+        lock.unlock();
+        proto::Writer w;
+        w.put(id).put(info);
+        proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpAsyncNotification}, w.bytes());
+        await_end(conn, proto::kOpAsyncNotification);
+        lock.lock();
+        continue;
+      }
       Due* due = due_.front();
       lock.unlock();
       proto::Writer w;
       w.put(due->id).put(due->seq);
       proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHostCallback}, w.bytes());
-      auto h = proto::recv_header(conn);
-      std::vector<uint8_t> args;
-      proto::recv_args(conn, h, args);
-      if (h.op != proto::kOpHostCallback || h.payload_len != 0) throw proto::DecodeError("not a callback's end");
+      await_end(conn, proto::kOpHostCallback);
       lock.lock();
       due_.pop_front();
       due->done = true;

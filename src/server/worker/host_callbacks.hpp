@@ -2,8 +2,11 @@
 // application's process, in stream order: the worker queues a host function
 // on the GPU stream that asks the client, over the session's callback
 // connection, to run callback n, and returns only once it has, so later
-// work on the stream waits for it as it would locally.
+// work on the stream waits for it as it would locally. Async notifications
+// take the same connection but nothing waits for them.
 #pragma once
+#include <cuda_runtime_api.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -18,6 +21,8 @@ class HostCallbacks {
   // On the thread where CUDA runs host functions: returns once the client
   // ran callback `id` (queued by request `seq`), or is gone.
   void run(uint64_t id, uint64_t seq);
+  // Queues a notification for client callback `id` and returns at once.
+  void notify(uint64_t id, const cudaAsyncNotificationInfo_t& info);
   // Serves the client's callback connection until it closes.
   void serve(transport::Connection& conn);
   // The session is over: nothing more runs, nobody waits.
@@ -34,6 +39,7 @@ class HostCallbacks {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Due*> due_;
+  std::deque<std::pair<uint64_t, cudaAsyncNotificationInfo_t>> notifications_;
   bool closed_ = false;
 };
 

@@ -32,6 +32,17 @@ std::optional<std::pair<uint64_t, SharedRegion>> SessionContext::shared_region(u
   return *it;
 }
 
+std::optional<uint64_t> SessionContext::shared_client(uint64_t local, size_t n) const {
+  std::lock_guard lock(mutex_);
+  // Few regions: a scan is enough for the rare graph parameter read.
+  for (const auto& [base, region] : shared_) {
+    uint64_t start = reinterpret_cast<uint64_t>(region.local);
+    if (local >= start && local - start <= region.size && n <= region.size - (local - start))
+      return base + (local - start);
+  }
+  return std::nullopt;
+}
+
 bool SessionContext::add_shared(uint64_t client_base, SharedRegion region) {
   std::lock_guard lock(mutex_);
   return shared_.try_emplace(client_base, region).second;

@@ -19,6 +19,7 @@
 #include "server/worker/green_context_table.hpp"
 #include "server/worker/host_node_records.hpp"
 #include "server/worker/handle_set.hpp"
+#include "server/worker/async_notifications.hpp"
 #include "server/worker/host_callbacks.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "server/worker/vmm_table.hpp"
@@ -62,7 +63,10 @@ class FunctionTable {
 class SessionContext {
  public:
   SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir)
-      : backend_(backend), gpus_(std::move(gpus)), module_cache_dir_(std::move(module_cache_dir)) {}
+      : notifications(backend, host_callbacks),
+        backend_(backend),
+        gpus_(std::move(gpus)),
+        module_cache_dir_(std::move(module_cache_dir)) {}
   ~SessionContext();
   SessionContext(const SessionContext&) = delete;
   SessionContext& operator=(const SessionContext&) = delete;
@@ -87,6 +91,9 @@ class SessionContext {
   void* shared_host(uint64_t client_ptr, size_t n) const;
   // False when a region already starts at client_base.
   bool add_shared(uint64_t client_base, SharedRegion region);
+  // The client's address of this worker's mapping [local, +n) of client
+  // shared memory: shared_host's inverse.
+  std::optional<uint64_t> shared_client(uint64_t local, size_t n) const;
   // The region holding client_ptr and its client base address.
   std::optional<std::pair<uint64_t, SharedRegion>> shared_region(uint64_t client_ptr) const;
   // The region starting at client_base, taken out of the table.
@@ -132,6 +139,7 @@ class SessionContext {
   // buffers are allocations, mapped mipmapped arrays are in `mipmaps`.
   ExternalMemoryTable external_memories;
   HandleSet external_semaphores;
+  AsyncNotifications notifications;
 
  private:
   Backend& backend_;

@@ -54,13 +54,17 @@ int32_t memcpy_shared(SessionContext& s, Request& req, proto::Writer&) {
   bool to_device = req.args.get<uint8_t>();
   auto stream = req.args.get<uint64_t>();
   bool sync = req.args.get<uint8_t>();
+  bool application = req.args.get<uint8_t>();  // the application's page-locked memory, not a staging slot
   req.args.expect_end();
   void* local = s.shared_host(host, n);
   if (!local || !s.owns(device, n)) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   void* dev = reinterpret_cast<void*>(device);
-  int32_t e = to_device ? s.backend().memcpy_async(dev, local, n, cudaMemcpyHostToDevice, stream)
-                        : s.backend().memcpy_async(local, dev, n, cudaMemcpyDeviceToHost, stream);
+  // Only memory that outlives the call may be captured into a graph.
+  auto copy = application ? &Backend::memcpy_shared_async : &Backend::memcpy_async;
+  Backend& b = s.backend();
+  int32_t e = to_device ? (b.*copy)(dev, local, n, cudaMemcpyHostToDevice, stream)
+                        : (b.*copy)(local, dev, n, cudaMemcpyDeviceToHost, stream);
   if (e) return e;
   return sync ? s.backend().stream_synchronize(stream) : cudaSuccess;
 }

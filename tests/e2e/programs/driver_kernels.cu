@@ -5,6 +5,10 @@ extern "C" __global__ void vadd(const float* a, const float* b, float* c, int n)
   if (i < n) c[i] = a[i] + b[i];
 }
 
+// A managed and a plain module-scope variable, for the library lookups.
+__managed__ int managed_total;
+__device__ int device_total;
+
 struct Scale {
   double factor;
   char tag;

@@ -1,7 +1,8 @@
 // Driver-API graphs: capture (legacy and current bindings), explicit kernel,
 // memcpy, memset, host, event and child nodes with dependencies, parameters
 // read back, executable-graph update and set-params, legacy instantiate and
-// edge queries, bad handles.
+// edge queries, conditional nodes (an IF/ELSE run by its default value),
+// bad handles.
 // (The test backend validates launches but does not run them.)
 #include <atomic>
 #include <chrono>
@@ -265,6 +266,43 @@ int main() {
   CU_OK(cuMemsetD8(a, 1, bytes));
   CU_OK(cuGraphExecDestroy(orphan_exec));
   CU_OK(cuGraphDestroy(orphan));
+
+  {
+    // IF/ELSE on a handle whose default (0) each launch assigns: the else body runs.
+    CUgraph cg;
+    CU_OK(cuGraphCreate(&cg, 0));
+    CUgraphConditionalHandle h;
+    CU_OK(cuGraphConditionalHandleCreate(&h, cg, ctx, 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    CUgraphNodeParams p{};
+    p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    p.conditional.handle = h;
+    p.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    p.conditional.size = 2;
+    p.conditional.ctx = ctx;
+    CUgraphNode cond;
+    CU_OK(cuGraphAddNode(&cond, cg, nullptr, nullptr, 0, &p));
+    CHECK(p.conditional.phGraph_out != nullptr);
+    CUDA_MEMSET_NODE_PARAMS ms{};
+    ms.dst = c;
+    ms.elementSize = 1;
+    ms.width = bytes;
+    ms.height = 1;
+    CUgraphNode set;
+    ms.value = 0x21;
+    CU_OK(cuGraphAddMemsetNode(&set, p.conditional.phGraph_out[0], nullptr, 0, &ms, ctx));
+    ms.value = 0x31;
+    CU_OK(cuGraphAddMemsetNode(&set, p.conditional.phGraph_out[1], nullptr, 0, &ms, ctx));
+    CUgraphExec cx;
+    CU_OK(cuGraphInstantiate(&cx, cg, 0));
+    CU_OK(cuGraphLaunch(cx, s));
+    CU_OK(cuStreamSynchronize(s));
+    auto got = read_back(c, bytes);
+    CHECK(got[0] == 0x31 && got[bytes - 1] == 0x31);
+    // A context of another device than the graph's is refused.
+    EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphConditionalHandleCreate(&h, cg, reinterpret_cast<CUcontext>(&p), 0, 0));
+    CU_OK(cuGraphExecDestroy(cx));
+    CU_OK(cuGraphDestroy(cg));
+  }
 
   cuuint64_t high = 1;
   CU_OK(cuDeviceGetGraphMemAttribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &high));

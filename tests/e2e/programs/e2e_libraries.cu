@@ -65,7 +65,24 @@ int main() {
   OK(cudaLaunchKernel(reinterpret_cast<void*>(vadd), dim3(2), dim3(128), args, 32 * 1024, nullptr));
   OK(cudaDeviceSynchronize());
   EXPECT_STATUS(cudaErrorInvalidValue, cudaLibraryGetKernelCount(nullptr, lib));
+  // A managed variable lives in the server driver's memory, which this
+  // process cannot map; a plain variable or an unknown name is not one.
+  void* managed = nullptr;
+  size_t managed_size = 0;
+  EXPECT_STATUS(cudaErrorNotSupported, cudaLibraryGetManaged(&managed, &managed_size, lib, "managed_total"));
+  EXPECT_STATUS(cudaErrorSymbolNotFound, cudaLibraryGetManaged(&managed, &managed_size, lib, "device_total"));
+  EXPECT_STATUS(cudaErrorSymbolNotFound, cudaLibraryGetManaged(&managed, nullptr, lib, "no_such_variable"));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaLibraryGetManaged(nullptr, nullptr, lib, "managed_total"));
+  // No device here has unified function pointers: the driver's answer is "not found".
+  void* unified = nullptr;
+  EXPECT_STATUS(cudaErrorSymbolNotFound, cudaLibraryGetUnifiedFunction(&unified, lib, "vadd"));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaLibraryGetUnifiedFunction(nullptr, lib, "vadd"));
+  int unified_pointers = -1;
+  OK(cudaDeviceGetAttribute(&unified_pointers, static_cast<cudaDeviceAttr>(129), 0));
+  CHECK(unified_pointers == 0);
   OK(cudaLibraryUnload(lib));
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaLibraryGetManaged(&managed, &managed_size, lib, "managed_total"));
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaLibraryGetUnifiedFunction(&unified, lib, "vadd"));
   EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaLibraryUnload(lib));
   EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaLibraryGetKernelCount(&count, lib));
   OK(cudaLibraryLoadFromFile(&lib, RGPU_FATBIN_FILE, nullptr, nullptr, 0, nullptr, nullptr, 0));
@@ -96,6 +113,13 @@ int main() {
   CU_OK(cuLibraryLoadData(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   CU_OK(cuLibraryGetKernelCount(&count, library));
   CHECK(count == 2);
+  CUdeviceptr cu_managed = 0;
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuLibraryGetManaged(&cu_managed, nullptr, library, "managed_total"));
+  EXPECT_CU(CUDA_ERROR_NOT_FOUND, cuLibraryGetManaged(&cu_managed, nullptr, library, "device_total"));
+  EXPECT_CU(CUDA_ERROR_NOT_FOUND, cuLibraryGetUnifiedFunction(&unified, library, "vadd"));
+  int cu_unified = -1;
+  CU_OK(cuDeviceGetAttribute(&cu_unified, CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS, 0));
+  CHECK(cu_unified == 0);
   CUkernel first[1];
   CU_OK(cuLibraryEnumerateKernels(first, 1, library));
   CUlibrary owner;

@@ -24,13 +24,10 @@ extern "C" CUresult CUDAAPI cuCoredumpSetAttribute(CUcoredumpSettings, void*, si
 extern "C" CUresult CUDAAPI cuCoredumpSetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttributeGlobal"); }
 extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetLuid"); }
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
-extern "C" CUresult CUDAAPI cuDeviceRegisterAsyncNotification(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) { return rgpu::client::driver_unsupported("cuDeviceRegisterAsyncNotification"); }
-extern "C" CUresult CUDAAPI cuDeviceUnregisterAsyncNotification(CUdevice, CUasyncCallbackHandle) { return rgpu::client::driver_unsupported("cuDeviceUnregisterAsyncNotification"); }
 extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
 extern "C" CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddBatchMemOpNode"); }
 extern "C" CUresult CUDAAPI cuGraphBatchMemOpNodeGetParams(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphBatchMemOpNodeGetParams"); }
 extern "C" CUresult CUDAAPI cuGraphBatchMemOpNodeSetParams(CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphBatchMemOpNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuGraphConditionalHandleCreate"); }
 extern "C" CUresult CUDAAPI cuGraphExecBatchMemOpNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExecBatchMemOpNodeSetParams"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources_ptsz(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources_ptsz"); }
@@ -44,8 +41,6 @@ extern "C" CUresult CUDAAPI cuGraphicsUnmapResources(unsigned int, CUgraphicsRes
 extern "C" CUresult CUDAAPI cuGraphicsUnmapResources_ptsz(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsUnmapResources_ptsz"); }
 extern "C" CUresult CUDAAPI cuGraphicsUnregisterResource(CUgraphicsResource) { return rgpu::client::driver_unsupported("cuGraphicsUnregisterResource"); }
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
-extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr*, size_t*, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetManaged"); }
-extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void**, CUlibrary, const char*) { return rgpu::client::driver_unsupported("cuLibraryGetUnifiedFunction"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
 extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }

@@ -45,8 +45,6 @@ cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void);
 }
 
 extern "C" cudaError_t CUDARTAPI cudaDeviceGetNvSciSyncAttributes(void*, int, int) { return rgpu::client::unsupported("cudaDeviceGetNvSciSyncAttributes"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceRegisterAsyncNotification(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) { return rgpu::client::unsupported("cudaDeviceRegisterAsyncNotification"); }
-extern "C" cudaError_t CUDARTAPI cudaDeviceUnregisterAsyncNotification(int, cudaAsyncCallbackHandle_t) { return rgpu::client::unsupported("cudaDeviceUnregisterAsyncNotification"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerAcquireFrame(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerAcquireFrame"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerConnect(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerConnect"); }
 extern "C" cudaError_t CUDARTAPI cudaEGLStreamConsumerConnectWithFlags(void) { return rgpu::client::unsupported("cudaEGLStreamConsumerConnectWithFlags"); }
@@ -66,7 +64,6 @@ extern "C" cudaError_t CUDARTAPI cudaGLSetGLDevice(void) { return rgpu::client::
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObject(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObject"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnmapBufferObjectAsync(void) { return rgpu::client::unsupported("cudaGLUnmapBufferObjectAsync"); }
 extern "C" cudaError_t CUDARTAPI cudaGLUnregisterBufferObject(void) { return rgpu::client::unsupported("cudaGLUnregisterBufferObject"); }
-extern "C" cudaError_t CUDARTAPI cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle*, cudaGraph_t, unsigned int, unsigned int) { return rgpu::client::unsupported("cudaGraphConditionalHandleCreate"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsEGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsEGLRegisterImage"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterBuffer(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterBuffer"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(void) { return rgpu::client::unsupported("cudaGraphicsGLRegisterImage"); }
@@ -80,7 +77,5 @@ extern "C" cudaError_t CUDARTAPI cudaGraphicsUnmapResources(int, cudaGraphicsRes
 extern "C" cudaError_t CUDARTAPI cudaGraphicsUnregisterResource(cudaGraphicsResource_t) { return rgpu::client::unsupported("cudaGraphicsUnregisterResource"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterOutputSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterOutputSurface"); }
 extern "C" cudaError_t CUDARTAPI cudaGraphicsVDPAURegisterVideoSurface(void) { return rgpu::client::unsupported("cudaGraphicsVDPAURegisterVideoSurface"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetManaged(void**, size_t*, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetManaged"); }
-extern "C" cudaError_t CUDARTAPI cudaLibraryGetUnifiedFunction(void**, cudaLibrary_t, const char*) { return rgpu::client::unsupported("cudaLibraryGetUnifiedFunction"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUGetDevice(void) { return rgpu::client::unsupported("cudaVDPAUGetDevice"); }
 extern "C" cudaError_t CUDARTAPI cudaVDPAUSetVDPAUDevice(void) { return rgpu::client::unsupported("cudaVDPAUSetVDPAUDevice"); }

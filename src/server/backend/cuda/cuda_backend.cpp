@@ -124,6 +124,9 @@ class CudaBackend final : public CudaForwardedApi {
       return CudaGraphs::capture_refused(as<cudaStream_t>(stream));
     return cudaMemcpyAsync(dst, src, n, kind, as<cudaStream_t>(stream));
   }
+  int32_t memcpy_shared_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    return cudaMemcpyAsync(dst, src, n, kind, as<cudaStream_t>(stream));
+  }
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind, Handle stream) override {
     if (kind != cudaMemcpyDeviceToDevice && CudaGraphs::capturing(as<cudaStream_t>(stream)))
@@ -266,6 +269,29 @@ class CudaBackend final : public CudaForwardedApi {
     CUresult r = cuModuleGetGlobal(&p, size, as<CUmodule>(module), name.c_str());
     *ptr = p;
     return rt(r);
+  }
+  static void deliver_async_notification(cudaAsyncNotificationInfo_t* info, void* sink, cudaAsyncCallbackHandle_t) {
+    static_cast<AsyncNotificationSink*>(sink)->notify(*info);
+  }
+  int32_t register_async_notification(int ordinal, AsyncNotificationSink* sink, Handle* registration) override {
+    cudaAsyncCallbackHandle_t h = nullptr;
+    cudaError_t e = cudaDeviceRegisterAsyncNotification(ordinal, deliver_async_notification, sink, &h);
+    *registration = reinterpret_cast<Handle>(h);
+    return e;
+  }
+  int32_t unregister_async_notification(int ordinal, Handle registration) override {
+    return cudaDeviceUnregisterAsyncNotification(ordinal, reinterpret_cast<cudaAsyncCallbackHandle_t>(registration));
+  }
+  int32_t module_get_managed(Handle module, const std::string& name, DevPtr* ptr, size_t* size) override {
+    CUdeviceptr p = 0;
+    CUresult r = cuModuleGetGlobal(&p, size, as<CUmodule>(module), name.c_str());
+    if (r == CUDA_ERROR_NOT_FOUND) return cudaErrorSymbolNotFound;
+    if (r != CUDA_SUCCESS) return rt(r);
+    unsigned managed = 0;
+    if (CUresult a = cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p)) return rt(a);
+    if (!managed) return cudaErrorSymbolNotFound;
+    *ptr = p;
+    return cudaSuccess;
   }
   int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t> args) override {
     size_t size = args.size();

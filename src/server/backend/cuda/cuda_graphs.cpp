@@ -76,7 +76,8 @@ cudaMemcpy3DParms memcpy_params(const GraphNodeParams& p) {
   m.dstPtr = cudaPitchedPtr{as<void*>(p.dst), p.dst_pitch, p.width, p.height};
   m.srcPtr = cudaPitchedPtr{as<void*>(p.src), p.src_pitch, p.width, p.height};
   m.extent = cudaExtent{p.width, p.height, 1};
-  m.kind = cudaMemcpyDeviceToDevice;
+  // Host sides are the worker's page-locked mapping of the client's memory.
+  m.kind = proto::copy_kind(p);
   return m;
 }
 
@@ -207,6 +208,21 @@ int32_t CudaGraphs::add_node(uint64_t* node, uint64_t graph, std::span<const uin
       e = cudaGraphAddExternalSemaphoresWaitNode(&n, g, d.data(), d.size(), &w);
       break;
     }
+    case cudaGraphNodeTypeConditional: {
+      cudaGraphNodeParams c{};
+      c.type = cudaGraphNodeTypeConditional;
+      c.conditional.handle = p.handle;
+      c.conditional.type = static_cast<cudaGraphConditionalNodeType>(p.value);
+      c.conditional.size = static_cast<unsigned>(p.width);
+      if ((e = cudaGraphAddNode(&n, g, d.data(), nullptr, d.size(), &c))) break;
+      // CUDA points phGraph_out at its own array of the bodies.
+      GraphNodeParams made = p;
+      made.bodies.clear();
+      for (unsigned i = 0; i < c.conditional.size; ++i) made.bodies.push_back(handle(c.conditional.phGraph_out[i]));
+      std::lock_guard lock(conditionals_mutex_);
+      conditionals_[handle(n)] = std::move(made);
+      break;
+    }
     default: break;
   }
   *node = handle(n);
@@ -305,6 +321,14 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
       return e;
     }
     case cudaGraphNodeTypeEmpty: return cudaSuccess;
+    case cudaGraphNodeTypeConditional: {
+      std::lock_guard lock(conditionals_mutex_);
+      auto it = conditionals_.find(node);
+      // One listed from a clone: CUDA tells nothing of its parameters.
+      if (it == conditionals_.end()) return cudaErrorNotSupported;
+      *p = it->second;
+      return cudaSuccess;
+    }
     default: return cudaErrorNotSupported;
   }
 }
@@ -356,7 +380,13 @@ int32_t CudaGraphs::node_type(uint64_t node, int32_t* type) {
   return e;
 }
 
-int32_t CudaGraphs::destroy_node(uint64_t node) { return cudaGraphDestroyNode(as<cudaGraphNode_t>(node)); }
+int32_t CudaGraphs::destroy_node(uint64_t node) {
+  {
+    std::lock_guard lock(conditionals_mutex_);
+    conditionals_.erase(node);
+  }
+  return cudaGraphDestroyNode(as<cudaGraphNode_t>(node));
+}
 
 int32_t CudaGraphs::nodes(uint64_t graph, std::vector<uint64_t>* out) { return get_list(cudaGraphGetNodes, graph, out); }
 
@@ -406,6 +436,14 @@ int32_t CudaGraphs::child_graph(uint64_t node, uint64_t* graph) {
   cudaGraph_t g = nullptr;
   cudaError_t e = cudaGraphChildGraphNodeGetGraph(as<cudaGraphNode_t>(node), &g);
   *graph = handle(g);
+  return e;
+}
+
+int32_t CudaGraphs::conditional_handle_create(uint64_t* out, uint64_t graph, uint32_t default_value,
+                                              uint32_t flags) {
+  cudaGraphConditionalHandle h = 0;
+  cudaError_t e = cudaGraphConditionalHandleCreate(&h, as<cudaGraph_t>(graph), default_value, flags);
+  *out = h;
   return e;
 }
 

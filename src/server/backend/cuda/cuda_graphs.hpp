@@ -3,6 +3,9 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <mutex>
+#include <unordered_map>
+
 #include "server/backend/graph_backend.hpp"
 
 namespace rgpu::server {
@@ -34,6 +37,8 @@ class CudaGraphs final : public GraphBackend {
   int32_t remove_dependencies(uint64_t graph, std::span<const uint64_t> from, std::span<const uint64_t> to) override;
   int32_t find_in_clone(uint64_t* out, uint64_t node, uint64_t clone) override;
   int32_t child_graph(uint64_t node, uint64_t* graph) override;
+  int32_t conditional_handle_create(uint64_t* handle, uint64_t graph, uint32_t default_value,
+                                    uint32_t flags) override;
   int32_t instantiate(uint64_t* exec, uint64_t graph, uint64_t flags) override;
   int32_t exec_destroy(uint64_t exec) override;
   int32_t exec_flags(uint64_t exec, uint64_t* flags) override;
@@ -62,6 +67,12 @@ class CudaGraphs final : public GraphBackend {
   int32_t graph_release_user_object(uint64_t graph, uint64_t object, uint32_t count) override;
   int32_t get_graph_mem_attribute(int device, int32_t attr, uint64_t* value) override;
   int32_t set_graph_mem_attribute(int device, int32_t attr, uint64_t value) override;
+
+ private:
+  // Conditional nodes as they were made: CUDA hands out their body graphs
+  // only then, and has no call reading a conditional node's parameters.
+  std::mutex conditionals_mutex_;
+  std::unordered_map<uint64_t, GraphNodeParams> conditionals_;
 };
 
 }  // namespace rgpu::server

@@ -56,6 +56,7 @@ struct Module {
   std::unordered_map<std::string, Kernel> kernels;
   std::unordered_map<std::string, std::vector<uint8_t>> globals;
   std::unordered_map<std::string, size_t> declared_sizes;  // a PTX image's variables
+  std::unordered_set<std::string> managed;                 // those of them declared .managed
 };
 
 // A memory pool: host-test allocates from the device's memory at once, so
@@ -150,9 +151,10 @@ std::pair<std::string, size_t> ptx_variable(std::string_view decl) {
   return {name, element * count};
 }
 
-// The sizes a PTX image declares for its module-scope variables; none for
-// other images.
-std::unordered_map<std::string, size_t> ptx_global_sizes(std::span<const uint8_t> image) {
+// The sizes a PTX image declares for its module-scope variables, and which
+// of them are managed; none for other images.
+std::unordered_map<std::string, size_t> ptx_global_sizes(std::span<const uint8_t> image,
+                                                         std::unordered_set<std::string>* managed) {
   std::unordered_map<std::string, size_t> sizes;
   std::string_view text(reinterpret_cast<const char*>(image.data()), image.size());
   text = text.substr(0, text.find('\0'));
@@ -161,8 +163,13 @@ std::unordered_map<std::string, size_t> ptx_global_sizes(std::span<const uint8_t
   for (size_t at = text.find(kGlobal); at != text.npos; at = text.find(kGlobal, at + kGlobal.size())) {
     if (at > 0 && !std::isspace(static_cast<unsigned char>(text[at - 1]))) continue;  // ld.global and the like
     std::string_view decl = text.substr(at + kGlobal.size());
-    auto [name, size] = ptx_variable(decl.substr(0, std::min(decl.find(';'), decl.find('='))));
+    decl = decl.substr(0, std::min(decl.find(';'), decl.find('=')));
+    constexpr std::string_view kManaged = ".attribute(.managed)";
+    bool is_managed = decl.find(kManaged) != decl.npos;
+    if (is_managed) decl.remove_prefix(decl.find(kManaged) + kManaged.size());
+    auto [name, size] = ptx_variable(decl);
     if (!name.empty() && size) sizes[name] = size;
+    if (!name.empty() && is_managed) managed->insert(std::string(name));
   }
   return sizes;
 }
@@ -281,6 +288,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     memory_[t_device][reinterpret_cast<DevPtr>(p)] = size;
     used_[t_device] += size;
     *ptr = reinterpret_cast<DevPtr>(p);
+    notify_over_budget(t_device);
     return cudaSuccess;
   }
   int32_t malloc_pitch(DevPtr* ptr, size_t* pitch, size_t width, size_t height) override {
@@ -435,8 +443,18 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
   }
   void free_staging(void* p) override { std::free(p); }
-  int32_t host_register(void*, size_t) override { return cudaSuccess; }
-  int32_t host_unregister(void*) override { return cudaSuccess; }
+  // Registered host memory is remembered only so that graph replays can
+  // tell it is still there.
+  int32_t host_register(void* p, size_t size) override {
+    std::lock_guard lock(mutex_);
+    registered_[reinterpret_cast<DevPtr>(p)] = size;
+    return cudaSuccess;
+  }
+  int32_t host_unregister(void* p) override {
+    std::lock_guard lock(mutex_);
+    registered_.erase(reinterpret_cast<DevPtr>(p));
+    return cudaSuccess;
+  }
 
   // Work runs when queued, so every stream is always idle and in order.
   // On a capturing stream it becomes a graph node instead.
@@ -444,6 +462,19 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     if (graphs_.capturing(stream)) return capture_copy(dst, n, src, n, n, 1, kind, stream);
     std::memmove(dst, src, n);
     return cudaSuccess;
+  }
+  int32_t memcpy_shared_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
+    if (graphs_.capturing(stream)) {
+      GraphNodeParams p;
+      p.type = cudaGraphNodeTypeMemcpy;
+      p.dst = reinterpret_cast<uint64_t>(dst);
+      p.src = reinterpret_cast<uint64_t>(src);
+      p.dst_pitch = p.src_pitch = p.width = n;
+      p.height = 1;
+      p.host_sides = kind == cudaMemcpyHostToDevice ? proto::kHostSrc : proto::kHostDst;
+      return graphs_.record(stream, p);
+    }
+    return memcpy_async(dst, src, n, kind, stream);
   }
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind, Handle stream) override {
@@ -538,7 +569,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     } catch (const std::exception&) {
       return cudaErrorInvalidKernelImage;
     }
-    m->declared_sizes = ptx_global_sizes(image);
+    m->declared_sizes = ptx_global_sizes(image, &m->managed);
     *module = reinterpret_cast<Handle>(m.release());
     return cudaSuccess;
   }
@@ -576,6 +607,24 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     *ptr = reinterpret_cast<DevPtr>(g.data());
     *size = size_hint;
     return cudaSuccess;
+  }
+  int32_t register_async_notification(int ordinal, AsyncNotificationSink* sink, Handle* registration) override {
+    if (ordinal < 0 || ordinal >= kDevices || !sink) return cudaErrorInvalidValue;
+    std::lock_guard lock(mutex_);
+    *registration = reinterpret_cast<Handle>(sink);
+    notification_sinks_[*registration] = {ordinal, sink};
+    return cudaSuccess;
+  }
+  int32_t unregister_async_notification(int ordinal, Handle registration) override {
+    std::lock_guard lock(mutex_);
+    auto it = notification_sinks_.find(registration);
+    if (it == notification_sinks_.end() || it->second.first != ordinal) return cudaErrorInvalidValue;
+    notification_sinks_.erase(it);
+    return cudaSuccess;
+  }
+  int32_t module_get_managed(Handle module, const std::string& name, DevPtr* ptr, size_t* size) override {
+    if (!as<Module>(module)->managed.count(name)) return cudaErrorSymbolNotFound;
+    return module_get_global(module, name, 0, ptr, size);
   }
   int32_t launch(Handle function, const LaunchConfig& c, std::span<uint8_t> args) override {
     if (int32_t e = check_launch(function, c)) return e;
@@ -1219,17 +1268,30 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   int32_t run_semaphores(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops) override {
     return type == cudaGraphNodeTypeExtSemaphoreSignal ? external_.run_signal(ops) : external_.run_wait(ops);
   }
+  // With mutex_ held; sinks only queue the notification.
+  void notify_over_budget(int device) {
+    if (!budget_ || used_[device] <= budget_) return;
+    cudaAsyncNotificationInfo_t info{};
+    info.type = cudaAsyncNotificationTypeOverBudget;
+    info.info.overBudget.bytesOverBudget = used_[device] - budget_;
+    for (const auto& [registration, sink] : notification_sinks_)
+      if (sink.first == device) sink.second->notify(info);
+  }
   bool live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
-    auto inside = [&](const std::map<DevPtr, size_t>& ranges) {
-      auto it = ranges.upper_bound(ptr);
-      if (it == ranges.begin()) return false;
-      --it;
-      return ptr - it->first <= it->second && n <= it->second - (ptr - it->first);
-    };
     for (const auto& memory : memory_)
-      if (inside(memory)) return true;
-    return inside(globals_) || inside(pool_imports_) || external_.holds_buffer(ptr, n);
+      if (inside(memory, ptr, n)) return true;
+    return inside(globals_, ptr, n) || inside(pool_imports_, ptr, n) || external_.holds_buffer(ptr, n);
+  }
+  bool host_live(uint64_t ptr, size_t n) override {
+    std::lock_guard lock(mutex_);
+    return inside(registered_, ptr, n);
+  }
+  static bool inside(const std::map<DevPtr, size_t>& ranges, uint64_t ptr, size_t n) {
+    auto it = ranges.upper_bound(ptr);
+    if (it == ranges.begin()) return false;
+    --it;
+    return ptr - it->first <= it->second && n <= it->second - (ptr - it->first);
   }
 
   template <typename Signed, typename T>
@@ -1298,8 +1360,17 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   std::map<std::pair<Handle, int>, cudaLaunchAttributeValue> stream_attributes_;
   std::map<DevPtr, size_t> memory_[kDevices];
   std::map<DevPtr, size_t> globals_;  // module variables, for graph replays
+  std::map<DevPtr, size_t> registered_;  // page-locked host memory, for graph replays
   std::unordered_set<Handle> live_kernels_, live_events_;  // what graph replays may still touch
   size_t used_[kDevices] = {};
+  // The device memory budget the server's environment sets
+  // (RGPU_HOST_TEST_MEMORY_BUDGET, bytes; none: no budget): an allocation
+  // beyond it raises an over-budget notification, as the driver does.
+  size_t budget_ = [] {
+    const char* b = std::getenv("RGPU_HOST_TEST_MEMORY_BUDGET");
+    return b ? static_cast<size_t>(std::strtoull(b, nullptr, 0)) : 0;
+  }();
+  std::map<Handle, std::pair<int, AsyncNotificationSink*>> notification_sinks_;  // by registration
   std::map<int, size_t> limits_;
   std::set<std::pair<int, int>> peer_access_;  // (device, peer) enabled
   std::map<DevPtr, std::string> ipc_exports_;  // shared memory names, by allocation

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/log.hpp"
+
 namespace rgpu::server {
 namespace {
 
@@ -15,6 +17,25 @@ uint64_t handle(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
 thread_local int32_t t_capture_mode = cudaStreamCaptureModeGlobal;
 
+std::unique_ptr<HostGraph> clone(const HostGraph& g);
+
+// n takes from's parameters; the graphs from embeds (a child graph, a
+// conditional node's bodies) are copied, not shared.
+void copy_params(HostNode& n, const HostNode& from) {
+  n.p = from.p;
+  n.child.reset();
+  n.bodies.clear();
+  n.p.bodies.clear();
+  if (from.child) {
+    n.child = clone(*from.child);
+    n.p.handle = handle(n.child.get());
+  }
+  for (const auto& b : from.bodies) {
+    n.bodies.push_back(clone(*b));
+    n.p.bodies.push_back(handle(n.bodies.back().get()));
+  }
+}
+
 // A deep copy whose nodes remember the node they were copied from; it holds
 // references of its own to the user objects the original holds.
 std::unique_ptr<HostGraph> clone(const HostGraph& g) {
@@ -23,18 +44,16 @@ std::unique_ptr<HostGraph> clone(const HostGraph& g) {
     o->refs += n;
     c->user_refs[o] = n;
   }
+  c->conditionals = g.conditionals;
+  c->body = g.body;
   std::unordered_map<const HostNode*, HostNode*> map;
   for (const auto& n : g.nodes) {
     auto m = std::make_unique<HostNode>();
-    m->p = n->p;
+    copy_params(*m, *n);
     m->graph = c.get();
     m->origin = n.get();
     m->enabled = n->enabled;
     m->attributes = n->attributes;
-    if (n->child) {
-      m->child = clone(*n->child);
-      m->p.handle = handle(m->child.get());
-    }
     map[n.get()] = m.get();
     c->nodes.push_back(std::move(m));
   }
@@ -83,6 +102,7 @@ const char* type_name(int32_t type) {
     case cudaGraphNodeTypeWaitEvent: return "WAIT_EVENT";
     case cudaGraphNodeTypeExtSemaphoreSignal: return "EXT_SEMAS_SIGNAL";
     case cudaGraphNodeTypeExtSemaphoreWait: return "EXT_SEMAS_WAIT";
+    case cudaGraphNodeTypeConditional: return "CONDITIONAL";
     default: return "EMPTY";
   }
 }
@@ -91,6 +111,44 @@ const char* type_name(int32_t type) {
 bool can_disable(const HostNode& n) {
   return n.p.type == cudaGraphNodeTypeKernel || n.p.type == cudaGraphNodeTypeMemset ||
          n.p.type == cudaGraphNodeTypeMemcpy;
+}
+
+// What CUDA lets a conditional node's body hold, child graphs' nodes included.
+bool fits_body(int32_t type, const HostGraph* child) {
+  switch (type) {
+    case cudaGraphNodeTypeKernel:
+    case cudaGraphNodeTypeEmpty:
+    case cudaGraphNodeTypeMemset:
+    case cudaGraphNodeTypeMemcpy:
+    case cudaGraphNodeTypeConditional:
+      return true;
+    case cudaGraphNodeTypeGraph:
+      for (const auto& n : child->nodes)
+        if (!fits_body(n->p.type, n->child.get())) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether a conditional node of `type` may have `size` bodies.
+bool conditional_size(uint32_t type, uint64_t size) {
+  switch (type) {
+    case cudaGraphCondTypeIf: return size == 1 || size == 2;
+    case cudaGraphCondTypeWhile: return size == 1;
+    case cudaGraphCondTypeSwitch: return size >= 1;
+    default: return false;
+  }
+}
+
+// A launch gives the handles asked to their default values, nested graphs' too.
+void assign_defaults(const HostGraph& g) {
+  for (const auto& c : g.conditionals)
+    if (c->assign_default) c->value = c->default_value;
+  for (const auto& n : g.nodes) {
+    if (n->child) assign_defaults(*n->child);
+    for (const auto& b : n->bodies) assign_defaults(*b);
+  }
 }
 
 }  // namespace
@@ -207,12 +265,23 @@ int32_t HostGraphs::is_capturing(uint64_t stream, cudaStreamCaptureStatus* statu
 int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> deps, const GraphNodeParams& p) {
   auto n = std::make_unique<HostNode>();
   n->p = p;
+  n->p.bodies.clear();
   n->graph = &g;
   n->deps = std::move(deps);
+  if (g.body && !fits_body(p.type, p.type == cudaGraphNodeTypeGraph ? as<HostGraph>(p.handle) : nullptr))
+    return cudaErrorInvalidValue;
   switch (p.type) {
     case cudaGraphNodeTypeGraph:
       n->child = clone(*as<HostGraph>(p.handle));
       n->p.handle = handle(n->child.get());
+      break;
+    case cudaGraphNodeTypeConditional:
+      if (!conditional_size(p.value, p.width)) return cudaErrorInvalidValue;
+      for (uint64_t i = 0; i < p.width; ++i) {
+        n->bodies.push_back(std::make_unique<HostGraph>());
+        n->bodies.back()->body = true;
+        n->p.bodies.push_back(handle(n->bodies.back().get()));
+      }
       break;
     case cudaGraphNodeTypeMemAlloc:
       // A captured stream-ordered allocation comes with its memory.
@@ -279,8 +348,11 @@ int32_t HostGraphs::node_params(uint64_t node, GraphNodeParams* p) {
   return cudaSuccess;
 }
 
-// Memory nodes keep the parameters they were made with, as CUDA's.
-static bool fixed(int32_t type) { return type == cudaGraphNodeTypeMemAlloc || type == cudaGraphNodeTypeMemFree; }
+// Memory and conditional nodes keep the parameters they were made with, as CUDA's.
+static bool fixed(int32_t type) {
+  return type == cudaGraphNodeTypeMemAlloc || type == cudaGraphNodeTypeMemFree ||
+         type == cudaGraphNodeTypeConditional;
+}
 
 int32_t HostGraphs::set_node_params(uint64_t node, const GraphNodeParams& p) {
   std::lock_guard lock(mutex_);
@@ -390,6 +462,17 @@ int32_t HostGraphs::child_graph(uint64_t node, uint64_t* graph) {
   return cudaSuccess;
 }
 
+int32_t HostGraphs::conditional_handle_create(uint64_t* out, uint64_t graph, uint32_t default_value,
+                                              uint32_t flags) {
+  std::lock_guard lock(mutex_);
+  if (flags & ~static_cast<uint32_t>(cudaGraphCondAssignDefault)) return cudaErrorInvalidValue;
+  auto c = std::make_shared<HostConditional>(
+      HostConditional{default_value, default_value, (flags & cudaGraphCondAssignDefault) != 0});
+  *out = handle(c.get());
+  as<HostGraph>(graph)->conditionals.push_back(std::move(c));
+  return cudaSuccess;
+}
+
 int32_t HostGraphs::instantiate(uint64_t* exec, uint64_t graph, uint64_t flags) {
   std::lock_guard lock(mutex_);
   std::vector<const HostNode*> order;
@@ -422,6 +505,7 @@ int32_t HostGraphs::launch_graph(uint64_t exec, uint64_t stream) {
     p.handle = handle(&g);
     return record(stream, p);
   }
+  assign_defaults(g);
   return run(g, stream);
 }
 
@@ -445,7 +529,10 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
       if (p.height == 0 || p.width == 0) return cudaSuccess;
       size_t dspan = (p.height - 1) * p.dst_pitch + p.width, sspan = (p.height - 1) * p.src_pitch + p.width;
       // The memory may have been freed since the node was made.
-      if (!hooks_.live(p.dst, dspan) || !hooks_.live(p.src, sspan)) return cudaErrorIllegalAddress;
+      auto live = [&](uint64_t ptr, size_t span, uint8_t host) {
+        return p.host_sides & host ? hooks_.host_live(ptr, span) : hooks_.live(ptr, span);
+      };
+      if (!live(p.dst, dspan, proto::kHostDst) || !live(p.src, sspan, proto::kHostSrc)) return cudaErrorIllegalAddress;
       for (size_t r = 0; r < p.height; ++r)
         std::memmove(as<char>(p.dst + r * p.dst_pitch), as<char>(p.src + r * p.src_pitch), p.width);
       return cudaSuccess;
@@ -461,6 +548,8 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
     }
     case cudaGraphNodeTypeGraph:
       return run(*n.child, stream);
+    case cudaGraphNodeTypeConditional:
+      return run_conditional(n, stream);
     case cudaGraphNodeTypeEventRecord:
       hooks_.record_event(p.handle);
       return cudaSuccess;
@@ -472,6 +561,23 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
       return hooks_.run_semaphores(p.type, p.semaphores);
     default:  // empty, event wait (work runs at once here), memory nodes (see host_graphs.hpp)
       return cudaSuccess;
+  }
+}
+
+int32_t HostGraphs::run_conditional(const HostNode& n, uint64_t stream) {
+  uint32_t value = as<HostConditional>(n.p.handle)->value;
+  switch (n.p.value) {
+    case cudaGraphCondTypeIf:
+      if (value) return run(*n.bodies[0], stream);
+      return n.bodies.size() == 2 ? run(*n.bodies[1], stream) : cudaSuccess;
+    case cudaGraphCondTypeWhile:
+      if (!value) return cudaSuccess;
+      // Only a kernel could end the loop, and kernels do not run here.
+      RGPU_LOG(warn, "host-test: a WHILE conditional node entered with a non-zero value never ends here "
+                     "(kernels, which would set its condition, do not run)");
+      return cudaErrorNotSupported;
+    default:  // switch
+      return value < n.bodies.size() ? run(*n.bodies[value], stream) : cudaSuccess;
   }
 }
 
@@ -496,14 +602,9 @@ int32_t HostGraphs::exec_update(uint64_t exec, uint64_t graph, int32_t* result, 
       *error_node = handle(g.nodes[i].get());
       return cudaErrorGraphExecUpdateFailure;
     }
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    HostNode& n = *x.nodes[i];
-    n.p = g.nodes[i]->p;
-    if (g.nodes[i]->child) {
-      n.child = clone(*g.nodes[i]->child);
-      n.p.handle = handle(n.child.get());
-    }
-  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) copy_params(*x.nodes[i], *g.nodes[i]);
+  // Handles made since the instantiation reach the executable graph too.
+  x.conditionals = g.conditionals;
   *result = cudaGraphExecUpdateSuccess;
   return cudaSuccess;
 }

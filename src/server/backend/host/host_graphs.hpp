@@ -4,6 +4,9 @@
 // dependency order (copies and memsets for real, kernels validated only, as
 // host-test does for launches). A memory allocation node's memory is
 // allocated when the node is made and stays until the application frees it.
+// Conditional nodes run their bodies by their handle's value; since kernels
+// do not run here, that value is the default each launch assigns (a WHILE
+// entered with a non-zero value could never end: it fails instead).
 #pragma once
 #include <map>
 #include <memory>
@@ -23,6 +26,8 @@ class HostGraphHooks {
   virtual void record_event(uint64_t event) = 0;
   // True when [ptr, ptr + n) is inside live device memory.
   virtual bool live(uint64_t ptr, size_t n) = 0;
+  // True when [ptr, ptr + n) is inside registered (page-locked) host memory.
+  virtual bool host_live(uint64_t ptr, size_t n) = 0;
   // Device memory for a graph's allocation node, on the current device.
   virtual int32_t allocate(uint64_t* ptr, size_t size) = 0;
   // An external semaphore signal or wait node (`type`) reached. A wait
@@ -32,11 +37,20 @@ class HostGraphHooks {
 
 struct HostGraph;
 
+// A conditional node's handle: the value kernels would set, and the default
+// a launch assigns when asked to.
+struct HostConditional {
+  uint32_t value;
+  uint32_t default_value;
+  bool assign_default;
+};
+
 struct HostNode {
   GraphNodeParams p;
   HostGraph* graph = nullptr;
   std::vector<HostNode*> deps;
   std::unique_ptr<HostGraph> child;  // a child graph node's own copy
+  std::vector<std::unique_ptr<HostGraph>> bodies;  // a conditional node's body graphs
   const HostNode* origin = nullptr;  // the node this one was cloned from
   bool enabled = true;
   std::map<int32_t, cudaLaunchAttributeValue> attributes;  // a kernel node's, as set
@@ -59,6 +73,9 @@ struct HostGraph {
   }
   std::vector<std::unique_ptr<HostNode>> nodes;
   std::map<HostUserObject*, uint64_t> user_refs;  // the references this graph holds
+  // The conditional handles made for this graph (shared with its clones).
+  std::vector<std::shared_ptr<HostConditional>> conditionals;
+  bool body = false;  // a conditional node's body: only some node types may be in it
 };
 
 class HostGraphs final : public GraphBackend {
@@ -95,6 +112,8 @@ class HostGraphs final : public GraphBackend {
   int32_t remove_dependencies(uint64_t graph, std::span<const uint64_t> from, std::span<const uint64_t> to) override;
   int32_t find_in_clone(uint64_t* out, uint64_t node, uint64_t clone) override;
   int32_t child_graph(uint64_t node, uint64_t* graph) override;
+  int32_t conditional_handle_create(uint64_t* handle, uint64_t graph, uint32_t default_value,
+                                    uint32_t flags) override;
   int32_t instantiate(uint64_t* exec, uint64_t graph, uint64_t flags) override;
   int32_t exec_destroy(uint64_t exec) override;
   int32_t exec_flags(uint64_t exec, uint64_t* flags) override;
@@ -146,6 +165,7 @@ class HostGraphs final : public GraphBackend {
   int32_t add(HostNode** out, HostGraph& g, std::vector<HostNode*> deps, const GraphNodeParams& p);
   int32_t run(const HostGraph& g, uint64_t stream);
   int32_t run_node(const HostNode& n, uint64_t stream);
+  int32_t run_conditional(const HostNode& n, uint64_t stream);
   HostNode* copy_in(HostGraph& exec_graph, uint64_t node);
 
   HostGraphHooks& hooks_;
