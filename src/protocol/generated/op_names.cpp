@@ -200,6 +200,17 @@ const char* op_name(uint16_t op) {
     case kOp_cuProfilerStart: return "cuProfilerStart";
     case kOp_cuProfilerStop: return "cuProfilerStop";
     case kOp_cuModuleGetLoadingMode: return "cuModuleGetLoadingMode";
+    case kOp_cuTensorMapEncodeTiled: return "cuTensorMapEncodeTiled";
+    case kOp_cuTensorMapEncodeIm2col: return "cuTensorMapEncodeIm2col";
+    case kOp_cuTensorMapEncodeIm2colWide: return "cuTensorMapEncodeIm2colWide";
+    case kOp_cuTensorMapReplaceAddress: return "cuTensorMapReplaceAddress";
+    case kOp_cuPointerSetAttribute: return "cuPointerSetAttribute";
+    case kOp_cuDeviceGetLuid: return "cuDeviceGetLuid";
+    case kOp_cuProfilerInitialize: return "cuProfilerInitialize";
+    case kOp_cuCoredumpGetAttribute: return "cuCoredumpGetAttribute";
+    case kOp_cuCoredumpGetAttributeGlobal: return "cuCoredumpGetAttributeGlobal";
+    case kOp_cuCoredumpSetAttribute: return "cuCoredumpSetAttribute";
+    case kOp_cuCoredumpSetAttributeGlobal: return "cuCoredumpSetAttributeGlobal";
     default: return "unknown";
   }
 }

@@ -24,7 +24,9 @@
 #include "fatbin/kernel_params.hpp"
 #include "protocol/channel_format.hpp"
 #include "server/backend/host/host_arrays.hpp"
+#include "server/backend/host/host_coredump.hpp"
 #include "server/backend/host/host_graphs.hpp"
+#include "server/backend/host/host_tensor_maps.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -1010,6 +1012,54 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   }
   int32_t cuProfilerStart() override { return cudaSuccess; }
   int32_t cuProfilerStop() override { return cudaSuccess; }
+  int32_t cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                 const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                 const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                 CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                 CUtensorMapFloatOOBfill oob) override {
+    return host_tensor_maps::encode_tiled(
+        map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, box);
+  }
+  int32_t cuTensorMapEncodeIm2col(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                  const cuuint64_t* dims, const cuuint64_t* strides, const int* lower,
+                                  const int* upper, cuuint32_t channels, cuuint32_t pixels,
+                                  const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                  CUtensorMapFloatOOBfill oob) override {
+    return host_tensor_maps::encode_im2col(
+        map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, lower, upper,
+        channels, pixels);
+  }
+  int32_t cuTensorMapEncodeIm2colWide(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                      const cuuint64_t* dims, const cuuint64_t* strides, int lower_w, int upper_w,
+                                      cuuint32_t channels, cuuint32_t pixels, const cuuint32_t* element_strides,
+                                      CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode,
+                                      CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                      CUtensorMapFloatOOBfill oob) override {
+    return host_tensor_maps::encode_im2col_wide(
+        map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, lower_w, upper_w,
+        channels, pixels, mode);
+  }
+  int32_t cuTensorMapReplaceAddress(CUtensorMap* map, void* address) override {
+    return host_tensor_maps::replace_address(map, address);
+  }
+  // Host memory is coherent and every copy here synchronous: the one settable
+  // attribute changes nothing, but only it is accepted, as by CUDA.
+  int32_t cuPointerSetAttribute(const void*, CUpointer_attribute attribute, CUdeviceptr) override {
+    return attribute == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS ? cudaSuccess : cudaErrorInvalidValue;
+  }
+  int32_t cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override {
+    return coredump_.get(t_device, attrib, value, size);
+  }
+  int32_t cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override {
+    return coredump_.get(-1, attrib, value, size);
+  }
+  int32_t cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override {
+    return coredump_.set(t_device, attrib, value, size);
+  }
+  int32_t cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override {
+    return coredump_.set(-1, attrib, value, size);
+  }
   // Modules are parsed whole when loaded.
   int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) override {
     *mode = CU_MODULE_EAGER_LOADING;
@@ -1113,6 +1163,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
   HostArrays arrays_;
+  HostCoredump coredump_;
   HostGraphs graphs_{*this};
   unsigned ctx_flags_[kDevices] = {};
 };
