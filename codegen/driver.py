@@ -204,7 +204,8 @@ def emit_forwarded(m: DriverModel) -> str:
            '#include "client/core/api_guard.hpp"', '#include "client/core/call.hpp"',
            '#include "client/core/memory_map.hpp"',
            '#include "client/cuda/driver_errors.hpp"', '#include "client/cuda/module_handles.hpp"',
-           '#include "client/cuda/primary_context.hpp"', '#include "protocol/generated/ops_generated.hpp"',
+           '#include "client/cuda/primary_context.hpp"', '#include "client/cuda/vmm_handles.hpp"',
+           '#include "protocol/generated/ops_generated.hpp"',
            "", "using namespace rgpu::client;", ""]
     for f in m.forwards:
         pre = ["KeepLastError keep;"]
@@ -228,6 +229,11 @@ def emit_forwarded(m: DriverModel) -> str:
                 # The address names its device: the allocation holding it.
                 pre.append(f"auto {n}_range = MemoryMap::get().find_device({address(a)});")
                 pre.append(f"if (!{n}_range) return CUDA_ERROR_INVALID_VALUE;")
+            elif a.kind in ("vmm_handle", "multicast"):
+                pre.append(f"int {n}_device;")
+                pre.append(f"uint64_t {n}_remote_handle;")
+                pre.append(f"if (!vmm_handle_remote({n}, {str(a.kind == 'multicast').lower()}, &{n}_device, "
+                           f"&{n}_remote_handle)) return CUDA_ERROR_INVALID_VALUE;")
             if a.kind in ("function", "module"):
                 pre.append(f"auto* {n}_object = DriverHandles::get().find({n});")
                 pre.append(f"if (!{n}_object) return CUDA_ERROR_INVALID_HANDLE;")
@@ -238,7 +244,7 @@ def emit_forwarded(m: DriverModel) -> str:
         r = f.routing
         device_of = {"device": "{n}", "function": "{n}_object->module->device",
                      "module": "{n}_object->device", "context": "{n}_device",
-                     "device_ptr": "{n}_range->device"}
+                     "device_ptr": "{n}_range->device", "vmm_handle": "{n}_device", "multicast": "{n}_device"}
         if r is None:
             body.append("if (cudaError_t e = call.to_current_device()) return e;")
         elif r.kind in device_of:
@@ -255,8 +261,9 @@ def emit_forwarded(m: DriverModel) -> str:
                 # CUDA_ERROR_INVALID_CONTEXT: the handle is of another device.
                 body.append(f"if ({a.p.name}_device != call.device_index()) "
                             f"return cudaErrorDeviceUninitialized;")
-            elif a.kind == "device_ptr" and a is not r:
-                body.append(f"if ({a.p.name}_range->device != call.device_index()) return cudaErrorInvalidValue;")
+            elif a.kind in ("device_ptr", "vmm_handle", "multicast") and a is not r:
+                device = device_of[a.kind].format(n=a.p.name)
+                body.append(f"if (!same_server({device}, call.device_index())) return cudaErrorInvalidValue;")
         if f.quiet:
             body.append("call.quiet();")
         puts = []
@@ -276,6 +283,8 @@ def emit_forwarded(m: DriverModel) -> str:
                 puts.append(f".put(*{n})")
             elif a.kind == "device_ptr":
                 puts.append(f".put<uint64_t>({address(a)})")
+            elif a.kind in ("vmm_handle", "multicast"):
+                puts.append(f".put<uint64_t>({n}_remote_handle)")
             elif a.kind == "in_array":
                 puts.append(f".put_bytes({n}, static_cast<size_t>({n}_count) * sizeof({a.pointee}))")
             elif a.kind == "in_bytes":
@@ -446,9 +455,11 @@ LIMITS = [
     "supported.",
     "Virtual memory management: reservations live on the current device's server and map "
     "allocations of that server's GPUs; only read-write ranges take part in copies; "
-    "cuMemAddressReserve ignores the address hint. Shareable handles (POSIX fds, fabric handles), "
-    "cuMemGetHandleForAddressRange (dma-buf fds) and multicast objects are unsupported: a file "
-    "descriptor of the server cannot reach the application.",
+    "cuMemAddressReserve ignores the address hint. Shareable handles (POSIX fds, fabric handles) "
+    "and cuMemGetHandleForAddressRange (dma-buf fds) are unsupported: a file descriptor of the "
+    "server cannot reach the application. Multicast objects join GPUs of one server (its driver "
+    "answers CUDA_ERROR_NOT_SUPPORTED where no NVLink switch joins them); they bind allocations "
+    "and addresses of that server only, and cuMemGetAllocationPropertiesFromHandle refuses them.",
     "IPC handles name memory and events of one server: opening one on another server's GPU, or a "
     "forged one, returns CUDA_ERROR_INVALID_HANDLE.",
     "Graphs live on one device (its primary context: a node's CUcontext is not looked at); copy "

@@ -60,10 +60,14 @@ DRIVER_KINDS = PARAM_KINDS | {"function", "module", "context"}
 # parameter gives, structs read and written back, fixed-size byte blocks, and
 # `void*` value + `size_t*` size pairs.
 DATA_KINDS = {"device_ptr", "in_array", "inout", "out_bytes", "in_bytes", "out_buffer", "in_buffer"}
-DRIVER_KINDS |= DATA_KINDS
-ROUTING_KINDS = {"device", "stream", "event", "function", "module", "context", "device_ptr"}
-# Kinds that may sit beside one other routing parameter, checked to name its device.
-SECONDARY_ROUTING = {"context", "device_ptr"}
+# CUmemGenericAllocationHandle: a physical allocation of cuMemCreate, or a
+# multicast object of cuMulticastCreate (the client's numbers for the server's).
+VMM_KINDS = {"vmm_handle", "multicast"}
+DRIVER_KINDS |= DATA_KINDS | VMM_KINDS
+ROUTING_KINDS = {"device", "stream", "event", "function", "module", "context", "device_ptr"} | VMM_KINDS
+# Kinds that may sit beside one other routing parameter: a context must name
+# its device, a device address or VMM handle its server.
+SECONDARY_ROUTING = {"context", "device_ptr"} | VMM_KINDS
 # Output kinds: the server sends them back in parameter order.
 OUTPUT_KINDS = {"out", "out_string", "inout", "out_bytes", "out_buffer", "in_buffer"}
 HANDLE_TYPES = {"stream": {"cudaStream_t", "CUstream"}, "event": {"cudaEvent_t", "CUevent"},
@@ -345,6 +349,9 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
         elif kind == "device":
             if ck != "INT":
                 raise GenError(f"{name}.{p.name}: `device` needs an int, not {p.type}")
+        elif kind in VMM_KINDS:
+            if p.type != "CUmemGenericAllocationHandle":
+                raise GenError(f"{name}.{p.name}: `{kind}` needs a CUmemGenericAllocationHandle, not {p.type}")
         elif kind in HANDLE_TYPES:
             if p.type not in HANDLE_TYPES[kind]:
                 raise GenError(f"{name}.{p.name}: `{kind}` needs a {' or '.join(sorted(HANDLE_TYPES[kind]))}, "
@@ -373,7 +380,8 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
             or any(len([a for a in routing if a.kind == k]) > 1 for k in SECONDARY_ROUTING)):
         raise GenError(f"{name}: more than one device/stream/event/function/module parameter "
                        f"(or context, or device address) is not supported")
-    routing.sort(key=lambda a: (a.kind == "context", a.kind == "device_ptr"))
+    routing.sort(key=lambda a: (a.kind == "context", a.kind == "device_ptr", a.kind == "vmm_handle",
+                                a.kind == "multicast"))
     quiet = spec.get("quiet", False)
     if not isinstance(quiet, bool):
         raise GenError(f"{name}: quiet must be true or false")
@@ -795,7 +803,7 @@ def emit_handlers(m: Model) -> str:
                 body.append(f"auto {n} = req.args.get<{a.p.type}>();")
             elif a.kind == "device":
                 body.append(f"int {n} = req.args.get<int32_t>();")
-            elif a.kind in ("stream", "event", "function", "module", "device_ptr"):
+            elif a.kind in ("stream", "event", "function", "module", "device_ptr", "vmm_handle", "multicast"):
                 body.append(f"auto {n}_handle = req.args.get<uint64_t>();")
             elif a.kind == "in_string":
                 body.append(f"std::string {n} = req.args.get_string();")
@@ -823,6 +831,11 @@ def emit_handlers(m: Model) -> str:
                 body.append(f"if (!s.modules.contains({n}_handle)) return cudaErrorInvalidResourceHandle;")
             elif a.kind == "device_ptr":
                 body.append(f"if (!s.owns({n}_handle, 1)) return cudaErrorInvalidValue;")
+            elif a.kind == "multicast":
+                body.append(f"if (!s.multicast.contains({n}_handle)) return cudaErrorInvalidValue;")
+            elif a.kind == "vmm_handle":
+                body.append(f"if (!s.vmm.allocation_size({n}_handle) || s.multicast.contains({n}_handle)) "
+                            f"return cudaErrorInvalidValue;")
             elif a.kind == "out_string":
                 body.append(f"if ({a.len_param} < 0) return cudaErrorInvalidValue;")
             elif a.kind == "in_array":
@@ -853,6 +866,8 @@ def emit_handlers(m: Model) -> str:
             elif a.kind == "device_ptr":
                 cast = "static_cast" if a.p.type == "CUdeviceptr" else "reinterpret_cast"
                 call_args.append(f"{cast}<{a.p.type}>({n}_handle)")
+            elif a.kind in VMM_KINDS:
+                call_args.append(f"static_cast<CUmemGenericAllocationHandle>({n}_handle)")
             elif a.kind == "context":
                 call_args.append("CUcontext{}")
             elif a.kind == "out":

@@ -179,6 +179,7 @@ enum Op : uint16_t {
   // Driver API breadth: 400-499.
   kOpStreamMemOps = 400,  // cuStreamBatchMemOp and the wait/write-value calls: posted
   kOpLink = 401,          // JIT-link inputs (payload) -> the linked image
+  kOpMulticastCreate = 410,  // CUmulticastObjectProp -> multicast object (a VMM allocation handle)
 
   kOpFirstGenerated = 1000,
 };

@@ -164,6 +164,7 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
+    case kOpMulticastCreate: return "MulticastCreate";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";
@@ -211,6 +212,11 @@ const char* op_name(uint16_t op) {
     case kOp_cuCoredumpGetAttributeGlobal: return "cuCoredumpGetAttributeGlobal";
     case kOp_cuCoredumpSetAttribute: return "cuCoredumpSetAttribute";
     case kOp_cuCoredumpSetAttributeGlobal: return "cuCoredumpSetAttributeGlobal";
+    case kOp_cuMulticastGetGranularity: return "cuMulticastGetGranularity";
+    case kOp_cuMulticastAddDevice: return "cuMulticastAddDevice";
+    case kOp_cuMulticastBindMem: return "cuMulticastBindMem";
+    case kOp_cuMulticastBindAddr: return "cuMulticastBindAddr";
+    case kOp_cuMulticastUnbind: return "cuMulticastUnbind";
     default: return "unknown";
   }
 }

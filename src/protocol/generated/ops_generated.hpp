@@ -55,8 +55,13 @@ enum GeneratedOp : uint16_t {
   kOp_cuCoredumpGetAttributeGlobal = 1044,
   kOp_cuCoredumpSetAttribute = 1045,
   kOp_cuCoredumpSetAttributeGlobal = 1046,
+  kOp_cuMulticastGetGranularity = 1047,
+  kOp_cuMulticastAddDevice = 1048,
+  kOp_cuMulticastBindMem = 1049,
+  kOp_cuMulticastBindAddr = 1050,
+  kOp_cuMulticastUnbind = 1051,
 };
 
-constexpr uint16_t kGeneratedOpCount = 47;
+constexpr uint16_t kGeneratedOpCount = 52;
 
 }  // namespace rgpu::proto

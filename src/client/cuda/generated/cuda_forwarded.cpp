@@ -15,6 +15,7 @@
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/primary_context.hpp"
+#include "client/cuda/vmm_handles.hpp"
 #include "protocol/generated/ops_generated.hpp"
 
 using namespace rgpu::client;
@@ -435,5 +436,90 @@ extern "C" CUresult CUDAAPI cuCoredumpSetAttributeGlobal(CUcoredumpSettings attr
     auto size_reply = static_cast<size_t>(call.reply().get<uint64_t>());
     *size = size_reply;
     return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) {
+  KeepLastError keep;
+  if (!granularity) return CUDA_ERROR_INVALID_VALUE;
+  if (!prop) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastGetGranularity);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.quiet();
+    call.args().put(*prop).put(option);
+    if (cudaError_t e = call.run()) return e;
+    *granularity = call.reply().get<size_t>();
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  int mcHandle_device;
+  uint64_t mcHandle_remote_handle;
+  if (!vmm_handle_remote(mcHandle, true, &mcHandle_device, &mcHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastAddDevice);
+    int32_t dev_remote;
+    if (cudaError_t e = call.to_device(dev, &dev_remote)) return e;
+    if (!same_server(mcHandle_device, call.device_index())) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(mcHandle_remote_handle).put(dev_remote);
+    return call.run();
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  int mcHandle_device;
+  uint64_t mcHandle_remote_handle;
+  if (!vmm_handle_remote(mcHandle, true, &mcHandle_device, &mcHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  int memHandle_device;
+  uint64_t memHandle_remote_handle;
+  if (!vmm_handle_remote(memHandle, false, &memHandle_device, &memHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastBindMem);
+    int32_t mcHandle_remote;
+    if (cudaError_t e = call.to_device(mcHandle_device, &mcHandle_remote)) return e;
+    if (!same_server(memHandle_device, call.device_index())) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(mcHandle_remote_handle).put(mcOffset).put<uint64_t>(memHandle_remote_handle).put(memOffset).put(size).put(flags);
+    return call.run();
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  int mcHandle_device;
+  uint64_t mcHandle_remote_handle;
+  if (!vmm_handle_remote(mcHandle, true, &mcHandle_device, &mcHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  auto memptr_range = MemoryMap::get().find_device(static_cast<uint64_t>(memptr));
+  if (!memptr_range) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastBindAddr);
+    int32_t mcHandle_remote;
+    if (cudaError_t e = call.to_device(mcHandle_device, &mcHandle_remote)) return e;
+    if (!same_server(memptr_range->device, call.device_index())) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(mcHandle_remote_handle).put(mcOffset).put<uint64_t>(static_cast<uint64_t>(memptr)).put(size).put(flags);
+    return call.run();
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  int mcHandle_device;
+  uint64_t mcHandle_remote_handle;
+  if (!vmm_handle_remote(mcHandle, true, &mcHandle_device, &mcHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastUnbind);
+    int32_t dev_remote;
+    if (cudaError_t e = call.to_device(dev, &dev_remote)) return e;
+    if (!same_server(mcHandle_device, call.device_index())) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(mcHandle_remote_handle).put(dev_remote).put(mcOffset).put(size);
+    return call.run();
   }));
 }

@@ -382,6 +382,12 @@ class CudaBackend final : public CudaForwardedApi {
     return rt(r);
   }
   int32_t vmm_release(Handle allocation) override { return rt(cuMemRelease(allocation)); }
+  int32_t multicast_create(Handle* object, const CUmulticastObjectProp& prop) override {
+    CUmemGenericAllocationHandle h = 0;
+    CUresult r = cuMulticastCreate(&h, &prop);
+    *object = h;
+    return rt(r);
+  }
   int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
     CUdeviceptr p = 0;
     CUresult r = cuMemAddressReserve(&p, size, alignment, 0, 0);

@@ -63,6 +63,11 @@ class ForwardedApi {
   virtual int32_t cuCoredumpGetAttributeGlobal(CUcoredumpSettings /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCoredumpSetAttribute(CUcoredumpSettings /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCoredumpSetAttributeGlobal(CUcoredumpSettings /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuMulticastGetGranularity(size_t* /*granularity*/, const CUmulticastObjectProp* /*prop*/, CUmulticastGranularity_flags /*option*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuMulticastAddDevice(CUmemGenericAllocationHandle /*mcHandle*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuMulticastBindMem(CUmemGenericAllocationHandle /*mcHandle*/, size_t /*mcOffset*/, CUmemGenericAllocationHandle /*memHandle*/, size_t /*memOffset*/, size_t /*size*/, unsigned long long /*flags*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuMulticastBindAddr(CUmemGenericAllocationHandle /*mcHandle*/, size_t /*mcOffset*/, CUdeviceptr /*memptr*/, size_t /*size*/, unsigned long long /*flags*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuMulticastUnbind(CUmemGenericAllocationHandle /*mcHandle*/, CUdevice /*dev*/, size_t /*mcOffset*/, size_t /*size*/) { return cudaErrorNotSupported; }
 };
 
 }  // namespace rgpu::server

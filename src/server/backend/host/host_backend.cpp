@@ -782,6 +782,9 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     delete a;
     return cudaSuccess;
   }
+  // The GPUs this backend stands for are joined by no NVLink switch: as
+  // their driver does, it has no multicast objects.
+  int32_t multicast_create(Handle*, const CUmulticastObjectProp&) override { return cudaErrorNotSupported; }
   int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
     if (size == 0 || size % kVmmGranularity) return cudaErrorInvalidValue;
     if (alignment < kVmmGranularity) alignment = kVmmGranularity;

@@ -510,6 +510,61 @@ static int32_t handle_cuCoredumpSetAttributeGlobal(SessionContext& s, Request& r
   return cudaSuccess;
 }
 
+static int32_t handle_cuMulticastGetGranularity(SessionContext& s, Request& req, proto::Writer& out) {
+  auto prop = req.args.get<CUmulticastObjectProp_st>();
+  auto option = req.args.get<CUmulticastGranularity_flags>();
+  req.args.expect_end();
+  size_t granularity{};
+  if (int32_t e = s.backend().cuMulticastGetGranularity(&granularity, &prop, option)) return e;
+  out.put(granularity);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuMulticastAddDevice(SessionContext& s, Request& req, proto::Writer&) {
+  auto mcHandle_handle = req.args.get<uint64_t>();
+  int dev = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.multicast.contains(mcHandle_handle)) return cudaErrorInvalidValue;
+  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
+  return s.backend().cuMulticastAddDevice(static_cast<CUmemGenericAllocationHandle>(mcHandle_handle), dev);
+}
+
+static int32_t handle_cuMulticastBindMem(SessionContext& s, Request& req, proto::Writer&) {
+  auto mcHandle_handle = req.args.get<uint64_t>();
+  auto mcOffset = req.args.get<size_t>();
+  auto memHandle_handle = req.args.get<uint64_t>();
+  auto memOffset = req.args.get<size_t>();
+  auto size = req.args.get<size_t>();
+  auto flags = req.args.get<unsigned long long>();
+  req.args.expect_end();
+  if (!s.multicast.contains(mcHandle_handle)) return cudaErrorInvalidValue;
+  if (!s.vmm.allocation_size(memHandle_handle) || s.multicast.contains(memHandle_handle)) return cudaErrorInvalidValue;
+  return s.backend().cuMulticastBindMem(static_cast<CUmemGenericAllocationHandle>(mcHandle_handle), mcOffset, static_cast<CUmemGenericAllocationHandle>(memHandle_handle), memOffset, size, flags);
+}
+
+static int32_t handle_cuMulticastBindAddr(SessionContext& s, Request& req, proto::Writer&) {
+  auto mcHandle_handle = req.args.get<uint64_t>();
+  auto mcOffset = req.args.get<size_t>();
+  auto memptr_handle = req.args.get<uint64_t>();
+  auto size = req.args.get<size_t>();
+  auto flags = req.args.get<unsigned long long>();
+  req.args.expect_end();
+  if (!s.multicast.contains(mcHandle_handle)) return cudaErrorInvalidValue;
+  if (!s.owns(memptr_handle, 1)) return cudaErrorInvalidValue;
+  return s.backend().cuMulticastBindAddr(static_cast<CUmemGenericAllocationHandle>(mcHandle_handle), mcOffset, static_cast<CUdeviceptr>(memptr_handle), size, flags);
+}
+
+static int32_t handle_cuMulticastUnbind(SessionContext& s, Request& req, proto::Writer&) {
+  auto mcHandle_handle = req.args.get<uint64_t>();
+  int dev = req.args.get<int32_t>();
+  auto mcOffset = req.args.get<size_t>();
+  auto size = req.args.get<size_t>();
+  req.args.expect_end();
+  if (!s.multicast.contains(mcHandle_handle)) return cudaErrorInvalidValue;
+  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
+  return s.backend().cuMulticastUnbind(static_cast<CUmemGenericAllocationHandle>(mcHandle_handle), dev, mcOffset, size);
+}
+
 void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaDeviceSetLimit, handle_cudaDeviceSetLimit);
   d.add(proto::kOp_cudaDeviceGetLimit, handle_cudaDeviceGetLimit);
@@ -558,6 +613,11 @@ void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cuCoredumpGetAttributeGlobal, handle_cuCoredumpGetAttributeGlobal);
   d.add(proto::kOp_cuCoredumpSetAttribute, handle_cuCoredumpSetAttribute);
   d.add(proto::kOp_cuCoredumpSetAttributeGlobal, handle_cuCoredumpSetAttributeGlobal);
+  d.add(proto::kOp_cuMulticastGetGranularity, handle_cuMulticastGetGranularity);
+  d.add(proto::kOp_cuMulticastAddDevice, handle_cuMulticastAddDevice);
+  d.add(proto::kOp_cuMulticastBindMem, handle_cuMulticastBindMem);
+  d.add(proto::kOp_cuMulticastBindAddr, handle_cuMulticastBindAddr);
+  d.add(proto::kOp_cuMulticastUnbind, handle_cuMulticastUnbind);
 }
 
 }  // namespace rgpu::server

@@ -202,4 +202,24 @@ int32_t CudaForwardedApi::cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib
   return ::cuCoredumpSetAttributeGlobal(attrib, value, size);
 }
 
+int32_t CudaForwardedApi::cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) {
+  return ::cuMulticastGetGranularity(granularity, prop, option);
+}
+
+int32_t CudaForwardedApi::cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
+  return ::cuMulticastAddDevice(mcHandle, dev);
+}
+
+int32_t CudaForwardedApi::cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
+  return ::cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags);
+}
+
+int32_t CudaForwardedApi::cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
+  return ::cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags);
+}
+
+int32_t CudaForwardedApi::cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
+  return ::cuMulticastUnbind(mcHandle, dev, mcOffset, size);
+}
+
 }  // namespace rgpu::server

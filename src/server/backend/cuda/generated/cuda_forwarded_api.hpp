@@ -60,6 +60,11 @@ class CudaForwardedApi : public Backend {
   int32_t cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override;
   int32_t cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override;
   int32_t cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override;
+  int32_t cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) override;
+  int32_t cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) override;
+  int32_t cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) override;
+  int32_t cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) override;
+  int32_t cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) override;
 };
 
 }  // namespace rgpu::server
