@@ -180,6 +180,7 @@ enum Op : uint16_t {
   kOpStreamMemOps = 400,  // cuStreamBatchMemOp and the wait/write-value calls: posted
   kOpLink = 401,          // JIT-link inputs (payload) -> the linked image
   kOpMulticastCreate = 410,  // CUmulticastObjectProp -> multicast object (a VMM allocation handle)
+  kOpMemBatchDecompress = 411,  // stream, flags, operations -> the driver's result, the index it concerns
 
   kOpFirstGenerated = 1000,
 };

@@ -1168,5 +1168,23 @@ TEST_F(ServerFault, GeneratedDataKindsAreChecked) {
   proto::Writer add;
   add.put<uint64_t>(0x77).put<int32_t>(0);
   EXPECT_EQ(a->call(proto::kOp_cuMulticastAddDevice, 0, add.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  // Decompressions: every range the session's, a sane count.
+  auto decompress = [&](uint64_t src, uint64_t src_bytes, uint32_t count) {
+    proto::Writer w;
+    w.put<uint64_t>(0).put<uint32_t>(0).put<uint32_t>(count);
+    for (uint32_t i = 0; i < std::min<uint32_t>(count, 1); ++i)
+      w.put<uint64_t>(src_bytes).put<uint64_t>(1024).put<uint64_t>(ptr + 4000).put<uint64_t>(src)
+          .put<uint64_t>(ptr + 1024).put<int32_t>(CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE);
+    return w;
+  };
+  ASSERT_EQ(a->call(proto::kOpMemBatchDecompress, 0, decompress(ptr, 512, 1).bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(proto::Reader(reply).get<int32_t>(), cudaErrorNotSupported);  // the test backend has no engine
+  EXPECT_EQ(a->call(proto::kOpMemBatchDecompress, 0, decompress(ptr, 8192, 1).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(b->call(proto::kOpMemBatchDecompress, 0, decompress(ptr, 512, 1).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpMemBatchDecompress, 0, decompress(ptr, 512, 0).bytes(), {}, reply),
+            cudaErrorInvalidValue);
   expect_healthy();
 }

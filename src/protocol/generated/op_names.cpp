@@ -165,6 +165,7 @@ const char* op_name(uint16_t op) {
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
     case kOpMulticastCreate: return "MulticastCreate";
+    case kOpMemBatchDecompress: return "MemBatchDecompress";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";

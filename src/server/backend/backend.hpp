@@ -200,6 +200,10 @@ class Backend : public ForwardedApi {
   // Driver API: stream memory operations in stream order, and a JIT link of
   // PTX, cubins, fat binaries and libraries into one image (cuLinkComplete's).
   virtual int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) = 0;
+  // Hardware decompression (cuMemBatchDecompressAsync); *failed: the index of
+  // the operation an error concerns, SIZE_MAX for the batch.
+  virtual int32_t mem_batch_decompress(Handle stream, std::span<CUmemDecompressParams> ops, unsigned flags,
+                                       size_t* failed) = 0;
   virtual int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) = 0;
 };
 

@@ -481,6 +481,10 @@ class CudaBackend final : public CudaForwardedApi {
     }
     return rt(cuStreamBatchMemOp(as<CUstream>(stream), static_cast<unsigned>(params.size()), params.data(), flags));
   }
+  int32_t mem_batch_decompress(Handle stream, std::span<CUmemDecompressParams> ops, unsigned flags,
+                               size_t* failed) override {
+    return rt(cuMemBatchDecompressAsync(ops.data(), ops.size(), flags, failed, as<CUstream>(stream)));
+  }
   int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) override {
     CUlinkState state;
     if (CUresult r = cuLinkCreate(0, nullptr, nullptr, &state)) return rt(r);

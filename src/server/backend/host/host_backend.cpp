@@ -937,6 +937,12 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     }
     return cudaSuccess;
   }
+  // The GPUs this backend stands for have no decompression engine (it came
+  // with Blackwell): their driver refuses the batch as a whole.
+  int32_t mem_batch_decompress(Handle, std::span<CUmemDecompressParams>, unsigned, size_t* failed) override {
+    *failed = SIZE_MAX;
+    return cudaErrorNotSupported;
+  }
   // Its loader reads kernel entries only, so PTX inputs link by joining their
   // texts; other kinds of input need the real linker.
   int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) override {
