@@ -1188,3 +1188,46 @@ TEST_F(ServerFault, GeneratedDataKindsAreChecked) {
             cudaErrorInvalidValue);
   expect_healthy();
 }
+
+// A batch memory-operation node names only the session's memory, aligned,
+// with known operations, whole records and at least one of them.
+TEST_F(ServerFault, BatchMemOpNodesAreChecked) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  proto::Writer m;
+  m.put<uint64_t>(64);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  proto::Writer create;
+  create.put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t graph = proto::Reader(reply).get<uint64_t>();
+  ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t b_graph = proto::Reader(reply).get<uint64_t>();
+  auto add = [&](uint64_t g, std::vector<proto::MemOpWire> ops, size_t cut = 0) {
+    proto::GraphNodeParams p;
+    p.type = proto::kGraphNodeTypeBatchMemOp;
+    p.args.assign(reinterpret_cast<uint8_t*>(ops.data()),
+                  reinterpret_cast<uint8_t*>(ops.data()) + ops.size() * sizeof(proto::MemOpWire) - cut);
+    proto::Writer w;
+    w.put(g).put<uint32_t>(0);
+    proto::put_node(w, p);
+    return w;
+  };
+  proto::MemOpWire write{CU_STREAM_MEM_OP_WRITE_VALUE_32, 0, ptr, 1};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {write}).bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(b->call(proto::kOpGraphAddNode, 0, add(b_graph, {write}).bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::MemOpWire misaligned{CU_STREAM_MEM_OP_WRITE_VALUE_64, 0, ptr + 4, 1};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {misaligned}).bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::MemOpWire past{CU_STREAM_MEM_OP_WRITE_VALUE_32, 0, ptr + 64, 1};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {past}).bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::MemOpWire unknown{77, 0, ptr, 1};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {unknown}).bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::MemOpWire barrier_with_address{CU_STREAM_MEM_OP_BARRIER, 0, ptr, 0};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {barrier_with_address}).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {write}, 4).bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {}).bytes(), {}, reply), cudaErrorInvalidValue);
+  expect_healthy();
+}

@@ -8,6 +8,7 @@
 
 #include "client/core/graph_node_calls.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/graph_mem_op_nodes.hpp"
 #include "client/cuda/module_handles.hpp"
 
 using namespace rgpu::client;
@@ -17,6 +18,8 @@ static_assert(sizeof(CUlaunchAttributeValue) == sizeof(cudaLaunchAttributeValue)
 // So do memory pool properties and access descriptors.
 static_assert(sizeof(CUmemPoolProps) == sizeof(cudaMemPoolProps));
 static_assert(sizeof(CUmemAccessDesc) == sizeof(cudaMemAccessDesc));
+// And the two versions of batch memory-operation parameters.
+static_assert(sizeof(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2) == sizeof(CUDA_BATCH_MEM_OP_NODE_PARAMS_v1));
 
 namespace {
 
@@ -154,7 +157,9 @@ cudaError_t generic(int device, const CUgraphNodeParams* g, GraphNodeParams* p) 
       return event_node(device, cudaGraphNodeTypeEventRecord, rt(g->eventRecord.event), p);
     case CU_GRAPH_NODE_TYPE_EMPTY: p->type = cudaGraphNodeTypeEmpty; return cudaSuccess;
     case CU_GRAPH_NODE_TYPE_MEM_FREE: return free_node(device, reinterpret_cast<void*>(g->free.dptr), p);
-    default: return cudaErrorNotSupported;  // allocations (add_alloc), semaphores, memory operations, conditionals
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return mem_op_node(device, reinterpret_cast<const CUDA_BATCH_MEM_OP_NODE_PARAMS*>(&g->memOp), p);
+    default: return cudaErrorNotSupported;  // allocations (add_alloc), semaphores, conditionals
   }
 }
 

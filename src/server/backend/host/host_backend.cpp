@@ -1115,6 +1115,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks {
     as<Event>(event)->at = std::chrono::steady_clock::now();
   }
   int32_t allocate(uint64_t* ptr, size_t size) override { return malloc(ptr, size); }
+  int32_t mem_ops(std::span<const StreamMemOp> ops, unsigned flags) override { return stream_mem_ops(0, ops, flags); }
   bool live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
     auto inside = [&](const std::map<DevPtr, size_t>& ranges) {

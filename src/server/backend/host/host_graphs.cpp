@@ -81,6 +81,7 @@ const char* type_name(int32_t type) {
     case cudaGraphNodeTypeGraph: return "CHILD_GRAPH";
     case cudaGraphNodeTypeEventRecord: return "EVENT_RECORD";
     case cudaGraphNodeTypeWaitEvent: return "WAIT_EVENT";
+    case proto::kGraphNodeTypeBatchMemOp: return "BATCH_MEM_OP";
     default: return "EMPTY";
   }
 }
@@ -225,6 +226,7 @@ int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> dep
     case cudaGraphNodeTypeEventRecord:
     case cudaGraphNodeTypeWaitEvent:
     case cudaGraphNodeTypeHost:
+    case proto::kGraphNodeTypeBatchMemOp:
       break;
     default:
       return cudaErrorNotSupported;
@@ -463,6 +465,15 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
     case cudaGraphNodeTypeHost:
       if (host_node_runner_) host_node_runner_(p.handle);
       return cudaSuccess;
+    case proto::kGraphNodeTypeBatchMemOp: {
+      std::vector<StreamMemOp> ops;
+      for (const auto& w : proto::node_mem_ops(p)) {
+        // The memory may have been freed since the node was made.
+        if (w.address && !hooks_.live(w.address, proto::mem_op_width(w.type))) return cudaErrorIllegalAddress;
+        ops.push_back({w.type, w.flags, w.address, w.value});
+      }
+      return hooks_.mem_ops(ops, p.value);
+    }
     default:  // empty, event wait (work runs at once here), memory nodes (see host_graphs.hpp)
       return cudaSuccess;
   }

@@ -25,6 +25,8 @@ class HostGraphHooks {
   virtual bool live(uint64_t ptr, size_t n) = 0;
   // Device memory for a graph's allocation node, on the current device.
   virtual int32_t allocate(uint64_t* ptr, size_t size) = 0;
+  // A batch memory-operation node's operations, as cuStreamBatchMemOp's.
+  virtual int32_t mem_ops(std::span<const StreamMemOp> ops, unsigned flags) = 0;
 };
 
 struct HostGraph;
