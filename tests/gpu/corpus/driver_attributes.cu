@@ -18,14 +18,14 @@ int main() {
   CU(cuDeviceGet(&dev, 0));
 
   int mc_supported = -1;
-  CU(cuDeviceGetAttribute(&mc_supported, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev));
-  printf("multicast supported: %d\n", mc_supported);
+  CUresult r = cuDeviceGetAttribute(&mc_supported, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev);
+  printf("multicast supported: %s %d\n", cu_error_name(r), mc_supported);
   CUmulticastObjectProp prop{};
   prop.numDevices = 1;
   prop.size = 2 << 20;
   prop.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
   size_t g = 0;
-  CUresult r = cuMulticastGetGranularity(&g, &prop, CU_MULTICAST_GRANULARITY_RECOMMENDED);
+  r = cuMulticastGetGranularity(&g, &prop, CU_MULTICAST_GRANULARITY_RECOMMENDED);
   printf("multicast granularity: %s", cu_error_name(r));
   if (r == CUDA_SUCCESS) printf(" %zu", g);
   printf("\n");
