@@ -445,6 +445,10 @@ LIMITS = [
     "Coredump settings (cuCoredump*) are the server's driver's: a dump is written on the GPU's "
     "host by the worker process serving the application (a CU_COREDUMP_FILE path names a file "
     "there), and values larger than 64 KiB return CUDA_ERROR_INVALID_VALUE.",
+    "cuMemBatchDecompressAsync waits for the server's answer, so that the index of a failing "
+    "operation reaches the application; its sources, destinations and size words must be device "
+    "memory of the stream's device. Batch memory-operation graph nodes take the operations "
+    "cuStreamBatchMemOp takes, on the graph's device.",
     "Peers: GPUs of one server are peers as its driver says; GPUs of different servers never are, "
     "and cuMemcpyPeer between them goes through client memory (after the stream's earlier work).",
     "Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP, cuMemHostGetDevicePointer) and managed memory "
