@@ -191,22 +191,49 @@ def includes() -> str:
     return PRELUDE.rstrip()
 
 
+def address(a) -> str:
+    """A device_ptr parameter as the uint64_t the wire carries."""
+    n = a.p.name
+    return f"static_cast<uint64_t>({n})" if a.p.type == "CUdeviceptr" else f"reinterpret_cast<uint64_t>({n})"
+
+
 def emit_forwarded(m: DriverModel) -> str:
     out = [banner(), "// Client stubs of the forwarded driver calls: check and resolve handles,",
            "// encode, send to the chosen server, decode the outputs.", includes(), "",
            "#include <algorithm>", "#include <cstring>", "",
            '#include "client/core/api_guard.hpp"', '#include "client/core/call.hpp"',
+           '#include "client/core/memory_map.hpp"',
            '#include "client/cuda/driver_errors.hpp"', '#include "client/cuda/module_handles.hpp"',
-           '#include "client/cuda/primary_context.hpp"', '#include "protocol/generated/ops_generated.hpp"',
+           '#include "client/cuda/primary_context.hpp"', '#include "client/cuda/vmm_handles.hpp"',
+           '#include "protocol/generated/ops_generated.hpp"',
            "", "using namespace rgpu::client;", ""]
     for f in m.forwards:
         pre = ["KeepLastError keep;"]
         for a in f.args:
-            if a.kind in ("out", "in", "out_string", "in_string") and not a.optional:
-                pre.append(f"if (!{a.p.name}) return CUDA_ERROR_INVALID_VALUE;")
+            n = a.p.name
+            if a.kind in ("out", "in", "out_string", "in_string", "inout", "out_bytes", "in_bytes",
+                          "buffer_size") and not a.optional:
+                pre.append(f"if (!{n}) return CUDA_ERROR_INVALID_VALUE;")
+            elif a.kind == "in_array":
+                pre.append(f"int64_t {n}_count = std::max<int64_t>(static_cast<int64_t>({a.len_param}) - "
+                           f"{a.less}, 0);")
+                pre.append(f"if ({n}_count > {a.max} || (!{n} && {n}_count)) return CUDA_ERROR_INVALID_VALUE;")
+        for a in f.args:
+            if a.kind in ("out_buffer", "in_buffer"):
+                pre.append(f"if ({a.p.name} && *{a.len_param} > {a.max}) "
+                           f"return rgpu::client::driver_refused(\"{f.name}\", \"a value larger than {a.max} bytes\");")
         pre.append("if (CUresult e = driver_ready()) return e;")
         for a in f.args:
             n = a.p.name
+            if a.kind == "device_ptr":
+                # The address names its device: the allocation holding it.
+                pre.append(f"auto {n}_range = MemoryMap::get().find_device({address(a)});")
+                pre.append(f"if (!{n}_range) return CUDA_ERROR_INVALID_VALUE;")
+            elif a.kind in ("vmm_handle", "multicast"):
+                pre.append(f"int {n}_device;")
+                pre.append(f"uint64_t {n}_remote_handle;")
+                pre.append(f"if (!vmm_handle_remote({n}, {str(a.kind == 'multicast').lower()}, &{n}_device, "
+                           f"&{n}_remote_handle)) return CUDA_ERROR_INVALID_VALUE;")
             if a.kind in ("function", "module"):
                 pre.append(f"auto* {n}_object = DriverHandles::get().find({n});")
                 pre.append(f"if (!{n}_object) return CUDA_ERROR_INVALID_HANDLE;")
@@ -216,7 +243,8 @@ def emit_forwarded(m: DriverModel) -> str:
         body = [f"Call call(rgpu::proto::kOp_{f.name});"]
         r = f.routing
         device_of = {"device": "{n}", "function": "{n}_object->module->device",
-                     "module": "{n}_object->device", "context": "{n}_device"}
+                     "module": "{n}_object->device", "context": "{n}_device",
+                     "device_ptr": "{n}_range->device", "vmm_handle": "{n}_device", "multicast": "{n}_device"}
         if r is None:
             body.append("if (cudaError_t e = call.to_current_device()) return e;")
         elif r.kind in device_of:
@@ -233,6 +261,9 @@ def emit_forwarded(m: DriverModel) -> str:
                 # CUDA_ERROR_INVALID_CONTEXT: the handle is of another device.
                 body.append(f"if ({a.p.name}_device != call.device_index()) "
                             f"return cudaErrorDeviceUninitialized;")
+            elif a.kind in ("device_ptr", "vmm_handle", "multicast") and a is not r:
+                device = device_of[a.kind].format(n=a.p.name)
+                body.append(f"if (!same_server({device}, call.device_index())) return cudaErrorInvalidValue;")
         if f.quiet:
             body.append("call.quiet();")
         puts = []
@@ -248,11 +279,23 @@ def emit_forwarded(m: DriverModel) -> str:
                 puts.append(f".put<uint64_t>({n}_object->remote)")
             elif a.kind == "in_string":
                 puts.append(f".put_string({n})")
-            elif a.kind == "in":
+            elif a.kind in ("in", "inout"):
                 puts.append(f".put(*{n})")
+            elif a.kind == "device_ptr":
+                puts.append(f".put<uint64_t>({address(a)})")
+            elif a.kind in ("vmm_handle", "multicast"):
+                puts.append(f".put<uint64_t>({n}_remote_handle)")
+            elif a.kind == "in_array":
+                puts.append(f".put_bytes({n}, static_cast<size_t>({n}_count) * sizeof({a.pointee}))")
+            elif a.kind == "in_bytes":
+                puts.append(f".put_bytes({n}, {a.size})")
+            elif a.kind in ("out_buffer", "in_buffer"):
+                puts.append(f".put<uint64_t>(*{a.len_param}).put<uint8_t>({n} != nullptr)")
+                if a.kind == "in_buffer":
+                    puts.append(f".put_bytes({n}, {n} ? *{a.len_param} : 0)")
         if puts:
             body.append("call.args()" + "".join(puts) + ";")
-        outs = [a for a in f.args if a.kind in ("out", "out_string")]
+        outs = [a for a in f.args if a.kind in ("out", "out_string", "inout", "out_bytes", "out_buffer", "in_buffer")]
         if not outs:
             body.append("return call.run();")
         else:
@@ -262,8 +305,19 @@ def emit_forwarded(m: DriverModel) -> str:
                 if a.kind == "out" and a.optional:
                     body.append(f"auto {n}_value = call.reply().get<{a.pointee}>();")
                     body.append(f"if ({n}) *{n} = {n}_value;")
-                elif a.kind == "out":
+                elif a.kind in ("out", "inout"):
                     body.append(f"*{n} = call.reply().get<{a.pointee}>();")
+                elif a.kind == "out_bytes":
+                    body.append(f"auto {n}_bytes = call.reply().get_bytes();")
+                    body.append(f"std::memcpy({n}, {n}_bytes.data(), std::min<size_t>({n}_bytes.size(), {a.size}));")
+                elif a.kind in ("out_buffer", "in_buffer"):
+                    lp = a.len_param
+                    body.append(f"auto {lp}_reply = static_cast<size_t>(call.reply().get<uint64_t>());")
+                    if a.kind == "out_buffer":
+                        body.append(f"auto {n}_bytes = call.reply().get_bytes();")
+                        body.append(f"if ({n}) std::memcpy({n}, {n}_bytes.data(), "
+                                    f"std::min<size_t>({n}_bytes.size(), *{lp}));")
+                    body.append(f"*{lp} = {lp}_reply;")
                 else:
                     body.append(f"auto {n}_bytes = call.reply().get_bytes();")
                     body.append(f"std::memcpy({n}, {n}_bytes.data(), std::min<size_t>({n}_bytes.size(), "
@@ -382,6 +436,19 @@ LIMITS = [
     "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal, "
     "range and whether memory is managed; page-locked host memory has a device pointer only once "
     "mapped (shm, cuMemHostGetDevicePointer); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
+    "cuPointerGetAttributes answers each attribute as cuPointerGetAttribute does; a pointer CUDA "
+    "never saw, or an attribute the pointer has no value for, gets the NULL value; an attribute "
+    "cuPointerGetAttribute cannot answer fails the call with CUDA_ERROR_NOT_SUPPORTED. "
+    "cuPointerSetAttribute (SYNC_MEMOPS) acts on the server's memory.",
+    "Tensor maps are encoded by the server's driver for memory of the session on that server; the "
+    "descriptor holds that server's device address, so a kernel of the same server must use it.",
+    "Coredump settings (cuCoredump*) are the server's driver's: a dump is written on the GPU's "
+    "host by the worker process serving the application (a CU_COREDUMP_FILE path names a file "
+    "there), and values larger than 64 KiB return CUDA_ERROR_INVALID_VALUE.",
+    "cuMemBatchDecompressAsync waits for the server's answer, so that the index of a failing "
+    "operation reaches the application; its sources, destinations and size words must be device "
+    "memory of the stream's device. Batch memory-operation graph nodes take the operations "
+    "cuStreamBatchMemOp takes, on the graph's device.",
     "Peers: GPUs of one server are peers as its driver says; GPUs of different servers never are, "
     "and cuMemcpyPeer between them goes through client memory (after the stream's earlier work).",
     "Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP, cuMemHostGetDevicePointer) and managed memory "
@@ -392,7 +459,9 @@ LIMITS = [
     "supported.",
     "Virtual memory management: reservations live on the current device's server and map "
     "allocations of that server's GPUs; only read-write ranges take part in copies; "
-    "cuMemAddressReserve ignores the address hint. Multicast objects are unsupported.",
+    "cuMemAddressReserve ignores the address hint. Multicast objects join GPUs of one server (its "
+    "driver answers CUDA_ERROR_NOT_SUPPORTED where no NVLink switch joins them); they bind allocations "
+    "and addresses of that server only, and cuMemGetAllocationPropertiesFromHandle refuses them.",
     "Shareable handles (cuMemExportToShareableHandle, cuMemPoolExportToShareableHandle) and "
     "cuMemGetHandleForAddressRange: a POSIX file descriptor (or dma-buf descriptor) is the "
     "application's own, passed from and to the server's driver beside the call, so it needs the shm "

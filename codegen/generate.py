@@ -55,7 +55,21 @@ PARAM_KINDS = {"out", "in", "device", "stream", "event", "out_string", "in_strin
 # Driver handles (cuda.toml only): the client resolves them to its own
 # objects, the server checks them against the session's tables.
 DRIVER_KINDS = PARAM_KINDS | {"function", "module", "context"}
-ROUTING_KINDS = {"device", "stream", "event", "function", "module", "context"}
+# Data the driver generator carries (cuda.toml only, see driver.py): a device
+# address checked against the session's memory, arrays whose length another
+# parameter gives, structs read and written back, fixed-size byte blocks, and
+# `void*` value + `size_t*` size pairs.
+DATA_KINDS = {"device_ptr", "in_array", "inout", "out_bytes", "in_bytes", "out_buffer", "in_buffer"}
+# CUmemGenericAllocationHandle: a physical allocation of cuMemCreate, or a
+# multicast object of cuMulticastCreate (the client's numbers for the server's).
+VMM_KINDS = {"vmm_handle", "multicast"}
+DRIVER_KINDS |= DATA_KINDS | VMM_KINDS
+ROUTING_KINDS = {"device", "stream", "event", "function", "module", "context", "device_ptr"} | VMM_KINDS
+# Kinds that may sit beside one other routing parameter: a context must name
+# its device, a device address or VMM handle its server.
+SECONDARY_ROUTING = {"context", "device_ptr"} | VMM_KINDS
+# Output kinds: the server sends them back in parameter order.
+OUTPUT_KINDS = {"out", "out_string", "inout", "out_bytes", "out_buffer", "in_buffer"}
 HANDLE_TYPES = {"stream": {"cudaStream_t", "CUstream"}, "event": {"cudaEvent_t", "CUevent"},
                 "function": {"CUfunction"}, "module": {"CUmodule"}, "context": {"CUcontext"}}
 MAX_OUT_STRING = 4096  # the most bytes a server fills for one out_string
@@ -200,7 +214,10 @@ class PArg:
     kind: str                  # "value" or one of PARAM_KINDS
     optional: bool = False
     len_param: str | None = None
-    pointee: str = ""          # out, in: the type the pointer points at
+    pointee: str = ""          # out, in, inout, in_array: the type the pointer points at
+    less: int = 0              # in_array: elements = len_param - less (at least 0)
+    max: int = 0               # in_array: most elements; out_buffer/in_buffer: most bytes
+    size: int = 0              # out_bytes, in_bytes: bytes
 
 
 @dataclass
@@ -274,9 +291,15 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
             raise GenError(f"{name}: {toml} annotates `{pname}`, which is not a parameter "
                            f"({', '.join(by_name) or 'none'})")
     args: list[PArg] = []
+    # The size_t* of each out_buffer/in_buffer belongs to it.
+    sized_by = {n["size"]: pname for pname, n in notes.items()
+                if isinstance(n, dict) and n.get("kind") in ("out_buffer", "in_buffer") and "size" in n}
     for p in decl.params:
         if not p.name:
             raise GenError(f"{name}: a parameter has no name in the header")
+        if p.name in sized_by and p.name not in notes:
+            args.append(PArg(p, "buffer_size", len_param=sized_by[p.name]))
+            continue
         note = notes.get(p.name)
         if isinstance(note, str):
             note = {"kind": note}
@@ -291,10 +314,17 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
             args.append(PArg(p, "value"))
             continue
         kind = note.get("kind")
-        extra = set(note) - {"kind", "optional", "len"}
+        extra = set(note) - {"kind", "optional", "len", "max", "size"}
         if kind not in kinds or extra:
             raise GenError(f"{name}.{p.name}: bad annotation {note}")
+        if p.name in sized_by:
+            raise GenError(f"{name}.{p.name}: the size of buffer `{sized_by[p.name]}` takes no annotation")
         a = PArg(p, kind, optional=bool(note.get("optional", False)), len_param=note.get("len"))
+        if kind in DATA_KINDS:
+            args.append(check_data_arg(name, a, note, by_name, notes))
+            continue
+        if set(note) & {"max", "size"}:
+            raise GenError(f"{name}.{p.name}: only data kinds take `max` or `size`")
         if a.optional and kind != "out":
             raise GenError(f"{name}.{p.name}: only `out` parameters can be optional")
         if kind == "out":
@@ -319,6 +349,9 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
         elif kind == "device":
             if ck != "INT":
                 raise GenError(f"{name}.{p.name}: `device` needs an int, not {p.type}")
+        elif kind in VMM_KINDS:
+            if p.type != "CUmemGenericAllocationHandle":
+                raise GenError(f"{name}.{p.name}: `{kind}` needs a CUmemGenericAllocationHandle, not {p.type}")
         elif kind in HANDLE_TYPES:
             if p.type not in HANDLE_TYPES[kind]:
                 raise GenError(f"{name}.{p.name}: `{kind}` needs a {' or '.join(sorted(HANDLE_TYPES[kind]))}, "
@@ -340,17 +373,75 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
             raise GenError(f"{name}.{p.name}: only `out_string` takes `len`")
         args.append(a)
     routing = [a for a in args if a.kind in ROUTING_KINDS]
-    # A context beside another handle is only checked to be on the same device
-    # (driver stubs); any other second handle would need such a check too.
-    if (len([a for a in routing if a.kind != "context"]) > 1
-            or len([a for a in routing if a.kind == "context"]) > 1):
+    # A context or device address beside another handle is only checked to be
+    # on the same device (driver stubs); any other second handle would need
+    # such a check too.
+    if (len([a for a in routing if a.kind not in SECONDARY_ROUTING]) > 1
+            or any(len([a for a in routing if a.kind == k]) > 1 for k in SECONDARY_ROUTING)):
         raise GenError(f"{name}: more than one device/stream/event/function/module parameter "
-                       f"(or context) is not supported")
-    routing.sort(key=lambda a: a.kind == "context")
+                       f"(or context, or device address) is not supported")
+    routing.sort(key=lambda a: (a.kind == "context", a.kind == "device_ptr", a.kind == "vmm_handle",
+                                a.kind == "multicast"))
     quiet = spec.get("quiet", False)
     if not isinstance(quiet, bool):
         raise GenError(f"{name}: quiet must be true or false")
     return Forward(decl, op, args, quiet, routing[0] if routing else None)
+
+
+ARRAY_LEN = re.compile(r"^(\w+)(?:\s*-\s*(\d+))?$")
+
+
+def check_data_arg(name: str, a: PArg, note: dict, by_name: dict, notes: dict) -> PArg:
+    """The driver generator's data kinds (DATA_KINDS): check the parameter's
+    type and the annotation's keys."""
+    p, kind = a.p, a.kind
+    where = f"{name}.{p.name}"
+    ck = p.canonical.kind.name
+    pointee = p.ctype.get_pointee() if ck == "POINTER" else None
+    pk = pointee.get_canonical().kind.name if pointee is not None else ""
+    allowed = {"device_ptr": set(), "in_array": {"len", "max"}, "inout": set(), "out_bytes": {"size"},
+               "in_bytes": {"size"}, "out_buffer": {"size", "max"}, "in_buffer": {"size", "max"}}[kind]
+    given = set(note) - {"kind"}
+    if given != allowed:
+        raise GenError(f"{where}: `{kind}` takes {sorted(allowed) or 'no keys'}, not {sorted(given)}")
+    if kind == "device_ptr":
+        if not (ck == "POINTER" and pk == "VOID") and p.type != "CUdeviceptr":
+            raise GenError(f"{where}: `device_ptr` needs a void* or CUdeviceptr, not {p.type}")
+    elif kind == "in_array":
+        m = ARRAY_LEN.match(str(note["len"]))
+        lp = by_name.get(m.group(1)) if m else None
+        if (pointee is None or not pointee.is_const_qualified() or pk in ("VOID", "CHAR_S", "SCHAR")
+                or holds_pointer(pointee)):
+            raise GenError(f"{where}: `in_array` needs a const pointer to plain values, not {p.type}")
+        if lp is None or lp.canonical.kind.name not in ("UINT", "INT", "ULONG", "ULONGLONG") or lp.name in notes:
+            raise GenError(f"{where}: `len` must be a plain integer parameter, less a constant")
+        if not isinstance(note["max"], int) or note["max"] <= 0:
+            raise GenError(f"{where}: `max` must be a positive number of elements")
+        a.len_param, a.less, a.max = m.group(1), int(m.group(2) or 0), note["max"]
+        a.pointee = spell(pointee.get_canonical()).removeprefix("const ")
+    elif kind == "inout":
+        if pointee is None or pointee.is_const_qualified() or pk in ("VOID", "POINTER") or holds_pointer(pointee):
+            raise GenError(f"{where}: `inout` needs a pointer to one plain value, not {p.type}")
+        a.pointee = spell(pointee)
+    elif kind in ("out_bytes", "in_bytes"):
+        if pointee is None or pk not in ("VOID", "CHAR_S", "SCHAR", "UCHAR") or (
+                pointee.is_const_qualified() != (kind == "in_bytes")):
+            raise GenError(f"{where}: `{kind}` needs a {'const ' if kind == 'in_bytes' else ''}void* or "
+                           f"char*, not {p.type}")
+        if not isinstance(note["size"], int) or note["size"] <= 0:
+            raise GenError(f"{where}: `size` must be a positive number of bytes")
+        a.size = note["size"]
+    else:  # out_buffer, in_buffer: void* value with its size_t* size
+        sp = by_name.get(note["size"]) if isinstance(note["size"], str) else None
+        if pointee is None or pk != "VOID" or pointee.is_const_qualified():
+            raise GenError(f"{where}: `{kind}` needs a void*, not {p.type}")
+        if (sp is None or sp.canonical.kind.name != "POINTER"
+                or sp.ctype.get_pointee().get_canonical().kind.name not in ("ULONG", "ULONGLONG")):
+            raise GenError(f"{where}: `size` must name a size_t* parameter")
+        if not isinstance(note["max"], int) or note["max"] <= 0:
+            raise GenError(f"{where}: `max` must be a positive number of bytes")
+        a.len_param, a.max = note["size"], note["max"]
+    return a
 
 
 def unsupported_reasons(conf: dict, exports: set, implemented: set, toml: str) -> dict[str, str]:
@@ -702,7 +793,7 @@ def emit_handlers(m: Model) -> str:
            '#include "server/worker/dispatcher.hpp"', '#include "server/worker/session_context.hpp"',
            "", "namespace rgpu::server {", "", f"constexpr int kMaxOutString = {MAX_OUT_STRING};", ""]
     for f in m.server_forwards:
-        uses_out = any(a.kind in ("out", "out_string") for a in f.args)
+        uses_out = any(a.kind in OUTPUT_KINDS for a in f.args)
         out.append(f"static int32_t handle_{f.name}(SessionContext& s, Request& req, "
                    f"proto::Writer&{' out' if uses_out else ''}) {{")
         body = []
@@ -712,12 +803,19 @@ def emit_handlers(m: Model) -> str:
                 body.append(f"auto {n} = req.args.get<{a.p.type}>();")
             elif a.kind == "device":
                 body.append(f"int {n} = req.args.get<int32_t>();")
-            elif a.kind in ("stream", "event", "function", "module"):
+            elif a.kind in ("stream", "event", "function", "module", "device_ptr", "vmm_handle", "multicast"):
                 body.append(f"auto {n}_handle = req.args.get<uint64_t>();")
             elif a.kind == "in_string":
                 body.append(f"std::string {n} = req.args.get_string();")
-            elif a.kind == "in":
+            elif a.kind in ("in", "inout"):
                 body.append(f"auto {n} = req.args.get<{a.pointee}>();")
+            elif a.kind in ("in_array", "in_bytes"):
+                body.append(f"auto {n}_bytes = req.args.get_bytes();")
+            elif a.kind in ("out_buffer", "in_buffer"):
+                body.append(f"auto {a.len_param}_value = static_cast<size_t>(req.args.get<uint64_t>());")
+                body.append(f"bool {n}_given = req.args.get<uint8_t>() != 0;")
+                if a.kind == "in_buffer":
+                    body.append(f"auto {n}_bytes = req.args.get_bytes();")
         body.append("req.args.expect_end();")
         call_args = []
         for a in f.args:  # checks first, so nothing runs for a refused call
@@ -731,12 +829,45 @@ def emit_handlers(m: Model) -> str:
                 body.append(f"if (!s.functions.find({n}_handle)) return cudaErrorInvalidResourceHandle;")
             elif a.kind == "module":
                 body.append(f"if (!s.modules.contains({n}_handle)) return cudaErrorInvalidResourceHandle;")
+            elif a.kind == "device_ptr":
+                body.append(f"if (!s.owns({n}_handle, 1)) return cudaErrorInvalidValue;")
+            elif a.kind == "multicast":
+                body.append(f"if (!s.multicast.contains({n}_handle)) return cudaErrorInvalidValue;")
+            elif a.kind == "vmm_handle":
+                body.append(f"if (!s.vmm.allocation_size({n}_handle) || s.multicast.contains({n}_handle)) "
+                            f"return cudaErrorInvalidValue;")
             elif a.kind == "out_string":
                 body.append(f"if ({a.len_param} < 0) return cudaErrorInvalidValue;")
+            elif a.kind == "in_array":
+                # The element count follows from the length parameter; the bytes must match it.
+                body.append(f"int64_t {n}_count = std::max<int64_t>(static_cast<int64_t>({a.len_param}) - "
+                            f"{a.less}, 0);")
+                body.append(f"if ({n}_count > {a.max} || {n}_bytes.size() != static_cast<size_t>({n}_count) * "
+                            f"sizeof({a.pointee})) return cudaErrorInvalidValue;")
+                body.append(f"std::vector<{a.pointee}> {n}(static_cast<size_t>({n}_count));")
+                body.append(f"if ({n}_count) std::memcpy({n}.data(), {n}_bytes.data(), {n}_bytes.size());")
+            elif a.kind == "in_bytes":
+                body.append(f"if ({n}_bytes.size() != {a.size}) return cudaErrorInvalidValue;")
+                body.append(f"std::vector<uint8_t> {n}({n}_bytes.begin(), {n}_bytes.end());")
+            elif a.kind == "out_bytes":
+                body.append(f"std::vector<uint8_t> {n}({a.size});")
+            elif a.kind in ("out_buffer", "in_buffer"):
+                lp = f"{a.len_param}_value"
+                body.append(f"if ({n}_given && {lp} > {a.max}) return cudaErrorInvalidValue;")
+                if a.kind == "in_buffer":
+                    body.append(f"if ({n}_bytes.size() != ({n}_given ? {lp} : 0)) return cudaErrorInvalidValue;")
+                    body.append(f"std::vector<uint8_t> {n}({n}_bytes.begin(), {n}_bytes.end());")
+                else:
+                    body.append(f"std::vector<uint8_t> {n}({n}_given ? {lp} : 0);")
         for a in f.args:
             n = a.p.name
             if a.kind in ("stream", "event", "function", "module"):
                 call_args.append(f"reinterpret_cast<{a.p.type}>({n}_handle)")
+            elif a.kind == "device_ptr":
+                cast = "static_cast" if a.p.type == "CUdeviceptr" else "reinterpret_cast"
+                call_args.append(f"{cast}<{a.p.type}>({n}_handle)")
+            elif a.kind in VMM_KINDS:
+                call_args.append(f"static_cast<CUmemGenericAllocationHandle>({n}_handle)")
             elif a.kind == "context":
                 call_args.append("CUcontext{}")
             elif a.kind == "out":
@@ -749,8 +880,16 @@ def emit_handlers(m: Model) -> str:
                 call_args.append(f"{n}.data()")
             elif a.kind == "in_string":
                 call_args.append(f"{n}.c_str()")
-            elif a.kind == "in":
+            elif a.kind in ("in", "inout"):
                 call_args.append(f"&{n}")
+            elif a.kind == "in_array":
+                call_args.append(f"{n}.empty() ? nullptr : {n}.data()")
+            elif a.kind in ("in_bytes", "out_bytes"):
+                call_args.append(f"reinterpret_cast<{a.p.type}>({n}.data())")
+            elif a.kind in ("out_buffer", "in_buffer"):
+                call_args.append(f"{n}_given ? static_cast<void*>({n}.data()) : nullptr")
+            elif a.kind == "buffer_size":
+                call_args.append(f"&{n}_value")
             else:
                 call_args.append(n)
         if not uses_out:
@@ -761,7 +900,7 @@ def emit_handlers(m: Model) -> str:
         body.append(f"if (int32_t e = s.backend().{f.name}({', '.join(call_args)})) return e;")
         for a in f.args:
             n = a.p.name
-            if a.kind == "out":
+            if a.kind in ("out", "inout"):
                 body.append(f"out.put({n});")
             elif a.kind == "out_string":
                 lp = a.len_param
@@ -769,6 +908,12 @@ def emit_handlers(m: Model) -> str:
                 body.append(f"size_t {n}_n = std::min(strnlen({n}.data(), static_cast<size_t>({lp})) + 1, "
                             f"static_cast<size_t>({lp}));")
                 body.append(f"out.put_bytes({n}.data(), {n}_n);")
+            elif a.kind == "out_bytes":
+                body.append(f"out.put_bytes({n}.data(), {n}.size());")
+            elif a.kind in ("out_buffer", "in_buffer"):
+                body.append(f"out.put<uint64_t>({a.len_param}_value);")
+                if a.kind == "out_buffer":
+                    body.append(f"out.put_bytes({n}.data(), std::min({a.len_param}_value, {n}.size()));")
         body.append("return cudaSuccess;")
         out += [f"  {l}" for l in body]
         out += ["}", ""]

@@ -5,9 +5,11 @@
 // name the server's function with their arguments packed at the offsets its
 // driver reported.
 #pragma once
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "protocol/codec.hpp"
@@ -42,6 +44,8 @@ struct GraphNodeParams {
   std::vector<ExternalSemaphoreOp> semaphores;
   // A conditional node's body graphs, which the backend makes with the node.
   std::vector<uint64_t> bodies;
+  // Batch memory operations (kGraphNodeTypeBatchMemOp): `args` holds them as
+  // MemOpWire records, `value` the batch's flags.
 };
 
 // The direction of a copy node, by which of its sides are host memory.
@@ -51,6 +55,59 @@ inline cudaMemcpyKind copy_kind(const GraphNodeParams& p) {
          : src_host           ? cudaMemcpyHostToDevice
          : dst_host           ? cudaMemcpyDeviceToHost
                               : cudaMemcpyDeviceToDevice;
+}
+
+// The driver's batch memory-operation node, which the runtime's
+// cudaGraphNodeType does not name.
+constexpr int32_t kGraphNodeTypeBatchMemOp = 12;  // CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
+
+// One stream memory operation as it travels (cuStreamBatchMemOp's wire form too).
+struct MemOpWire {
+  uint32_t type;   // CUstreamBatchMemOpType
+  uint32_t flags;  // wait, write or barrier flags
+  uint64_t address;  // 0 for barriers and flushes
+  uint64_t value;    // 32-bit operations use the low half
+};
+static_assert(sizeof(MemOpWire) == 24);
+
+// Bytes an operation touches at its address; 0 for those without one (barriers,
+// flushes), -1 for an unknown type.
+inline int mem_op_width(uint32_t type) {
+  switch (type) {
+    case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+    case CU_STREAM_MEM_OP_WRITE_VALUE_32: return 4;
+    case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+    case CU_STREAM_MEM_OP_WRITE_VALUE_64: return 8;
+    case CU_STREAM_MEM_OP_BARRIER:
+    case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: return 0;
+    default: return -1;
+  }
+}
+
+// The driver's structure and back (the wait and write members share their layout).
+inline MemOpWire from_cu_mem_op(const CUstreamBatchMemOpParams& p) {
+  int n = mem_op_width(p.operation);
+  if (n <= 0) return {p.operation, p.memoryBarrier.flags, 0, 0};
+  return {p.operation, p.writeValue.flags, p.writeValue.address, n == 4 ? p.writeValue.value : p.writeValue.value64};
+}
+
+inline CUstreamBatchMemOpParams to_cu_mem_op(const MemOpWire& w) {
+  CUstreamBatchMemOpParams p{};
+  p.operation = static_cast<CUstreamBatchMemOpType>(w.type);
+  if (mem_op_width(w.type) <= 0) {
+    p.memoryBarrier.flags = w.flags;
+    return p;
+  }
+  p.writeValue.address = w.address;
+  p.writeValue.value64 = w.value;  // a 32-bit value is its low half
+  p.writeValue.flags = w.flags;
+  return p;
+}
+
+inline std::vector<MemOpWire> node_mem_ops(const GraphNodeParams& p) {
+  std::vector<MemOpWire> ops(p.args.size() / sizeof(MemOpWire));
+  if (!ops.empty()) std::memcpy(ops.data(), p.args.data(), ops.size() * sizeof(MemOpWire));
+  return ops;
 }
 
 inline void put_node(Writer& w, const GraphNodeParams& p) {

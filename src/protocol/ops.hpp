@@ -218,6 +218,8 @@ enum Op : uint16_t {
   kOpDeviceRegisterAsyncNotification = 472,    // device, client callback number -> registration
   kOpDeviceUnregisterAsyncNotification = 473,  // device, registration
   kOpAsyncNotification = 474,  // on the callback connection: callback number, cudaAsyncNotificationInfo_t / it ran
+  kOpMulticastCreate = 410,  // CUmulticastObjectProp -> multicast object (a VMM allocation handle)
+  kOpMemBatchDecompress = 411,  // stream, flags, operations -> the driver's result, the index it concerns
 
   kOpFirstGenerated = 1000,
 };

@@ -1310,3 +1310,130 @@ TEST_F(ServerFault, DriverMemOpsLinksAndHandlesAreChecked) {
   EXPECT_EQ(a->call(proto::kOp_cuDeviceGetExecAffinitySupport, 0, dev.bytes(), {}, reply), cudaErrorInvalidDevice);
   expect_healthy();
 }
+
+// The generator's data kinds: device addresses must be the session's,
+// arrays must hold what their length parameter says (and no more than the
+// most), fixed-size values their size, buffers their declared size within
+// the limit; multicast and allocation handles must be the session's.
+TEST_F(ServerFault, GeneratedDataKindsAreChecked) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  proto::Writer m;
+  m.put<uint64_t>(4096);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  auto tiled = [&](uint32_t rank, uint64_t address, uint32_t dims_given) {
+    proto::Writer w;
+    std::vector<cuuint64_t> dims(dims_given, 64), strides(rank > 1 ? rank - 1 : 0, 256);
+    std::vector<cuuint32_t> box(rank, 16), ones(rank, 1);
+    w.put(CU_TENSOR_MAP_DATA_TYPE_FLOAT32).put<cuuint32_t>(rank).put<uint64_t>(address);
+    w.put_bytes(dims.data(), dims.size() * sizeof(cuuint64_t));
+    w.put_bytes(strides.data(), strides.size() * sizeof(cuuint64_t));
+    w.put_bytes(box.data(), box.size() * sizeof(cuuint32_t));
+    w.put_bytes(ones.data(), ones.size() * sizeof(cuuint32_t));
+    w.put(CU_TENSOR_MAP_INTERLEAVE_NONE).put(CU_TENSOR_MAP_SWIZZLE_NONE).put(CU_TENSOR_MAP_L2_PROMOTION_NONE);
+    w.put(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return w;
+  };
+  EXPECT_EQ(a->call(proto::kOp_cuTensorMapEncodeTiled, 0, tiled(2, ptr, 2).bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(b->call(proto::kOp_cuTensorMapEncodeTiled, 0, tiled(2, ptr, 2).bytes(), {}, reply),
+            cudaErrorInvalidValue);  // another session's memory
+  EXPECT_EQ(a->call(proto::kOp_cuTensorMapEncodeTiled, 0, tiled(2, ptr, 1).bytes(), {}, reply),
+            cudaErrorInvalidValue);  // fewer dimensions than the rank says
+  EXPECT_EQ(a->call(proto::kOp_cuTensorMapEncodeTiled, 0, tiled(9, ptr, 9).bytes(), {}, reply),
+            cudaErrorInvalidValue);  // more than the 5 carried
+  CUtensorMap map{};
+  proto::Writer replace;
+  replace.put(map).put<uint64_t>(ptr + 4096);
+  EXPECT_EQ(a->call(proto::kOp_cuTensorMapReplaceAddress, 0, replace.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  uint32_t one = 1;
+  proto::Writer set_attr;
+  set_attr.put_bytes(&one, 3).put(CU_POINTER_ATTRIBUTE_SYNC_MEMOPS).put<uint64_t>(ptr);
+  EXPECT_EQ(a->call(proto::kOp_cuPointerSetAttribute, 0, set_attr.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  char path[] = "/tmp/x";
+  proto::Writer too_big;
+  too_big.put(CU_COREDUMP_FILE).put<uint64_t>(1 << 20).put<uint8_t>(1).put_bytes(path, sizeof path);
+  EXPECT_EQ(a->call(proto::kOp_cuCoredumpSetAttributeGlobal, 0, too_big.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer short_value;
+  short_value.put(CU_COREDUMP_FILE).put<uint64_t>(64).put<uint8_t>(1).put_bytes(path, sizeof path);
+  EXPECT_EQ(a->call(proto::kOp_cuCoredumpSetAttributeGlobal, 0, short_value.bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  proto::Writer huge_get;
+  huge_get.put(CU_COREDUMP_FILE).put<uint64_t>(1ull << 40).put<uint8_t>(1);
+  EXPECT_EQ(a->call(proto::kOp_cuCoredumpGetAttributeGlobal, 0, huge_get.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  proto::Writer bind;
+  bind.put<uint64_t>(0x77).put<size_t>(0).put<uint64_t>(0x78).put<size_t>(0).put<size_t>(4096).put<unsigned long long>(0);
+  EXPECT_EQ(a->call(proto::kOp_cuMulticastBindMem, 0, bind.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer bind_addr;
+  bind_addr.put<uint64_t>(0x77).put<size_t>(0).put<uint64_t>(ptr).put<size_t>(4096).put<unsigned long long>(0);
+  EXPECT_EQ(a->call(proto::kOp_cuMulticastBindAddr, 0, bind_addr.bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::Writer add;
+  add.put<uint64_t>(0x77).put<int32_t>(0);
+  EXPECT_EQ(a->call(proto::kOp_cuMulticastAddDevice, 0, add.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  // Decompressions: every range the session's, a sane count.
+  auto decompress = [&](uint64_t src, uint64_t src_bytes, uint32_t count) {
+    proto::Writer w;
+    w.put<uint64_t>(0).put<uint32_t>(0).put<uint32_t>(count);
+    for (uint32_t i = 0; i < std::min<uint32_t>(count, 1); ++i)
+      w.put<uint64_t>(src_bytes).put<uint64_t>(1024).put<uint64_t>(ptr + 4000).put<uint64_t>(src)
+          .put<uint64_t>(ptr + 1024).put<int32_t>(CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE);
+    return w;
+  };
+  ASSERT_EQ(a->call(proto::kOpMemBatchDecompress, 0, decompress(ptr, 512, 1).bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(proto::Reader(reply).get<int32_t>(), cudaErrorNotSupported);  // the test backend has no engine
+  EXPECT_EQ(a->call(proto::kOpMemBatchDecompress, 0, decompress(ptr, 8192, 1).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(b->call(proto::kOpMemBatchDecompress, 0, decompress(ptr, 512, 1).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpMemBatchDecompress, 0, decompress(ptr, 512, 0).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  expect_healthy();
+}
+
+// A batch memory-operation node names only the session's memory, aligned,
+// with known operations, whole records and at least one of them.
+TEST_F(ServerFault, BatchMemOpNodesAreChecked) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  proto::Writer m;
+  m.put<uint64_t>(64);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  proto::Writer create;
+  create.put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t graph = proto::Reader(reply).get<uint64_t>();
+  ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t b_graph = proto::Reader(reply).get<uint64_t>();
+  auto add = [&](uint64_t g, std::vector<proto::MemOpWire> ops, size_t cut = 0) {
+    proto::GraphNodeParams p;
+    p.type = proto::kGraphNodeTypeBatchMemOp;
+    p.args.assign(reinterpret_cast<uint8_t*>(ops.data()),
+                  reinterpret_cast<uint8_t*>(ops.data()) + ops.size() * sizeof(proto::MemOpWire) - cut);
+    proto::Writer w;
+    w.put(g).put<uint32_t>(0);
+    proto::put_node(w, p);
+    return w;
+  };
+  proto::MemOpWire write{CU_STREAM_MEM_OP_WRITE_VALUE_32, 0, ptr, 1};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {write}).bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(b->call(proto::kOpGraphAddNode, 0, add(b_graph, {write}).bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::MemOpWire misaligned{CU_STREAM_MEM_OP_WRITE_VALUE_64, 0, ptr + 4, 1};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {misaligned}).bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::MemOpWire past{CU_STREAM_MEM_OP_WRITE_VALUE_32, 0, ptr + 64, 1};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {past}).bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::MemOpWire unknown{77, 0, ptr, 1};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {unknown}).bytes(), {}, reply), cudaErrorInvalidValue);
+  proto::MemOpWire barrier_with_address{CU_STREAM_MEM_OP_BARRIER, 0, ptr, 0};
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {barrier_with_address}).bytes(), {}, reply),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {write}, 4).bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {}).bytes(), {}, reply), cudaErrorInvalidValue);
+  expect_healthy();
+}

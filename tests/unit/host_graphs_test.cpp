@@ -38,7 +38,12 @@ class FakeHooks : public HostGraphHooks {
     auto base = reinterpret_cast<uint64_t>(host.data());
     return host_registered && ptr >= base && ptr + n <= base + host.size();
   }
+  int32_t mem_ops(std::span<const StreamMemOp> ops, unsigned flags) override {
+    batches.push_back({ops.begin(), ops.end()});
+    return cudaSuccess;
+  }
   std::vector<unsigned char> memory = std::vector<unsigned char>(64);
+  std::vector<std::vector<StreamMemOp>> batches;
   std::vector<std::pair<int32_t, uint64_t>> semaphores;
   std::vector<unsigned char> host = std::vector<unsigned char>(16);
   bool host_registered = true;
@@ -372,4 +377,35 @@ TEST(HostGraphs, ExternalSemaphoreNodesRunInOrder) {
   int32_t type;
   ASSERT_EQ(g.node_type(nodes[0], &type), cudaSuccess);
   EXPECT_EQ(type, cudaGraphNodeTypeExtSemaphoreSignal);
+}
+
+// A batch memory-operation node hands its operations to the backend's stream
+// memory operations each time it runs, after checking their memory is there.
+TEST(HostGraphs, BatchMemOpNodesRunTheirOperations) {
+  FakeHooks h;
+  HostGraphs g(h);
+  uint64_t graph, node, exec;
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  GraphNodeParams p;
+  p.type = rgpu::proto::kGraphNodeTypeBatchMemOp;
+  rgpu::proto::MemOpWire ops[2] = {{CU_STREAM_MEM_OP_WRITE_VALUE_32, 0, at(h, 8), 7},
+                             {CU_STREAM_MEM_OP_BARRIER, 0, 0, 0}};
+  p.args.assign(reinterpret_cast<uint8_t*>(ops), reinterpret_cast<uint8_t*>(ops) + sizeof ops);
+  ASSERT_EQ(g.add_node(&node, graph, {}, p), cudaSuccess);
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+  ASSERT_EQ(h.batches.size(), 1u);
+  ASSERT_EQ(h.batches[0].size(), 2u);
+  EXPECT_EQ(h.batches[0][0].type, CU_STREAM_MEM_OP_WRITE_VALUE_32);
+  EXPECT_EQ(h.batches[0][0].address, at(h, 8));
+  EXPECT_EQ(h.batches[0][0].value, 7u);
+  EXPECT_EQ(h.batches[0][1].type, CU_STREAM_MEM_OP_BARRIER);
+  GraphNodeParams got;
+  ASSERT_EQ(g.node_params(node, &got), cudaSuccess);
+  EXPECT_EQ(got.args, p.args);
+  // An operation on memory that is gone fails the launch.
+  ops[0].address = at(h, 62);
+  p.args.assign(reinterpret_cast<uint8_t*>(ops), reinterpret_cast<uint8_t*>(ops) + sizeof ops);
+  ASSERT_EQ(g.exec_set_params(exec, node, p), cudaSuccess);
+  EXPECT_EQ(g.launch_graph(exec, 0), cudaErrorIllegalAddress);
 }

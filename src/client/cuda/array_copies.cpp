@@ -169,3 +169,11 @@ extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D
     return cudaMemcpy3DBatchAsync(numOps, reinterpret_cast<cudaMemcpy3DBatchOp*>(opList), flags, rt(hStream));
   });
 }
+
+// The CUDA 12.8 binding, which also names the copy that failed.
+extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, size_t* failIdx,
+                                                 unsigned long long flags, CUstream hStream) {
+  return through_runtime([&] {
+    return copy_3d_batch(numOps, reinterpret_cast<cudaMemcpy3DBatchOp*>(opList), flags, rt(hStream), failIdx);
+  });
+}

@@ -41,6 +41,11 @@ CUresult to_cu(cudaError_t e) {
 
 CUresult driver_unsupported(const char* name) { return to_cu(unsupported(name)); }
 
+CUresult driver_refused(const char* name, const char* why) {
+  RGPU_LOG(warn, "%s: %s is refused", name, why);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
 CUresult legacy_value_too_wide(const char* name) {
   static std::mutex mutex;
   static std::set<std::string> logged;

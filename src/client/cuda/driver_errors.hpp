@@ -12,6 +12,9 @@ CUresult to_cu(cudaError_t e);
 // What every driver function rgpu does not implement does: logs its name
 // once and returns CUDA_ERROR_NOT_SUPPORTED.
 CUresult driver_unsupported(const char* name);
+// A generated stub refuses an argument beyond what rgpu carries (`why`):
+// logs it and returns CUDA_ERROR_INVALID_VALUE.
+CUresult driver_refused(const char* name, const char* why);
 // A legacy export's 32-bit output cannot hold the value its newer version
 // returned: logs the name once and returns CUDA_ERROR_NOT_SUPPORTED.
 CUresult legacy_value_too_wide(const char* name);

@@ -9,6 +9,7 @@
 #include "client/core/graph_node_calls.hpp"
 #include "client/core/semaphore_nodes.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/graph_mem_op_nodes.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/primary_context.hpp"
 
@@ -19,6 +20,8 @@ static_assert(sizeof(CUlaunchAttributeValue) == sizeof(cudaLaunchAttributeValue)
 // So do memory pool properties and access descriptors.
 static_assert(sizeof(CUmemPoolProps) == sizeof(cudaMemPoolProps));
 static_assert(sizeof(CUmemAccessDesc) == sizeof(cudaMemAccessDesc));
+// And the two versions of batch memory-operation parameters.
+static_assert(sizeof(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2) == sizeof(CUDA_BATCH_MEM_OP_NODE_PARAMS_v1));
 
 namespace {
 
@@ -172,7 +175,9 @@ cudaError_t generic(int device, const CUgraphNodeParams* g, GraphNodeParams* p) 
                             reinterpret_cast<const cudaExternalSemaphoreWaitNodeParamsV2*>(&g->extSemWait), p);
     // Conditional nodes keep their parameters (add_conditional makes them).
     case CU_GRAPH_NODE_TYPE_CONDITIONAL: return cudaErrorInvalidValue;
-    default: return cudaErrorNotSupported;  // allocations (add_alloc), memory operations
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+      return mem_op_node(device, reinterpret_cast<const CUDA_BATCH_MEM_OP_NODE_PARAMS*>(&g->memOp), p);
+    default: return cudaErrorNotSupported;  // allocations (add_alloc)
   }
 }
 

@@ -3,6 +3,8 @@
 // page-locked host memory by the client.
 #include "client/cuda/cuda_api.hpp"
 
+#include <cstring>
+
 #include "client/core/memory_map.hpp"
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
@@ -54,4 +56,61 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       return CUDA_SUCCESS;
     default: return CUDA_ERROR_NOT_SUPPORTED;
   }
+}
+
+namespace {
+
+// Bytes cuPointerGetAttribute writes for each attribute (cuda.h), so that
+// cuPointerGetAttributes can give the ones a pointer has no value for the
+// NULL value it documents; 0: not an attribute.
+size_t attribute_size(CUpointer_attribute a) {
+  switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: return sizeof(CUcontext);
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: return sizeof(CUmemorytype);
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: return sizeof(CUdeviceptr);
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: return sizeof(void*);
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS);
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: return sizeof(bool);
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: return sizeof(unsigned long long);
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: return sizeof(int);
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: return sizeof(size_t);
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: return sizeof(CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS);
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: return sizeof(CUmemoryPool);
+  }
+  return 0;
+}
+
+}  // namespace
+
+// Each attribute as cuPointerGetAttribute answers it. Unlike it, a pointer
+// CUDA never saw is no error: every attribute gets its NULL value; so does
+// an attribute the pointer has no value for (a host pointer of device
+// memory). An attribute rgpu cannot answer fails the call with
+// CUDA_ERROR_NOT_SUPPORTED rather than pass for NULL.
+extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes,
+                                                   void** data, CUdeviceptr ptr) {
+  if (numAttributes && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < numAttributes; ++i)
+    if (attribute_size(attributes[i]) == 0 || !data[i]) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  bool known = MemoryMap::get().find_device(ptr) || MemoryMap::get().find_host(ptr);
+  for (unsigned i = 0; i < numAttributes; ++i) {
+    CUresult e = known ? cuPointerGetAttribute(data[i], attributes[i], ptr) : CUDA_ERROR_INVALID_VALUE;
+    if (e == CUDA_ERROR_INVALID_VALUE) {
+      std::memset(data[i], 0, attribute_size(attributes[i]));
+    } else if (e != CUDA_SUCCESS) {
+      return e;
+    }
+  }
+  return CUDA_SUCCESS;
 }

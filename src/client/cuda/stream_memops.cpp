@@ -11,25 +11,30 @@
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/stream_memops.hpp"
+#include "protocol/graph_node.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
 using namespace rgpu::client;
 
-namespace {
+namespace rgpu::client {
 
-// The bytes an operation touches; 0 for barriers and flushes, -1 unknown.
-int width(const CUstreamBatchMemOpParams& p) {
-  switch (p.operation) {
-    case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-    case CU_STREAM_MEM_OP_WRITE_VALUE_32: return 4;
-    case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-    case CU_STREAM_MEM_OP_WRITE_VALUE_64: return 8;
-    case CU_STREAM_MEM_OP_BARRIER:
-    case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: return 0;
-    default: return -1;
+cudaError_t put_mem_op(const CUstreamBatchMemOpParams& p, int device, proto::Writer& w) {
+  int n = proto::mem_op_width(p.operation);
+  if (n < 0) return cudaErrorInvalidValue;
+  proto::MemOpWire op = proto::from_cu_mem_op(p);
+  if (n) {
+    auto range = MemoryMap::get().find_device(op.address, n);
+    if (op.address % n || !range || range->device != device) return cudaErrorInvalidValue;
   }
+  w.put(op);
+  return cudaSuccess;
 }
+
+}  // namespace rgpu::client
+
+namespace {
 
 CUresult post(CUstream stream, std::span<const CUstreamBatchMemOpParams> ops, unsigned flags) {
   KeepLastError keep;
@@ -40,19 +45,8 @@ CUresult post(CUstream stream, std::span<const CUstreamBatchMemOpParams> ops, un
     uint64_t s;
     if (cudaError_t e = call.to_stream(reinterpret_cast<cudaStream_t>(stream), &s)) return e;
     call.args().put<uint64_t>(s).put<uint32_t>(flags).put<uint32_t>(static_cast<uint32_t>(ops.size()));
-    for (const auto& p : ops) {
-      int n = width(p);
-      if (n < 0) return cudaErrorInvalidValue;
-      // The wait and write members share their layout.
-      uint64_t address = n ? p.writeValue.address : 0;
-      uint32_t op_flags = n ? p.writeValue.flags : p.memoryBarrier.flags;
-      uint64_t value = n == 4 ? p.writeValue.value : n == 8 ? p.writeValue.value64 : 0;
-      if (n) {
-        auto range = MemoryMap::get().find_device(address, n);
-        if (address % n || !range || range->device != call.device_index()) return cudaErrorInvalidValue;
-      }
-      call.args().put<uint32_t>(p.operation).put<uint32_t>(op_flags).put<uint64_t>(address).put<uint64_t>(value);
-    }
+    for (const auto& p : ops)
+      if (cudaError_t e = put_mem_op(p, call.device_index(), call.args())) return e;
     return call.post();
   }));
 }

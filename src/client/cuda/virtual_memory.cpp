@@ -5,6 +5,8 @@
 // server. Ranges made readable and writable enter the memory map, so
 // copies and memsets on them go to that server. Allocations cross to other
 // processes through shareable handles (client/core/shareable_handle.hpp).
+// Multicast objects are handles of the same kind (cuMemRelease frees them,
+// cuMemMap maps them).
 #include "client/cuda/cuda_api.hpp"
 #include <cuda_runtime_api.h>
 
@@ -17,6 +19,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/shareable_handle.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/vmm_handles.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 
@@ -30,6 +33,7 @@ struct Allocation {
   uint64_t remote;
   CUmemAllocationProp prop;  // as the application gave it
   int references = 1;
+  bool multicast = false;    // a multicast object (cuMulticastCreate)
 };
 
 struct Reservation {
@@ -66,8 +70,6 @@ typename std::map<uint64_t, T>::iterator holding(std::map<uint64_t, T>& m, uint6
   return offset < it->second.size && size <= it->second.size - offset ? it : m.end();
 }
 
-bool same_server(int a, int b) { return Runtime::get().device(a)->session == Runtime::get().device(b)->session; }
-
 // Routes to the device a property names; the server sees its own ordinal.
 CUresult route_prop(Call& call, const CUmemAllocationProp* prop, CUmemAllocationProp* remote) {
   if (!prop || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
@@ -98,6 +100,21 @@ CUmemGenericAllocationHandle remember(int device, uint64_t remote, const CUmemAl
 }
 
 }  // namespace
+
+namespace rgpu::client {
+
+bool same_server(int a, int b) { return Runtime::get().device(a)->session == Runtime::get().device(b)->session; }
+
+bool vmm_handle_remote(CUmemGenericAllocationHandle handle, bool multicast, int* device, uint64_t* remote) {
+  std::lock_guard lock(state().mutex);
+  auto it = state().allocations.find(handle);
+  if (it == state().allocations.end() || it->second.multicast != multicast) return false;
+  *device = it->second.device;
+  *remote = it->second.remote;
+  return true;
+}
+
+}  // namespace rgpu::client
 
 extern "C" CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
                                                           CUmemAllocationGranularity_flags option) {
@@ -165,6 +182,25 @@ extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocatio
   auto prop = call.reply().get<CUmemAllocationProp>();
   prop.location.id = device_of(call, prop.location.id);
   *handle = remember(prop.location.id, remote, prop);
+  return CUDA_SUCCESS;
+}
+
+// A multicast object on the current device's server; its other calls are
+// generated (cuda.toml) and find it through vmm_handle_remote.
+extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle,
+                                              const CUmulticastObjectProp* prop) {
+  if (CUresult e = driver_ready()) return e;
+  if (!mcHandle || !prop) return CUDA_ERROR_INVALID_VALUE;
+  KeepLastError keep;
+  Call call(proto::kOpMulticastCreate);
+  if (cudaError_t e = call.to_current_device()) return to_cu(e);
+  call.args().put(*prop);
+  if (CUresult e = run(call)) return e;
+  std::lock_guard lock(state().mutex);
+  *mcHandle = state().next_handle++;
+  Allocation a{call.device_index(), call.reply().get<uint64_t>(), {}};
+  a.multicast = true;
+  state().allocations[*mcHandle] = a;
   return CUDA_SUCCESS;
 }
 
@@ -360,7 +396,8 @@ extern "C" CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocati
   if (!prop) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(state().mutex);
   auto it = state().allocations.find(handle);
-  if (it == state().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  // A multicast object has no allocation properties.
+  if (it == state().allocations.end() || it->second.multicast) return CUDA_ERROR_INVALID_VALUE;
   *prop = it->second.prop;
   return CUDA_SUCCESS;
 }

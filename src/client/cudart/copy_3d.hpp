@@ -33,5 +33,9 @@ cudaError_t copy_across_rows(CopyEnd dst, CopyEnd src, size_t count, cudaStream_
 
 // cudaMemcpy3DParms as cudaMemcpy3D takes it.
 cudaError_t copy_3d_parms(const cudaMemcpy3DParms* p, cudaStream_t stream, bool async);
+// cudaMemcpy3DBatchAsync; fail_idx, if given, receives the index of the copy
+// that failed, or SIZE_MAX when the error concerns the batch as a whole.
+cudaError_t copy_3d_batch(size_t count, cudaMemcpy3DBatchOp* ops, unsigned long long flags, cudaStream_t stream,
+                          size_t* fail_idx);
 
 }  // namespace rgpu::client

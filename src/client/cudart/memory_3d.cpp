@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "client/core/api_guard.hpp"
 #include "client/cudart/array_objects.hpp"
@@ -71,9 +72,16 @@ size_t operand_element(const cudaMemcpy3DOperand& o) {
   return a ? a->element : 0;
 }
 
-cudaError_t batch(size_t count, cudaMemcpy3DBatchOp* ops, unsigned long long flags, cudaStream_t stream) {
+}  // namespace
+
+namespace rgpu::client {
+
+cudaError_t copy_3d_batch(size_t count, cudaMemcpy3DBatchOp* ops, unsigned long long flags, cudaStream_t stream,
+                          size_t* fail_idx) {
+  if (fail_idx) *fail_idx = SIZE_MAX;
   if (!ops || count == 0 || flags) return cudaErrorInvalidValue;
   for (size_t i = 0; i < count; ++i) {
+    if (fail_idx) *fail_idx = i;
     const cudaMemcpy3DBatchOp& op = ops[i];
     const cudaExtent& x = op.extent;
     if (x.width == 0 || x.height == 0 || x.depth == 0) return cudaErrorInvalidValue;
@@ -84,10 +92,11 @@ cudaError_t batch(size_t count, cudaMemcpy3DBatchOp* ops, unsigned long long fla
     if (cudaError_t e = batch_end(op.dst, x, element, false, &dst)) return e;
     if (cudaError_t e = copy_3d(dst, src, x.width * element, x.height, x.depth, stream, true)) return e;
   }
+  if (fail_idx) *fail_idx = SIZE_MAX;
   return cudaSuccess;
 }
 
-}  // namespace
+}  // namespace rgpu::client
 
 extern "C" cudaError_t cudaMemset3D(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent) {
   return api([&] { return memset_3d(pitchedDevPtr, value, extent, nullptr); });
@@ -124,5 +133,5 @@ extern "C" cudaError_t cudaMemcpy3DPeerAsync(const cudaMemcpy3DPeerParms* p, cud
 
 extern "C" cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, cudaMemcpy3DBatchOp* opList, unsigned long long flags,
                                               cudaStream_t stream) {
-  return api([&] { return batch(numOps, opList, flags, stream); });
+  return api([&] { return copy_3d_batch(numOps, opList, flags, stream, nullptr); });
 }

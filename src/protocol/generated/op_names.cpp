@@ -194,6 +194,8 @@ const char* op_name(uint16_t op) {
     case kOpDeviceRegisterAsyncNotification: return "DeviceRegisterAsyncNotification";
     case kOpDeviceUnregisterAsyncNotification: return "DeviceUnregisterAsyncNotification";
     case kOpAsyncNotification: return "AsyncNotification";
+    case kOpMulticastCreate: return "MulticastCreate";
+    case kOpMemBatchDecompress: return "MemBatchDecompress";
     case kOp_cudaDeviceSetLimit: return "cudaDeviceSetLimit";
     case kOp_cudaDeviceGetLimit: return "cudaDeviceGetLimit";
     case kOp_cudaDeviceSetCacheConfig: return "cudaDeviceSetCacheConfig";
@@ -230,6 +232,22 @@ const char* op_name(uint16_t op) {
     case kOp_cuProfilerStart: return "cuProfilerStart";
     case kOp_cuProfilerStop: return "cuProfilerStop";
     case kOp_cuModuleGetLoadingMode: return "cuModuleGetLoadingMode";
+    case kOp_cuTensorMapEncodeTiled: return "cuTensorMapEncodeTiled";
+    case kOp_cuTensorMapEncodeIm2col: return "cuTensorMapEncodeIm2col";
+    case kOp_cuTensorMapEncodeIm2colWide: return "cuTensorMapEncodeIm2colWide";
+    case kOp_cuTensorMapReplaceAddress: return "cuTensorMapReplaceAddress";
+    case kOp_cuPointerSetAttribute: return "cuPointerSetAttribute";
+    case kOp_cuDeviceGetLuid: return "cuDeviceGetLuid";
+    case kOp_cuProfilerInitialize: return "cuProfilerInitialize";
+    case kOp_cuCoredumpGetAttribute: return "cuCoredumpGetAttribute";
+    case kOp_cuCoredumpGetAttributeGlobal: return "cuCoredumpGetAttributeGlobal";
+    case kOp_cuCoredumpSetAttribute: return "cuCoredumpSetAttribute";
+    case kOp_cuCoredumpSetAttributeGlobal: return "cuCoredumpSetAttributeGlobal";
+    case kOp_cuMulticastGetGranularity: return "cuMulticastGetGranularity";
+    case kOp_cuMulticastAddDevice: return "cuMulticastAddDevice";
+    case kOp_cuMulticastBindMem: return "cuMulticastBindMem";
+    case kOp_cuMulticastBindAddr: return "cuMulticastBindAddr";
+    case kOp_cuMulticastUnbind: return "cuMulticastUnbind";
     default: return "unknown";
   }
 }

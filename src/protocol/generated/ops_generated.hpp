@@ -44,8 +44,24 @@ enum GeneratedOp : uint16_t {
   kOp_cuProfilerStart = 1033,
   kOp_cuProfilerStop = 1034,
   kOp_cuModuleGetLoadingMode = 1035,
+  kOp_cuTensorMapEncodeTiled = 1036,
+  kOp_cuTensorMapEncodeIm2col = 1037,
+  kOp_cuTensorMapEncodeIm2colWide = 1038,
+  kOp_cuTensorMapReplaceAddress = 1039,
+  kOp_cuPointerSetAttribute = 1040,
+  kOp_cuDeviceGetLuid = 1041,
+  kOp_cuProfilerInitialize = 1042,
+  kOp_cuCoredumpGetAttribute = 1043,
+  kOp_cuCoredumpGetAttributeGlobal = 1044,
+  kOp_cuCoredumpSetAttribute = 1045,
+  kOp_cuCoredumpSetAttributeGlobal = 1046,
+  kOp_cuMulticastGetGranularity = 1047,
+  kOp_cuMulticastAddDevice = 1048,
+  kOp_cuMulticastBindMem = 1049,
+  kOp_cuMulticastBindAddr = 1050,
+  kOp_cuMulticastUnbind = 1051,
 };
 
-constexpr uint16_t kGeneratedOpCount = 36;
+constexpr uint16_t kGeneratedOpCount = 52;
 
 }  // namespace rgpu::proto

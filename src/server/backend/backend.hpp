@@ -203,6 +203,8 @@ class Backend : public ForwardedApi {
                                   CUmemAllocationGranularity_flags option) = 0;
   virtual int32_t vmm_create(Handle* allocation, size_t size, const CUmemAllocationProp& prop) = 0;
   virtual int32_t vmm_release(Handle allocation) = 0;
+  // A multicast object (cuMulticastCreate), released with vmm_release.
+  virtual int32_t multicast_create(Handle* object, const CUmulticastObjectProp& prop) = 0;
   virtual int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) = 0;
   virtual int32_t vmm_free(DevPtr ptr, size_t size) = 0;
   virtual int32_t vmm_map(DevPtr ptr, size_t size, size_t offset, Handle allocation) = 0;
@@ -246,6 +248,10 @@ class Backend : public ForwardedApi {
   // Driver API: stream memory operations in stream order, and a JIT link of
   // PTX, cubins, fat binaries and libraries into one image (cuLinkComplete's).
   virtual int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) = 0;
+  // Hardware decompression (cuMemBatchDecompressAsync); *failed: the index of
+  // the operation an error concerns, SIZE_MAX for the batch.
+  virtual int32_t mem_batch_decompress(Handle stream, std::span<CUmemDecompressParams> ops, unsigned flags,
+                                       size_t* failed) = 0;
   virtual int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) = 0;
   // Green contexts and device resources (green_context_api.hpp).
   virtual GreenContextApi& green_contexts() = 0;

@@ -12,6 +12,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_shared_memory_handlers(*this);
   register_pool_handlers(*this);
   register_driver_memop_link_handlers(*this);
+  register_decompression_handlers(*this);
   register_forwarded_handlers(*this);
   register_array_handlers(*this);
   register_copy_3d_handlers(*this);

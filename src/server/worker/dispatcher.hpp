@@ -36,6 +36,7 @@ void register_driver_module_handlers(Dispatcher& d);
 void register_shared_memory_handlers(Dispatcher& d);
 void register_pool_handlers(Dispatcher& d);
 void register_driver_memop_link_handlers(Dispatcher& d);
+void register_decompression_handlers(Dispatcher& d);
 void register_forwarded_handlers(Dispatcher& d);  // generated
 void register_array_handlers(Dispatcher& d);
 void register_green_context_handlers(Dispatcher& d);

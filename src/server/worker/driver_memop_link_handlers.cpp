@@ -3,6 +3,7 @@
 // inputs travel as the payload; the linked image comes back).
 #include <cuda.h>
 
+#include "protocol/graph_node.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
@@ -13,20 +14,6 @@ namespace {
 constexpr uint32_t kMaxMemOps = 4096;
 constexpr uint32_t kMaxLinkInputs = 1024;
 constexpr uint64_t kMaxLinkBytes = 4ull << 30;
-
-// Bytes an operation touches at its address; 0 for those without one, -1
-// for an unknown type.
-int mem_op_width(uint32_t type) {
-  switch (type) {
-    case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-    case CU_STREAM_MEM_OP_WRITE_VALUE_32: return 4;
-    case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-    case CU_STREAM_MEM_OP_WRITE_VALUE_64: return 8;
-    case CU_STREAM_MEM_OP_BARRIER:
-    case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: return 0;
-    default: return -1;
-  }
-}
 
 int32_t stream_mem_ops(SessionContext& s, Request& req, proto::Writer&) {
   auto stream = req.args.get<uint64_t>();
@@ -43,7 +30,7 @@ int32_t stream_mem_ops(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   for (const auto& op : ops) {
-    int width = mem_op_width(op.type);
+    int width = proto::mem_op_width(op.type);
     if (width < 0) return cudaErrorInvalidValue;
     if (width == 0 ? op.address != 0 : (op.address % width || !s.owns(op.address, width)))
       return cudaErrorInvalidValue;

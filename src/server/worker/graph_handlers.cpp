@@ -32,6 +32,8 @@ bool nodes_in(SessionContext& s, const Handles& nodes, uint64_t graph) {
   return true;
 }
 
+constexpr size_t kMaxNodeMemOps = 4096;
+
 // Rows of `width` bytes `pitch` apart: the bytes they span, false when they overlap or overflow.
 bool rows_span(uint64_t pitch, uint64_t width, uint64_t height, uint64_t* span) {
   if (width == 0 || height == 0) {
@@ -100,6 +102,18 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
       if (p.value != cudaGraphCondTypeIf && p.value != cudaGraphCondTypeWhile && p.value != cudaGraphCondTypeSwitch)
         return cudaErrorInvalidValue;
       return s.graphs.conditional(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
+    case proto::kGraphNodeTypeBatchMemOp: {
+      // Stream memory operations, each on the session's own memory, aligned.
+      auto ops = proto::node_mem_ops(p);
+      if (ops.empty() || ops.size() > kMaxNodeMemOps || p.args.size() != ops.size() * sizeof(proto::MemOpWire))
+        return cudaErrorInvalidValue;
+      for (const auto& op : ops) {
+        int width = proto::mem_op_width(op.type);
+        if (width < 0 || (width == 0 ? op.address != 0 : (op.address % width || !s.owns(op.address, width))))
+          return cudaErrorInvalidValue;
+      }
+      return cudaSuccess;
+    }
     default: return cudaErrorNotSupported;
   }
 }

@@ -111,6 +111,9 @@ class SessionContext {
   // virtual memory ranges, opened IPC memory.
   AllocationTable mapped;
   VmmTable vmm;
+  // Multicast objects: also in vmm as allocations (cuMemMap maps them,
+  // cuMemRelease frees them), and only these may be bound to.
+  HandleSet multicast;
   IpcExports ipc_exports;
   HandleSet ipc_imports;  // addresses of opened IPC memory handles
   HandleSet streams;

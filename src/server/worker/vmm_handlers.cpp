@@ -50,7 +50,19 @@ int32_t release(SessionContext& s, Request& req, proto::Writer&) {
   auto h = req.args.get<uint64_t>();
   req.args.expect_end();
   if (!s.vmm.remove_allocation(h)) return cudaErrorInvalidValue;
+  s.multicast.remove(h);
   return s.backend().vmm_release(h);
+}
+
+int32_t multicast_create(SessionContext& s, Request& req, proto::Writer& out) {
+  auto prop = req.args.get<CUmulticastObjectProp>();
+  req.args.expect_end();
+  Handle h = 0;
+  if (int32_t e = s.backend().multicast_create(&h, prop)) return e;
+  s.vmm.add_allocation(h, prop.size);
+  s.multicast.add(h);
+  out.put<uint64_t>(h);
+  return cudaSuccess;
 }
 
 int32_t reserve(SessionContext& s, Request& req, proto::Writer& out) {
@@ -144,6 +156,7 @@ void register_vmm_handlers(Dispatcher& d) {
   d.add(proto::kOpVmmGranularity, granularity);
   d.add(proto::kOpVmmCreate, create);
   d.add(proto::kOpVmmRelease, release);
+  d.add(proto::kOpMulticastCreate, multicast_create);
   d.add(proto::kOpVmmReserve, reserve);
   d.add(proto::kOpVmmFree, free_reservation);
   d.add(proto::kOpVmmMap, map);

@@ -2,9 +2,15 @@
 // their descriptors, the linear HtoA/AtoH/DtoA/AtoD/AtoA copies at byte
 // offsets, cuMemcpy2D, cuMemcpy3D and batches with array sides, mipmapped arrays,
 // texture and surface objects, and bad handles.
+#include <cstdint>
 #include <vector>
 
 #include "driver_check.h"
+
+// The CUDA 12.8 binding, which names the copy that failed (cuda.h binds the
+// name to the _v2 function).
+extern "C" CUresult legacy_3d_batch(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) __asm__(
+    "cuMemcpy3DBatchAsync");
 
 int main() {
   CU_OK(cuInit(0));
@@ -145,6 +151,20 @@ int main() {
   CU_OK(cuMemcpy3DBatchAsync(1, &op, 0, stream));
   CU_OK(cuStreamSynchronize(stream));
   CHECK(std::equal(slice.begin(), slice.end(), vol.begin() + 8 * 4));
+  // The legacy binding: the first copy runs, the second (empty) fails and is named.
+  CUDA_MEMCPY3D_BATCH_OP two[2] = {op, op};
+  two[0].src.op.array.offset = {0, 0, 2};
+  two[1].extent = {0, 4, 1};
+  std::fill(slice.begin(), slice.end(), -1.f);
+  size_t failed = 0;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, legacy_3d_batch(2, two, &failed, 0, stream));
+  CHECK(failed == 1);
+  CU_OK(cuStreamSynchronize(stream));
+  CHECK(std::equal(slice.begin(), slice.end(), vol.begin() + 2 * 8 * 4));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, legacy_3d_batch(1, &op, &failed, 1, stream));
+  CHECK(failed == SIZE_MAX);
+  CU_OK(legacy_3d_batch(1, &op, &failed, 0, stream));
+  CU_OK(cuStreamSynchronize(stream));
 
   // Mipmapped arrays.
   CUDA_ARRAY3D_DESCRIPTOR md{16, 16, 0, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0};

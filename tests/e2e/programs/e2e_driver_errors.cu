@@ -1,5 +1,7 @@
 // Driver API errors: each bad call gets the CUresult NVIDIA's driver gives,
 // and the session keeps serving afterwards.
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -52,9 +54,8 @@ int main() {
   CHECK(text && *text);
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGetErrorName(static_cast<CUresult>(12345), &text));
   // A function rgpu does not offer says so.
-  CUmemGenericAllocationHandle multicast;
-  CUmulticastObjectProp multicast_prop{};
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuMulticastCreate(&multicast, &multicast_prop));
+  CUprocessState state;
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuCheckpointProcessGetState(static_cast<int>(getpid()), &state));
 
   // Still serving.
   CU_OK(cuMemcpyHtoD(p, host.data(), 64));

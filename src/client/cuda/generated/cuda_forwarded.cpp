@@ -11,9 +11,11 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/primary_context.hpp"
+#include "client/cuda/vmm_handles.hpp"
 #include "protocol/generated/ops_generated.hpp"
 
 using namespace rgpu::client;
@@ -221,5 +223,303 @@ extern "C" CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
     if (cudaError_t e = call.run()) return e;
     *mode = call.reply().get<CUmoduleLoadingMode>();
     return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  KeepLastError keep;
+  if (!tensorMap) return CUDA_ERROR_INVALID_VALUE;
+  int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (globalDim_count > 5 || (!globalDim && globalDim_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t globalStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 1, 0);
+  if (globalStrides_count > 4 || (!globalStrides && globalStrides_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t boxDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (boxDim_count > 5 || (!boxDim && boxDim_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t elementStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (elementStrides_count > 5 || (!elementStrides && elementStrides_count)) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  auto globalAddress_range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(globalAddress));
+  if (!globalAddress_range) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuTensorMapEncodeTiled);
+    int32_t globalAddress_remote;
+    if (cudaError_t e = call.to_device(globalAddress_range->device, &globalAddress_remote)) return e;
+    call.quiet();
+    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put_bytes(boxDim, static_cast<size_t>(boxDim_count) * sizeof(unsigned int)).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(swizzle).put(l2Promotion).put(oobFill);
+    if (cudaError_t e = call.run()) return e;
+    *tensorMap = call.reply().get<CUtensorMap>();
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  KeepLastError keep;
+  if (!tensorMap) return CUDA_ERROR_INVALID_VALUE;
+  int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (globalDim_count > 5 || (!globalDim && globalDim_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t globalStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 1, 0);
+  if (globalStrides_count > 4 || (!globalStrides && globalStrides_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t pixelBoxLowerCorner_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 2, 0);
+  if (pixelBoxLowerCorner_count > 3 || (!pixelBoxLowerCorner && pixelBoxLowerCorner_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t pixelBoxUpperCorner_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 2, 0);
+  if (pixelBoxUpperCorner_count > 3 || (!pixelBoxUpperCorner && pixelBoxUpperCorner_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t elementStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (elementStrides_count > 5 || (!elementStrides && elementStrides_count)) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  auto globalAddress_range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(globalAddress));
+  if (!globalAddress_range) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuTensorMapEncodeIm2col);
+    int32_t globalAddress_remote;
+    if (cudaError_t e = call.to_device(globalAddress_range->device, &globalAddress_remote)) return e;
+    call.quiet();
+    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put_bytes(pixelBoxLowerCorner, static_cast<size_t>(pixelBoxLowerCorner_count) * sizeof(int)).put_bytes(pixelBoxUpperCorner, static_cast<size_t>(pixelBoxUpperCorner_count) * sizeof(int)).put(channelsPerPixel).put(pixelsPerColumn).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(swizzle).put(l2Promotion).put(oobFill);
+    if (cudaError_t e = call.run()) return e;
+    *tensorMap = call.reply().get<CUtensorMap>();
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  KeepLastError keep;
+  if (!tensorMap) return CUDA_ERROR_INVALID_VALUE;
+  int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (globalDim_count > 5 || (!globalDim && globalDim_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t globalStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 1, 0);
+  if (globalStrides_count > 4 || (!globalStrides && globalStrides_count)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t elementStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (elementStrides_count > 5 || (!elementStrides && elementStrides_count)) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  auto globalAddress_range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(globalAddress));
+  if (!globalAddress_range) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuTensorMapEncodeIm2colWide);
+    int32_t globalAddress_remote;
+    if (cudaError_t e = call.to_device(globalAddress_range->device, &globalAddress_remote)) return e;
+    call.quiet();
+    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put(pixelBoxLowerCornerWidth).put(pixelBoxUpperCornerWidth).put(channelsPerPixel).put(pixelsPerColumn).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(mode).put(swizzle).put(l2Promotion).put(oobFill);
+    if (cudaError_t e = call.run()) return e;
+    *tensorMap = call.reply().get<CUtensorMap>();
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) {
+  KeepLastError keep;
+  if (!tensorMap) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  auto globalAddress_range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(globalAddress));
+  if (!globalAddress_range) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuTensorMapReplaceAddress);
+    int32_t globalAddress_remote;
+    if (cudaError_t e = call.to_device(globalAddress_range->device, &globalAddress_remote)) return e;
+    call.quiet();
+    call.args().put(*tensorMap).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress));
+    if (cudaError_t e = call.run()) return e;
+    *tensorMap = call.reply().get<CUtensorMap>();
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  KeepLastError keep;
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  auto ptr_range = MemoryMap::get().find_device(static_cast<uint64_t>(ptr));
+  if (!ptr_range) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuPointerSetAttribute);
+    int32_t ptr_remote;
+    if (cudaError_t e = call.to_device(ptr_range->device, &ptr_remote)) return e;
+    call.args().put_bytes(value, 4).put(attribute).put<uint64_t>(static_cast<uint64_t>(ptr));
+    return call.run();
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevice dev) {
+  KeepLastError keep;
+  if (!luid) return CUDA_ERROR_INVALID_VALUE;
+  if (!deviceNodeMask) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuDeviceGetLuid);
+    int32_t dev_remote;
+    if (cudaError_t e = call.to_device(dev, &dev_remote)) return e;
+    call.quiet();
+    call.args().put(dev_remote);
+    if (cudaError_t e = call.run()) return e;
+    auto luid_bytes = call.reply().get_bytes();
+    std::memcpy(luid, luid_bytes.data(), std::min<size_t>(luid_bytes.size(), 8));
+    *deviceNodeMask = call.reply().get<unsigned int>();
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuProfilerInitialize(const char* configFile, const char* outputFile, CUoutput_mode outputMode) {
+  KeepLastError keep;
+  if (!configFile) return CUDA_ERROR_INVALID_VALUE;
+  if (!outputFile) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuProfilerInitialize);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.args().put_string(configFile).put_string(outputFile).put(outputMode);
+    return call.run();
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
+  KeepLastError keep;
+  if (!size) return CUDA_ERROR_INVALID_VALUE;
+  if (value && *size > 65536) return rgpu::client::driver_refused("cuCoredumpGetAttribute", "a value larger than 65536 bytes");
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuCoredumpGetAttribute);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.quiet();
+    call.args().put(attrib).put<uint64_t>(*size).put<uint8_t>(value != nullptr);
+    if (cudaError_t e = call.run()) return e;
+    auto size_reply = static_cast<size_t>(call.reply().get<uint64_t>());
+    auto value_bytes = call.reply().get_bytes();
+    if (value) std::memcpy(value, value_bytes.data(), std::min<size_t>(value_bytes.size(), *size));
+    *size = size_reply;
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
+  KeepLastError keep;
+  if (!size) return CUDA_ERROR_INVALID_VALUE;
+  if (value && *size > 65536) return rgpu::client::driver_refused("cuCoredumpGetAttributeGlobal", "a value larger than 65536 bytes");
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuCoredumpGetAttributeGlobal);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.quiet();
+    call.args().put(attrib).put<uint64_t>(*size).put<uint8_t>(value != nullptr);
+    if (cudaError_t e = call.run()) return e;
+    auto size_reply = static_cast<size_t>(call.reply().get<uint64_t>());
+    auto value_bytes = call.reply().get_bytes();
+    if (value) std::memcpy(value, value_bytes.data(), std::min<size_t>(value_bytes.size(), *size));
+    *size = size_reply;
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
+  KeepLastError keep;
+  if (!size) return CUDA_ERROR_INVALID_VALUE;
+  if (value && *size > 65536) return rgpu::client::driver_refused("cuCoredumpSetAttribute", "a value larger than 65536 bytes");
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuCoredumpSetAttribute);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.args().put(attrib).put<uint64_t>(*size).put<uint8_t>(value != nullptr).put_bytes(value, value ? *size : 0);
+    if (cudaError_t e = call.run()) return e;
+    auto size_reply = static_cast<size_t>(call.reply().get<uint64_t>());
+    *size = size_reply;
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
+  KeepLastError keep;
+  if (!size) return CUDA_ERROR_INVALID_VALUE;
+  if (value && *size > 65536) return rgpu::client::driver_refused("cuCoredumpSetAttributeGlobal", "a value larger than 65536 bytes");
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuCoredumpSetAttributeGlobal);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.args().put(attrib).put<uint64_t>(*size).put<uint8_t>(value != nullptr).put_bytes(value, value ? *size : 0);
+    if (cudaError_t e = call.run()) return e;
+    auto size_reply = static_cast<size_t>(call.reply().get<uint64_t>());
+    *size = size_reply;
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) {
+  KeepLastError keep;
+  if (!granularity) return CUDA_ERROR_INVALID_VALUE;
+  if (!prop) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult e = driver_ready()) return e;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastGetGranularity);
+    if (cudaError_t e = call.to_current_device()) return e;
+    call.quiet();
+    call.args().put(*prop).put(option);
+    if (cudaError_t e = call.run()) return e;
+    *granularity = call.reply().get<size_t>();
+    return cudaSuccess;
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  int mcHandle_device;
+  uint64_t mcHandle_remote_handle;
+  if (!vmm_handle_remote(mcHandle, true, &mcHandle_device, &mcHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastAddDevice);
+    int32_t dev_remote;
+    if (cudaError_t e = call.to_device(dev, &dev_remote)) return e;
+    if (!same_server(mcHandle_device, call.device_index())) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(mcHandle_remote_handle).put(dev_remote);
+    return call.run();
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  int mcHandle_device;
+  uint64_t mcHandle_remote_handle;
+  if (!vmm_handle_remote(mcHandle, true, &mcHandle_device, &mcHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  int memHandle_device;
+  uint64_t memHandle_remote_handle;
+  if (!vmm_handle_remote(memHandle, false, &memHandle_device, &memHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastBindMem);
+    int32_t mcHandle_remote;
+    if (cudaError_t e = call.to_device(mcHandle_device, &mcHandle_remote)) return e;
+    if (!same_server(memHandle_device, call.device_index())) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(mcHandle_remote_handle).put(mcOffset).put<uint64_t>(memHandle_remote_handle).put(memOffset).put(size).put(flags);
+    return call.run();
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  int mcHandle_device;
+  uint64_t mcHandle_remote_handle;
+  if (!vmm_handle_remote(mcHandle, true, &mcHandle_device, &mcHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  auto memptr_range = MemoryMap::get().find_device(static_cast<uint64_t>(memptr));
+  if (!memptr_range) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastBindAddr);
+    int32_t mcHandle_remote;
+    if (cudaError_t e = call.to_device(mcHandle_device, &mcHandle_remote)) return e;
+    if (!same_server(memptr_range->device, call.device_index())) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(mcHandle_remote_handle).put(mcOffset).put<uint64_t>(static_cast<uint64_t>(memptr)).put(size).put(flags);
+    return call.run();
+  }));
+}
+
+extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
+  KeepLastError keep;
+  if (CUresult e = driver_ready()) return e;
+  int mcHandle_device;
+  uint64_t mcHandle_remote_handle;
+  if (!vmm_handle_remote(mcHandle, true, &mcHandle_device, &mcHandle_remote_handle)) return CUDA_ERROR_INVALID_VALUE;
+  return to_cu(api([&]() -> cudaError_t {
+    Call call(rgpu::proto::kOp_cuMulticastUnbind);
+    int32_t dev_remote;
+    if (cudaError_t e = call.to_device(dev, &dev_remote)) return e;
+    if (!same_server(mcHandle_device, call.device_index())) return cudaErrorInvalidValue;
+    call.args().put<uint64_t>(mcHandle_remote_handle).put(dev_remote).put(mcOffset).put(size);
+    return call.run();
   }));
 }

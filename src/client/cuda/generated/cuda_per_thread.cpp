@@ -63,6 +63,11 @@ extern "C" CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size
   return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
 }
 
+extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams* paramsArray, size_t count, unsigned int flags, size_t* errorIndex, CUstream stream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemBatchDecompressAsync(paramsArray, count, flags, errorIndex, stream);
+}
+
 extern "C" CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
@@ -111,6 +116,11 @@ extern "C" CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* pCopy) {
 extern "C" CUresult CUDAAPI cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
   rgpu::client::PerThreadStreamScope scope;
   return cuMemcpy3DAsync_v2(pCopy, hStream);
+}
+
+extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, size_t* failIdx, unsigned long long flags, CUstream hStream) {
+  rgpu::client::PerThreadStreamScope scope;
+  return cuMemcpy3DBatchAsync(numOps, opList, failIdx, flags, hStream);
 }
 
 extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream) {

@@ -18,17 +18,8 @@ extern "C" CUresult CUDAAPI cuCheckpointProcessGetState(int, CUprocessState*) { 
 extern "C" CUresult CUDAAPI cuCheckpointProcessLock(int, CUcheckpointLockArgs*) { return rgpu::client::driver_unsupported("cuCheckpointProcessLock"); }
 extern "C" CUresult CUDAAPI cuCheckpointProcessRestore(int, CUcheckpointRestoreArgs*) { return rgpu::client::driver_unsupported("cuCheckpointProcessRestore"); }
 extern "C" CUresult CUDAAPI cuCheckpointProcessUnlock(int, CUcheckpointUnlockArgs*) { return rgpu::client::driver_unsupported("cuCheckpointProcessUnlock"); }
-extern "C" CUresult CUDAAPI cuCoredumpGetAttribute(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpGetAttribute"); }
-extern "C" CUresult CUDAAPI cuCoredumpGetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpGetAttributeGlobal"); }
-extern "C" CUresult CUDAAPI cuCoredumpSetAttribute(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttribute"); }
-extern "C" CUresult CUDAAPI cuCoredumpSetAttributeGlobal(CUcoredumpSettings, void*, size_t*) { return rgpu::client::driver_unsupported("cuCoredumpSetAttributeGlobal"); }
-extern "C" CUresult CUDAAPI cuDeviceGetLuid(char*, unsigned int*, CUdevice) { return rgpu::client::driver_unsupported("cuDeviceGetLuid"); }
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
 extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
-extern "C" CUresult CUDAAPI cuGraphAddBatchMemOpNode(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphAddBatchMemOpNode"); }
-extern "C" CUresult CUDAAPI cuGraphBatchMemOpNodeGetParams(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphBatchMemOpNodeGetParams"); }
-extern "C" CUresult CUDAAPI cuGraphBatchMemOpNodeSetParams(CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphBatchMemOpNodeSetParams"); }
-extern "C" CUresult CUDAAPI cuGraphExecBatchMemOpNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) { return rgpu::client::driver_unsupported("cuGraphExecBatchMemOpNodeSetParams"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources_ptsz(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources_ptsz"); }
 extern "C" CUresult CUDAAPI cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray*, CUgraphicsResource) { return rgpu::client::driver_unsupported("cuGraphicsResourceGetMappedMipmappedArray"); }
@@ -43,8 +34,6 @@ extern "C" CUresult CUDAAPI cuGraphicsUnregisterResource(CUgraphicsResource) { r
 extern "C" CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuLaunchCooperativeKernelMultiDevice"); }
 extern "C" CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1*, unsigned int) { return rgpu::client::driver_unsupported("cuMemAlloc"); }
 extern "C" CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1*, unsigned int*, unsigned int, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemAllocPitch"); }
-extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync"); }
-extern "C" CUresult CUDAAPI cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) { return rgpu::client::driver_unsupported("cuMemBatchDecompressAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemFree(CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemFree"); }
 extern "C" CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr_v1*, unsigned int*, CUdeviceptr_v1) { return rgpu::client::driver_unsupported("cuMemGetAddressRange"); }
 extern "C" CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1*, void*, unsigned int) { return rgpu::client::driver_unsupported("cuMemHostGetDevicePointer"); }
@@ -55,8 +44,6 @@ extern "C" CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1*, CUstream) {
 extern "C" CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy2DUnaligned"); }
 extern "C" CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D_v1*) { return rgpu::client::driver_unsupported("cuMemcpy3D"); }
 extern "C" CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1*, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync"); }
-extern "C" CUresult CUDAAPI cuMemcpy3DBatchAsync_ptsz(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream) { return rgpu::client::driver_unsupported("cuMemcpy3DBatchAsync_ptsz"); }
 extern "C" CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr_v1, CUarray, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyAtoD"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoA(CUarray, unsigned int, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoA"); }
 extern "C" CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuMemcpyDtoD"); }
@@ -72,19 +59,6 @@ extern "C" CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr_v1, unsigned int, unsigned 
 extern "C" CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1, unsigned int, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD32"); }
 extern "C" CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1, unsigned char, unsigned int) { return rgpu::client::driver_unsupported("cuMemsetD8"); }
 extern "C" CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1*, unsigned int*, CUmodule, const char*) { return rgpu::client::driver_unsupported("cuModuleGetGlobal"); }
-extern "C" CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle, CUdevice) { return rgpu::client::driver_unsupported("cuMulticastAddDevice"); }
-extern "C" CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindAddr"); }
-extern "C" CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long) { return rgpu::client::driver_unsupported("cuMulticastBindMem"); }
-extern "C" CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) { return rgpu::client::driver_unsupported("cuMulticastCreate"); }
-extern "C" CUresult CUDAAPI cuMulticastGetGranularity(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) { return rgpu::client::driver_unsupported("cuMulticastGetGranularity"); }
-extern "C" CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) { return rgpu::client::driver_unsupported("cuMulticastUnbind"); }
-extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerGetAttributes"); }
-extern "C" CUresult CUDAAPI cuPointerSetAttribute(const void*, CUpointer_attribute, CUdeviceptr) { return rgpu::client::driver_unsupported("cuPointerSetAttribute"); }
-extern "C" CUresult CUDAAPI cuProfilerInitialize(const char*, const char*, CUoutput_mode) { return rgpu::client::driver_unsupported("cuProfilerInitialize"); }
-extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2col"); }
-extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeIm2colWide"); }
-extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { return rgpu::client::driver_unsupported("cuTensorMapEncodeTiled"); }
-extern "C" CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap*, void*) { return rgpu::client::driver_unsupported("cuTensorMapReplaceAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefGetAddress(CUdeviceptr_v1*, CUtexref) { return rgpu::client::driver_unsupported("cuTexRefGetAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress(unsigned int*, CUtexref, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress"); }
 extern "C" CUresult CUDAAPI cuTexRefSetAddress2D(CUtexref, const CUDA_ARRAY_DESCRIPTOR_v1*, CUdeviceptr_v1, unsigned int) { return rgpu::client::driver_unsupported("cuTexRefSetAddress2D"); }

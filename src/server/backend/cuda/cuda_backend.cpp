@@ -424,6 +424,12 @@ class CudaBackend final : public CudaForwardedApi {
     return rt(r);
   }
   int32_t vmm_release(Handle allocation) override { return rt(cuMemRelease(allocation)); }
+  int32_t multicast_create(Handle* object, const CUmulticastObjectProp& prop) override {
+    CUmemGenericAllocationHandle h = 0;
+    CUresult r = cuMulticastCreate(&h, &prop);
+    *object = h;
+    return rt(r);
+  }
   int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
     CUdeviceptr p = 0;
     CUresult r = cuMemAddressReserve(&p, size, alignment, 0, 0);
@@ -569,6 +575,10 @@ class CudaBackend final : public CudaForwardedApi {
       }
     }
     return rt(cuStreamBatchMemOp(as<CUstream>(stream), static_cast<unsigned>(params.size()), params.data(), flags));
+  }
+  int32_t mem_batch_decompress(Handle stream, std::span<CUmemDecompressParams> ops, unsigned flags,
+                               size_t* failed) override {
+    return rt(cuMemBatchDecompressAsync(ops.data(), ops.size(), flags, failed, as<CUstream>(stream)));
   }
   int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) override {
     CUlinkState state;

@@ -71,6 +71,17 @@ void copy_extra(void** extra, std::vector<uint8_t>* args) {
   if (buffer) std::memcpy(args->data(), buffer, std::min(size, args->size()));
 }
 
+// A batch memory-operation node's parameters, its operations held in *ops;
+// the node's context is the worker's current one.
+int32_t mem_op_params(const GraphNodeParams& p, std::vector<CUstreamBatchMemOpParams>* ops,
+                      CUDA_BATCH_MEM_OP_NODE_PARAMS* m) {
+  for (const auto& w : proto::node_mem_ops(p)) ops->push_back(proto::to_cu_mem_op(w));
+  CUcontext ctx = nullptr;
+  if (CUresult r = cuCtxGetCurrent(&ctx)) return rt(r);
+  *m = CUDA_BATCH_MEM_OP_NODE_PARAMS{ctx, static_cast<unsigned>(ops->size()), ops->data(), p.value};
+  return cudaSuccess;
+}
+
 cudaMemcpy3DParms memcpy_params(const GraphNodeParams& p) {
   cudaMemcpy3DParms m{};
   m.dstPtr = cudaPitchedPtr{as<void*>(p.dst), p.dst_pitch, p.width, p.height};
@@ -223,6 +234,14 @@ int32_t CudaGraphs::add_node(uint64_t* node, uint64_t graph, std::span<const uin
       conditionals_[handle(n)] = std::move(made);
       break;
     }
+    case proto::kGraphNodeTypeBatchMemOp: {
+      std::vector<CUstreamBatchMemOpParams> ops;
+      CUDA_BATCH_MEM_OP_NODE_PARAMS m;
+      if ((e = mem_op_params(p, &ops, &m))) return e;
+      e = rt(cuGraphAddBatchMemOpNode(reinterpret_cast<CUgraphNode*>(&n), reinterpret_cast<CUgraph>(g),
+                                      reinterpret_cast<CUgraphNode*>(d.data()), d.size(), &m));
+      break;
+    }
     default: break;
   }
   *node = handle(n);
@@ -234,7 +253,7 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
   cudaGraphNodeType type;
   if (cudaError_t e = cudaGraphNodeGetType(n, &type)) return e;
   p->type = type;
-  switch (type) {
+  switch (static_cast<int32_t>(type)) {  // int: the enum lacks the batch memory-operation type
     case cudaGraphNodeTypeKernel: {
       CUDA_KERNEL_NODE_PARAMS k{};
       if (CUresult r = cuGraphKernelNodeGetParams(reinterpret_cast<CUgraphNode>(n), &k)) return rt(r);
@@ -329,6 +348,15 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
       *p = it->second;
       return cudaSuccess;
     }
+    case proto::kGraphNodeTypeBatchMemOp: {
+      CUDA_BATCH_MEM_OP_NODE_PARAMS m{};
+      if (CUresult r = cuGraphBatchMemOpNodeGetParams(reinterpret_cast<CUgraphNode>(n), &m)) return rt(r);
+      proto::Writer w;
+      for (unsigned i = 0; i < m.count; ++i) w.put(proto::from_cu_mem_op(m.paramArray[i]));
+      p->args = w.bytes();
+      p->value = m.flags;
+      return cudaSuccess;
+    }
     default: return cudaErrorNotSupported;
   }
 }
@@ -338,7 +366,7 @@ int32_t CudaGraphs::set_node_params(uint64_t node, const GraphNodeParams& p) {
   cudaGraphNodeType type;
   if (cudaError_t e = cudaGraphNodeGetType(n, &type)) return e;
   if (type != p.type) return cudaErrorInvalidValue;
-  switch (type) {
+  switch (static_cast<int32_t>(type)) {  // int: the enum lacks the batch memory-operation type
     case cudaGraphNodeTypeKernel: {
       KernelArgs args;
       CUDA_KERNEL_NODE_PARAMS k;
@@ -368,6 +396,12 @@ int32_t CudaGraphs::set_node_params(uint64_t node, const GraphNodeParams& p) {
       WaitArrays a(p.semaphores);
       auto w = a.node<cudaExternalSemaphoreWaitNodeParams>();
       return cudaGraphExternalSemaphoresWaitNodeSetParams(n, &w);
+    }
+    case proto::kGraphNodeTypeBatchMemOp: {
+      std::vector<CUstreamBatchMemOpParams> ops;
+      CUDA_BATCH_MEM_OP_NODE_PARAMS m;
+      if (int32_t e = mem_op_params(p, &ops, &m)) return e;
+      return rt(cuGraphBatchMemOpNodeSetParams(reinterpret_cast<CUgraphNode>(n), &m));
     }
     default: return cudaErrorInvalidValue;
   }
@@ -485,7 +519,7 @@ int32_t CudaGraphs::exec_set_params(uint64_t exec, uint64_t node, const GraphNod
   cudaGraphNodeType type;
   if (cudaError_t e = cudaGraphNodeGetType(n, &type)) return e;
   if (type != p.type) return cudaErrorInvalidValue;
-  switch (type) {
+  switch (static_cast<int32_t>(type)) {  // int: the enum lacks the batch memory-operation type
     case cudaGraphNodeTypeKernel: {
       KernelArgs args;
       CUDA_KERNEL_NODE_PARAMS k;
@@ -517,6 +551,13 @@ int32_t CudaGraphs::exec_set_params(uint64_t exec, uint64_t node, const GraphNod
       WaitArrays a(p.semaphores);
       auto w = a.node<cudaExternalSemaphoreWaitNodeParams>();
       return cudaGraphExecExternalSemaphoresWaitNodeSetParams(x, n, &w);
+    }
+    case proto::kGraphNodeTypeBatchMemOp: {
+      std::vector<CUstreamBatchMemOpParams> ops;
+      CUDA_BATCH_MEM_OP_NODE_PARAMS m;
+      if (int32_t e = mem_op_params(p, &ops, &m)) return e;
+      return rt(cuGraphExecBatchMemOpNodeSetParams(reinterpret_cast<CUgraphExec>(x), reinterpret_cast<CUgraphNode>(n),
+                                                   &m));
     }
     default: return cudaErrorInvalidValue;
   }

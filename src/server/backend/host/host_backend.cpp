@@ -24,9 +24,11 @@
 #include "fatbin/kernel_params.hpp"
 #include "protocol/channel_format.hpp"
 #include "server/backend/host/host_arrays.hpp"
+#include "server/backend/host/host_coredump.hpp"
 #include "server/backend/host/host_external.hpp"
 #include "server/backend/host/host_graphs.hpp"
 #include "server/backend/host/host_green_contexts.hpp"
+#include "server/backend/host/host_tensor_maps.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -889,6 +891,9 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     delete a;
     return cudaSuccess;
   }
+  // The GPUs this backend stands for are joined by no NVLink switch: as
+  // their driver does, it has no multicast objects.
+  int32_t multicast_create(Handle*, const CUmulticastObjectProp&) override { return cudaErrorNotSupported; }
   int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
     if (size == 0 || size % kVmmGranularity) return cudaErrorInvalidValue;
     if (alignment < kVmmGranularity) alignment = kVmmGranularity;
@@ -1129,6 +1134,12 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     }
     return cudaSuccess;
   }
+  // The GPUs this backend stands for have no decompression engine (it came
+  // with Blackwell): their driver refuses the batch as a whole.
+  int32_t mem_batch_decompress(Handle, std::span<CUmemDecompressParams>, unsigned, size_t* failed) override {
+    *failed = SIZE_MAX;
+    return cudaErrorNotSupported;
+  }
   // Its loader reads kernel entries only, so PTX inputs link by joining their
   // texts; other kinds of input need the real linker.
   int32_t link(std::span<const LinkInput> inputs, std::vector<uint8_t>* image) override {
@@ -1207,6 +1218,54 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   int32_t cuProfilerStart() override { return cudaSuccess; }
   int32_t cuProfilerStop() override { return cudaSuccess; }
+  int32_t cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                 const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                 const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                 CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                 CUtensorMapFloatOOBfill oob) override {
+    return host_tensor_maps::encode_tiled(
+        map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, box);
+  }
+  int32_t cuTensorMapEncodeIm2col(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                  const cuuint64_t* dims, const cuuint64_t* strides, const int* lower,
+                                  const int* upper, cuuint32_t channels, cuuint32_t pixels,
+                                  const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                  CUtensorMapFloatOOBfill oob) override {
+    return host_tensor_maps::encode_im2col(
+        map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, lower, upper,
+        channels, pixels);
+  }
+  int32_t cuTensorMapEncodeIm2colWide(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                      const cuuint64_t* dims, const cuuint64_t* strides, int lower_w, int upper_w,
+                                      cuuint32_t channels, cuuint32_t pixels, const cuuint32_t* element_strides,
+                                      CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode,
+                                      CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                      CUtensorMapFloatOOBfill oob) override {
+    return host_tensor_maps::encode_im2col_wide(
+        map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, lower_w, upper_w,
+        channels, pixels, mode);
+  }
+  int32_t cuTensorMapReplaceAddress(CUtensorMap* map, void* address) override {
+    return host_tensor_maps::replace_address(map, address);
+  }
+  // Host memory is coherent and every copy here synchronous: the one settable
+  // attribute changes nothing, but only it is accepted, as by CUDA.
+  int32_t cuPointerSetAttribute(const void*, CUpointer_attribute attribute, CUdeviceptr) override {
+    return attribute == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS ? cudaSuccess : cudaErrorInvalidValue;
+  }
+  int32_t cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override {
+    return coredump_.get(t_device, attrib, value, size);
+  }
+  int32_t cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override {
+    return coredump_.get(-1, attrib, value, size);
+  }
+  int32_t cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override {
+    return coredump_.set(t_device, attrib, value, size);
+  }
+  int32_t cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override {
+    return coredump_.set(-1, attrib, value, size);
+  }
   // Modules are parsed whole when loaded.
   int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) override {
     *mode = CU_MODULE_EAGER_LOADING;
@@ -1277,6 +1336,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     for (const auto& [registration, sink] : notification_sinks_)
       if (sink.first == device) sink.second->notify(info);
   }
+  int32_t mem_ops(std::span<const StreamMemOp> ops, unsigned flags) override { return stream_mem_ops(0, ops, flags); }
   bool live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
     for (const auto& memory : memory_)
@@ -1381,6 +1441,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   cudaFuncCache cache_config_ = cudaFuncCachePreferNone;
   uint64_t launches_ = 0;
   HostArrays arrays_;
+  HostCoredump coredump_;
   HostGraphs graphs_{*this};
   HostGreenContexts green_contexts_{*this, kDevices};
   HostExternal external_{arrays_, graphs_};

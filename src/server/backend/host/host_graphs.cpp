@@ -103,6 +103,7 @@ const char* type_name(int32_t type) {
     case cudaGraphNodeTypeExtSemaphoreSignal: return "EXT_SEMAS_SIGNAL";
     case cudaGraphNodeTypeExtSemaphoreWait: return "EXT_SEMAS_WAIT";
     case cudaGraphNodeTypeConditional: return "CONDITIONAL";
+    case proto::kGraphNodeTypeBatchMemOp: return "BATCH_MEM_OP";
     default: return "EMPTY";
   }
 }
@@ -298,6 +299,7 @@ int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> dep
     case cudaGraphNodeTypeHost:
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
+    case proto::kGraphNodeTypeBatchMemOp:
       break;
     default:
       return cudaErrorNotSupported;
@@ -559,6 +561,15 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
       return hooks_.run_semaphores(p.type, p.semaphores);
+    case proto::kGraphNodeTypeBatchMemOp: {
+      std::vector<StreamMemOp> ops;
+      for (const auto& w : proto::node_mem_ops(p)) {
+        // The memory may have been freed since the node was made.
+        if (w.address && !hooks_.live(w.address, proto::mem_op_width(w.type))) return cudaErrorIllegalAddress;
+        ops.push_back({w.type, w.flags, w.address, w.value});
+      }
+      return hooks_.mem_ops(ops, p.value);
+    }
     default:  // empty, event wait (work runs at once here), memory nodes (see host_graphs.hpp)
       return cudaSuccess;
   }

@@ -33,6 +33,8 @@ class HostGraphHooks {
   // An external semaphore signal or wait node (`type`) reached. A wait
   // holds the graph, and the session's graph calls with it, until ready.
   virtual int32_t run_semaphores(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops) = 0;
+  // A batch memory-operation node's operations, as cuStreamBatchMemOp's.
+  virtual int32_t mem_ops(std::span<const StreamMemOp> ops, unsigned flags) = 0;
 };
 
 struct HostGraph;

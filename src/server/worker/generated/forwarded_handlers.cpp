@@ -300,6 +300,271 @@ static int32_t handle_cuModuleGetLoadingMode(SessionContext& s, Request& req, pr
   return cudaSuccess;
 }
 
+static int32_t handle_cuTensorMapEncodeTiled(SessionContext& s, Request& req, proto::Writer& out) {
+  auto tensorDataType = req.args.get<CUtensorMapDataType>();
+  auto tensorRank = req.args.get<cuuint32_t>();
+  auto globalAddress_handle = req.args.get<uint64_t>();
+  auto globalDim_bytes = req.args.get_bytes();
+  auto globalStrides_bytes = req.args.get_bytes();
+  auto boxDim_bytes = req.args.get_bytes();
+  auto elementStrides_bytes = req.args.get_bytes();
+  auto interleave = req.args.get<CUtensorMapInterleave>();
+  auto swizzle = req.args.get<CUtensorMapSwizzle>();
+  auto l2Promotion = req.args.get<CUtensorMapL2promotion>();
+  auto oobFill = req.args.get<CUtensorMapFloatOOBfill>();
+  req.args.expect_end();
+  if (!s.owns(globalAddress_handle, 1)) return cudaErrorInvalidValue;
+  int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (globalDim_count > 5 || globalDim_bytes.size() != static_cast<size_t>(globalDim_count) * sizeof(unsigned long)) return cudaErrorInvalidValue;
+  std::vector<unsigned long> globalDim(static_cast<size_t>(globalDim_count));
+  if (globalDim_count) std::memcpy(globalDim.data(), globalDim_bytes.data(), globalDim_bytes.size());
+  int64_t globalStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 1, 0);
+  if (globalStrides_count > 4 || globalStrides_bytes.size() != static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)) return cudaErrorInvalidValue;
+  std::vector<unsigned long> globalStrides(static_cast<size_t>(globalStrides_count));
+  if (globalStrides_count) std::memcpy(globalStrides.data(), globalStrides_bytes.data(), globalStrides_bytes.size());
+  int64_t boxDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (boxDim_count > 5 || boxDim_bytes.size() != static_cast<size_t>(boxDim_count) * sizeof(unsigned int)) return cudaErrorInvalidValue;
+  std::vector<unsigned int> boxDim(static_cast<size_t>(boxDim_count));
+  if (boxDim_count) std::memcpy(boxDim.data(), boxDim_bytes.data(), boxDim_bytes.size());
+  int64_t elementStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (elementStrides_count > 5 || elementStrides_bytes.size() != static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)) return cudaErrorInvalidValue;
+  std::vector<unsigned int> elementStrides(static_cast<size_t>(elementStrides_count));
+  if (elementStrides_count) std::memcpy(elementStrides.data(), elementStrides_bytes.data(), elementStrides_bytes.size());
+  CUtensorMap tensorMap{};
+  if (int32_t e = s.backend().cuTensorMapEncodeTiled(&tensorMap, tensorDataType, tensorRank, reinterpret_cast<void*>(globalAddress_handle), globalDim.empty() ? nullptr : globalDim.data(), globalStrides.empty() ? nullptr : globalStrides.data(), boxDim.empty() ? nullptr : boxDim.data(), elementStrides.empty() ? nullptr : elementStrides.data(), interleave, swizzle, l2Promotion, oobFill)) return e;
+  out.put(tensorMap);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuTensorMapEncodeIm2col(SessionContext& s, Request& req, proto::Writer& out) {
+  auto tensorDataType = req.args.get<CUtensorMapDataType>();
+  auto tensorRank = req.args.get<cuuint32_t>();
+  auto globalAddress_handle = req.args.get<uint64_t>();
+  auto globalDim_bytes = req.args.get_bytes();
+  auto globalStrides_bytes = req.args.get_bytes();
+  auto pixelBoxLowerCorner_bytes = req.args.get_bytes();
+  auto pixelBoxUpperCorner_bytes = req.args.get_bytes();
+  auto channelsPerPixel = req.args.get<cuuint32_t>();
+  auto pixelsPerColumn = req.args.get<cuuint32_t>();
+  auto elementStrides_bytes = req.args.get_bytes();
+  auto interleave = req.args.get<CUtensorMapInterleave>();
+  auto swizzle = req.args.get<CUtensorMapSwizzle>();
+  auto l2Promotion = req.args.get<CUtensorMapL2promotion>();
+  auto oobFill = req.args.get<CUtensorMapFloatOOBfill>();
+  req.args.expect_end();
+  if (!s.owns(globalAddress_handle, 1)) return cudaErrorInvalidValue;
+  int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (globalDim_count > 5 || globalDim_bytes.size() != static_cast<size_t>(globalDim_count) * sizeof(unsigned long)) return cudaErrorInvalidValue;
+  std::vector<unsigned long> globalDim(static_cast<size_t>(globalDim_count));
+  if (globalDim_count) std::memcpy(globalDim.data(), globalDim_bytes.data(), globalDim_bytes.size());
+  int64_t globalStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 1, 0);
+  if (globalStrides_count > 4 || globalStrides_bytes.size() != static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)) return cudaErrorInvalidValue;
+  std::vector<unsigned long> globalStrides(static_cast<size_t>(globalStrides_count));
+  if (globalStrides_count) std::memcpy(globalStrides.data(), globalStrides_bytes.data(), globalStrides_bytes.size());
+  int64_t pixelBoxLowerCorner_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 2, 0);
+  if (pixelBoxLowerCorner_count > 3 || pixelBoxLowerCorner_bytes.size() != static_cast<size_t>(pixelBoxLowerCorner_count) * sizeof(int)) return cudaErrorInvalidValue;
+  std::vector<int> pixelBoxLowerCorner(static_cast<size_t>(pixelBoxLowerCorner_count));
+  if (pixelBoxLowerCorner_count) std::memcpy(pixelBoxLowerCorner.data(), pixelBoxLowerCorner_bytes.data(), pixelBoxLowerCorner_bytes.size());
+  int64_t pixelBoxUpperCorner_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 2, 0);
+  if (pixelBoxUpperCorner_count > 3 || pixelBoxUpperCorner_bytes.size() != static_cast<size_t>(pixelBoxUpperCorner_count) * sizeof(int)) return cudaErrorInvalidValue;
+  std::vector<int> pixelBoxUpperCorner(static_cast<size_t>(pixelBoxUpperCorner_count));
+  if (pixelBoxUpperCorner_count) std::memcpy(pixelBoxUpperCorner.data(), pixelBoxUpperCorner_bytes.data(), pixelBoxUpperCorner_bytes.size());
+  int64_t elementStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (elementStrides_count > 5 || elementStrides_bytes.size() != static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)) return cudaErrorInvalidValue;
+  std::vector<unsigned int> elementStrides(static_cast<size_t>(elementStrides_count));
+  if (elementStrides_count) std::memcpy(elementStrides.data(), elementStrides_bytes.data(), elementStrides_bytes.size());
+  CUtensorMap tensorMap{};
+  if (int32_t e = s.backend().cuTensorMapEncodeIm2col(&tensorMap, tensorDataType, tensorRank, reinterpret_cast<void*>(globalAddress_handle), globalDim.empty() ? nullptr : globalDim.data(), globalStrides.empty() ? nullptr : globalStrides.data(), pixelBoxLowerCorner.empty() ? nullptr : pixelBoxLowerCorner.data(), pixelBoxUpperCorner.empty() ? nullptr : pixelBoxUpperCorner.data(), channelsPerPixel, pixelsPerColumn, elementStrides.empty() ? nullptr : elementStrides.data(), interleave, swizzle, l2Promotion, oobFill)) return e;
+  out.put(tensorMap);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuTensorMapEncodeIm2colWide(SessionContext& s, Request& req, proto::Writer& out) {
+  auto tensorDataType = req.args.get<CUtensorMapDataType>();
+  auto tensorRank = req.args.get<cuuint32_t>();
+  auto globalAddress_handle = req.args.get<uint64_t>();
+  auto globalDim_bytes = req.args.get_bytes();
+  auto globalStrides_bytes = req.args.get_bytes();
+  auto pixelBoxLowerCornerWidth = req.args.get<int>();
+  auto pixelBoxUpperCornerWidth = req.args.get<int>();
+  auto channelsPerPixel = req.args.get<cuuint32_t>();
+  auto pixelsPerColumn = req.args.get<cuuint32_t>();
+  auto elementStrides_bytes = req.args.get_bytes();
+  auto interleave = req.args.get<CUtensorMapInterleave>();
+  auto mode = req.args.get<CUtensorMapIm2ColWideMode>();
+  auto swizzle = req.args.get<CUtensorMapSwizzle>();
+  auto l2Promotion = req.args.get<CUtensorMapL2promotion>();
+  auto oobFill = req.args.get<CUtensorMapFloatOOBfill>();
+  req.args.expect_end();
+  if (!s.owns(globalAddress_handle, 1)) return cudaErrorInvalidValue;
+  int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (globalDim_count > 5 || globalDim_bytes.size() != static_cast<size_t>(globalDim_count) * sizeof(unsigned long)) return cudaErrorInvalidValue;
+  std::vector<unsigned long> globalDim(static_cast<size_t>(globalDim_count));
+  if (globalDim_count) std::memcpy(globalDim.data(), globalDim_bytes.data(), globalDim_bytes.size());
+  int64_t globalStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 1, 0);
+  if (globalStrides_count > 4 || globalStrides_bytes.size() != static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)) return cudaErrorInvalidValue;
+  std::vector<unsigned long> globalStrides(static_cast<size_t>(globalStrides_count));
+  if (globalStrides_count) std::memcpy(globalStrides.data(), globalStrides_bytes.data(), globalStrides_bytes.size());
+  int64_t elementStrides_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
+  if (elementStrides_count > 5 || elementStrides_bytes.size() != static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)) return cudaErrorInvalidValue;
+  std::vector<unsigned int> elementStrides(static_cast<size_t>(elementStrides_count));
+  if (elementStrides_count) std::memcpy(elementStrides.data(), elementStrides_bytes.data(), elementStrides_bytes.size());
+  CUtensorMap tensorMap{};
+  if (int32_t e = s.backend().cuTensorMapEncodeIm2colWide(&tensorMap, tensorDataType, tensorRank, reinterpret_cast<void*>(globalAddress_handle), globalDim.empty() ? nullptr : globalDim.data(), globalStrides.empty() ? nullptr : globalStrides.data(), pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides.empty() ? nullptr : elementStrides.data(), interleave, mode, swizzle, l2Promotion, oobFill)) return e;
+  out.put(tensorMap);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuTensorMapReplaceAddress(SessionContext& s, Request& req, proto::Writer& out) {
+  auto tensorMap = req.args.get<CUtensorMap>();
+  auto globalAddress_handle = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (!s.owns(globalAddress_handle, 1)) return cudaErrorInvalidValue;
+  if (int32_t e = s.backend().cuTensorMapReplaceAddress(&tensorMap, reinterpret_cast<void*>(globalAddress_handle))) return e;
+  out.put(tensorMap);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuPointerSetAttribute(SessionContext& s, Request& req, proto::Writer&) {
+  auto value_bytes = req.args.get_bytes();
+  auto attribute = req.args.get<CUpointer_attribute>();
+  auto ptr_handle = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (value_bytes.size() != 4) return cudaErrorInvalidValue;
+  std::vector<uint8_t> value(value_bytes.begin(), value_bytes.end());
+  if (!s.owns(ptr_handle, 1)) return cudaErrorInvalidValue;
+  return s.backend().cuPointerSetAttribute(reinterpret_cast<const void*>(value.data()), attribute, static_cast<CUdeviceptr>(ptr_handle));
+}
+
+static int32_t handle_cuDeviceGetLuid(SessionContext& s, Request& req, proto::Writer& out) {
+  int dev = req.args.get<int32_t>();
+  req.args.expect_end();
+  std::vector<uint8_t> luid(8);
+  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
+  unsigned int deviceNodeMask{};
+  if (int32_t e = s.backend().cuDeviceGetLuid(reinterpret_cast<char*>(luid.data()), &deviceNodeMask, dev)) return e;
+  out.put_bytes(luid.data(), luid.size());
+  out.put(deviceNodeMask);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuProfilerInitialize(SessionContext& s, Request& req, proto::Writer&) {
+  std::string configFile = req.args.get_string();
+  std::string outputFile = req.args.get_string();
+  auto outputMode = req.args.get<CUoutput_mode>();
+  req.args.expect_end();
+  return s.backend().cuProfilerInitialize(configFile.c_str(), outputFile.c_str(), outputMode);
+}
+
+static int32_t handle_cuCoredumpGetAttribute(SessionContext& s, Request& req, proto::Writer& out) {
+  auto attrib = req.args.get<CUcoredumpSettings>();
+  auto size_value = static_cast<size_t>(req.args.get<uint64_t>());
+  bool value_given = req.args.get<uint8_t>() != 0;
+  req.args.expect_end();
+  if (value_given && size_value > 65536) return cudaErrorInvalidValue;
+  std::vector<uint8_t> value(value_given ? size_value : 0);
+  if (int32_t e = s.backend().cuCoredumpGetAttribute(attrib, value_given ? static_cast<void*>(value.data()) : nullptr, &size_value)) return e;
+  out.put<uint64_t>(size_value);
+  out.put_bytes(value.data(), std::min(size_value, value.size()));
+  return cudaSuccess;
+}
+
+static int32_t handle_cuCoredumpGetAttributeGlobal(SessionContext& s, Request& req, proto::Writer& out) {
+  auto attrib = req.args.get<CUcoredumpSettings>();
+  auto size_value = static_cast<size_t>(req.args.get<uint64_t>());
+  bool value_given = req.args.get<uint8_t>() != 0;
+  req.args.expect_end();
+  if (value_given && size_value > 65536) return cudaErrorInvalidValue;
+  std::vector<uint8_t> value(value_given ? size_value : 0);
+  if (int32_t e = s.backend().cuCoredumpGetAttributeGlobal(attrib, value_given ? static_cast<void*>(value.data()) : nullptr, &size_value)) return e;
+  out.put<uint64_t>(size_value);
+  out.put_bytes(value.data(), std::min(size_value, value.size()));
+  return cudaSuccess;
+}
+
+static int32_t handle_cuCoredumpSetAttribute(SessionContext& s, Request& req, proto::Writer& out) {
+  auto attrib = req.args.get<CUcoredumpSettings>();
+  auto size_value = static_cast<size_t>(req.args.get<uint64_t>());
+  bool value_given = req.args.get<uint8_t>() != 0;
+  auto value_bytes = req.args.get_bytes();
+  req.args.expect_end();
+  if (value_given && size_value > 65536) return cudaErrorInvalidValue;
+  if (value_bytes.size() != (value_given ? size_value : 0)) return cudaErrorInvalidValue;
+  std::vector<uint8_t> value(value_bytes.begin(), value_bytes.end());
+  if (int32_t e = s.backend().cuCoredumpSetAttribute(attrib, value_given ? static_cast<void*>(value.data()) : nullptr, &size_value)) return e;
+  out.put<uint64_t>(size_value);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuCoredumpSetAttributeGlobal(SessionContext& s, Request& req, proto::Writer& out) {
+  auto attrib = req.args.get<CUcoredumpSettings>();
+  auto size_value = static_cast<size_t>(req.args.get<uint64_t>());
+  bool value_given = req.args.get<uint8_t>() != 0;
+  auto value_bytes = req.args.get_bytes();
+  req.args.expect_end();
+  if (value_given && size_value > 65536) return cudaErrorInvalidValue;
+  if (value_bytes.size() != (value_given ? size_value : 0)) return cudaErrorInvalidValue;
+  std::vector<uint8_t> value(value_bytes.begin(), value_bytes.end());
+  if (int32_t e = s.backend().cuCoredumpSetAttributeGlobal(attrib, value_given ? static_cast<void*>(value.data()) : nullptr, &size_value)) return e;
+  out.put<uint64_t>(size_value);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuMulticastGetGranularity(SessionContext& s, Request& req, proto::Writer& out) {
+  auto prop = req.args.get<CUmulticastObjectProp_st>();
+  auto option = req.args.get<CUmulticastGranularity_flags>();
+  req.args.expect_end();
+  size_t granularity{};
+  if (int32_t e = s.backend().cuMulticastGetGranularity(&granularity, &prop, option)) return e;
+  out.put(granularity);
+  return cudaSuccess;
+}
+
+static int32_t handle_cuMulticastAddDevice(SessionContext& s, Request& req, proto::Writer&) {
+  auto mcHandle_handle = req.args.get<uint64_t>();
+  int dev = req.args.get<int32_t>();
+  req.args.expect_end();
+  if (!s.multicast.contains(mcHandle_handle)) return cudaErrorInvalidValue;
+  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
+  return s.backend().cuMulticastAddDevice(static_cast<CUmemGenericAllocationHandle>(mcHandle_handle), dev);
+}
+
+static int32_t handle_cuMulticastBindMem(SessionContext& s, Request& req, proto::Writer&) {
+  auto mcHandle_handle = req.args.get<uint64_t>();
+  auto mcOffset = req.args.get<size_t>();
+  auto memHandle_handle = req.args.get<uint64_t>();
+  auto memOffset = req.args.get<size_t>();
+  auto size = req.args.get<size_t>();
+  auto flags = req.args.get<unsigned long long>();
+  req.args.expect_end();
+  if (!s.multicast.contains(mcHandle_handle)) return cudaErrorInvalidValue;
+  if (!s.vmm.allocation_size(memHandle_handle) || s.multicast.contains(memHandle_handle)) return cudaErrorInvalidValue;
+  return s.backend().cuMulticastBindMem(static_cast<CUmemGenericAllocationHandle>(mcHandle_handle), mcOffset, static_cast<CUmemGenericAllocationHandle>(memHandle_handle), memOffset, size, flags);
+}
+
+static int32_t handle_cuMulticastBindAddr(SessionContext& s, Request& req, proto::Writer&) {
+  auto mcHandle_handle = req.args.get<uint64_t>();
+  auto mcOffset = req.args.get<size_t>();
+  auto memptr_handle = req.args.get<uint64_t>();
+  auto size = req.args.get<size_t>();
+  auto flags = req.args.get<unsigned long long>();
+  req.args.expect_end();
+  if (!s.multicast.contains(mcHandle_handle)) return cudaErrorInvalidValue;
+  if (!s.owns(memptr_handle, 1)) return cudaErrorInvalidValue;
+  return s.backend().cuMulticastBindAddr(static_cast<CUmemGenericAllocationHandle>(mcHandle_handle), mcOffset, static_cast<CUdeviceptr>(memptr_handle), size, flags);
+}
+
+static int32_t handle_cuMulticastUnbind(SessionContext& s, Request& req, proto::Writer&) {
+  auto mcHandle_handle = req.args.get<uint64_t>();
+  int dev = req.args.get<int32_t>();
+  auto mcOffset = req.args.get<size_t>();
+  auto size = req.args.get<size_t>();
+  req.args.expect_end();
+  if (!s.multicast.contains(mcHandle_handle)) return cudaErrorInvalidValue;
+  if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
+  return s.backend().cuMulticastUnbind(static_cast<CUmemGenericAllocationHandle>(mcHandle_handle), dev, mcOffset, size);
+}
+
 void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaDeviceSetLimit, handle_cudaDeviceSetLimit);
   d.add(proto::kOp_cudaDeviceGetLimit, handle_cudaDeviceGetLimit);
@@ -337,6 +602,22 @@ void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cuProfilerStart, handle_cuProfilerStart);
   d.add(proto::kOp_cuProfilerStop, handle_cuProfilerStop);
   d.add(proto::kOp_cuModuleGetLoadingMode, handle_cuModuleGetLoadingMode);
+  d.add(proto::kOp_cuTensorMapEncodeTiled, handle_cuTensorMapEncodeTiled);
+  d.add(proto::kOp_cuTensorMapEncodeIm2col, handle_cuTensorMapEncodeIm2col);
+  d.add(proto::kOp_cuTensorMapEncodeIm2colWide, handle_cuTensorMapEncodeIm2colWide);
+  d.add(proto::kOp_cuTensorMapReplaceAddress, handle_cuTensorMapReplaceAddress);
+  d.add(proto::kOp_cuPointerSetAttribute, handle_cuPointerSetAttribute);
+  d.add(proto::kOp_cuDeviceGetLuid, handle_cuDeviceGetLuid);
+  d.add(proto::kOp_cuProfilerInitialize, handle_cuProfilerInitialize);
+  d.add(proto::kOp_cuCoredumpGetAttribute, handle_cuCoredumpGetAttribute);
+  d.add(proto::kOp_cuCoredumpGetAttributeGlobal, handle_cuCoredumpGetAttributeGlobal);
+  d.add(proto::kOp_cuCoredumpSetAttribute, handle_cuCoredumpSetAttribute);
+  d.add(proto::kOp_cuCoredumpSetAttributeGlobal, handle_cuCoredumpSetAttributeGlobal);
+  d.add(proto::kOp_cuMulticastGetGranularity, handle_cuMulticastGetGranularity);
+  d.add(proto::kOp_cuMulticastAddDevice, handle_cuMulticastAddDevice);
+  d.add(proto::kOp_cuMulticastBindMem, handle_cuMulticastBindMem);
+  d.add(proto::kOp_cuMulticastBindAddr, handle_cuMulticastBindAddr);
+  d.add(proto::kOp_cuMulticastUnbind, handle_cuMulticastUnbind);
 }
 
 }  // namespace rgpu::server

@@ -158,4 +158,68 @@ int32_t CudaForwardedApi::cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   return ::cuModuleGetLoadingMode(mode);
 }
 
+int32_t CudaForwardedApi::cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  return ::cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+}
+
+int32_t CudaForwardedApi::cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  return ::cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+}
+
+int32_t CudaForwardedApi::cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  return ::cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
+}
+
+int32_t CudaForwardedApi::cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) {
+  return ::cuTensorMapReplaceAddress(tensorMap, globalAddress);
+}
+
+int32_t CudaForwardedApi::cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  return ::cuPointerSetAttribute(value, attribute, ptr);
+}
+
+int32_t CudaForwardedApi::cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevice dev) {
+  return ::cuDeviceGetLuid(luid, deviceNodeMask, dev);
+}
+
+int32_t CudaForwardedApi::cuProfilerInitialize(const char* configFile, const char* outputFile, CUoutput_mode outputMode) {
+  return ::cuProfilerInitialize(configFile, outputFile, outputMode);
+}
+
+int32_t CudaForwardedApi::cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
+  return ::cuCoredumpGetAttribute(attrib, value, size);
+}
+
+int32_t CudaForwardedApi::cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
+  return ::cuCoredumpGetAttributeGlobal(attrib, value, size);
+}
+
+int32_t CudaForwardedApi::cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
+  return ::cuCoredumpSetAttribute(attrib, value, size);
+}
+
+int32_t CudaForwardedApi::cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
+  return ::cuCoredumpSetAttributeGlobal(attrib, value, size);
+}
+
+int32_t CudaForwardedApi::cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) {
+  return ::cuMulticastGetGranularity(granularity, prop, option);
+}
+
+int32_t CudaForwardedApi::cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
+  return ::cuMulticastAddDevice(mcHandle, dev);
+}
+
+int32_t CudaForwardedApi::cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
+  return ::cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags);
+}
+
+int32_t CudaForwardedApi::cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
+  return ::cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags);
+}
+
+int32_t CudaForwardedApi::cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
+  return ::cuMulticastUnbind(mcHandle, dev, mcOffset, size);
+}
+
 }  // namespace rgpu::server

@@ -49,6 +49,22 @@ class CudaForwardedApi : public Backend {
   int32_t cuProfilerStart() override;
   int32_t cuProfilerStop() override;
   int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) override;
+  int32_t cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) override;
+  int32_t cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) override;
+  int32_t cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) override;
+  int32_t cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) override;
+  int32_t cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) override;
+  int32_t cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevice dev) override;
+  int32_t cuProfilerInitialize(const char* configFile, const char* outputFile, CUoutput_mode outputMode) override;
+  int32_t cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override;
+  int32_t cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override;
+  int32_t cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override;
+  int32_t cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override;
+  int32_t cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) override;
+  int32_t cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) override;
+  int32_t cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) override;
+  int32_t cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) override;
+  int32_t cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) override;
 };
 
 }  // namespace rgpu::server

@@ -1,0 +1,33 @@
+// TEST BACKEND part: GPU coredump settings, kept as cuda.h documents
+// cuCoredump{Get,Set}Attribute{,Global}: booleans, an integer of generation
+// flags, and file/pipe paths of up to 1023 characters, globally and per
+// context (a context's own value wins over the global one). No dump is ever
+// written here.
+#pragma once
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace rgpu::server {
+
+class HostCoredump {
+ public:
+  // device < 0: the global settings. Each returns a CUresult value.
+  int32_t get(int device, CUcoredumpSettings attrib, void* value, size_t* size);
+  int32_t set(int device, CUcoredumpSettings attrib, const void* value, size_t* size);
+
+ private:
+  using Settings = std::map<CUcoredumpSettings, std::vector<uint8_t>>;
+  std::vector<uint8_t> current(int device, CUcoredumpSettings attrib) const;
+
+  mutable std::mutex mutex_;
+  Settings global_;
+  std::map<int, Settings> contexts_;
+};
+
+}  // namespace rgpu::server
