@@ -106,7 +106,9 @@ extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, C
   bool known = MemoryMap::get().find_device(ptr) || MemoryMap::get().find_host(ptr);
   for (unsigned i = 0; i < numAttributes; ++i) {
     CUresult e = known ? cuPointerGetAttribute(data[i], attributes[i], ptr) : CUDA_ERROR_INVALID_VALUE;
-    if (e == CUDA_ERROR_INVALID_VALUE) {
+    if (e == CUDA_ERROR_INVALID_VALUE && attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
+      *static_cast<int*>(data[i]) = CU_DEVICE_INVALID;  // the driver's "no device" (measured on the H100)
+    } else if (e == CUDA_ERROR_INVALID_VALUE) {
       std::memset(data[i], 0, attribute_size(attributes[i]));
     } else if (e != CUDA_SUCCESS) {
       return e;

@@ -52,11 +52,13 @@ int main() {
   CU_OK(cuPointerGetAttributes(7, attrs, data, reinterpret_cast<CUdeviceptr>(pinned) + 8));
   CHECK(type == CU_MEMORYTYPE_HOST && host == static_cast<char*>(pinned) + 8);
   CHECK(start == reinterpret_cast<CUdeviceptr>(pinned) && range == 256);
-  // Memory CUDA never saw: every attribute NULL, and success.
+  // Memory CUDA never saw: every attribute NULL (the ordinal CU_DEVICE_INVALID,
+  // as NVIDIA's driver answers), and success.
   static int word;
   fill();
   CU_OK(cuPointerGetAttributes(7, attrs, data, reinterpret_cast<CUdeviceptr>(&word)));
-  CHECK(type == 0 && ordinal == 0 && start == 0 && range == 0 && host == nullptr && !managed && owner == nullptr);
+  CHECK(type == 0 && ordinal == CU_DEVICE_INVALID && start == 0 && range == 0 && host == nullptr && !managed &&
+        owner == nullptr);
   CU_OK(cuPointerGetAttributes(0, nullptr, nullptr, d));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttributes(2, attrs, nullptr, d));
   CUpointer_attribute bogus[] = {static_cast<CUpointer_attribute>(99)};

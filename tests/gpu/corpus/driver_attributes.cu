@@ -89,8 +89,9 @@ int main() {
          host ? "set" : "null", int(managed));
   static int word;
   CU(cuPointerGetAttributes(5, attrs, data, reinterpret_cast<CUdeviceptr>(&word)));
-  printf("unknown memory: type %d, device %d, %zu bytes, host pointer %s, managed %d\n", int(type), ordinal, range,
-         host ? "set" : "null", int(managed));
+  // Its range and host pointer are the GPU host's view of its own pageable
+  // memory (HMM), which the application's memory is not through rgpu.
+  printf("unknown memory: type %d, device %d, managed %d\n", int(type), ordinal, int(managed));
   unsigned one = 1;
   printf("sync memops: %s\n",
          cu_error_name(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, reinterpret_cast<CUdeviceptr>(d))));

@@ -56,8 +56,11 @@ int main() {
   CU(cuGraphLaunch(exec, stream));
   show("first launch", d, stream);
 
-  CUstreamBatchMemOpParams nine = write32(d + 4, 9), eleven = write32(d + 4, 11);
-  CUDA_BATCH_MEM_OP_NODE_PARAMS set_nine{ctx, 1, &nine, 0}, set_eleven{ctx, 1, &eleven, 0};
+  // An executable graph's node takes new values only (the driver refuses
+  // other operations or addresses there); the graph's node takes anything.
+  CUstreamBatchMemOpParams nine = write32(d + 4, 9), eleven[2] = {write32(d, 11), ops[1]};
+  eleven[1].writeValue.value64 = 0x99;
+  CUDA_BATCH_MEM_OP_NODE_PARAMS set_nine{ctx, 1, &nine, 0}, set_eleven{ctx, 2, eleven, 0};
   CU(cuGraphBatchMemOpNodeSetParams(ops_node, &set_nine));
   CU(cuGraphExecBatchMemOpNodeSetParams(exec, ops_node, &set_eleven));
   CU(cuGraphLaunch(exec, stream));

@@ -250,10 +250,10 @@ int32_t CudaGraphs::add_node(uint64_t* node, uint64_t graph, std::span<const uin
 
 int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
   cudaGraphNode_t n = as<cudaGraphNode_t>(node);
-  cudaGraphNodeType type;
-  if (cudaError_t e = cudaGraphNodeGetType(n, &type)) return e;
+  int32_t type;
+  if (int32_t e = node_type(node, &type)) return e;
   p->type = type;
-  switch (static_cast<int32_t>(type)) {  // int: the enum lacks the batch memory-operation type
+  switch (type) {
     case cudaGraphNodeTypeKernel: {
       CUDA_KERNEL_NODE_PARAMS k{};
       if (CUresult r = cuGraphKernelNodeGetParams(reinterpret_cast<CUgraphNode>(n), &k)) return rt(r);
@@ -363,10 +363,10 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
 
 int32_t CudaGraphs::set_node_params(uint64_t node, const GraphNodeParams& p) {
   cudaGraphNode_t n = as<cudaGraphNode_t>(node);
-  cudaGraphNodeType type;
-  if (cudaError_t e = cudaGraphNodeGetType(n, &type)) return e;
+  int32_t type;
+  if (int32_t e = node_type(node, &type)) return e;
   if (type != p.type) return cudaErrorInvalidValue;
-  switch (static_cast<int32_t>(type)) {  // int: the enum lacks the batch memory-operation type
+  switch (type) {
     case cudaGraphNodeTypeKernel: {
       KernelArgs args;
       CUDA_KERNEL_NODE_PARAMS k;
@@ -407,9 +407,11 @@ int32_t CudaGraphs::set_node_params(uint64_t node, const GraphNodeParams& p) {
   }
 }
 
+// The driver's call: the runtime's answers cudaErrorUnknown for node types
+// its enum lacks (batch memory operations).
 int32_t CudaGraphs::node_type(uint64_t node, int32_t* type) {
-  cudaGraphNodeType t;
-  cudaError_t e = cudaGraphNodeGetType(as<cudaGraphNode_t>(node), &t);
+  CUgraphNodeType t;
+  int32_t e = rt(cuGraphNodeGetType(as<CUgraphNode>(node), &t));
   *type = t;
   return e;
 }
@@ -516,10 +518,10 @@ int32_t CudaGraphs::exec_update(uint64_t exec, uint64_t graph, int32_t* result, 
 int32_t CudaGraphs::exec_set_params(uint64_t exec, uint64_t node, const GraphNodeParams& p) {
   cudaGraphExec_t x = as<cudaGraphExec_t>(exec);
   cudaGraphNode_t n = as<cudaGraphNode_t>(node);
-  cudaGraphNodeType type;
-  if (cudaError_t e = cudaGraphNodeGetType(n, &type)) return e;
+  int32_t type;
+  if (int32_t e = node_type(node, &type)) return e;
   if (type != p.type) return cudaErrorInvalidValue;
-  switch (static_cast<int32_t>(type)) {  // int: the enum lacks the batch memory-operation type
+  switch (type) {
     case cudaGraphNodeTypeKernel: {
       KernelArgs args;
       CUDA_KERNEL_NODE_PARAMS k;
