@@ -190,17 +190,27 @@ cudaError_t enumerate_functions(DriverModule* m, std::vector<CUfunction>* out) {
   return cudaSuccess;
 }
 
-cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
+namespace {
+
+// Asks the server holding `m` on `device` for its variable `name`; the
+// reply holds its address and size.
+cudaError_t look_up_variable(Call& call, DriverModule* m, const char* name, int device) {
   uint64_t module;
   {
     std::lock_guard lock(g_elsewhere_mutex);
     if (cudaError_t e = module_on(m, device, &module)) return e;
   }
-  Call call(proto::kOpModuleGetGlobal);
   int32_t ordinal;
   if (cudaError_t e = call.to_device(device, &ordinal)) return e;
   call.args().put<uint64_t>(module).put_string(name);
-  if (cudaError_t e = call.quiet().run()) return e;
+  return call.quiet().run();
+}
+
+}  // namespace
+
+cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
+  Call call(proto::kOpModuleGetGlobal);
+  if (cudaError_t e = look_up_variable(call, m, name, device)) return e;
   uint64_t ptr = call.reply().get<uint64_t>();
   uint64_t size = call.reply().get<uint64_t>();
   // Copies check pointers against the memory map; an address another
@@ -213,16 +223,8 @@ cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const 
 }
 
 cudaError_t get_managed(DriverModule* m, const char* name, int device) {
-  uint64_t module;
-  {
-    std::lock_guard lock(g_elsewhere_mutex);
-    if (cudaError_t e = module_on(m, device, &module)) return e;
-  }
   Call call(proto::kOpModuleGetManaged);
-  int32_t ordinal;
-  if (cudaError_t e = call.to_device(device, &ordinal)) return e;
-  call.args().put<uint64_t>(module).put_string(name);
-  if (cudaError_t e = call.quiet().run()) return e;
+  if (cudaError_t e = look_up_variable(call, m, name, device)) return e;
   call.reply().get<uint64_t>();
   uint64_t size = call.reply().get<uint64_t>();
   RGPU_LOG(warn, "managed variable %s of a library (%llu bytes) lives in the server driver's managed memory, which "
