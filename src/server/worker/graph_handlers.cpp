@@ -457,9 +457,16 @@ int32_t stream_begin_capture_to_graph(SessionContext& s, Request& req, proto::Wr
 
 int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_STREAM(stream);
+  bool wants_graph = req.args.get<uint8_t>() != 0;
   req.args.expect_end();
   CaptureInfo info;
   graphs(s).capture_info(stream, &info);
+  // CUDA lets the application pass no graph output only when the capture
+  // added to a graph it already holds (cudaStreamBeginCaptureToGraph): a new
+  // capture's graph would be lost, so that is refused, the capture going on.
+  bool into_existing = info.graph && (s.graphs.owner(info.graph) == GraphTable::kCapturedInto ||
+                                      s.graphs.conditional_body(info.graph));
+  if (!wants_graph && !into_existing) return cudaErrorInvalidValue;
   // The capture's graph, if the client saw it while capturing.
   bool seen = info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturing;
   // The application's graph it added to is the application's again, whatever the outcome.
