@@ -87,7 +87,9 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     case cudaGraphNodeTypeHost: return s.host_nodes.valid(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
     case cudaGraphNodeTypeMemAlloc:
       return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
-    case cudaGraphNodeTypeMemFree: return s.allocations.contains(p.dst, 1) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeMemFree:  // a graph's allocation its graph frees is freed only there, once
+      return s.allocations.contains(p.dst, 1) && !s.graphs.freed_by_its_graph(p.dst) ? cudaSuccess
+                                                                                       : cudaErrorInvalidValue;
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
       for (const auto& op : p.semaphores) {
@@ -182,6 +184,9 @@ int32_t graph_destroy(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   // Child graphs belong to their node, a capture's graph to the capture.
   if (!s.graphs.own_graph(g)) return cudaErrorInvalidValue;
+  // Memory the graph allocates and frees itself ends with it; what it
+  // leaves allocated stays the session's until freed (CUDA's rules).
+  for (uint64_t base : s.graphs.self_freed_allocations(g)) s.allocations.remove(base);
   s.graphs.remove_graph(g);
   return graphs(s).graph_destroy(g);
 }
@@ -213,8 +218,10 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
     GraphNodeParams made;
     if (int32_t e = graphs(s).node_params(n, &made)) return e;
     s.allocations.add(made.dst, made.width);
+    s.graphs.add_allocation(made.dst, g);
     out.put(made.dst);
   }
+  if (p.type == cudaGraphNodeTypeMemFree) s.graphs.allocation_freed_in(p.dst, g);
   if (p.type == cudaGraphNodeTypeConditional) {
     // Its bodies, made with it, are graphs the application adds nodes to.
     GraphNodeParams made;
