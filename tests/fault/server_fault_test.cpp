@@ -1437,3 +1437,80 @@ TEST_F(ServerFault, BatchMemOpNodesAreChecked) {
   EXPECT_EQ(a->call(proto::kOpGraphAddNode, 0, add(graph, {}).bytes(), {}, reply), cudaErrorInvalidValue);
   expect_healthy();
 }
+
+TEST_F(ServerFault, GraphAllocationFreesAndCaptureEndsAreChecked) {
+  auto a = session();
+  std::vector<uint8_t> reply;
+  proto::Writer create;
+  create.put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t graph = proto::Reader(reply).get<uint64_t>();
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t other = proto::Reader(reply).get<uint64_t>();
+  auto add = [&](uint64_t g, int32_t type, uint64_t dst, std::vector<uint8_t>& out) {
+    proto::GraphNodeParams p;
+    p.type = type;
+    p.dst = dst;
+    p.width = 256;
+    proto::Writer w;
+    w.put(g).put<uint32_t>(0);
+    proto::put_node(w, p);
+    return a->call(proto::kOpGraphAddNode, 0, w.bytes(), {}, out);
+  };
+  auto allocate = [&](uint64_t g) {
+    EXPECT_EQ(add(g, cudaGraphNodeTypeMemAlloc, 0, reply), cudaSuccess);
+    proto::Reader r(reply);
+    r.get<uint64_t>();  // the node
+    return r.get<uint64_t>();
+  };
+  auto free_memory = [&](uint64_t ptr) {
+    proto::Writer f;
+    f.put<uint64_t>(ptr);
+    return a->call(proto::kOpFree, 0, f.bytes(), {}, reply);
+  };
+  std::vector<uint8_t> data(256, 1);
+  iovec v{data.data(), data.size()};
+  auto copy_to = [&](uint64_t ptr) {
+    proto::Writer h2d;
+    h2d.put<uint64_t>(ptr).put<uint64_t>(0).put<uint8_t>(1);
+    return a->call(proto::kOpMemcpyHtoD, 0, h2d.bytes(), {&v, 1}, reply);
+  };
+  uint64_t own = allocate(graph);   // freed by its graph
+  uint64_t kept = allocate(graph);  // left allocated
+  ASSERT_EQ(add(graph, cudaGraphNodeTypeMemFree, own, reply), cudaSuccess);
+  // Only its graph frees it, once.
+  EXPECT_EQ(free_memory(own), cudaErrorInvalidValue);
+  EXPECT_EQ(add(graph, cudaGraphNodeTypeMemFree, own, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(add(other, cudaGraphNodeTypeMemFree, own, reply), cudaErrorInvalidValue);
+  // Memory a graph leaves allocated is the session's to use and free, once.
+  EXPECT_EQ(copy_to(kept), cudaSuccess);
+  proto::Writer destroy;
+  destroy.put(graph);
+  ASSERT_EQ(a->call(proto::kOpGraphDestroy, 0, destroy.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(copy_to(own), cudaErrorInvalidValue);  // ended with its graph
+  EXPECT_EQ(copy_to(kept), cudaSuccess);
+  EXPECT_EQ(free_memory(kept), cudaSuccess);
+  EXPECT_EQ(free_memory(kept), cudaErrorInvalidValue);
+
+  // Ending a capture with no graph output: only after a capture into an existing graph.
+  proto::Writer sc;
+  sc.put<uint32_t>(0).put<int32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpStreamCreate, 0, sc.bytes(), {}, reply), cudaSuccess);
+  uint64_t stream = proto::Reader(reply).get<uint64_t>();
+  auto end_capture = [&](bool wants_graph) {
+    proto::Writer w;
+    w.put(stream).put<uint8_t>(wants_graph);
+    return a->call(proto::kOpStreamEndCapture, 0, w.bytes(), {}, reply);
+  };
+  proto::Writer begin;
+  begin.put(stream).put<int32_t>(cudaStreamCaptureModeRelaxed);
+  ASSERT_EQ(a->call(proto::kOpStreamBeginCapture, 0, begin.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(end_capture(false), cudaErrorInvalidValue);
+  ASSERT_EQ(end_capture(true), cudaSuccess);
+  proto::Writer into;
+  into.put(stream).put(other).put<uint32_t>(0).put<int32_t>(cudaStreamCaptureModeRelaxed);
+  ASSERT_EQ(a->call(proto::kOpStreamBeginCaptureToGraph, 0, into.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(end_capture(false), cudaSuccess);
+  EXPECT_EQ(end_capture(false), cudaErrorInvalidValue);  // no capture any more
+  expect_healthy();
+}

@@ -81,3 +81,27 @@ TEST(GraphTable, ClearForgetsEverything) {
   EXPECT_FALSE(t.exec(7));
   EXPECT_FALSE(t.user_object(5));
 }
+
+TEST(GraphTable, AGraphsAllocationsItFreesItselfAreItsAlone) {
+  GraphTable t;
+  t.add_graph(100, 0);
+  t.add_graph(200, 0);
+  t.add_allocation(0x1000, 100);
+  t.add_allocation(0x2000, 100);
+  t.add_allocation(0x3000, 200);
+  t.allocation_freed_in(0x1000, 100);
+  t.allocation_freed_in(0x3000, 100);  // another graph's free node: the application may still free it
+  EXPECT_TRUE(t.freed_by_its_graph(0x1000));
+  EXPECT_FALSE(t.freed_by_its_graph(0x2000));
+  EXPECT_FALSE(t.freed_by_its_graph(0x3000));
+  EXPECT_FALSE(t.freed_by_its_graph(0x4000));
+  EXPECT_EQ(t.self_freed_allocations(100), std::vector<uint64_t>{0x1000});
+  EXPECT_TRUE(t.self_freed_allocations(200).empty());
+  // They go with their graph.
+  t.remove_graph(100);
+  EXPECT_FALSE(t.freed_by_its_graph(0x1000));
+  EXPECT_TRUE(t.self_freed_allocations(100).empty());
+  t.allocation_freed_in(0x3000, 200);
+  t.clear();
+  EXPECT_FALSE(t.freed_by_its_graph(0x3000));
+}

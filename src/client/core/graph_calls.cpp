@@ -7,7 +7,9 @@
 #include "client/core/graph_handles.hpp"
 #include "client/core/graph_nodes.hpp"
 #include "client/core/host_callback_runner.hpp"
+#include "client/core/memory_map.hpp"
 #include "client/core/session.hpp"
+#include "common/log.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
@@ -144,7 +146,10 @@ cudaError_t graph_destroy(cudaGraph_t graph) {
   RemoteObject o;
   if (cudaError_t e = on_object(graph_handles(), graph, call, &o)) return e;
   cudaError_t e = call.run();
-  if (e == cudaSuccess) graph_handles().forget(graph);
+  if (e == cudaSuccess) {
+    MemoryMap::get().graph_destroyed(reinterpret_cast<uint64_t>(graph));
+    graph_handles().forget(graph);
+  }
   return e;
 }
 
@@ -169,12 +174,20 @@ cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaG
   proto::put_node(call.args(), p);
   if (cudaError_t e = call.run()) return e;
   *node = graph_node_handles().intern(o.device, call.reply().get<uint64_t>());
-  // The graph's address stays out of the memory map: CUDA may hand it out
-  // again once the graph is gone, and the map would refuse it then.
+  // The graph's memory is the device's from the node on: once the graph ran,
+  // copies, memsets and kernels may use it and cudaFree may free it, unless
+  // the graph frees it itself (see MemoryMap).
   if (p.type == cudaGraphNodeTypeMemAlloc) {
     auto address = call.reply().get<uint64_t>();
+    if (!MemoryMap::get().add_graph_memory(address, p.width, o.device, reinterpret_cast<uint64_t>(graph))) {
+      RGPU_LOG(error, "device %d's graph allocation at 0x%lx overlaps another server's GPU memory: pointers to it "
+                      "could not say which GPU they name; refusing it",
+               o.device, static_cast<unsigned long>(address));
+      return cudaErrorMemoryAllocation;
+    }
     if (added) added->allocated = reinterpret_cast<void*>(address);
   }
+  if (p.type == cudaGraphNodeTypeMemFree) MemoryMap::get().graph_frees(p.dst, reinterpret_cast<uint64_t>(graph));
   if (p.type == cudaGraphNodeTypeConditional) {
     auto n = call.reply().get<uint32_t>();
     if (n > call.reply().remaining() / sizeof(uint64_t)) throw proto::DecodeError("more bodies than the reply holds");
@@ -438,12 +451,15 @@ cudaError_t stream_begin_capture_to_graph(cudaStream_t stream, cudaGraph_t graph
 }
 
 cudaError_t stream_end_capture(cudaStream_t stream, cudaGraph_t* graph) {
-  if (!graph) return cudaErrorInvalidValue;
   Call call(proto::kOpStreamEndCapture);
   if (cudaError_t e = on_stream(stream, call)) return e;
-  *graph = nullptr;
+  // No output is CUDA's choice after a capture into an existing graph; the
+  // server, which knows how the capture began, refuses it otherwise.
+  call.args().put<uint8_t>(graph != nullptr);
+  if (graph) *graph = nullptr;
   if (cudaError_t e = call.run()) return e;
-  *graph = graph_handles().intern(call.device_index(), call.reply().get<uint64_t>());
+  auto captured = call.reply().get<uint64_t>();
+  if (graph) *graph = graph_handles().intern(call.device_index(), captured);
   return cudaSuccess;
 }
 

@@ -61,6 +61,7 @@ cudaError_t graph_debug_dot_print(cudaGraph_t graph, const char* path, unsigned 
 cudaError_t stream_begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode);
 cudaError_t stream_begin_capture_to_graph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                           const cudaGraphEdgeData* edges, size_t n, cudaStreamCaptureMode mode);
+// *graph may be null after a capture into an existing graph, as CUDA allows.
 cudaError_t stream_end_capture(cudaStream_t stream, cudaGraph_t* graph);
 // deps stays valid until the next capture query of this thread, as CUDA's.
 cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,

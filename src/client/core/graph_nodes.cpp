@@ -195,9 +195,12 @@ cudaError_t alloc_node(int device, const cudaMemPoolProps& props, const cudaMemA
 }
 
 cudaError_t free_node(int device, void* dptr, GraphNodeParams* p) {
-  // A graph's own allocations are not in the memory map; the server knows them.
+  // Device memory of this device; once a graph frees a graph allocation, no
+  // other free may (CUDA frees one only once, in the graph that made it).
+  // Other addresses are the server's to judge.
   auto range = MemoryMap::get().find_device(addr(dptr));
-  if (!dptr || (range && (range->base != addr(dptr) || range->device != device))) return cudaErrorInvalidValue;
+  if (!dptr || (range && (range->base != addr(dptr) || range->device != device || range->freed_in_graph)))
+    return cudaErrorInvalidValue;
   p->type = cudaGraphNodeTypeMemFree;
   p->dst = addr(dptr);
   return cudaSuccess;

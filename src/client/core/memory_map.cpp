@@ -9,13 +9,58 @@ MemoryMap& MemoryMap::get() {
   return *m;
 }
 
-bool MemoryMap::add_device(uint64_t base, size_t size, int device) {
+bool MemoryMap::insert_device(const DeviceRange& r) {
   std::lock_guard lock(mutex_);
-  uint64_t last = base + (size ? size - 1 : 0);
+  uint64_t last = r.base + (r.size ? r.size - 1 : 0);
+  auto overlaps = [&](const DeviceRange& o) { return o.base <= last && o.base + o.size > r.base; };
+  // A graph allocation's end is not seen here (a graph freed it, or was
+  // destroyed, on the GPU): its device reusing the address proves it gone.
+  std::erase_if(device_, [&](const auto& kv) {
+    return kv.second.graph_memory && kv.second.device == r.device && overlaps(kv.second);
+  });
   auto it = device_.upper_bound(last);
-  if (it != device_.begin() && std::prev(it)->first + std::prev(it)->second.size > base) return false;
-  device_[base] = DeviceRange{base, size, device};
+  if (it != device_.begin() && overlaps(std::prev(it)->second)) return false;
+  device_[r.base] = r;
   return true;
+}
+
+bool MemoryMap::add_device(uint64_t base, size_t size, int device) {
+  return insert_device(DeviceRange{base, size, device});
+}
+
+bool MemoryMap::add_graph_memory(uint64_t base, size_t size, int device, uint64_t graph) {
+  DeviceRange r{base, size, device};
+  r.graph_memory = true;
+  r.graph = graph;
+  return insert_device(r);
+}
+
+void MemoryMap::graph_frees(uint64_t base, uint64_t graph) {
+  std::lock_guard lock(mutex_);
+  auto it = device_.find(base);
+  if (it != device_.end() && it->second.graph_memory && it->second.graph == graph) it->second.freed_in_graph = true;
+}
+
+void MemoryMap::graph_destroyed(uint64_t graph) {
+  std::lock_guard lock(mutex_);
+  for (auto it = device_.begin(); it != device_.end();) {
+    DeviceRange& r = it->second;
+    if (!r.graph_memory || r.graph != graph) {
+      ++it;
+    } else if (r.freed_in_graph) {
+      it = device_.erase(it);
+    } else {
+      r.graph = 0;  // no graph tag outlives its graph: the handle may name another graph later
+      ++it;
+    }
+  }
+}
+
+std::optional<DeviceRange> MemoryMap::freeable(uint64_t base) const {
+  std::lock_guard lock(mutex_);
+  auto it = device_.find(base);
+  if (it == device_.end() || it->second.freed_in_graph) return std::nullopt;
+  return it->second;
 }
 
 template <typename R>

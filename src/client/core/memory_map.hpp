@@ -15,6 +15,12 @@ struct DeviceRange {
   uint64_t base;
   size_t size;
   int device;
+  // Made by a graph's allocation node (cudaGraphAddMemAllocNode): its address
+  // is fixed when the node is made, its memory lives from the graph's launch
+  // until freed, in GPU order the client does not see.
+  bool graph_memory = false;
+  uint64_t graph = 0;           // that graph (an opaque tag) until it is destroyed
+  bool freed_in_graph = false;  // the same graph frees it: only that graph may use and free it
 };
 
 struct HostRange {
@@ -32,7 +38,19 @@ class MemoryMap {
   // False when the range overlaps memory already known, which happens only
   // when two servers hand out the same addresses: the pointer could not say
   // which GPU it belongs to, so the caller must refuse the allocation.
+  // A same-device graph allocation the new range overlaps is gone (its
+  // device hands out its address again): it is forgotten.
   bool add_device(uint64_t base, size_t size, int device);
+  // A graph allocation node's range, tagged with its graph.
+  bool add_graph_memory(uint64_t base, size_t size, int device, uint64_t graph);
+  // A free node of `graph` frees the allocation at base.
+  void graph_frees(uint64_t base, uint64_t graph);
+  // `graph` is destroyed: what it allocated and frees itself is gone; what it
+  // leaves allocated stays until the application frees it (CUDA's rule).
+  void graph_destroyed(uint64_t graph);
+  // The allocation starting at base that the application may free (cudaFree,
+  // cudaFreeAsync): not one its own graph frees.
+  std::optional<DeviceRange> freeable(uint64_t base) const;
   std::optional<DeviceRange> remove_device(uint64_t base);
   // The allocation containing [ptr, ptr + n), if any.
   std::optional<DeviceRange> find_device(uint64_t ptr, size_t n = 1) const;
@@ -47,6 +65,7 @@ class MemoryMap {
  private:
   template <typename R>
   std::optional<R> remove(std::map<uint64_t, R>& m, uint64_t base);
+  bool insert_device(const DeviceRange& r);
 
   mutable std::mutex mutex_;
   std::map<uint64_t, DeviceRange> device_;

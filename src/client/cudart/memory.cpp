@@ -66,8 +66,8 @@ extern "C" cudaError_t cudaFree(void* devPtr) {
     if (cudaError_t e = call.to_current_device()) return e;
     if (!devPtr) return cudaSuccess;
     if (find_managed(reinterpret_cast<uint64_t>(devPtr))) return free_managed(reinterpret_cast<uint64_t>(devPtr));
-    auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(devPtr));
-    if (!range || range->base != reinterpret_cast<uint64_t>(devPtr)) return cudaErrorInvalidValue;
+    auto range = MemoryMap::get().freeable(reinterpret_cast<uint64_t>(devPtr));
+    if (!range) return cudaErrorInvalidValue;
     Call on_owner(proto::kOpFree);
     int32_t remote;
     if (cudaError_t e = on_owner.to_device(range->device, &remote)) return e;

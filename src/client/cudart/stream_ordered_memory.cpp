@@ -81,8 +81,8 @@ extern "C" cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemP
 
 extern "C" cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
   return api([&]() -> cudaError_t {
-    auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(devPtr));
-    if (!range || range->base != reinterpret_cast<uint64_t>(devPtr)) return cudaErrorInvalidValue;
+    auto range = MemoryMap::get().freeable(reinterpret_cast<uint64_t>(devPtr));
+    if (!range) return cudaErrorInvalidValue;
     Call call(proto::kOpFreeAsync);
     uint64_t s;
     if (cudaError_t e = call.to_stream(hStream, &s)) return e;

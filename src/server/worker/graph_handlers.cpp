@@ -87,7 +87,9 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     case cudaGraphNodeTypeHost: return s.host_nodes.valid(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
     case cudaGraphNodeTypeMemAlloc:
       return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
-    case cudaGraphNodeTypeMemFree: return s.allocations.contains(p.dst, 1) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeMemFree:  // a graph's allocation its graph frees is freed only there, once
+      return s.allocations.contains(p.dst, 1) && !s.graphs.freed_by_its_graph(p.dst) ? cudaSuccess
+                                                                                       : cudaErrorInvalidValue;
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
       for (const auto& op : p.semaphores) {
@@ -182,6 +184,9 @@ int32_t graph_destroy(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   // Child graphs belong to their node, a capture's graph to the capture.
   if (!s.graphs.own_graph(g)) return cudaErrorInvalidValue;
+  // Memory the graph allocates and frees itself ends with it; what it
+  // leaves allocated stays the session's until freed (CUDA's rules).
+  for (uint64_t base : s.graphs.self_freed_allocations(g)) s.allocations.remove(base);
   s.graphs.remove_graph(g);
   return graphs(s).graph_destroy(g);
 }
@@ -213,8 +218,10 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
     GraphNodeParams made;
     if (int32_t e = graphs(s).node_params(n, &made)) return e;
     s.allocations.add(made.dst, made.width);
+    s.graphs.add_allocation(made.dst, g);
     out.put(made.dst);
   }
+  if (p.type == cudaGraphNodeTypeMemFree) s.graphs.allocation_freed_in(p.dst, g);
   if (p.type == cudaGraphNodeTypeConditional) {
     // Its bodies, made with it, are graphs the application adds nodes to.
     GraphNodeParams made;
@@ -457,9 +464,16 @@ int32_t stream_begin_capture_to_graph(SessionContext& s, Request& req, proto::Wr
 
 int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_STREAM(stream);
+  bool wants_graph = req.args.get<uint8_t>() != 0;
   req.args.expect_end();
   CaptureInfo info;
   graphs(s).capture_info(stream, &info);
+  // CUDA lets the application pass no graph output only when the capture
+  // added to a graph it already holds (cudaStreamBeginCaptureToGraph): a new
+  // capture's graph would be lost, so that is refused, the capture going on.
+  bool into_existing = info.graph && (s.graphs.owner(info.graph) == GraphTable::kCapturedInto ||
+                                      s.graphs.conditional_body(info.graph));
+  if (!wants_graph && !into_existing) return cudaErrorInvalidValue;
   // The capture's graph, if the client saw it while capturing.
   bool seen = info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturing;
   // The application's graph it added to is the application's again, whatever the outcome.

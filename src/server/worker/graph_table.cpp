@@ -55,6 +55,7 @@ void GraphTable::remove_graph_locked(uint64_t graph) {
   graphs_.erase(it);
   for (uint64_t n : nodes) remove_node_locked(n);
   std::erase_if(conditionals_, [&](const auto& kv) { return kv.second == graph; });
+  std::erase_if(allocations_, [&](const auto& kv) { return kv.second.graph == graph; });
   for (auto& [exec, source] : execs_)
     if (source == graph) source = 0;
 }
@@ -151,8 +152,34 @@ bool GraphTable::take_user_refs(uint64_t object, uint64_t count) {
   return true;
 }
 
+void GraphTable::add_allocation(uint64_t base, uint64_t graph) {
+  std::lock_guard lock(mutex_);
+  allocations_[base] = GraphAllocation{graph, false};
+}
+
+void GraphTable::allocation_freed_in(uint64_t base, uint64_t graph) {
+  std::lock_guard lock(mutex_);
+  auto it = allocations_.find(base);
+  if (it != allocations_.end() && it->second.graph == graph) it->second.freed_in_graph = true;
+}
+
+bool GraphTable::freed_by_its_graph(uint64_t base) const {
+  std::lock_guard lock(mutex_);
+  auto it = allocations_.find(base);
+  return it != allocations_.end() && it->second.freed_in_graph;
+}
+
+std::vector<uint64_t> GraphTable::self_freed_allocations(uint64_t graph) const {
+  std::lock_guard lock(mutex_);
+  std::vector<uint64_t> bases;
+  for (const auto& [base, a] : allocations_)
+    if (a.graph == graph && a.freed_in_graph) bases.push_back(base);
+  return bases;
+}
+
 void GraphTable::clear() {
   std::lock_guard lock(mutex_);
+  allocations_.clear();
   graphs_.clear();
   nodes_.clear();
   execs_.clear();

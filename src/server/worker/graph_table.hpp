@@ -53,6 +53,16 @@ class GraphTable {
   // False when the application holds fewer than `count`.
   bool take_user_refs(uint64_t object, uint64_t count);
 
+  // Graph allocations (allocation nodes' memory, by base address): the graph
+  // that made each and whether that graph frees it too. One its graph frees
+  // is that graph's alone (nothing else may free it) and ends with it; the
+  // others outlive their graph until the application frees them.
+  void add_allocation(uint64_t base, uint64_t graph);
+  void allocation_freed_in(uint64_t base, uint64_t graph);
+  bool freed_by_its_graph(uint64_t base) const;
+  // The allocations `graph` frees itself (they go with it).
+  std::vector<uint64_t> self_freed_allocations(uint64_t graph) const;
+
   // A device reset destroyed them all.
   void clear();
 
@@ -71,6 +81,11 @@ class GraphTable {
   std::unordered_map<uint64_t, uint64_t> execs_;  // exec -> source graph
   std::unordered_map<uint64_t, uint64_t> user_refs_;  // user object -> the application's references
   std::unordered_map<uint64_t, uint64_t> conditionals_;  // conditional handle -> its graph
+  struct GraphAllocation {
+    uint64_t graph;
+    bool freed_in_graph;
+  };
+  std::unordered_map<uint64_t, GraphAllocation> allocations_;  // base -> its graph
 };
 
 }  // namespace rgpu::server

@@ -33,7 +33,7 @@ int32_t malloc_pitch(SessionContext& s, Request& req, proto::Writer& out) {
 int32_t free_memory(SessionContext& s, Request& req, proto::Writer&) {
   auto p = req.args.get<uint64_t>();
   req.args.expect_end();
-  if (s.allocations.remove(p) == 0) return cudaErrorInvalidValue;
+  if (!s.take_allocation(p)) return cudaErrorInvalidValue;
   return s.backend().free(p);
 }
 

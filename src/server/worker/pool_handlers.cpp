@@ -33,7 +33,7 @@ int32_t free_async(SessionContext& s, Request& req, proto::Writer&) {
   auto stream = req.args.get<uint64_t>();
   req.args.expect_end();
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
-  if (s.allocations.remove(p) == 0) return cudaErrorInvalidValue;
+  if (!s.take_allocation(p)) return cudaErrorInvalidValue;
   return s.backend().free_async(p, stream);
 }
 

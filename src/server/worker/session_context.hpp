@@ -86,6 +86,12 @@ class SessionContext {
   bool owns(uint64_t ptr, size_t n) const {
     return allocations.contains(ptr, n) || globals.contains(ptr, n) || mapped.contains(ptr, n);
   }
+  // Takes the allocation starting at base out of `allocations` for a free
+  // (cudaFree, cudaFreeAsync): false when there is none, or when a graph
+  // frees it itself (CUDA lets only that graph free it).
+  bool take_allocation(uint64_t base) {
+    return !graphs.freed_by_its_graph(base) && allocations.remove(base) != 0;
+  }
   // This worker's address for client shared memory [client_ptr, +n), or
   // null when the range is not inside one registered region.
   void* shared_host(uint64_t client_ptr, size_t n) const;

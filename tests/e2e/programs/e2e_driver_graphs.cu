@@ -239,6 +239,40 @@ int main() {
   CU_OK(cuGraphExecDestroy(mx));
   CU_OK(cuGraphDestroy(mg));
 
+  // Memory a graph leaves allocated: the application's to copy to and free,
+  // once, with cuMemFree, after the graph is gone.
+  CU_OK(cuGraphCreate(&mg, 0));
+  CU_OK(cuGraphAddMemAllocNode(&alloc_node, mg, nullptr, 0, &ap));
+  fill.dst = ap.dptr;
+  CU_OK(cuGraphAddMemsetNode(&fill_node, mg, &alloc_node, 1, &fill, ctx));
+  CU_OK(cuGraphInstantiate(&mx, mg, 0));
+  CU_OK(cuGraphLaunch(mx, s));
+  CU_OK(cuStreamSynchronize(s));
+  CU_OK(cuGraphExecDestroy(mx));
+  CU_OK(cuGraphDestroy(mg));
+  std::vector<unsigned char> kept(bytes);
+  CU_OK(cuMemcpyDtoH(kept.data(), ap.dptr, bytes));
+  CHECK(all(kept, 0x42));
+  std::vector<unsigned char> kept_in(bytes, 0x24);
+  CU_OK(cuMemcpyHtoD(ap.dptr, kept_in.data(), bytes));
+  CU_OK(cuMemsetD8(ap.dptr + 1, 0x25, 1));
+  CU_OK(cuMemcpyDtoH(kept.data(), ap.dptr, bytes));
+  CHECK(kept[0] == 0x24 && kept[1] == 0x25 && kept[bytes - 1] == 0x24);
+  CU_OK(cuMemFree(ap.dptr));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemFree(ap.dptr));
+  // Ended with no output after a capture into an existing graph; refused after a plain one.
+  CU_OK(cuGraphCreate(&mg, 0));
+  CU_OK(cuStreamBeginCaptureToGraph(s, mg, nullptr, nullptr, 0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CU_OK(cuMemsetD8Async(a, 0x6, bytes, s));
+  CU_OK(cuStreamEndCapture(s, nullptr));
+  CU_OK(cuGraphGetNodes(mg, nullptr, &num));
+  CHECK(num == 1);
+  CU_OK(cuGraphDestroy(mg));
+  CU_OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuStreamEndCapture(s, nullptr));
+  CU_OK(cuStreamEndCapture(s, &mg));
+  CU_OK(cuGraphDestroy(mg));
+
   // A user object held by a graph.
   CUuserObject object;
   CU_OK(cuUserObjectCreate(&object, nullptr, on_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));

@@ -211,6 +211,27 @@ int main() {
   CHECK(same == into);
   OK(cudaGraphGetEdges(into, nullptr, nullptr, nullptr, &edges));
   CHECK(edges == 1);
+  // Ending a capture into an existing graph needs no output: the graph is the application's.
+  OK(cudaStreamBeginCaptureToGraph(s, into, nullptr, nullptr, 0, cudaStreamCaptureModeGlobal));
+  OK(cudaMemsetAsync(c, 8, n, s));
+  OK(cudaStreamEndCapture(s, nullptr));
+  cudaStreamCaptureStatus after_null;
+  OK(cudaStreamIsCapturing(s, &after_null));
+  CHECK(after_null == cudaStreamCaptureStatusNone);
+  size_t into_nodes = 0;
+  OK(cudaGraphGetNodes(into, nullptr, &into_nodes));
+  CHECK(into_nodes == 3);
+  // A plain capture's graph would be lost: no output is refused and the capture goes on.
+  OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  OK(cudaMemsetAsync(c, 7, n, s));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaStreamEndCapture(s, nullptr));
+  cudaStreamCaptureStatus still;
+  OK(cudaStreamIsCapturing(s, &still));
+  CHECK(still == cudaStreamCaptureStatusActive);
+  cudaGraph_t plain = nullptr;
+  OK(cudaStreamEndCapture(s, &plain));
+  CHECK(plain != nullptr);
+  OK(cudaGraphDestroy(plain));
 
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   OK(cudaThreadExchangeStreamCaptureMode(&mode));

@@ -80,6 +80,12 @@ int main() {
   size_t count = 0;
   OK(cudaGraphGetNodes(if_body, nullptr, &count));
   CHECK(count == 3);
+  // As NVIDIA's graphConditionalNodes sample does: a body filled by capture, ended with no output.
+  OK(cudaStreamBeginCaptureToGraph(s, if_body, nullptr, nullptr, 0, cudaStreamCaptureModeGlobal));
+  OK(cudaMemsetAsync(captured, 0x77, n, s));
+  OK(cudaStreamEndCapture(s, nullptr));
+  OK(cudaGraphGetNodes(if_body, nullptr, &count));
+  CHECK(count == 4);
 
   add_conditional(g, h_else, cudaGraphCondTypeIf, 2, &bodies, &if_node);
   add_memset(bodies[0], if_else, 0x22, n);

@@ -297,6 +297,60 @@ int main() {
   OK(cudaGraphLaunch(mx, s));
   OK(cudaStreamSynchronize(s));
   CHECK(all(read_back(b, n), 0x66));
+  // Memory its own graph frees is that graph's alone: nothing else frees it.
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaFree(ap.dptr));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaFreeAsync(ap.dptr, s));
+  cudaGetLastError();
+
+  // Memory a graph allocates and leaves allocated (as NVIDIA's graphMemoryFootprint
+  // sample does): after the launch it is device memory the application copies
+  // to, reads, sets and frees, once; destroying the graph leaves it allocated.
+  cudaMemAllocNodeParams kept{};
+  kept.poolProps = ap.poolProps;
+  kept.bytesize = n;
+  cudaGraph_t kg;
+  OK(cudaGraphCreate(&kg, 0));
+  cudaGraphNode_t kept_alloc, kept_set;
+  OK(cudaGraphAddMemAllocNode(&kept_alloc, kg, nullptr, 0, &kept));
+  cudaMemsetParams on_kept = on_alloc;
+  on_kept.dst = kept.dptr;
+  on_kept.value = 0x5a;
+  OK(cudaGraphAddMemsetNode(&kept_set, kg, &kept_alloc, 1, &on_kept));
+  cudaGraphExec_t kx;
+  OK(cudaGraphInstantiate(&kx, kg, 0));
+  OK(cudaGraphLaunch(kx, s));
+  OK(cudaStreamSynchronize(s));
+  CHECK(all(read_back(kept.dptr, n), 0x5a));
+  cudaPointerAttributes kept_attr{};
+  OK(cudaPointerGetAttributes(&kept_attr, kept.dptr));
+  CHECK(kept_attr.type == cudaMemoryTypeDevice && kept_attr.device == 0);
+  std::vector<unsigned char> kept_in(n, 0x3c);
+  OK(cudaMemcpy(kept.dptr, kept_in.data(), n, cudaMemcpyDefault));
+  OK(cudaMemset(static_cast<unsigned char*>(kept.dptr) + n / 2, 0x3d, n / 2));
+  std::vector<unsigned char> kept_out(n);
+  OK(cudaMemcpy(kept_out.data(), kept.dptr, n, cudaMemcpyDefault));
+  CHECK(kept_out[0] == 0x3c && kept_out[n / 2 - 1] == 0x3c && kept_out[n / 2] == 0x3d && kept_out[n - 1] == 0x3d);
+  OK(cudaMemcpy(c, kept.dptr, n, cudaMemcpyDeviceToDevice));
+  CHECK(read_back(c, n) == kept_out);
+  OK(cudaGraphExecDestroy(kx));
+  OK(cudaGraphDestroy(kg));
+  CHECK(read_back(kept.dptr, n) == kept_out);
+  OK(cudaFree(kept.dptr));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaFree(kept.dptr));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpy(kept_out.data(), kept.dptr, n, cudaMemcpyDeviceToHost));
+  cudaGetLastError();
+  // cudaFreeAsync frees it too, in stream order.
+  OK(cudaGraphCreate(&kg, 0));
+  OK(cudaGraphAddMemAllocNode(&kept_alloc, kg, nullptr, 0, &kept));
+  OK(cudaGraphInstantiate(&kx, kg, 0));
+  OK(cudaGraphLaunch(kx, s));
+  OK(cudaMemsetAsync(kept.dptr, 0x11, n, s));
+  OK(cudaFreeAsync(kept.dptr, s));
+  OK(cudaStreamSynchronize(s));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaFree(kept.dptr));
+  cudaGetLastError();
+  OK(cudaGraphExecDestroy(kx));
+  OK(cudaGraphDestroy(kg));
   // Other GPUs' access is not offered; a free node frees what a graph allocated.
   cudaMemAccessDesc other{cudaMemLocation{cudaMemLocationTypeDevice, 1}, cudaMemAccessFlagsProtReadWrite};
   ap.accessDescs = &other;

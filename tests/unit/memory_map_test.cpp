@@ -1,0 +1,63 @@
+// The client's memory map: graph allocations' ranges, whose lifetime the
+// client sees only through graph destruction and frees.
+#include "client/core/memory_map.hpp"
+
+#include <gtest/gtest.h>
+
+using rgpu::client::MemoryMap;
+
+namespace {
+
+constexpr uint64_t kGraph = 0x1000;
+constexpr uint64_t kOtherGraph = 0x2000;
+
+TEST(MemoryMapTest, GraphMemoryIsDeviceMemoryTheApplicationMayFree) {
+  MemoryMap m;
+  ASSERT_TRUE(m.add_graph_memory(0x10000, 0x100, 0, kGraph));
+  auto r = m.find_device(0x10080, 0x10);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->device, 0);
+  EXPECT_TRUE(r->graph_memory);
+  ASSERT_TRUE(m.freeable(0x10000));
+  EXPECT_FALSE(m.freeable(0x10080));  // not an allocation's start
+  EXPECT_TRUE(m.remove_device(0x10000));
+  EXPECT_FALSE(m.freeable(0x10000));  // freed once
+}
+
+TEST(MemoryMapTest, MemoryItsOwnGraphFreesIsTheGraphsAlone) {
+  MemoryMap m;
+  ASSERT_TRUE(m.add_graph_memory(0x10000, 0x100, 0, kGraph));
+  m.graph_frees(0x10000, kOtherGraph);  // another graph's free node: still the application's to free
+  EXPECT_TRUE(m.freeable(0x10000));
+  m.graph_frees(0x10000, kGraph);
+  EXPECT_FALSE(m.freeable(0x10000));
+  EXPECT_TRUE(m.find_device(0x10000));  // still device memory while the graph exists
+  m.graph_destroyed(kGraph);
+  EXPECT_FALSE(m.find_device(0x10000));
+}
+
+TEST(MemoryMapTest, MemoryAGraphLeavesAllocatedOutlivesIt) {
+  MemoryMap m;
+  ASSERT_TRUE(m.add_graph_memory(0x10000, 0x100, 0, kGraph));
+  m.graph_destroyed(kGraph);
+  ASSERT_TRUE(m.freeable(0x10000));
+  // A later graph with the same handle does not own it.
+  m.graph_frees(0x10000, kGraph);
+  EXPECT_TRUE(m.freeable(0x10000));
+}
+
+TEST(MemoryMapTest, ItsDeviceReusingAGraphAllocationsAddressProvesItGone) {
+  MemoryMap m;
+  ASSERT_TRUE(m.add_graph_memory(0x10000, 0x100, 0, kGraph));
+  // Another device's memory there is ambiguous and refused, as for any allocation.
+  EXPECT_FALSE(m.add_device(0x10080, 0x100, 1));
+  ASSERT_TRUE(m.add_device(0x10080, 0x100, 0));
+  EXPECT_FALSE(m.freeable(0x10000));
+  auto r = m.find_device(0x10080);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->graph_memory);
+  // Ordinary allocations are never evicted.
+  EXPECT_FALSE(m.add_graph_memory(0x10000, 0x100, 0, kGraph));
+}
+
+}  // namespace
