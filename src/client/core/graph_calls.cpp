@@ -453,8 +453,7 @@ cudaError_t stream_begin_capture_to_graph(cudaStream_t stream, cudaGraph_t graph
 cudaError_t stream_end_capture(cudaStream_t stream, cudaGraph_t* graph) {
   Call call(proto::kOpStreamEndCapture);
   if (cudaError_t e = on_stream(stream, call)) return e;
-  // No output is CUDA's choice after a capture into an existing graph; the
-  // server, which knows how the capture began, refuses it otherwise.
+  // Without an output the server drops a new capture's graph.
   call.args().put<uint8_t>(graph != nullptr);
   if (graph) *graph = nullptr;
   if (cudaError_t e = call.run()) return e;

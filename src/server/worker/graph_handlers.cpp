@@ -179,16 +179,20 @@ int32_t graph_create(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
+// Memory the graph allocates and frees itself ends with it; what it leaves
+// allocated stays the session's until freed (CUDA's rules).
+int32_t drop_graph(SessionContext& s, uint64_t g) {
+  for (uint64_t base : s.graphs.self_freed_allocations(g)) s.allocations.remove(base);
+  s.graphs.remove_graph(g);
+  return graphs(s).graph_destroy(g);
+}
+
 int32_t graph_destroy(SessionContext& s, Request& req, proto::Writer&) {
   auto g = req.args.get<uint64_t>();
   req.args.expect_end();
   // Child graphs belong to their node, a capture's graph to the capture.
   if (!s.graphs.own_graph(g)) return cudaErrorInvalidValue;
-  // Memory the graph allocates and frees itself ends with it; what it
-  // leaves allocated stays the session's until freed (CUDA's rules).
-  for (uint64_t base : s.graphs.self_freed_allocations(g)) s.allocations.remove(base);
-  s.graphs.remove_graph(g);
-  return graphs(s).graph_destroy(g);
+  return drop_graph(s, g);
 }
 
 int32_t graph_clone(SessionContext& s, Request& req, proto::Writer& out) {
@@ -468,12 +472,11 @@ int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) 
   req.args.expect_end();
   CaptureInfo info;
   graphs(s).capture_info(stream, &info);
-  // CUDA lets the application pass no graph output only when the capture
-  // added to a graph it already holds (cudaStreamBeginCaptureToGraph): a new
-  // capture's graph would be lost, so that is refused, the capture going on.
+  // Without a graph output (CUDA allows it, measured on the H100) a new
+  // capture's graph is nobody's: it is destroyed; a capture into an
+  // existing graph (cudaStreamBeginCaptureToGraph) leaves that graph.
   bool into_existing = info.graph && (s.graphs.owner(info.graph) == GraphTable::kCapturedInto ||
                                       s.graphs.conditional_body(info.graph));
-  if (!wants_graph && !into_existing) return cudaErrorInvalidValue;
   // The capture's graph, if the client saw it while capturing.
   bool seen = info.graph && s.graphs.owner(info.graph) == GraphTable::kCapturing;
   // The application's graph it added to is the application's again, whatever the outcome.
@@ -488,6 +491,10 @@ int32_t stream_end_capture(SessionContext& s, Request& req, proto::Writer& out) 
     if (e == cudaErrorStreamCaptureInvalidated && req.lane().deferred == cudaErrorStreamCaptureUnsupported)
       req.lane().deferred = cudaSuccess;
     return e;
+  }
+  if (!wants_graph && !into_existing) {
+    out.put<uint64_t>(0);
+    return drop_graph(s, g);
   }
   if (seen) s.graphs.set_owner(g, 0);
   s.graphs.add_graph(g, 0);
