@@ -57,9 +57,12 @@ int main() {
   CU_OK(cuMemcpyDtoH(&v64, d + 8, 8));
   CHECK(v32 == 5 && v64 == 0x1122334455667788ull);
 
-  // Set on the graph: later instantiations see it; set on the executable graph: only it does.
-  CUstreamBatchMemOpParams nine = write32(d, 9), eleven = write32(d, 11);
-  CUDA_BATCH_MEM_OP_NODE_PARAMS set_nine{ctx, 1, &nine, 0}, set_eleven{ctx, 1, &eleven, 0};
+  // Set on the graph: later instantiations see it; set on the executable
+  // graph: only it does, and only new addresses and values (as the driver).
+  CUstreamBatchMemOpParams nine = write32(d, 9), eleven[2] = {write32(d, 11), ops[1]};
+  eleven[1].writeValue.value64 = 0x99;
+  CUDA_BATCH_MEM_OP_NODE_PARAMS set_nine{ctx, 1, &nine, 0}, set_eleven{ctx, 2, eleven, 0};
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphExecBatchMemOpNodeSetParams(exec, node, &set_nine));
   CU_OK(cuGraphBatchMemOpNodeSetParams(node, &set_nine));
   CU_OK(cuGraphExecBatchMemOpNodeSetParams(exec, node, &set_eleven));
   CU_OK(cuGraphLaunch(exec, stream));
@@ -78,7 +81,7 @@ int main() {
   // Through cuGraphAddNode too.
   CUgraphNodeParams gp{};
   gp.type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
-  gp.memOp = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2{ctx, 1, &eleven, 0};
+  gp.memOp = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2{ctx, 1, eleven, 0};
   CUgraphNode generic;
   CU_OK(cuGraphAddNode(&generic, graph, nullptr, nullptr, 0, &gp));
   CU_OK(cuGraphBatchMemOpNodeGetParams(generic, &got));

@@ -630,6 +630,14 @@ int32_t HostGraphs::exec_set_params(uint64_t exec, uint64_t node, const GraphNod
     n->p.handle = handle(n->child.get());
     return cudaSuccess;
   }
+  // The driver lets an executable graph's batch take new addresses and
+  // values only, not another count or kind of operation.
+  if (p.type == proto::kGraphNodeTypeBatchMemOp) {
+    auto before = proto::node_mem_ops(n->p), after = proto::node_mem_ops(p);
+    if (before.size() != after.size()) return cudaErrorInvalidValue;
+    for (size_t i = 0; i < after.size(); ++i)
+      if (before[i].type != after[i].type) return cudaErrorInvalidValue;
+  }
   n->p = p;
   return cudaSuccess;
 }
