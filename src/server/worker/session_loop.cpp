@@ -73,6 +73,10 @@ bool queues_kernels(uint16_t op) {
   }
 }
 
+// Calls after which the driver has printed what every kernel queued on the
+// device before them wrote.
+bool prints_all_queued(uint16_t op) { return op == proto::kOpDeviceSynchronize || op == proto::kOpDeviceReset; }
+
 // Sends what kernels printed ahead of a reply, so that it reaches the
 // application's output before the call returns, as locally.
 // `kernels_before`: the device's queued kernels when the call started.
@@ -80,8 +84,7 @@ void send_device_output(Session& s, Lane& lane, const proto::FrameHeader& h, uin
   bool flush = flushes_device_output(h.op) && s.output.may_hold_output(h.device);
   if (!flush && !s.output.pending()) return;
   auto chunks = s.output.take(flush);
-  if (flush && (h.op == proto::kOpDeviceSynchronize || h.op == proto::kOpDeviceReset))
-    s.output.printed_through(h.device, kernels_before);
+  if (flush && prints_all_queued(h.op)) s.output.printed_through(h.device, kernels_before);
   for (const auto& chunk : chunks) {
     proto::Writer w;
     w.put<uint8_t>(static_cast<uint8_t>(chunk.fd));
@@ -142,8 +145,9 @@ void serve_lane(Session& s, Lane& lane) {
     Request req(h, args, lane, &s.gate);
     proto::Writer out;
     lane.reply_sent = false;
-    // A synchronize in a green context waits only for that context's work.
-    const uint64_t kernels_before = green ? 0 : s.output.kernels_queued(h.device);
+    // Read only where it is used; a synchronize in a green context waits
+    // only for that context's work.
+    const uint64_t kernels_before = !green && prints_all_queued(h.op) ? s.output.kernels_queued(h.device) : 0;
     int32_t status;
     try {
       status = run_request(s, req, out, green, current);
