@@ -1,5 +1,7 @@
 #include "client/core/call.hpp"
 
+#include <fcntl.h>
+
 #include <chrono>
 #include <cstdlib>
 
@@ -104,7 +106,17 @@ cudaError_t Call::run_into(void* dst, size_t n) {
   return e;
 }
 
+bool descriptor_open(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) != -1; }
+
+cudaError_t Call::descriptors_travel(const char* api) const {
+  if (dev_->session->shares_memory()) return cudaSuccess;
+  RGPU_LOG(warn, "%s: file descriptors need the shm transport (client and server on one host); this session uses %s",
+           api, dev_->session->transport_name().c_str());
+  return cudaErrorNotSupported;
+}
+
 cudaError_t Call::run_with_fd(int fd) {
+  if (!descriptor_open(fd)) return cudaErrorInvalidValue;
   cudaError_t e = traced(op_, false, args_.size(), [&] {
     return dev_->session->call_with_fd(op_, wire_device_, args_.bytes(), fd, reply_buf_);
   });

@@ -12,6 +12,10 @@
 
 namespace rgpu::client {
 
+// Whether `fd` is an open descriptor of this process: one that sendmsg
+// refuses would cost the connection it travels on.
+bool descriptor_open(int fd);
+
 class Call {
  public:
   explicit Call(uint16_t op) : op_(op) {}
@@ -30,10 +34,14 @@ class Call {
   }
   cudaError_t run(std::span<const iovec> payload = {});
   cudaError_t run_into(void* dst, size_t n);
-  // Synchronous calls that hand the server a descriptor, or take one from
-  // its reply (*fd: -1 unless the call succeeded); shm only.
+  // Synchronous calls that hand the server a descriptor (which must be
+  // open, else cudaErrorInvalidValue), or take one from its reply (*fd: -1
+  // unless the call succeeded); shm only.
   cudaError_t run_with_fd(int fd);
   cudaError_t run_taking_fd(int* fd);
+  // cudaErrorNotSupported, logged as `api`'s, where file descriptors cannot
+  // reach the routed server: only between processes of one host (shm).
+  cudaError_t descriptors_travel(const char* api) const;
   cudaError_t post(std::span<const iovec> payload = {});
   // Outputs of a successful run().
   proto::Reader& reply() { return reply_; }

@@ -6,9 +6,7 @@
 
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
-#include "client/core/session.hpp"
 #include "client/cuda/driver_errors.hpp"
-#include "common/log.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -25,12 +23,7 @@ extern "C" CUresult CUDAAPI cuMemGetHandleForAddressRange(void* handle, CUdevice
   Call call(proto::kOpMemGetHandleForAddressRange);
   int32_t ordinal;
   if (cudaError_t e = call.to_device(range->device, &ordinal)) return to_cu(e);
-  if (!call.device()->session->shares_memory()) {
-    RGPU_LOG(warn, "cuMemGetHandleForAddressRange: dma-buf file descriptors need the shm transport (client and "
-                   "server on one host); this session uses %s",
-             call.device()->session->transport_name().c_str());
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
+  if (cudaError_t e = call.descriptors_travel("cuMemGetHandleForAddressRange")) return to_cu(e);
   call.args().put<uint64_t>(dptr).put<uint64_t>(size).put<int32_t>(handleType).put<uint64_t>(flags);
   int fd = -1;
   if (cudaError_t e = call.run_taking_fd(&fd)) return to_cu(e);
