@@ -1,0 +1,117 @@
+"""PyTorch on the GPU: device query, tensor ops, cuBLAS (fp32, bf16), cuDNN,
+cuFFT, cuSOLVER, attention, a CNN and a small transformer trained for a few
+steps, CUDA graphs. Prints rounded results (compared between a local run and
+one through rgpu) and RESULT PASS when every check holds."""
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.backends.cudnn.benchmark = False
+torch.backends.cudnn.deterministic = True
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+ok = True
+
+
+def check(name, value, cond=True):
+    global ok
+    ok &= bool(cond)
+    print(f"{name}: {value}{'' if cond else '  FAILED'}")
+
+
+def r(x, digits=4):
+    return float(f"{float(x):.{digits}g}")
+
+
+check("cuda available", torch.cuda.is_available(), torch.cuda.is_available())
+if not torch.cuda.is_available():
+    print("RESULT FAIL")
+    sys.exit(1)
+dev = torch.device("cuda")
+check("device count", torch.cuda.device_count(), torch.cuda.device_count() >= 1)
+props = torch.cuda.get_device_properties(0)
+check("capability", f"{props.major}.{props.minor}")
+
+check("ones sum", torch.ones(1000, device=dev).sum().item(), torch.ones(1000, device=dev).sum().item() == 1000)
+x = torch.arange(1 << 20, device=dev, dtype=torch.float32)
+check("elementwise", r((x * 2 + 1).sin().sum()))
+check("sort", torch.sort(torch.randperm(1000, device=dev, generator=torch.Generator(dev).manual_seed(1)))[0][:5].tolist())
+
+g = torch.Generator(dev).manual_seed(0)
+a = torch.randn(512, 512, device=dev, generator=g)
+b = torch.randn(512, 512, device=dev, generator=g)
+c = a @ b
+ref = (a.double().cpu() @ b.double().cpu())
+check("matmul fp32", r(c.sum()), torch.allclose(c.cpu().double(), ref, atol=1e-2))
+cb = (a.bfloat16() @ b.bfloat16()).float()
+check("matmul bf16", r(cb.sum(), 3), (cb.cpu().double() - ref).abs().max().item() < 2.0)
+lin = nn.Linear(512, 256).to(dev)
+check("linear", r(lin(a).sum()))
+
+img = torch.randn(8, 3, 32, 32, device=dev, generator=g)
+w = torch.randn(16, 3, 3, 3, device=dev, generator=g)
+y = F.conv2d(img, w, padding=1)
+yref = F.conv2d(img.cpu(), w.cpu(), padding=1)
+check("conv2d cudnn", r(y.sum()), torch.allclose(y.cpu(), yref, atol=1e-3))
+
+sig = torch.randn(4096, device=dev, generator=g)
+f = torch.fft.fft(sig)
+check("fft", r(f.abs().sum()), torch.allclose(torch.fft.ifft(f).real, sig, atol=1e-4))
+spd = a @ a.T + 512 * torch.eye(512, device=dev)
+rhs = torch.randn(512, 4, device=dev, generator=g)
+sol = torch.linalg.solve(spd, rhs)
+check("linalg solve", r(sol.sum()), torch.allclose(spd @ sol, rhs, atol=1e-3))
+check("cholesky", r(torch.linalg.cholesky(spd).diagonal().sum()))
+check("eigvalsh", r(torch.linalg.eigvalsh(spd)[-1]))
+
+q = torch.randn(2, 4, 128, 64, device=dev, generator=g)
+att = F.scaled_dot_product_attention(q, q, q)
+attref = torch.softmax(q @ q.transpose(-1, -2) / 8.0, -1) @ q
+check("sdpa", r(att.sum()), torch.allclose(att, attref, atol=1e-3))
+
+
+def train(model, data, target, loss_fn, steps=5):
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(data), target)
+        loss.backward()
+        opt.step()
+        losses.append(r(loss.item()))
+    return losses
+
+
+torch.manual_seed(0)
+cnn = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(16, 32, 3, padding=1),
+                    nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10)).to(dev)
+labels = torch.randint(0, 10, (8,), device=dev, generator=g)
+losses = train(cnn, img, labels, F.cross_entropy)
+check("cnn losses", losses, losses[-1] < losses[0])
+
+torch.manual_seed(0)
+layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0, batch_first=True)
+tf = nn.Sequential(nn.TransformerEncoder(layer, 2), nn.Linear(64, 64)).to(dev)
+seq = torch.randn(4, 32, 64, device=dev, generator=g)
+losses = train(tf, seq, seq, F.mse_loss)
+check("transformer losses", losses, losses[-1] < losses[0])
+
+static_in = torch.randn(1024, device=dev, generator=g)
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):
+    for _ in range(2):
+        static_out = static_in * 3 + 1
+torch.cuda.current_stream().wait_stream(s)
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    static_out = static_in * 3 + 1
+static_in.copy_(torch.ones(1024, device=dev))
+graph.replay()
+check("cuda graph", static_out.sum().item(), static_out.sum().item() == 4096)
+
+torch.cuda.synchronize()
+print("RESULT PASS" if ok else "RESULT FAIL")
+sys.exit(0 if ok else 1)
