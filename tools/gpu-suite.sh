@@ -6,6 +6,9 @@
 # writes the report to OUT_DIR.
 #   usage: tools/gpu-suite.sh OUT_DIR     (RGPU_COMMIT names the commit measured)
 # The corpus's Python entries (numba) run with CORPUS_PYTHON (python3).
+# RGPU_SUITE lists the parts to run (default: all): corpus (shared-runtime
+# builds), static (the corpus built with nvcc's default static runtime),
+# apps (PyTorch, CuPy, JAX, numba), concurrency, bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
@@ -23,17 +26,32 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
 
+parts=" ${RGPU_SUITE:-corpus static apps concurrency bench} "
+part() { [[ $parts == *" $1 "* ]]; }
 set +e
-# The corpus over each transport: tcp, and shm (same host, shared page-locked memory).
+# The corpus over each transport: tcp, and shm (same host, shared page-locked
+# memory); shared-runtime builds, then static ones (NVIDIA's runtime on rgpu's
+# driver); then the applications.
 corpus_rc=0
 for t in tcp shm; do
-  RGPU_TRANSPORT=$t tests/gpu/run_corpus.sh $build "$out/corpus-$t" | tee "$out/corpus-$t.txt"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  if part corpus; then
+    RGPU_TRANSPORT=$t tests/gpu/run_corpus.sh $build "$out/corpus-$t" | tee "$out/corpus-$t.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  fi
+  if part static; then
+    CORPUS_CUDART=static RGPU_TRANSPORT=$t tests/gpu/run_corpus.sh $build "$out/static-$t" | tee "$out/static-$t.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  fi
+  if part apps; then
+    RGPU_TRANSPORT=$t tests/gpu/run_apps.sh $build "$out/apps-$t" | tee "$out/apps-$t.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  fi
 done
 
-$build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
+part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
 concurrency_rc=0
 for t in tcp shm; do
+  part concurrency || continue
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
     "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency-$t.txt" 2>&1 || concurrency_rc=1
 done
@@ -49,12 +67,17 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm; do
-    echo "## Corpus over $t: each program run locally and through rgpu"
-    echo
-    grep -E "^corpus:" "$out/corpus-$t.txt" || true
-    echo
-    cat "$out/corpus-$t/corpus.md"
-    echo
+    for kind in corpus static apps; do
+      [ -f "$out/$kind-$t/corpus.md" ] || continue
+      case $kind in
+        corpus) echo "## Corpus over $t (shared-runtime builds): each program run locally and through rgpu" ;;
+        static) echo "## Corpus over $t, built with nvcc's default static runtime (NVIDIA's runtime on rgpu's driver)" ;;
+        apps) echo "## Applications over $t (PyTorch, CuPy, JAX, numba): run locally and through rgpu" ;;
+      esac
+      echo
+      cat "$out/$kind-$t/corpus.md"
+      echo
+    done
   done
   echo
   echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"

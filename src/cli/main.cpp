@@ -63,9 +63,17 @@ int run(int argc, char** argv) {
     }
     setenv("RGPU_DEVICES", devices.c_str(), 1);
   }
-  std::string path = library_dir();
+  const std::string dir = library_dir();
+  std::string path = dir;
   if (const char* old = getenv("LD_LIBRARY_PATH"); old && *old) path += std::string(":") + old;
   setenv("LD_LIBRARY_PATH", path.c_str(), 1);
+  // Preloaded, rgpu's runtime is the libcudart.so.13 every library that
+  // needs one gets, even one whose RPATH names NVIDIA's (PyTorch's does):
+  // the loader matches a needed soname to a library already loaded first.
+  // The library path still serves programs that open the driver by name.
+  std::string preload = dir + "/libcudart.so.13";
+  if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  setenv("LD_PRELOAD", preload.c_str(), 1);
   execvp(argv[i], argv + i);
   perror(argv[i]);
   return 127;

@@ -33,6 +33,13 @@ using namespace rgpu;
 
 namespace {
 
+// The module handle of a kOpModuleLoadImage reply that needed no image.
+uint64_t loaded_module(const std::vector<uint8_t>& reply) {
+  proto::Reader r(reply);
+  EXPECT_EQ(r.get<uint8_t>(), 0);
+  return r.get<uint64_t>();
+}
+
 uint16_t free_port() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -313,15 +320,22 @@ TEST_F(ServerFault, DriverModuleOpsCheckImagesAndHandles) {
   auto a = session();
   auto b = session();
   std::vector<uint8_t> reply;
-  EXPECT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {}, reply), cudaErrorInvalidValue);
+  proto::Writer with_image;
+  with_image.put_string("").put<uint8_t>(1);
+  EXPECT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {}, reply), cudaErrorInvalidValue);
+  // An image the server has not cached is asked for.
+  proto::Writer by_hash;
+  by_hash.put_string(std::string(64, 'f')).put<uint8_t>(0);
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, by_hash.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(proto::Reader(reply).get<uint8_t>(), 1);
   char garbage[] = "neither PTX nor a cubin nor a fat binary";
   iovec g{garbage, sizeof garbage};
-  EXPECT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&g, 1}, reply), cudaErrorInvalidKernelImage);
+  EXPECT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {&g, 1}, reply), cudaErrorInvalidKernelImage);
   char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
                ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
   iovec p{ptx, sizeof ptx};
-  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&p, 1}, reply), cudaSuccess);
-  uint64_t module = proto::Reader(reply).get<uint64_t>();
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {&p, 1}, reply), cudaSuccess);
+  uint64_t module = loaded_module(reply);
 
   proto::Writer unknown;
   unknown.put<uint64_t>(module).put_string("not_there");
@@ -675,8 +689,10 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
   char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
                ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
   iovec p{ptx, sizeof ptx};
-  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&p, 1}, reply), cudaSuccess);
-  uint64_t module = proto::Reader(reply).get<uint64_t>();
+  proto::Writer with_image;
+  with_image.put_string("").put<uint8_t>(1);
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {&p, 1}, reply), cudaSuccess);
+  uint64_t module = loaded_module(reply);
   proto::Writer k;
   k.put<uint64_t>(module).put_string("k");
   ASSERT_EQ(a->call(proto::kOpModuleGetFunction, 0, k.bytes(), {}, reply), cudaSuccess);
@@ -802,8 +818,8 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
                    ".global .align 4 .u32 broken[;\n.global .b8 huge[99999999999][99999999999];\n"
                    ".global .u64 fine[4];\n.visible .entry k(\n)\n{\nret;\n}\n";
   iovec odd_image{odd_ptx, sizeof odd_ptx};
-  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, {}, {&odd_image, 1}, reply), cudaSuccess);
-  uint64_t odd_module = proto::Reader(reply).get<uint64_t>();
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {&odd_image, 1}, reply), cudaSuccess);
+  uint64_t odd_module = loaded_module(reply);
   proto::Writer fine;
   fine.put<uint64_t>(odd_module).put_string("fine");
   ASSERT_EQ(a->call(proto::kOpModuleGetGlobal, 0, fine.bytes(), {}, reply), cudaSuccess);

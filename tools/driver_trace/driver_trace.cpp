@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -25,6 +26,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "client/cuda/export_tables/integrity_hash.hpp"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -235,6 +238,50 @@ F real(const char* name) {
 
 }  // namespace
 
+constexpr const char* kIntegrityTable = "d4082055-bde6-704b-8d34-ba123c66e1f2";
+constexpr const char* kCudartInterface = "6bd5fb6c-5bf4-e74a-8987-d93912fd9df9";
+
+using IntegrityCheck = CUresult(CUDAAPI*)(uint32_t, uint64_t, uint64_t*);
+IntegrityCheck g_real_integrity_check = nullptr;
+
+uint64_t* table_copy(const char* uuid) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_tables.find(uuid);
+  return it == g_tables.end() ? nullptr : it->second;
+}
+
+// NVIDIA's runtime checks the driver's answer against the addresses of the
+// tables it was handed, which are the tracer's copies: the tracer answers as
+// NVIDIA's driver would for those (rgpu's integrity_hash), and logs both.
+CUresult CUDAAPI traced_integrity_check(uint32_t version, uint64_t unix_seconds, uint64_t* result) {
+  CUresult r = g_real_integrity_check(version, unix_seconds, result);
+  if (r != CUDA_SUCCESS || !result) return r;
+  int driver_version = 0;
+  real<CUresult(CUDAAPI*)(int*)>("cuDriverGetVersion")(&driver_version);
+  int count = 0;
+  real<CUresult(CUDAAPI*)(int*)>("cuDeviceGetCount")(&count);
+  auto uuid = real<CUresult(CUDAAPI*)(CUuuid*, CUdevice)>("cuDeviceGetUuid_v2");
+  auto attribute = real<CUresult(CUDAAPI*)(int*, CUdevice_attribute, CUdevice)>("cuDeviceGetAttribute");
+  std::vector<rgpu::client::DeviceIdentity> devices(count);
+  for (int d = 0; d < count; ++d) {
+    uuid(&devices[d].uuid, d);
+    attribute(&devices[d].pci_domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d);
+    attribute(&devices[d].pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
+    attribute(&devices[d].pci_device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
+  }
+  uint64_t* integrity = table_copy(kIntegrityTable);
+  const rgpu::client::IntegrityInput input{static_cast<uint32_t>(driver_version), version,
+                                           static_cast<uint32_t>(getpid()), static_cast<uint32_t>(pthread_self()),
+                                           table_copy(kCudartInterface), integrity,
+                                           reinterpret_cast<const void*>(integrity[1]), unix_seconds};
+  auto hash = rgpu::client::integrity_hash(input, devices);
+  logf("integrity check %u: driver %016" PRIx64 "%016" PRIx64 ", for the tracer's tables %016" PRIx64 "%016" PRIx64
+       "\n", version, result[0], result[1], hash[0], hash[1]);
+  result[0] = hash[0];
+  result[1] = hash[1];
+  return r;
+}
+
 // Hands out a copy of NVIDIA's table whose function slots are trampolines.
 // A table whose first word is small starts with its size in bytes; others
 // end where the driver's code pointers end.
@@ -271,6 +318,10 @@ EXPORT CUresult CUDAAPI cuGetExportTable(const void** out, const CUuuid* id) {
                    : t[i];
   }
   logf("export-table {%s} %s %zu slots:%s\n", u.c_str(), sized ? "sized" : "unsized", n, layout.c_str());
+  if (u == kIntegrityTable && n > 1) {
+    g_real_integrity_check = reinterpret_cast<IntegrityCheck>(t[1]);
+    copy[1] = reinterpret_cast<uint64_t>(&traced_integrity_check);
+  }
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_tables.emplace(u, copy);

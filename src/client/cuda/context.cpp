@@ -16,6 +16,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/export_tables/export_tables.hpp"
 #include "client/cuda/green_context_handles.hpp"
 #include "client/cuda/primary_context.hpp"
 
@@ -123,8 +124,13 @@ extern "C" CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   cudaError_t e = cudaDeviceReset();
   make_current(was);
   if (e == cudaSuccess) {
-    std::lock_guard lock(g_mutex);
-    g_primary[dev].flags = 0;
+    {
+      std::lock_guard lock(g_mutex);
+      g_primary[dev].flags = 0;
+    }
+    // NVIDIA's runtime (in a library or a static build) forgets its state
+    // for the context, as it does when NVIDIA's driver resets it.
+    release_context_storage(primary_context(dev));
   }
   return to_cu(e);
 }

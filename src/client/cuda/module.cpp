@@ -23,6 +23,7 @@
 #include "client/cuda/module_loading.hpp"
 #include "common/log.hpp"
 #include "fatbin/fatbin_container.hpp"
+#include "fatbin/fatbin_hash.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -53,24 +54,49 @@ size_t image_size(const void* image) {
   return std::strlen(static_cast<const char*>(image)) + 1;
 }
 
+// What nvcc's host code registers (__cudaRegisterFatBinary) wraps the fat
+// binary; NVIDIA's runtime hands the wrapper to the driver as the image.
+struct FatbinWrapper {
+  uint32_t magic;
+  uint32_t version;
+  const void* image;
+  const void* prelinked;
+};
+constexpr uint32_t kFatbinWrapperMagic = 0x466243b1;
+
+const void* unwrapped(const void* image) {
+  const uint32_t magic = kFatbinWrapperMagic;
+  return starts_with(image, &magic, sizeof magic) ? static_cast<const FatbinWrapper*>(image)->image : image;
+}
+
 }  // namespace
 
 namespace rgpu::client {
 
 namespace {
 
-// Loads the image on `device`: its server handle.
+// Loads the image on `device`: its server handle. First by content hash
+// alone (the server may have it cached), then with the image if it asks:
+// NVIDIA's libraries hand over hundreds of megabytes of fat binaries.
 cudaError_t load_on(int device, const void* image, size_t size, uint64_t* remote) {
-  Call call(proto::kOpModuleLoadImage);
-  int32_t ordinal;
-  if (cudaError_t e = call.to_device(device, &ordinal)) return e;
-  iovec payload{const_cast<void*>(image), size};
-  if (cudaError_t e = call.run({&payload, 1})) return e;
-  *remote = call.reply().get<uint64_t>();
-  return cudaSuccess;
+  const std::string hash = fatbin::fatbin_hash({static_cast<const std::byte*>(image), size});
+  for (uint8_t with_image = 0; with_image < 2; ++with_image) {
+    Call call(proto::kOpModuleLoadImage);
+    int32_t ordinal;
+    if (cudaError_t e = call.to_device(device, &ordinal)) return e;
+    call.args().put_string(hash).put(with_image);
+    iovec payload{const_cast<void*>(image), size};
+    if (cudaError_t e = call.run(with_image ? std::span<const iovec>(&payload, 1) : std::span<const iovec>()))
+      return e;
+    if (call.reply().get<uint8_t>() != 0) continue;  // the server needs the image
+    *remote = call.reply().get<uint64_t>();
+    return cudaSuccess;
+  }
+  return cudaErrorInvalidKernelImage;
 }
 
 cudaError_t load(CUmodule* module, const void* image, bool library) {
+  image = unwrapped(image);
   size_t size;
   try {
     size = image_size(image);

@@ -9,13 +9,17 @@
 namespace rgpu::server {
 namespace {
 
-constexpr uint64_t kMaxImageBytes = 4ull << 30;
-
+// Hash first (the image may be cached here), the image itself when asked:
+// hash, with_image -> needs_image, module handle.
 int32_t module_load_image(SessionContext& s, Request& req, proto::Writer& out) {
+  std::string hash = req.args.get_string();
+  bool with_image = req.args.get<uint8_t>();
   req.args.expect_end();
-  if (req.payload_left() == 0 || req.payload_left() > kMaxImageBytes) return cudaErrorInvalidValue;
-  std::vector<uint8_t> image(req.payload_left());
-  req.read_payload(image.data(), image.size());
+  std::vector<uint8_t> image;
+  bool missing = false;
+  if (int32_t e = image_for_load(s, req, hash, with_image, &image, &missing)) return e;
+  out.put<uint8_t>(missing);
+  if (missing) return cudaSuccess;
   Handle module = 0;
   if (int32_t e = s.backend().module_load(image, &module)) return e;
   s.modules.add(module);

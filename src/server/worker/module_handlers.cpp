@@ -13,6 +13,27 @@ namespace {
 constexpr uint32_t kMaxNames = 1u << 20;
 constexpr uint64_t kMaxImageBytes = 4ull << 30;
 
+}  // namespace
+
+int32_t image_for_load(SessionContext& s, Request& req, const std::string& hash, bool with_image,
+                       std::vector<uint8_t>* image, bool* missing) {
+  ModuleCache cache(s.module_cache_dir());
+  *missing = false;
+  if (with_image) {
+    if (req.payload_left() == 0 || req.payload_left() > kMaxImageBytes) return cudaErrorInvalidValue;
+    image->resize(req.payload_left());
+    req.read_payload(image->data(), image->size());
+    cache.store(*image);
+  } else if (auto cached = cache.find(hash)) {
+    *image = std::move(*cached);
+  } else {
+    *missing = true;
+  }
+  return cudaSuccess;
+}
+
+namespace {
+
 int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
   std::string hash = req.args.get_string();
   bool with_image = req.args.get<uint8_t>();
@@ -29,16 +50,10 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
   }
   req.args.expect_end();
 
-  ModuleCache cache(s.module_cache_dir());
   std::vector<uint8_t> image;
-  if (with_image) {
-    if (req.payload_left() > kMaxImageBytes) return cudaErrorInvalidValue;
-    image.resize(req.payload_left());
-    req.read_payload(image.data(), image.size());
-    cache.store(image);
-  } else if (auto cached = cache.find(hash)) {
-    image = std::move(*cached);
-  } else {
+  bool missing = false;
+  if (int32_t e = image_for_load(s, req, hash, with_image, &image, &missing)) return e;
+  if (missing) {
     out.put<uint8_t>(1);  // not cached here: send the image
     return cudaSuccess;
   }

@@ -19,7 +19,6 @@ extern "C" CUresult CUDAAPI cuCheckpointProcessLock(int, CUcheckpointLockArgs*) 
 extern "C" CUresult CUDAAPI cuCheckpointProcessRestore(int, CUcheckpointRestoreArgs*) { return rgpu::client::driver_unsupported("cuCheckpointProcessRestore"); }
 extern "C" CUresult CUDAAPI cuCheckpointProcessUnlock(int, CUcheckpointUnlockArgs*) { return rgpu::client::driver_unsupported("cuCheckpointProcessUnlock"); }
 extern "C" CUresult CUDAAPI cuDeviceGetNvSciSyncAttributes(void*, CUdevice, int) { return rgpu::client::driver_unsupported("cuDeviceGetNvSciSyncAttributes"); }
-extern "C" CUresult CUDAAPI cuGetExportTable(const void**, const CUuuid*) { return rgpu::client::driver_unsupported("cuGetExportTable"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources"); }
 extern "C" CUresult CUDAAPI cuGraphicsMapResources_ptsz(unsigned int, CUgraphicsResource*, CUstream) { return rgpu::client::driver_unsupported("cuGraphicsMapResources_ptsz"); }
 extern "C" CUresult CUDAAPI cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray*, CUgraphicsResource) { return rgpu::client::driver_unsupported("cuGraphicsResourceGetMappedMipmappedArray"); }

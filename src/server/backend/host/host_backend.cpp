@@ -25,6 +25,7 @@
 #include "protocol/channel_format.hpp"
 #include "server/backend/host/host_arrays.hpp"
 #include "server/backend/host/host_coredump.hpp"
+#include "server/backend/host/host_device_attributes.hpp"
 #include "server/backend/host/host_external.hpp"
 #include "server/backend/host/host_graphs.hpp"
 #include "server/backend/host/host_green_contexts.hpp"
@@ -757,7 +758,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
           case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: *value = 1; break;
           case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
           case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: *value = 0; break;
-          default: return cudaErrorInvalidValue;
+          default:
+            if (!host_device_attribute(p, attr, value)) return cudaErrorInvalidValue;
         }
     }
     return cudaSuccess;
