@@ -8,6 +8,8 @@
 # default static runtime) or Python files; default: vector_add, every lib_*
 # corpus program and the applications in tests/gpu/apps.
 # Writes OUT_DIR/traces.tar.gz (one log per process) and OUT_DIR/summary.txt.
+# TRACE_RGPU=BUILD_DIR traces rgpu's driver of that build instead, against
+# the rgpu-server RGPU_DEVICES names (rgpu's runtime preloaded, as rgpu run does).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: driver-trace.sh OUT_DIR [PROGRAM...]}" && cd "$1" && pwd)
@@ -39,8 +41,15 @@ for p in "${programs[@]}"; do
   if [[ $p == *.py ]]; then cmd=("$python" "$p"); else cmd=("$bin/$p"); fi
   [[ $p == *.py || -x $bin/$p ]] || { echo "$name: build failed"; continue; }
   start=$(date +%s.%N)
-  RGPU_DRIVER_TRACE=$traces/$name LD_LIBRARY_PATH=$PWD/$build/driver-trace:/usr/local/cuda/lib64 \
-    timeout -k 5 300 "${cmd[@]}" >"$traces/$name.out" 2>&1
+  if [ -n "${TRACE_RGPU:-}" ]; then
+    lib=$(realpath "$TRACE_RGPU")/lib
+    env RGPU_REAL_LIBCUDA=$lib/libcuda.so.1 LD_PRELOAD=$lib/libcudart.so.13 \
+      RGPU_DRIVER_TRACE=$traces/$name LD_LIBRARY_PATH=$PWD/$build/driver-trace:$lib \
+      timeout -k 5 300 "${cmd[@]}" >"$traces/$name.out" 2>&1
+  else
+    RGPU_DRIVER_TRACE=$traces/$name LD_LIBRARY_PATH=$PWD/$build/driver-trace:/usr/local/cuda/lib64 \
+      timeout -k 5 300 "${cmd[@]}" >"$traces/$name.out" 2>&1
+  fi
   echo "$name: rc=$? $(tail -1 "$traces/$name.out") ($(awk "BEGIN {print $(date +%s.%N) - $start}") s)"
 done | tee "$out/runs.txt"
 

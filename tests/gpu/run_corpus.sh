@@ -35,7 +35,8 @@ OUT_DIR=$(realpath "$2")
 shift 2
 ONLY=("$@")
 
-CORPUS=$(dirname "$(realpath "$0")")/corpus
+HERE=$(dirname "$(realpath "$0")")
+CORPUS=$HERE/corpus
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 PORT=${RGPU_PORT:-18515}
 TIMEOUT=${CORPUS_TIMEOUT:-60}
@@ -133,4 +134,4 @@ for e in "${ENTRIES[@]}"; do
 done
 
 # ---- compare and report
-python3 "$(dirname "$(realpath "$0")")/compare_runs.py" "$RESULTS" "$LOGS" "$OUT_DIR"
+python3 "$HERE/compare_runs.py" "$RESULTS" "$LOGS" "$OUT_DIR"

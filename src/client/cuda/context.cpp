@@ -215,6 +215,24 @@ extern "C" CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
   return CUDA_SUCCESS;
 }
 
+// The flags the primary context was given (cudaSetDeviceFlags sets them);
+// mapped host memory is always on in CUDA 13, as NVIDIA's driver reports.
+extern "C" CUresult CUDAAPI cuCtxGetFlags(unsigned int* flags) {
+  if (!flags) return CUDA_ERROR_INVALID_VALUE;
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(g_mutex);
+  *flags = g_primary[Runtime::current_device()].flags | CU_CTX_MAP_HOST;
+  return CUDA_SUCCESS;
+}
+
+// Sets the current context's flags, which are its primary context's.
+extern "C" CUresult CUDAAPI cuCtxSetFlags(unsigned int flags) {
+  if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+  std::lock_guard lock(g_mutex);
+  g_primary[Runtime::current_device()].flags = flags;
+  return CUDA_SUCCESS;
+}
+
 extern "C" CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
   if (!device) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;

@@ -42,6 +42,12 @@ int attribute(const cudaFuncAttributes& a, CUfunction_attribute attrib, bool* kn
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: return a.cacheModeCA;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return a.maxDynamicSharedSizeBytes;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: return a.preferredShmemCarveout;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: return a.clusterDimMustBeSet;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: return a.requiredClusterWidth;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: return a.requiredClusterHeight;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: return a.requiredClusterDepth;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: return a.nonPortableClusterSizeAllowed;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: return a.clusterSchedulingPolicyPreference;
     default: *known = false; return 0;
   }
 }

@@ -1,6 +1,8 @@
 // Copy and memset entry points; the work is in copy_engine.
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
@@ -33,6 +35,17 @@ extern "C" cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* s
 
 namespace {
 
+// Page-locked host memory is device-accessible in CUDA, so a memset may name
+// it (XLA clears its pinned buffers so): the host writes it once the stream's
+// earlier work is done, which is when the GPU would have.
+cudaError_t memset_host(const HostRange& r, void* ptr, size_t pitch, int value, size_t width, size_t height,
+                        cudaStream_t stream) {
+  if (reinterpret_cast<uint64_t>(ptr) + pitch * (height - 1) + width > r.base + r.size) return cudaErrorInvalidValue;
+  if (cudaError_t e = cudaStreamSynchronize(stream)) return e;
+  for (size_t row = 0; row < height; ++row) std::memset(static_cast<char*>(ptr) + row * pitch, value, width);
+  return cudaSuccess;
+}
+
 // Memsets are asynchronous as in CUDA; the range is checked here so a bad
 // pointer still fails at the call.
 cudaError_t memset_2d(void* ptr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) {
@@ -40,7 +53,11 @@ cudaError_t memset_2d(void* ptr, size_t pitch, int value, size_t width, size_t h
   if (width == 0 || height == 0) return cudaSuccess;
   if (height > 1 && width > pitch) return cudaErrorInvalidValue;
   auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(ptr), pitch * (height - 1) + width);
-  if (!range) return cudaErrorInvalidValue;
+  if (!range) {
+    if (auto host = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
+      return memset_host(*host, ptr, pitch, value, width, height, stream);
+    return cudaErrorInvalidValue;
+  }
   Call call(height == 1 ? proto::kOpMemset : proto::kOpMemset2D);
   uint64_t s;
   if (cudaError_t e = route_to_memory(call, range->device, stream, &s)) return e;

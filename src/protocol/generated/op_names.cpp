@@ -217,8 +217,6 @@ const char* op_name(uint16_t op) {
     case kOp_cudaDeviceGraphMemTrim: return "cudaDeviceGraphMemTrim";
     case kOp_cudaDeviceFlushGPUDirectRDMAWrites: return "cudaDeviceFlushGPUDirectRDMAWrites";
     case kOp_cudaDeviceGetTexture1DLinearMaxWidth: return "cudaDeviceGetTexture1DLinearMaxWidth";
-    case kOp_cuCtxGetFlags: return "cuCtxGetFlags";
-    case kOp_cuCtxSetFlags: return "cuCtxSetFlags";
     case kOp_cuCtxGetSharedMemConfig: return "cuCtxGetSharedMemConfig";
     case kOp_cuCtxSetSharedMemConfig: return "cuCtxSetSharedMemConfig";
     case kOp_cuCtxGetApiVersion: return "cuCtxGetApiVersion";

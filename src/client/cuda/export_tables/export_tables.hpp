@@ -25,8 +25,11 @@ enum class ExportTableId {
   device_extended_rt,
   integrity_check,
   context_checks,
-  runtime_startup,   // {f8cff951-...}: asked for first by NVIDIA's runtime, never seen called
-  compiler_support,  // {69a28e9f-...}: asked for by XLA
+  runtime_startup,   // {f8cff951-...}: asked for first by NVIDIA's runtime
+  compiler_support,  // {69a28e9f-...}: asked for by XLA and PyTorch's libraries
+  tools_context,     // {21318c60-...}: CU_ETID_ToolsContext
+  tools_module,      // {6e163fbe-...}: CU_ETID_ToolsModule
+  library_support,   // {1734dc26-...}: asked for by PyTorch's libraries
 };
 
 const char* export_table_name(ExportTableId id);
@@ -78,6 +81,9 @@ const void* integrity_check_table();
 const void* context_checks_table();
 const void* runtime_startup_table();
 const void* compiler_support_table();
+const void* tools_context_table();
+const void* tools_module_table();
+const void* library_support_table();
 
 // Runs and forgets the destructors NVIDIA's runtime registered with its
 // context-local storage for `ctx`: the context is being reset.

@@ -18,13 +18,35 @@ const void* device_extended_rt_table() {
   return table.data();
 }
 
+namespace {
+
+// Slot 1 reports a runtime error as a message (reported elsewhere to be
+// cuDNN's path for launch errors): nothing to do with it here, and its
+// arguments are not relied on.
+void CUDAAPI runtime_message() {}
+
+}  // namespace
+
 // Asked for by NVIDIA's runtime before cuInit.
 const void* runtime_startup_table() {
-  static const ExportTable<ExportTableId::runtime_startup, 3> table(true, {});
+  static const ExportTable<ExportTableId::runtime_startup, 3> table(true, {{1, slot_fn(runtime_message)}});
   return table.data();
 }
 
-// Asked for by XLA (JAX) right after cuInit.
+// Module introspection for NVIDIA's libraries' kernel registries (slot 7,
+// seen called by PyTorch's libraries after loading a module).
+const void* tools_module_table() {
+  static const ExportTable<ExportTableId::tools_module, 99> table(true, {});
+  return table.data();
+}
+
+// Asked for once by one of PyTorch's libraries (slots 4 and 13 called).
+const void* library_support_table() {
+  static const ExportTable<ExportTableId::library_support, 17> table(true, {});
+  return table.data();
+}
+
+// Asked for by XLA (JAX) right after cuInit, and by PyTorch's libraries.
 const void* compiler_support_table() {
   static const ExportTable<ExportTableId::compiler_support, 34> table(true, {});
   return table.data();

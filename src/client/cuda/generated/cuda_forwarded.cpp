@@ -20,31 +20,6 @@
 
 using namespace rgpu::client;
 
-extern "C" CUresult CUDAAPI cuCtxGetFlags(unsigned int* flags) {
-  KeepLastError keep;
-  if (!flags) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult e = driver_ready()) return e;
-  return to_cu(api([&]() -> cudaError_t {
-    Call call(rgpu::proto::kOp_cuCtxGetFlags);
-    if (cudaError_t e = call.to_current_device()) return e;
-    call.quiet();
-    if (cudaError_t e = call.run()) return e;
-    *flags = call.reply().get<unsigned int>();
-    return cudaSuccess;
-  }));
-}
-
-extern "C" CUresult CUDAAPI cuCtxSetFlags(unsigned int flags) {
-  KeepLastError keep;
-  if (CUresult e = driver_ready()) return e;
-  return to_cu(api([&]() -> cudaError_t {
-    Call call(rgpu::proto::kOp_cuCtxSetFlags);
-    if (cudaError_t e = call.to_current_device()) return e;
-    call.args().put(flags);
-    return call.run();
-  }));
-}
-
 extern "C" CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
   KeepLastError keep;
   if (!pConfig) return CUDA_ERROR_INVALID_VALUE;

@@ -37,8 +37,6 @@ class ForwardedApi {
   virtual int32_t cudaDeviceGraphMemTrim(int /*device*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget /*target*/, cudaFlushGPUDirectRDMAWritesScope /*scope*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* /*maxWidthInElements*/, const cudaChannelFormatDesc* /*fmtDesc*/, int /*device*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuCtxGetFlags(unsigned int* /*flags*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuCtxSetFlags(unsigned int /*flags*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxGetSharedMemConfig(CUsharedconfig* /*pConfig*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxSetSharedMemConfig(CUsharedconfig /*config*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxGetApiVersion(CUcontext /*ctx*/, unsigned int* /*version*/) { return cudaErrorNotSupported; }

@@ -1155,16 +1155,6 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     image->push_back(0);
     return cudaSuccess;
   }
-  int32_t cuCtxGetFlags(unsigned* flags) override {
-    std::lock_guard lock(mutex_);
-    *flags = ctx_flags_[t_device];
-    return cudaSuccess;
-  }
-  int32_t cuCtxSetFlags(unsigned flags) override {
-    std::lock_guard lock(mutex_);
-    ctx_flags_[t_device] = flags;
-    return cudaSuccess;
-  }
   int32_t cuCtxGetSharedMemConfig(CUsharedconfig* config) override {
     *config = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
     return cudaSuccess;
@@ -1447,7 +1437,6 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   HostGraphs graphs_{*this};
   HostGreenContexts green_contexts_{*this, kDevices};
   HostExternal external_{arrays_, graphs_};
-  unsigned ctx_flags_[kDevices] = {};
 };
 
 }  // namespace

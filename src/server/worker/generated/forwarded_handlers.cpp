@@ -187,20 +187,6 @@ static int32_t handle_cudaDeviceGetTexture1DLinearMaxWidth(SessionContext& s, Re
   return cudaSuccess;
 }
 
-static int32_t handle_cuCtxGetFlags(SessionContext& s, Request& req, proto::Writer& out) {
-  req.args.expect_end();
-  unsigned int flags{};
-  if (int32_t e = s.backend().cuCtxGetFlags(&flags)) return e;
-  out.put(flags);
-  return cudaSuccess;
-}
-
-static int32_t handle_cuCtxSetFlags(SessionContext& s, Request& req, proto::Writer&) {
-  auto flags = req.args.get<unsigned int>();
-  req.args.expect_end();
-  return s.backend().cuCtxSetFlags(flags);
-}
-
 static int32_t handle_cuCtxGetSharedMemConfig(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   CUsharedconfig pConfig{};
@@ -587,8 +573,6 @@ void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaDeviceGraphMemTrim, handle_cudaDeviceGraphMemTrim);
   d.add(proto::kOp_cudaDeviceFlushGPUDirectRDMAWrites, handle_cudaDeviceFlushGPUDirectRDMAWrites);
   d.add(proto::kOp_cudaDeviceGetTexture1DLinearMaxWidth, handle_cudaDeviceGetTexture1DLinearMaxWidth);
-  d.add(proto::kOp_cuCtxGetFlags, handle_cuCtxGetFlags);
-  d.add(proto::kOp_cuCtxSetFlags, handle_cuCtxSetFlags);
   d.add(proto::kOp_cuCtxGetSharedMemConfig, handle_cuCtxGetSharedMemConfig);
   d.add(proto::kOp_cuCtxSetSharedMemConfig, handle_cuCtxSetSharedMemConfig);
   d.add(proto::kOp_cuCtxGetApiVersion, handle_cuCtxGetApiVersion);

@@ -90,14 +90,6 @@ int32_t CudaForwardedApi::cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthI
   return ::cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, fmtDesc, device);
 }
 
-int32_t CudaForwardedApi::cuCtxGetFlags(unsigned int* flags) {
-  return ::cuCtxGetFlags(flags);
-}
-
-int32_t CudaForwardedApi::cuCtxSetFlags(unsigned int flags) {
-  return ::cuCtxSetFlags(flags);
-}
-
 int32_t CudaForwardedApi::cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
   return ::cuCtxGetSharedMemConfig(pConfig);
 }

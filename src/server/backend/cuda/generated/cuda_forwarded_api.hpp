@@ -34,8 +34,6 @@ class CudaForwardedApi : public Backend {
   int32_t cudaDeviceGraphMemTrim(int device) override;
   int32_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) override;
   int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) override;
-  int32_t cuCtxGetFlags(unsigned int* flags) override;
-  int32_t cuCtxSetFlags(unsigned int flags) override;
   int32_t cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) override;
   int32_t cuCtxSetSharedMemConfig(CUsharedconfig config) override;
   int32_t cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) override;
