@@ -192,6 +192,10 @@ bool read_image_file(const char* path, std::vector<char>* image) {
 }
 
 cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
+  if (CUfunction known = DriverHandles::get().find_function(m, name)) {
+    *out = known;
+    return cudaSuccess;
+  }
   Call call(proto::kOpModuleGetFunction);
   int32_t remote;
   if (cudaError_t e = call.to_device(m->device, &remote)) return e;

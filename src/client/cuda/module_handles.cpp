@@ -40,6 +40,13 @@ CUfunction DriverHandles::find_function(int device, uint64_t remote) {
   return nullptr;
 }
 
+CUfunction DriverHandles::find_function(const DriverModule* m, const std::string& name) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [p, f] : functions_)
+    if (f->module == m && f->name == name) return reinterpret_cast<CUfunction>(p);
+  return nullptr;
+}
+
 bool DriverHandles::remove(CUmodule m) {
   std::lock_guard lock(mutex_);
   auto it = modules_.find(reinterpret_cast<DriverModule*>(m));

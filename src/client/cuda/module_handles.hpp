@@ -47,6 +47,9 @@ class DriverHandles {
   DriverFunction* find(CUfunction f);
   // The function naming server function `remote` on `device`, or null.
   CUfunction find_function(int device, uint64_t remote);
+  // The module's function of that name handed out before, or null: the
+  // driver hands out one handle per kernel, and NVIDIA's runtime relies on it.
+  CUfunction find_function(const DriverModule* m, const std::string& name);
   // Forgets the module and its functions; false if it was not live.
   bool remove(CUmodule m);
 

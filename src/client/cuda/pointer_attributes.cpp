@@ -52,7 +52,8 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       *static_cast<size_t*>(data) = device ? device->size : host->size;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-      *static_cast<bool*>(data) = find_managed(ptr).has_value();
+      // Four bytes, as NVIDIA's runtime reads it (seen from a static build).
+      *static_cast<unsigned*>(data) = find_managed(ptr).has_value();
       return CUDA_SUCCESS;
     default: return CUDA_ERROR_NOT_SUPPORTED;
   }
@@ -72,8 +73,8 @@ size_t attribute_size(CUpointer_attribute a) {
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: return sizeof(CUdeviceptr);
     case CU_POINTER_ATTRIBUTE_HOST_POINTER: return sizeof(void*);
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS);
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: return sizeof(unsigned);
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
     case CU_POINTER_ATTRIBUTE_MAPPED:
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
