@@ -8,7 +8,7 @@
 # The corpus's Python entries (numba) run with CORPUS_PYTHON (python3).
 # RGPU_SUITE lists the parts to run (default: all): corpus (shared-runtime
 # builds), static (the corpus built with nvcc's default static runtime),
-# apps (PyTorch, CuPy, JAX, numba), concurrency, bench.
+# apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
@@ -26,7 +26,7 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
 
-parts=" ${RGPU_SUITE:-corpus static apps concurrency bench} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench} "
 part() { [[ $parts == *" $1 "* ]]; }
 set +e
 # The corpus over each transport: tcp, and shm (same host, shared page-locked
@@ -48,6 +48,17 @@ for t in tcp shm; do
   fi
 done
 
+# Application timings: locally, then through rgpu over each transport.
+if part appbench; then
+  python=${APPS_PYTHON:-$([ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
+  $python bench/apps_bench.py >"$out/appbench-local.json" 2>"$out/appbench-local.err"
+  for t in shm tcp; do
+    RGPU_TRANSPORT=$t $build/rgpu run --server 127.0.0.1:"$RGPU_PORT" -- $python bench/apps_bench.py \
+      >"$out/appbench-$t.json" 2>"$out/appbench-$t.err"
+  done
+  python3 bench/apps_bench_report.py "$out/appbench-local.json" shm="$out/appbench-shm.json" \
+    tcp="$out/appbench-tcp.json" >"$out/appbench.md"
+fi
 part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
 concurrency_rc=0
 for t in tcp shm; do
@@ -80,6 +91,12 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     done
   done
   echo
+  if [ -f "$out/appbench.md" ]; then
+    echo "## Application timings (same run; seconds per step or call, ratios to local)"
+    echo
+    cat "$out/appbench.md"
+    echo
+  fi
   echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
   echo
   for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done

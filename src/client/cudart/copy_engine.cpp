@@ -18,7 +18,16 @@ enum class Dir { h2h, h2d, d2h, d2d };
 
 bool is_device(const void* p) { return MemoryMap::get().find_device(reinterpret_cast<uint64_t>(p)).has_value(); }
 
+// Page-locked host memory is device-accessible under unified addressing: a
+// copy may name it as either side's device memory (XLA does).
+bool page_locked_host(const void* p) {
+  return !is_device(p) && MemoryMap::get().find_host(reinterpret_cast<uint64_t>(p)).has_value();
+}
+
 cudaError_t direction(const void* dst, const void* src, cudaMemcpyKind kind, Dir* out) {
+  bool device_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  bool device_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  if ((device_src && page_locked_host(src)) || (device_dst && page_locked_host(dst))) kind = cudaMemcpyDefault;
   switch (kind) {
     case cudaMemcpyHostToHost: *out = Dir::h2h; return cudaSuccess;
     case cudaMemcpyHostToDevice: *out = Dir::h2d; return cudaSuccess;

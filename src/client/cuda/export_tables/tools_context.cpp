@@ -4,7 +4,7 @@
 // cuBLAS asks on every call). Slots 51 and 39 are what cuBLAS asks CuPy's
 // context for: an object of the context's (seen: a zeroed block whose first
 // word is 1 and third the context) and a value of that object's (seen: 7 for
-// query 6, the only one asked).
+// query 6; other queries get 0, as the LUPINE project answers all of them).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -44,8 +44,7 @@ CUresult CUDAAPI context_object(CUcontext ctx, uint64_t, ContextObject** out) {
 
 CUresult CUDAAPI context_object_value(CUcontext, const ContextObject* object, uint64_t* value, uint64_t query) {
   if (!object || !value) return CUDA_ERROR_INVALID_VALUE;
-  if (query != 6) return unsupported_slot(ExportTableId::tools_context, 39);
-  *value = 7;
+  *value = query == 6 ? 7 : 0;
   return CUDA_SUCCESS;
 }
 

@@ -1,0 +1,87 @@
+"""Application timings for rgpu's GPU report, run once locally and once
+through rgpu in the same suite run (tools/gpu-suite.sh compares them):
+PyTorch training-step time of a CNN and a small transformer, cuBLAS SGEMM
+with its pageable host<->device copies (the rCUDA paper's benchmark), and the
+time of a process's first cuBLAS call. Prints one JSON object."""
+import json
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+dev = torch.device("cuda")
+out = {}
+
+
+def timed(fn, repeat):
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / repeat
+
+
+def first_cublas_call():
+    a = torch.ones(64, 64, device=dev)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    (a @ a).sum().item()
+    return time.perf_counter() - t0
+
+
+def train_step(model, data, target, loss_fn):
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def step():
+        opt.zero_grad()
+        loss_fn(model(data), target).backward()
+        opt.step()
+    return step
+
+
+def cnn_step():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Conv2d(128, 128, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(128, 10)).to(dev)
+    data = torch.randn(64, 3, 64, 64, device=dev)
+    target = torch.randint(0, 10, (64,), device=dev)
+    return timed(train_step(model, data, target, F.cross_entropy), 20)
+
+
+def transformer_step():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, dropout=0.0, batch_first=True)
+    model = nn.TransformerEncoder(layer, 4).to(dev)
+    data = torch.randn(16, 256, 512, device=dev)
+    return timed(train_step(model, data, data, F.mse_loss), 20)
+
+
+def sgemm_with_copies(n):
+    a = np.random.RandomState(0).rand(n, n).astype(np.float32)
+    b = np.random.RandomState(1).rand(n, n).astype(np.float32)
+
+    def run():
+        c = torch.from_numpy(a).to(dev) @ torch.from_numpy(b).to(dev)
+        return c.cpu()
+    return timed(run, 3)
+
+
+out["first_cublas_call_s"] = first_cublas_call()
+for name, fn in [("cnn_step_s", cnn_step), ("transformer_step_s", transformer_step)]:
+    try:
+        out[name] = fn()
+    except Exception as e:  # noqa: BLE001 - reported in the JSON
+        out[name] = f"error: {type(e).__name__}"
+for n in (4096, 8192, 16384):
+    try:
+        out[f"sgemm_copies_{n}_s"] = sgemm_with_copies(n)
+    except Exception as e:  # noqa: BLE001 - reported in the JSON
+        out[f"sgemm_copies_{n}_s"] = f"error: {type(e).__name__}"
+json.dump(out, sys.stdout)
+print()
