@@ -28,7 +28,7 @@ int main() {
   CUdeviceptr start;
   size_t range;
   void* host;
-  bool managed;
+  unsigned managed;  // NVIDIA's driver writes four bytes (its runtime reads four)
   CUcontext owner;
   auto fill = [&] {
     std::memset(&type, 0xff, sizeof type);

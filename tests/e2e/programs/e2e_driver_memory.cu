@@ -206,7 +206,7 @@ static void managed(bool shm) {
     return;
   }
   CU_OK(alloc);
-  bool is_managed = false;
+  unsigned is_managed = 0;  // four bytes, as NVIDIA's driver writes
   CU_OK(cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, m));
   CHECK(is_managed);
   CU_OK(cuMemsetD32(m, 0x11223344u, 1024));

@@ -11,8 +11,9 @@ namespace rgpu::client {
 
 namespace {
 
-uint32_t g_hooks[1024];
-uint32_t g_tool_flags[14];
+// Entries of eight bytes each, whatever their size is: room to spare.
+uint64_t g_hooks[1024];
+uint64_t g_tool_flags[14];
 
 void CUDAAPI hooks_buffer(void** buffer, size_t* size) {
   if (buffer) *buffer = g_hooks;

@@ -21,8 +21,9 @@ CUresult CUDAAPI context_id(CUcontext ctx, unsigned long long* id) {
   return cuCtxGetId(ctx, id);
 }
 
+// Larger than any use seen: what the libraries keep in it is not known.
 struct ContextObject {
-  uint64_t words[64];
+  uint64_t words[512];
 };
 
 CUresult CUDAAPI context_object(CUcontext ctx, uint64_t, ContextObject** out) {
