@@ -120,6 +120,8 @@ std::mutex g_elsewhere_mutex;
 // The server handle of the module on `device`, a library loaded there first.
 cudaError_t module_on(DriverModule* m, int device, uint64_t* remote) {
   if (device == m->device) {
+    if (m->remote == 0 && !m->library_image.empty())  // its device was reset
+      if (cudaError_t e = load_on(device, m->library_image.data(), m->library_image.size(), &m->remote)) return e;
     *remote = m->remote;
     return cudaSuccess;
   }
@@ -148,11 +150,15 @@ LoadedKernel read_kernel(proto::Reader& r) {
   return k;
 }
 
+// The module's handle for the kernel the reply describes: the one handed
+// out before, if any (the description is read either way).
 CUfunction add_function(DriverModule* m, std::string name, proto::Reader& r) {
+  LoadedKernel kernel = read_kernel(r);
+  if (CUfunction known = DriverHandles::get().find_function(m, name)) return known;
   auto f = std::make_unique<DriverFunction>();
   f->module = m;
   f->name = std::move(name);
-  f->kernel = read_kernel(r);
+  f->kernel = std::move(kernel);
   return DriverHandles::get().add(std::move(f));
 }
 
@@ -162,16 +168,10 @@ cudaError_t load_module(CUmodule* module, const void* image) { return load(modul
 
 cudaError_t load_library(CUmodule* library, const void* image) { return load(library, image, true); }
 
-cudaError_t function_on(DriverFunction* f, int device, LoadedKernel** out) {
-  if (device == f->module->device) {
-    *out = &f->kernel;
-    return cudaSuccess;
-  }
-  std::lock_guard lock(g_elsewhere_mutex);
-  if (auto it = f->elsewhere.find(device); it != f->elsewhere.end()) {
-    *out = &it->second;
-    return cudaSuccess;
-  }
+namespace {
+
+// The function as the server has it on `device`, its module loaded there first.
+cudaError_t look_up(DriverFunction* f, int device, LoadedKernel* out) {
   uint64_t module;
   if (cudaError_t e = module_on(f->module, device, &module)) return e;
   Call call(proto::kOpModuleGetFunction);
@@ -179,7 +179,27 @@ cudaError_t function_on(DriverFunction* f, int device, LoadedKernel** out) {
   if (cudaError_t e = call.to_device(device, &ordinal)) return e;
   call.args().put<uint64_t>(module).put_string(f->name);
   if (cudaError_t e = call.quiet().run()) return e;
-  *out = &(f->elsewhere[device] = read_kernel(call.reply()));
+  *out = read_kernel(call.reply());
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t function_on(DriverFunction* f, int device, LoadedKernel** out) {
+  std::lock_guard lock(g_elsewhere_mutex);
+  if (device == f->module->device) {
+    if (f->kernel.function == 0)  // a library's, its device reset
+      if (cudaError_t e = look_up(f, device, &f->kernel)) return e;
+    *out = &f->kernel;
+    return cudaSuccess;
+  }
+  if (auto it = f->elsewhere.find(device); it != f->elsewhere.end()) {
+    *out = &it->second;
+    return cudaSuccess;
+  }
+  LoadedKernel k;
+  if (cudaError_t e = look_up(f, device, &k)) return e;
+  *out = &(f->elsewhere[device] = std::move(k));
   return cudaSuccess;
 }
 
@@ -196,20 +216,24 @@ cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name) {
     *out = known;
     return cudaSuccess;
   }
+  uint64_t module;
+  if (cudaError_t e = module_on(m, m->device, &module)) return e;
   Call call(proto::kOpModuleGetFunction);
   int32_t remote;
   if (cudaError_t e = call.to_device(m->device, &remote)) return e;
-  call.args().put<uint64_t>(m->remote).put_string(name);
+  call.args().put<uint64_t>(module).put_string(name);
   if (cudaError_t e = call.quiet().run()) return e;
   *out = add_function(m, name, call.reply());
   return cudaSuccess;
 }
 
 cudaError_t enumerate_functions(DriverModule* m, std::vector<CUfunction>* out) {
+  uint64_t module;
+  if (cudaError_t e = module_on(m, m->device, &module)) return e;
   Call call(proto::kOpModuleEnumerateFunctions);
   int32_t remote;
   if (cudaError_t e = call.to_device(m->device, &remote)) return e;
-  call.args().put<uint64_t>(m->remote);
+  call.args().put<uint64_t>(module);
   if (cudaError_t e = call.quiet().run()) return e;
   auto& r = call.reply();
   out->resize(r.get<uint32_t>());

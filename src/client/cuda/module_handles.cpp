@@ -47,6 +47,18 @@ CUfunction DriverHandles::find_function(const DriverModule* m, const std::string
   return nullptr;
 }
 
+void DriverHandles::forget_device(int device) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [p, m] : modules_) {
+    m->elsewhere.erase(device);
+    if (m->device == device && !m->library_image.empty()) m->remote = 0;
+  }
+  for (const auto& [p, f] : functions_) {
+    f->elsewhere.erase(device);
+    if (f->module->device == device && f->module->remote == 0) f->kernel.function = 0;
+  }
+}
+
 bool DriverHandles::remove(CUmodule m) {
   std::lock_guard lock(mutex_);
   auto it = modules_.find(reinterpret_cast<DriverModule*>(m));

@@ -17,7 +17,7 @@ namespace rgpu::client {
 
 struct DriverModule {
   int device;       // virtual device the module was loaded on
-  uint64_t remote;  // server handle
+  uint64_t remote;  // server handle; 0: a library whose device was reset
   // A library (cuLibrary*, cudaLibrary*) is not bound to a context: it is
   // loaded on another device at its first use there, from this copy of its
   // image. A module's is empty.
@@ -52,6 +52,11 @@ class DriverHandles {
   CUfunction find_function(const DriverModule* m, const std::string& name);
   // Forgets the module and its functions; false if it was not live.
   bool remove(CUmodule m);
+  // The device was reset: what its server held is gone. A library, which no
+  // context owns, is loaded again at its next use there (remote handles 0;
+  // NVIDIA's runtime keeps its libraries across cudaDeviceReset); a module
+  // dies with it.
+  void forget_device(int device);
 
  private:
   std::mutex mutex_;

@@ -8,6 +8,7 @@
 #include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
+#include "client/cuda/module_handles.hpp"
 #include "client/cudart/array_objects.hpp"
 #include "protocol/ops.hpp"
 
@@ -90,6 +91,7 @@ extern "C" cudaError_t cudaDeviceReset() {
     if (e == cudaSuccess) {
       // The server dropped everything the device held; so do we.
       ModuleRegistry::get().forget_device(call.device_index());
+      DriverHandles::get().forget_device(call.device_index());
       MemoryMap::get().forget_device(call.device_index());
       forget_array_objects(call.device_index());
     }

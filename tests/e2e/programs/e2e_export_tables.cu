@@ -126,7 +126,12 @@ void tools(CUcontext primary) {
   CHECK(size_word(module) == 99 * sizeof(void*));
   CUmodule m = nullptr;
   CU_OK(cuModuleLoadData(&m, kPtx));
-  CHECK((slot<uint64_t(CUDAAPI*)(CUcontext, CUmodule, void*, void*)>(module, 7)(primary, m, nullptr, nullptr) == 1));
+  CUfunction visited = nullptr, k = nullptr;
+  auto visit = [](void* seen, CUfunction f, uint64_t) { *static_cast<CUfunction*>(seen) = f; };
+  using Visitor = void (*)(void*, CUfunction, uint64_t);
+  CHECK((slot<uint64_t(CUDAAPI*)(CUcontext, CUmodule, Visitor, void*)>(module, 7)(primary, m, visit, &visited) == 1));
+  CU_OK(cuModuleGetFunction(&k, m, "k"));
+  CHECK(visited && visited == k);
 }
 
 void context_storage(CUcontext primary) {

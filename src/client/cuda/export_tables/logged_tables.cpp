@@ -33,21 +33,6 @@ const void* runtime_startup_table() {
   return table.data();
 }
 
-namespace {
-
-// Slot 7 is asked about each module cuFFT loads (context, module, a callback
-// and its argument); NVIDIA's driver answers 1. rgpu answers the same
-// and calls nothing back: what the callback would be given is not known.
-uint64_t CUDAAPI module_ready(CUcontext, CUmodule module, void*, void*) { return module ? 1 : 0; }
-
-}  // namespace
-
-// Module introspection for NVIDIA's libraries' kernel registries.
-const void* tools_module_table() {
-  static const ExportTable<ExportTableId::tools_module, 99> table(true, {{7, slot_fn(module_ready)}});
-  return table.data();
-}
-
 // Asked for once by one of PyTorch's libraries (slots 4 and 13 called).
 const void* library_support_table() {
   static const ExportTable<ExportTableId::library_support, 17> table(true, {});
