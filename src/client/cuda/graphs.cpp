@@ -87,6 +87,12 @@ cudaError_t read_kernel(CUgraphNode node, int device, const GraphNodeParams& p, 
   if (!fn) return cudaErrorInvalidDeviceFunction;
   *k = K{};
   k->func = f;
+  // The kernel too, as NVIDIA's driver reports it (a CUkernel is its
+  // CUfunction here): NVIDIA's runtime finds its kernel by it.
+  if constexpr (requires { k->kern; }) {
+    k->kern = reinterpret_cast<CUkernel>(f);
+    k->ctx = primary_context(device);
+  }
   k->gridDimX = p.grid.x, k->gridDimY = p.grid.y, k->gridDimZ = p.grid.z;
   k->blockDimX = p.block.x, k->blockDimY = p.block.y, k->blockDimZ = p.block.z;
   k->sharedMemBytes = p.shared_mem;

@@ -94,9 +94,10 @@ size_t attribute_size(CUpointer_attribute a) {
 }  // namespace
 
 // Each attribute as cuPointerGetAttribute answers it. Unlike it, a pointer
-// CUDA never saw is no error: every attribute gets its NULL value; so does
-// an attribute the pointer has no value for (a host pointer of device
-// memory). An attribute rgpu cannot answer fails the call with
+// CUDA never saw is no error: every attribute gets its NULL value but the
+// host pointer, the address itself (NVIDIA's runtime reports that for
+// pageable memory); so does an attribute the pointer has no value for (a
+// host pointer of device memory). An attribute rgpu cannot answer fails the call with
 // CUDA_ERROR_NOT_SUPPORTED rather than pass for NULL.
 extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes,
                                                    void** data, CUdeviceptr ptr) {
@@ -109,6 +110,8 @@ extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, C
     CUresult e = known ? cuPointerGetAttribute(data[i], attributes[i], ptr) : CUDA_ERROR_INVALID_VALUE;
     if (e == CUDA_ERROR_INVALID_VALUE && attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
       *static_cast<int*>(data[i]) = CU_DEVICE_INVALID;  // the driver's "no device" (measured on the H100)
+    } else if (!known && attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER) {
+      *static_cast<void**>(data[i]) = reinterpret_cast<void*>(ptr);
     } else if (e == CUDA_ERROR_INVALID_VALUE) {
       std::memset(data[i], 0, attribute_size(attributes[i]));
     } else if (e != CUDA_SUCCESS) {
