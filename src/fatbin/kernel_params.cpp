@@ -152,7 +152,16 @@ KernelParam ptx_param(std::string_view decl, uint32_t& offset) {
 
 }  // namespace
 
-std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
+namespace {
+
+// What kernels_in_cubin and variables_in_cubin read: each kernel's .nv.info
+// section and the symbol table.
+struct CubinTables {
+  std::map<std::string, std::span<const std::byte>> nv_info;
+  std::vector<std::pair<std::string, Elf64_Sym>> symbols;
+};
+
+CubinTables read_cubin(std::span<const std::byte> elf) {
   auto eh = read_at<Elf64_Ehdr>(elf, 0);
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
     throw FormatError("cubin is not a 64-bit ELF");
@@ -167,28 +176,48 @@ std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
     return elf.subspan(s.sh_offset, s.sh_size);
   };
   auto names = section(sections[eh.e_shstrndx]);
-  std::map<std::string, std::span<const std::byte>> nv_info;
-  std::vector<std::string> entries;
+  CubinTables t;
   for (const auto& s : sections) {
     std::string name = c_string(names, s.sh_name);
-    if (name.starts_with(".nv.info.")) nv_info[name.substr(9)] = section(s);
+    if (name.starts_with(".nv.info.")) t.nv_info[name.substr(9)] = section(s);
     if (s.sh_type != SHT_SYMTAB) continue;
     if (s.sh_link >= sections.size()) throw FormatError("symbol table without strings");
     auto syms = section(s);
     auto strs = section(sections[s.sh_link]);
     for (uint64_t off = 0; off + sizeof(Elf64_Sym) <= syms.size(); off += sizeof(Elf64_Sym)) {
       auto sym = read_at<Elf64_Sym>(syms, off);
-      if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC && (sym.st_other & kStoCudaEntry))
-        entries.push_back(c_string(strs, sym.st_name));
+      t.symbols.emplace_back(c_string(strs, sym.st_name), sym);
     }
   }
+  return t;
+}
+
+}  // namespace
+
+std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf) {
+  CubinTables t = read_cubin(elf);
   // A kernel without parameters has no KPARAM_INFO records (and may lack
   // .nv.info.<name> altogether): the entry symbol is what makes it a kernel.
   std::vector<KernelInfo> out;
-  for (const auto& name : entries) {
-    auto it = nv_info.find(name);
-    out.push_back({name, it == nv_info.end() ? std::vector<KernelParam>{} : params_from_nv_info(it->second)});
+  for (const auto& [name, sym] : t.symbols) {
+    if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & kStoCudaEntry)) continue;
+    auto it = t.nv_info.find(name);
+    out.push_back({name, it == t.nv_info.end() ? std::vector<KernelParam>{} : params_from_nv_info(it->second)});
   }
+  return out;
+}
+
+std::map<std::string, size_t> variables_in_cubin(std::span<const std::byte> elf) {
+  std::map<std::string, size_t> out;
+  for (const auto& [name, sym] : read_cubin(elf).symbols)
+    if (ELF64_ST_TYPE(sym.st_info) == STT_OBJECT && sym.st_size) out[name] = sym.st_size;
+  return out;
+}
+
+std::map<std::string, size_t> variables_in(const FatBinary& fb) {
+  std::map<std::string, size_t> out;
+  for (const auto& e : fb.entries)
+    if (e.kind == EntryKind::elf) out.merge(variables_in_cubin(e.image));
   return out;
 }
 

@@ -4,6 +4,7 @@
 // uses this to validate launches without a GPU.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ struct KernelInfo {
 std::vector<KernelInfo> kernels_in(const FatBinary& fb);
 
 std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf);
+// The sizes of the variables (__device__, __constant__) the cubins define,
+// by name: what the driver reports for them (cuModuleGetGlobal).
+std::map<std::string, size_t> variables_in(const FatBinary& fb);
+std::map<std::string, size_t> variables_in_cubin(std::span<const std::byte> elf);
 std::vector<KernelInfo> kernels_in_ptx(std::string_view ptx);
 
 }  // namespace rgpu::fatbin

@@ -39,17 +39,26 @@ struct ThreadLanes {
     bool own;  // false: the session's first lane, shared
   };
   std::vector<Entry> entries;
-  ~ThreadLanes() {
-    for (auto& e : entries)
-      if (e.own) e.session->release(e.lane);
-  }
+  ~ThreadLanes();
 };
 thread_local ThreadLanes t_lanes;
+// Set once the thread's lanes are released: a library's exit handler may
+// still call in after the main thread's thread-locals are destroyed
+// (cuFFT's does), and then shares each session's first lane.
+thread_local bool t_lanes_released = false;
+
+ThreadLanes::~ThreadLanes() {
+  t_lanes_released = true;
+  for (auto& e : entries)
+    if (e.own) e.session->release(e.lane);
+  entries.clear();
+}
 
 }  // namespace
 
 Session::~Session() {
-  std::erase_if(t_lanes.entries, [this](const ThreadLanes::Entry& e) { return e.session == this; });
+  if (!t_lanes_released)
+    std::erase_if(t_lanes.entries, [this](const ThreadLanes::Entry& e) { return e.session == this; });
 }
 
 namespace {
@@ -174,6 +183,7 @@ cudaError_t Session::settle(cudaError_t status, uint64_t seq) {
 }
 
 Lane& Session::lane() {
+  if (t_lanes_released) return *first_;
   for (auto& e : t_lanes.entries)
     if (e.session == this) return *e.lane;
   Lane* lane = nullptr;

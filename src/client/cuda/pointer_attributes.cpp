@@ -51,6 +51,15 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
       *static_cast<size_t*>(data) = device ? device->size : host->size;
       return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+      // Unique among live allocations, which is what the driver promises
+      // (cuFFT keys its plans' buffers by it).
+      *static_cast<unsigned long long*>(data) = device ? device->base : host->base;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+      *static_cast<bool*>(data) = true;
+      return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
       // Four bytes, as NVIDIA's runtime reads it (seen from a static build).
       *static_cast<unsigned*>(data) = find_managed(ptr).has_value();

@@ -66,11 +66,21 @@ int main() {
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttributes(1, bogus, data, d));
   void* null_slot[] = {nullptr};
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuPointerGetAttributes(1, attrs, null_slot, d));
-  // An attribute rgpu cannot answer fails rather than pass for NULL.
+  // Buffer ids tell allocations apart (cuFFT relies on it).
   CUpointer_attribute buffer_id[] = {CU_POINTER_ATTRIBUTE_BUFFER_ID};
-  unsigned long long id = 0;
+  unsigned long long id = 0, other_id = 0;
   void* id_slot[] = {&id};
-  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuPointerGetAttributes(1, buffer_id, id_slot, d));
+  void* other_slot[] = {&other_id};
+  CU_OK(cuPointerGetAttributes(1, buffer_id, id_slot, d));
+  CUdeviceptr other = 0;
+  CU_OK(cuMemAlloc(&other, 64));
+  CU_OK(cuPointerGetAttributes(1, buffer_id, other_slot, other));
+  CHECK(id != 0 && other_id != 0 && id != other_id);
+  CU_OK(cuMemFree(other));
+  // An attribute rgpu cannot answer fails rather than pass for NULL.
+  CUpointer_attribute handle_types[] = {CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES};
+  void* types_slot[] = {&other_id};
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuPointerGetAttributes(1, handle_types, types_slot, d));
 
   // ---- cuPointerSetAttribute
   unsigned one = 1;

@@ -58,7 +58,7 @@ struct Kernel {
 struct Module {
   std::unordered_map<std::string, Kernel> kernels;
   std::unordered_map<std::string, std::vector<uint8_t>> globals;
-  std::unordered_map<std::string, size_t> declared_sizes;  // a PTX image's variables
+  std::unordered_map<std::string, size_t> declared_sizes;  // the image's variables (PTX or cubin)
   std::unordered_set<std::string> managed;                 // those of them declared .managed
 };
 
@@ -118,6 +118,14 @@ std::vector<fatbin::KernelInfo> kernels_in_image(std::span<const std::byte> imag
   if (text.find(".version") == std::string_view::npos || text.find(".target") == std::string_view::npos)
     throw fatbin::FormatError("neither a fat binary, a cubin nor PTX");
   return fatbin::kernels_in_ptx(text);
+}
+
+// The variables a fat binary's or a cubin's cubins define, with their sizes.
+std::map<std::string, size_t> cubin_variable_sizes(std::span<const std::byte> image) {
+  if (image.size() >= 4 && fatbin::read_at<uint32_t>(image, 0) == fatbin::kFatbinMagic)
+    return fatbin::variables_in(fatbin::parse_fatbin(image));
+  if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0) return fatbin::variables_in_cubin(image);
+  return {};
 }
 
 // The leading decimal number of `text` (0 when there is none).
@@ -573,6 +581,12 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
       return cudaErrorInvalidKernelImage;
     }
     m->declared_sizes = ptx_global_sizes(image, &m->managed);
+    try {
+      for (auto& [name, size] : cubin_variable_sizes({reinterpret_cast<const std::byte*>(image.data()), image.size()}))
+        m->declared_sizes.emplace(name, size);
+    } catch (const std::exception&) {
+      return cudaErrorInvalidKernelImage;
+    }
     *module = reinterpret_cast<Handle>(m.release());
     return cudaSuccess;
   }
@@ -600,7 +614,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
                             size_t* size) override {
     std::lock_guard lock(mutex_);
     // The fat binary's data sections are not modelled: each variable gets the
-    // size its host code registered (or its PTX declares), zero-filled.
+    // size its host code registered (or its PTX or cubin declares), zero-filled.
     Module* m = as<Module>(module);
     if (!size_hint)
       if (auto it = m->declared_sizes.find(name); it != m->declared_sizes.end()) size_hint = it->second;
