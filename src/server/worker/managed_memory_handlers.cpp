@@ -4,30 +4,16 @@
 // session's shared regions (dropped with the session) and mapped memory
 // (copies and memsets naming it validate).
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
+#include "transport/shm/shared_memory.hpp"
 
 namespace rgpu::server {
 namespace {
-
-// Maps fd at exactly base, or fails (the address is taken in this worker).
-bool map_at(int fd, uint64_t base, size_t size) {
-  struct stat st;
-  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < size) return false;
-  void* want = reinterpret_cast<void*>(base);
-  void* p = mmap(want, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
-  if (p == MAP_FAILED) return false;
-  if (p != want) {
-    munmap(p, size);
-    return false;
-  }
-  return true;
-}
 
 int32_t managed_map(SessionContext& s, Request& req, proto::Writer&) {
   auto base = req.args.get<uint64_t>();
@@ -36,9 +22,12 @@ int32_t managed_map(SessionContext& s, Request& req, proto::Writer&) {
   int fd = req.connection().take_fd();
   if (fd < 0) return cudaErrorInvalidValue;
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  bool mapped = size > 0 && base % page == 0 && map_at(fd, base, size);
-  close(fd);
-  if (!mapped) return cudaErrorMemoryAllocation;
+  if (size == 0 || base % page != 0) {
+    close(fd);
+    return cudaErrorMemoryAllocation;
+  }
+  // At exactly the application's address, or not at all (taken in this worker).
+  if (!transport::map_shared_memory(fd, size, reinterpret_cast<void*>(base), true)) return cudaErrorMemoryAllocation;
   void* local = reinterpret_cast<void*>(base);
   if (int32_t e = s.backend().host_register(local, size)) {
     munmap(local, size);

@@ -1,5 +1,8 @@
 // shm: client page-locked memory mapped into the worker and pinned here, so
 // copies from and to it are the GPU's DMA with nothing through the socket.
+// Mapped at the application's own address where that is free here, the GPU
+// reaches it at that address too, as under unified addressing locally:
+// kernels may be handed the application's pointer (XLA does).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -21,7 +24,7 @@ int32_t host_register_shared(SessionContext& s, Request& req, proto::Writer&) {
     close(fd);
     return cudaErrorInvalidValue;
   }
-  void* local = transport::map_shared_memory(fd, size);
+  void* local = transport::map_shared_memory(fd, size, reinterpret_cast<void*>(base));
   if (!local) return cudaErrorInvalidValue;
   if (int32_t e = s.backend().host_register(local, size)) {
     munmap(local, size);

@@ -27,14 +27,22 @@ SharedMemory create_shared_memory(size_t size) {
   return SharedMemory{p, size, fd};
 }
 
-void* map_shared_memory(int fd, size_t size) {
+void* map_shared_memory(int fd, size_t size, void* at, bool exact) {
   struct stat st;
   // The client says how big the region is; the file must really be that big.
   if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < size) {
     close(fd);
     return nullptr;
   }
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = MAP_FAILED;
+  if (at) {
+    p = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+    if (p != MAP_FAILED && p != at) {  // kernels before 4.17 take the flag as a hint
+      munmap(p, size);
+      p = MAP_FAILED;
+    }
+  }
+  if (p == MAP_FAILED && !exact) p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   return p == MAP_FAILED ? nullptr : p;
 }

@@ -15,7 +15,11 @@ struct SharedMemory {
 // Client side: new shared memory; throws TransportError.
 SharedMemory create_shared_memory(size_t size);
 // Either side: maps a received descriptor (which it then owns and closes).
-void* map_shared_memory(int fd, size_t size);
+// Maps a client's memory file, taking the descriptor: at `at` where it is
+// given and free in this process (the application's own address, so that one
+// pointer names the memory on both sides), else anywhere, or nowhere if
+// `exact`. Null on failure.
+void* map_shared_memory(int fd, size_t size, void* at = nullptr, bool exact = false);
 void release_shared_memory(const SharedMemory& m);
 
 }  // namespace rgpu::transport
