@@ -22,7 +22,7 @@ cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$
 
 programs=("$@")
 if [ ${#programs[@]} -eq 0 ]; then
-  programs=(vector_add $(grep -o '^lib_[a-z_0-9]*' tests/gpu/corpus/manifest.txt) tests/gpu/apps/*.py)
+  programs=(vector_add $(grep -o '^lib_[a-z_0-9]*' tests/gpu/corpus/manifest.txt) tests/gpu/apps/[!_]*.py)
 fi
 traces=$out/traces
 bin=$out/bin

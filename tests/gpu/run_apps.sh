@@ -5,7 +5,7 @@
 # corpus's are (compare_runs.py).
 #
 # usage: tests/gpu/run_apps.sh BUILD_DIR OUT_DIR [APP...]
-#   APP...  app names (default: every tests/gpu/apps/*.py)
+#   APP...  app names (default: every tests/gpu/apps/*.py but the helper _checks.py)
 # environment:
 #   RGPU_PORT (18515)      port of the rgpu-server on 127.0.0.1
 #   APPS_PYTHON            interpreter (default /opt/torch/.venv/bin/python3 if present, else python3)
@@ -25,7 +25,7 @@ RESULTS=$OUT_DIR/results.tsv
 mkdir -p "$LOGS"
 : >"$RESULTS"
 names=("$@")
-[ ${#names[@]} -gt 0 ] || for f in "$APPS"/*.py; do names+=("$(basename "$f" .py)"); done
+[ ${#names[@]} -gt 0 ] || for f in "$APPS"/[!_]*.py; do names+=("$(basename "$f" .py)"); done
 now() { date +%s%N; }
 for name in "${names[@]}"; do
   t0=$(now)

@@ -2,6 +2,8 @@
 // register fat binaries, kernels and device variables.
 #include <cuda_runtime_api.h>
 
+#include "client/cuda/cuda_api.hpp"
+
 #include "client/core/module_registry.hpp"
 #include "client/core/unsupported.hpp"
 #include "common/log.hpp"
@@ -45,6 +47,10 @@ extern "C" char __cudaInitModule(void** /*fatCubinHandle*/) { return 1; }
 extern "C" cudaError_t __cudaRegisterHostVar(void*) { return unsupported("__cudaRegisterHostVar"); }
 extern "C" cudaError_t __cudaRegisterUnifiedTable(void*) { return unsupported("__cudaRegisterUnifiedTable"); }
 extern "C" cudaError_t __cudaGetProcAddress(void*) { return unsupported("__cudaGetProcAddress"); }
-extern "C" cudaError_t cudaGetExportTable(const void**, const cudaUUID_t*) {
-  return unsupported("cudaGetExportTable");
+// The driver's private tables (NVIDIA's runtime hands them on the same
+// way); an id only NVIDIA's runtime knows is logged by the driver's lookup.
+extern "C" cudaError_t cudaGetExportTable(const void** table, const cudaUUID_t* id) {
+  static_assert(sizeof(cudaUUID_t) == sizeof(CUuuid));
+  return cuGetExportTable(table, reinterpret_cast<const CUuuid*>(id)) == CUDA_SUCCESS ? cudaSuccess
+                                                                                      : cudaErrorInvalidValue;
 }

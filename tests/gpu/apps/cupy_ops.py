@@ -1,34 +1,10 @@
 """CuPy (which carries NVIDIA's runtime statically): elementwise, reductions,
 RawKernel, matmul (cuBLAS), FFT (cuFFT), random (cuRAND), linalg (cuSOLVER),
 sort. Prints rounded results and RESULT PASS when every check holds."""
-import sys
-
 import cupy as cp
 import numpy as np
 
-ok = True
-
-
-def check(name, value, cond=True):
-    global ok
-    ok &= bool(cond)
-    print(f"{name}: {value}{'' if cond else '  FAILED'}")
-
-
-def step(name, body):
-    """Runs one part; an exception fails it and the run goes on, so one
-    unsupported call does not hide the state of the rest."""
-    global ok
-    try:
-        body()
-    except Exception as e:  # noqa: BLE001 - reported, and the run fails
-        ok = False
-        print(f"{name}: ERROR {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-
-
-def r(x, digits=4):
-    return float(f"{float(x):.{digits}g}")
-
+from _checks import check, finish, r, step
 
 check("device count", cp.cuda.runtime.getDeviceCount(), cp.cuda.runtime.getDeviceCount() >= 1)
 
@@ -92,5 +68,4 @@ for name, part in [("elementwise", elementwise), ("raw kernel", raw_kernel), ("m
                    ("random", random), ("linalg", linalg), ("sort", sort)]:
     step(name, part)
 cp.cuda.Device().synchronize()
-print("RESULT PASS" if ok else "RESULT FAIL")
-sys.exit(0 if ok else 1)
+finish()

@@ -1,32 +1,8 @@
 """JAX (XLA's CUDA plugin): jit, grad, matmul, a training step."""
-import sys
-
 import jax
 import jax.numpy as jnp
 
-ok = True
-
-
-def check(name, value, cond=True):
-    global ok
-    ok &= bool(cond)
-    print(f"{name}: {value}{'' if cond else '  FAILED'}")
-
-
-def step(name, body):
-    """Runs one part; an exception fails it and the run goes on, so one
-    unsupported call does not hide the state of the rest."""
-    global ok
-    try:
-        body()
-    except Exception as e:  # noqa: BLE001 - reported, and the run fails
-        ok = False
-        print(f"{name}: ERROR {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-
-
-def r(x, digits=4):
-    return float(f"{float(x):.{digits}g}")
-
+from _checks import check, finish, r, step
 
 devs = jax.devices()
 check("gpu devices", [d.platform for d in devs], devs[0].platform == "gpu")
@@ -65,5 +41,4 @@ def training():
 
 for name, part in [("jit and grad", jit_grad), ("matmul", matmul), ("training", training)]:
     step(name, part)
-print("RESULT PASS" if ok else "RESULT FAIL")
-sys.exit(0 if ok else 1)
+finish()

@@ -2,44 +2,19 @@
 cuFFT, cuSOLVER, attention, a CNN and a small transformer trained for a few
 steps, CUDA graphs. Prints rounded results (compared between a local run and
 one through rgpu) and RESULT PASS when every check holds."""
-import sys
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from _checks import check, finish, r, step
 
 torch.backends.cudnn.benchmark = False
 torch.backends.cudnn.deterministic = True
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
-ok = True
-
-
-def check(name, value, cond=True):
-    global ok
-    ok &= bool(cond)
-    print(f"{name}: {value}{'' if cond else '  FAILED'}")
-
-
-def step(name, body):
-    """Runs one part; an exception fails it and the run goes on, so one
-    unsupported call does not hide the state of the rest."""
-    global ok
-    try:
-        body()
-    except Exception as e:  # noqa: BLE001 - reported, and the run fails
-        ok = False
-        print(f"{name}: ERROR {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-
-
-def r(x, digits=4):
-    return float(f"{float(x):.{digits}g}")
-
-
 check("cuda available", torch.cuda.is_available(), torch.cuda.is_available())
 if not torch.cuda.is_available():
-    print("RESULT FAIL")
-    sys.exit(1)
+    finish()
 dev = torch.device("cuda")
 check("device count", torch.cuda.device_count(), torch.cuda.device_count() >= 1)
 props = torch.cuda.get_device_properties(0)
@@ -160,5 +135,4 @@ for name, part in [("tensor ops", tensor_ops), ("matmul", matmul), ("conv", conv
                    ("attention", attention), ("cnn", cnn), ("transformer", transformer), ("cuda graph", cuda_graph)]:
     step(name, part)
 torch.cuda.synchronize()
-print("RESULT PASS" if ok else "RESULT FAIL")
-sys.exit(0 if ok else 1)
+finish()
