@@ -2,7 +2,9 @@
 through rgpu in the same suite run (tools/gpu-suite.sh compares them):
 PyTorch training-step time of a CNN and a small transformer, cuBLAS SGEMM
 with its pageable host<->device copies (the rCUDA paper's benchmark), and the
-time of a process's first cuBLAS call. Prints one JSON object."""
+time of a process's first cuBLAS call. Prints one JSON object; with the
+argument first-call, only that time (run against a fresh server, it is the
+cost of shipping cuBLAS's kernels there the first time)."""
 import json
 import sys
 import time
@@ -73,6 +75,10 @@ def sgemm_with_copies(n):
 
 
 out["first_cublas_call_s"] = first_cublas_call()
+if sys.argv[1:] == ["first-call"]:
+    json.dump(out, sys.stdout)
+    print()
+    sys.exit(0)
 for name, fn in [("cnn_step_s", cnn_step), ("transformer_step_s", transformer_step)]:
     try:
         out[name] = fn()

@@ -58,6 +58,16 @@ if part appbench; then
   done
   python3 bench/apps_bench_report.py "$out/appbench-local.json" shm="$out/appbench-shm.json" \
     tcp="$out/appbench-tcp.json" >"$out/appbench.md"
+  # A program's first cuBLAS call on a fresh server: its module cache empty.
+  fresh_port=$((RGPU_PORT + 1))
+  $build/rgpu-server --backend cuda --listen 127.0.0.1 --port $fresh_port --workers 1 \
+    --module-cache "$out/fresh-module-cache" >"$out/fresh-server.log" 2>&1 &
+  fresh=$!
+  for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$fresh_port) 2>/dev/null && break; sleep 0.1; done
+  RGPU_TRANSPORT=shm $build/rgpu run --server 127.0.0.1:$fresh_port -- $python bench/apps_bench.py first-call \
+    >"$out/appbench-fresh-shm.json" 2>"$out/appbench-fresh-shm.err"
+  kill $fresh 2>/dev/null
+  rm -rf "$out/fresh-module-cache"
 fi
 part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
 concurrency_rc=0
@@ -95,6 +105,8 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo "## Application timings (same run; seconds per step or call, ratios to local)"
     echo
     cat "$out/appbench.md"
+    echo
+    echo "First cuBLAS call on a fresh server (empty module cache), shm: $(cat "$out/appbench-fresh-shm.json" 2>/dev/null)"
     echo
   fi
   echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
