@@ -47,6 +47,9 @@ constexpr unsigned char kToolsContext[16] = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14,
 constexpr unsigned char kToolsModule[16] = {0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
                                             0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e};
 
+constexpr unsigned char kLibrarySupport[16] = {0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45,
+                                              0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca};
+
 const char kPtx[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
 
 // What nvcc's host code registers: a wrapper around the image.
@@ -184,6 +187,12 @@ void checks_and_bypass(CUcontext primary) {
 
   Table heap = table(kHeapAccess);
   EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, slot<CUresult(CUDAAPI*)()>(heap, 1)());
+  // Refused, with its two outputs left null.
+  Table library = table(kLibrarySupport);
+  void* first = &flags;
+  void* second = &flags;
+  EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, slot<CUresult(CUDAAPI*)(void**, void**)>(library, 4)(&first, &second));
+  CHECK(first == nullptr && second == nullptr);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Tables NVIDIA's driver has and rgpu hands out with every slot logging and
-// failing (CUDA_ERROR_NOT_SUPPORTED): none of their functions was seen called
-// by NVIDIA's runtime, its libraries or the frameworks (tools/driver-trace.sh),
-// or what they do is unknown. Their sizes are NVIDIA's driver's (CUDA 13.0).
+// failing (CUDA_ERROR_NOT_SUPPORTED): what their functions do is not known,
+// or none was seen called by NVIDIA's runtime, its libraries or the
+// frameworks (tools/driver-trace.sh). Two slots seen called get functions
+// that fail with defined outputs or none. Sizes are NVIDIA's driver's (CUDA
+// 13.0).
 #include "client/cuda/export_tables/export_tables.hpp"
 
 namespace rgpu::client {
@@ -33,9 +35,23 @@ const void* runtime_startup_table() {
   return table.data();
 }
 
+namespace {
+
+// Slot 4 makes two objects (seen: two heap pointers written through its
+// first two arguments) that slot 13 then works on; what they are is not
+// known. rgpu refuses, and leaves both outputs null, so that a caller that
+// goes on regardless frees nothing it was not given.
+CUresult CUDAAPI make_objects(void** first, void** second) {
+  if (first) *first = nullptr;
+  if (second) *second = nullptr;
+  return unsupported_slot(ExportTableId::library_support, 4);
+}
+
+}  // namespace
+
 // Asked for once by one of PyTorch's libraries (slots 4 and 13 called).
 const void* library_support_table() {
-  static const ExportTable<ExportTableId::library_support, 17> table(true, {});
+  static const ExportTable<ExportTableId::library_support, 17> table(true, {{4, slot_fn(make_objects)}});
   return table.data();
 }
 
