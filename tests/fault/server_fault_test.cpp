@@ -14,6 +14,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -356,6 +357,49 @@ TEST_F(ServerFault, DriverModuleOpsCheckImagesAndHandles) {
   ASSERT_EQ(r.get<uint32_t>(), 1u);  // one parameter: offset 0, 8 bytes
   EXPECT_EQ(r.get<uint32_t>(), 0u);
   EXPECT_EQ(r.get<uint32_t>(), 8u);
+  expect_healthy();
+}
+
+// The worker processes the daemon has (idle ones ready and ones serving).
+size_t workers_of(pid_t daemon) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string pid, name, state;
+    pid_t parent = 0;
+    if (stat >> pid >> name >> state >> parent && parent == daemon) ++n;
+  }
+  return n;
+}
+
+// A request numbered far ahead of anything sent can never have its turn:
+// it is refused and its session ends, rather than pinning a worker for good
+// (the case found by fuzzing, replayed byte for byte).
+TEST_F(ServerFault, RequestNumberedTooFarAheadEndsTheSession) {
+  auto c = raw_session();
+  const unsigned char frame[] = {0x52, 0x47, 0x50, 0x55, 0x00, 0x80, 0xff, 0xff, 0x00, 0x00, 0x00,
+                                 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+                                 0x00, 0x00, 0xf6, 0xf9, 0x07, 0xfa, 0xcf, 0x21, 0x10, 0x4a};
+  iovec v{const_cast<unsigned char*>(frame), sizeof frame};
+  c->send({&v, 1});
+  EXPECT_TRUE(closed_by_server(*c));
+  expect_healthy();
+}
+
+// A request waiting for earlier ones that never come ends when its client
+// goes: the worker exits and the daemon is back to its idle workers.
+TEST_F(ServerFault, ClientGoneWhileItsRequestWaitsFreesTheWorker) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const size_t idle = workers_of(pid_);
+  for (int i = 0; i < 4; ++i) {
+    auto c = raw_session();
+    proto::FrameHeader h{.op = proto::kOpDeviceSynchronize, .seq = 1000};
+    proto::send_frame(*c, h, {});
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (workers_of(pid_) > idle && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_LE(workers_of(pid_), idle);
   expect_healthy();
 }
 

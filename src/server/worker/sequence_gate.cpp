@@ -2,11 +2,20 @@
 
 namespace rgpu::server {
 
-bool SequenceGate::wait_turn(uint64_t seq) {
-  if (seq == 0) return true;
+SequenceGate::Turn SequenceGate::wait_turn(uint64_t seq, const Abandoned& abandoned) {
+  if (seq == 0) return Turn::go;
   std::unique_lock lock(mutex_);
-  turn_.wait(lock, [&] { return closed_ || last_started_ + 1 >= seq; });
-  return !closed_;
+  for (;;) {
+    if (closed_) return Turn::closed;
+    if (last_started_ + 1 >= seq) return Turn::go;
+    if (seq - last_started_ > kMaxAhead) return Turn::out_of_range;
+    if (turn_.wait_for(lock, kPollInterval) == std::cv_status::timeout && abandoned) {
+      lock.unlock();
+      bool gone = abandoned();
+      lock.lock();
+      if (gone) return Turn::abandoned;
+    }
+  }
 }
 
 void SequenceGate::started(uint64_t seq) {

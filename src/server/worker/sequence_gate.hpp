@@ -6,17 +6,29 @@
 // later call of another thread runs, as with local CUDA, while a blocking
 // call (it counts as started when it begins) never holds up other threads.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 
 namespace rgpu::server {
 
 class SequenceGate {
  public:
-  // Waits until request `seq` may start; false once the gate is closed.
-  // Requests numbered 0 are not ordered and pass at once.
-  bool wait_turn(uint64_t seq);
+  // How far ahead of the last started request a request may be numbered: a
+  // client has at most what its connections' buffers hold in flight.
+  static constexpr uint64_t kMaxAhead = uint64_t{1} << 24;
+  // Checked while waiting, about every kPollInterval: true once the waiting
+  // request's connection is gone, and then the wait ends.
+  using Abandoned = std::function<bool()>;
+  static constexpr std::chrono::milliseconds kPollInterval{200};
+
+  enum class Turn { go, closed, out_of_range, abandoned };
+  // Waits until request `seq` may start. Requests numbered 0 are not
+  // ordered and pass at once; one numbered past kMaxAhead never will, and
+  // nothing waits for it: a request cannot pin the session.
+  Turn wait_turn(uint64_t seq, const Abandoned& abandoned = nullptr);
   // Request `seq` has started (see above); lets the next one go.
   void started(uint64_t seq);
   // The session is over: every waiter gives up.

@@ -1,5 +1,6 @@
 #include "server/worker/session_loop.hpp"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -128,6 +129,13 @@ int32_t run_request(Session& s, Request& req, proto::Writer& out, uint16_t green
   }
 }
 
+// Whether the client closed the connection (or it broke), seen without
+// reading: a request waiting for its turn reads nothing meanwhile.
+bool peer_gone(transport::Connection& conn) {
+  pollfd p{conn.native_handle(), POLLRDHUP, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
 // Serves one connection's requests, in order, until it closes. The current
 // device is per thread in CUDA, so each connection has its own.
 void serve_lane(Session& s, Lane& lane) {
@@ -139,7 +147,17 @@ void serve_lane(Session& s, Lane& lane) {
     proto::recv_args(conn, h, args);
     const uint16_t green = proto::header_green_slot(h.device);
     h.device = proto::header_ordinal(h.device);
-    if (!s.gate.wait_turn(h.seq)) return;
+    switch (s.gate.wait_turn(h.seq, [&] { return peer_gone(conn); })) {
+      case SequenceGate::Turn::go: break;
+      case SequenceGate::Turn::closed: return;
+      case SequenceGate::Turn::out_of_range:
+        RGPU_LOG(warn, "request %llu from %s numbered too far ahead: connection dropped",
+                 static_cast<unsigned long long>(h.seq), conn.peer().c_str());
+        return;
+      case SequenceGate::Turn::abandoned:
+        RGPU_LOG(info, "connection %s closed while a request waited its turn", conn.peer().c_str());
+        return;
+    }
     const bool async = h.flags & proto::kFlagAsync;
     if (!async) s.gate.started(h.seq);
     Request req(h, args, lane, &s.gate);
