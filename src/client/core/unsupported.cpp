@@ -11,10 +11,10 @@ namespace rgpu::client {
 
 cudaError_t unsupported(const char* name) {
   static std::mutex mutex;
-  static std::set<std::string> logged;
+  static auto* logged = new std::set<std::string>;  // never destroyed: exit handlers call in
   {
     std::lock_guard lock(mutex);
-    if (logged.insert(name).second) RGPU_LOG(warn, "%s is not supported by rgpu yet", name);
+    if (logged->insert(name).second) RGPU_LOG(warn, "%s is not supported by rgpu yet", name);
   }
   return record_error(cudaErrorNotSupported);
 }

@@ -48,9 +48,9 @@ CUresult driver_refused(const char* name, const char* why) {
 
 CUresult legacy_value_too_wide(const char* name) {
   static std::mutex mutex;
-  static std::set<std::string> logged;
+  static auto* logged = new std::set<std::string>;  // never destroyed: exit handlers call in
   std::lock_guard lock(mutex);
-  if (logged.insert(name).second)
+  if (logged->insert(name).second)
     RGPU_LOG(warn, "%s: the value does not fit the legacy 32-bit parameter (its _v2 function returns it)", name);
   return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -8,7 +8,8 @@ namespace rgpu::client {
 namespace {
 
 std::mutex g_mutex;
-std::unordered_set<GreenContext*> g_live;
+// Never destroyed, as every table an exit handler may reach.
+auto& g_live = *new std::unordered_set<GreenContext*>;
 
 GreenContext* live(CUgreenCtx g) {
   auto* o = reinterpret_cast<GreenContext*>(g);

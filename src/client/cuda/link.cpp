@@ -38,7 +38,8 @@ struct Link {
 };
 
 std::mutex g_mutex;
-std::unordered_map<Link*, std::unique_ptr<Link>> g_links;
+// Never destroyed, as every table an exit handler may reach.
+auto& g_links = *new std::unordered_map<Link*, std::unique_ptr<Link>>;
 
 // The live link a handle names, or null. Like the driver, one link is not
 // meant for use by several threads at once.

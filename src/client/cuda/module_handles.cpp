@@ -3,8 +3,10 @@
 namespace rgpu::client {
 
 DriverHandles& DriverHandles::get() {
-  static DriverHandles handles;
-  return handles;
+  // Never destroyed: NVIDIA's libraries unload their modules from exit
+  // handlers that may run after this library's destructors.
+  static auto* handles = new DriverHandles;
+  return *handles;
 }
 
 CUmodule DriverHandles::add(std::unique_ptr<DriverModule> m) {
