@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -401,6 +402,14 @@ TEST_F(ServerFault, ClientGoneWhileItsRequestWaitsFreesTheWorker) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_LE(workers_of(pid_), idle);
   expect_healthy();
+}
+
+// The Unix socket admits the server's user alone unless configured wider.
+TEST_F(ServerFault, UnixSocketIsTheServerUsersOnly) {
+  struct stat st{};
+  ASSERT_EQ(stat(transport::default_shm_socket(port_).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, getuid());
 }
 
 TEST_F(ServerFault, BadMagicEndsTheSession) {

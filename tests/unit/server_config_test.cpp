@@ -34,6 +34,21 @@ TEST(ServerConfig, RejectsUnknownAndMalformedSettings) {
   EXPECT_THROW(parse({"--port"}, &c), std::invalid_argument);
 }
 
+// Nothing is open beyond this host and its user unless configured so.
+TEST(ServerConfig, DefaultsAdmitOnlyThisHostAndUser) {
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({}, &c));
+  EXPECT_EQ(c.listen, "127.0.0.1");
+  EXPECT_EQ(c.unix_socket_mode, 0600u);
+  EXPECT_TRUE(c.token.empty());
+  ASSERT_TRUE(parse({"--unix-socket-mode", "660", "--listen", "0.0.0.0"}, &c));
+  EXPECT_EQ(c.unix_socket_mode, 0660u);
+  EXPECT_EQ(c.listen, "0.0.0.0");
+  EXPECT_THROW(parse({"--unix-socket-mode", "999"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--unix-socket-mode", "rw"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--unix-socket-mode", "1777"}, &c), std::invalid_argument);
+}
+
 TEST(Endpoint, ParsesHostsAndPorts) {
   auto e = transport::Endpoint::parse("gpu7:9000", 1);
   EXPECT_EQ(e.host, "gpu7");

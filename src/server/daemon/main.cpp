@@ -14,6 +14,7 @@
 #include "protocol/wire.hpp"
 #include "server/daemon/server_config.hpp"
 #include "server/daemon/worker_pool.hpp"
+#include "transport/shm/unix_address.hpp"
 #include "transport/transport.hpp"
 
 namespace {
@@ -50,12 +51,21 @@ int main(int argc, char** argv) {
   try {
     listeners.push_back(transport::make_tcp_transport()->listen(
         transport::Endpoint{config.listen, static_cast<uint16_t>(config.port)}));
-    if (!config.unix_socket.empty())
+    if (!config.unix_socket.empty()) {
       listeners.push_back(transport::make_shm_transport()->listen(transport::Endpoint{config.unix_socket, 0}));
+      // The file mode says who on this host may connect (an abstract name
+      // has none: anyone on the host may).
+      if (!transport::is_abstract(config.unix_socket) &&
+          chmod(config.unix_socket.c_str(), config.unix_socket_mode) != 0)
+        throw std::runtime_error("cannot set the mode of " + config.unix_socket + ": " + strerror(errno));
+    }
   } catch (const std::exception& e) {
     RGPU_LOG(error, "%s", e.what());
     return 1;
   }
+  if (config.token.empty() && config.listen != "127.0.0.1" && config.listen != "::1" && config.listen != "localhost")
+    RGPU_LOG(warn, "listening on %s with no token: any host that reaches port %d may use the GPUs "
+                   "(give --token-file)", config.listen.c_str(), config.port);
   RGPU_LOG(info, "listening on %s:%d%s%s, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
            config.unix_socket.empty() ? "" : " and ", config.unix_socket.c_str(), config.backend.c_str(),
            config.workers);

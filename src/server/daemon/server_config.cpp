@@ -15,7 +15,8 @@ namespace {
 
 const char* kUsage =
     "usage: rgpu-server [options]\n"
-    "  --listen ADDR        address to listen on (default 0.0.0.0)\n"
+    "  --listen ADDR        address to listen on (default 127.0.0.1: this host only;\n"
+    "                       0.0.0.0 serves every host that reaches the port: give a token)\n"
     "  --port N             TCP port (default 18515)\n"
     "  --gpus LIST          GPUs to export, e.g. 0,1 (default: all)\n"
     "  --workers N          pre-started workers with CUDA initialised (default 2)\n"
@@ -25,6 +26,8 @@ const char* kUsage =
     "  --token-file FILE    clients must prove they know the token in FILE\n"
     "  --unix-socket PATH   socket for clients on this host, whose page-locked memory\n"
     "                       is then shared (default /tmp/rgpu-PORT.sock; none: off)\n"
+    "  --unix-socket-mode M its file mode, octal: who on this host may connect\n"
+    "                       (default 600: the server's user; 660: its group too)\n"
     "  --config FILE        read these settings (key = value) from FILE first\n";
 
 std::string trim(const std::string& s) {
@@ -53,6 +56,18 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "log-level") c->log_level = v;
   else if (key == "module-cache") c->module_cache = v;
   else if (key == "unix-socket") c->unix_socket = v;
+  else if (key == "unix-socket-mode") {
+    size_t used = 0;
+    unsigned long mode = 0;
+    try {
+      mode = std::stoul(v, &used, 8);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != v.size() || mode > 0777)
+      throw std::invalid_argument(key + " needs an octal file mode, not '" + v + "'");
+    c->unix_socket_mode = static_cast<unsigned>(mode);
+  }
   else if (key == "token-file") {
     c->token = proto::read_token_file(v);
     if (c->token.empty()) throw std::invalid_argument("token file " + v + " is unreadable or empty");

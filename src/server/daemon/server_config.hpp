@@ -7,7 +7,9 @@
 namespace rgpu::server {
 
 struct ServerConfig {
-  std::string listen = "0.0.0.0";
+  // This host only unless told otherwise: nothing is open to the network by
+  // default.
+  std::string listen = "127.0.0.1";
   int port = 18515;
   std::vector<int> gpus;  // empty: every GPU the backend sees
   int workers = 2;        // pre-forked, CUDA already initialised
@@ -17,6 +19,8 @@ struct ServerConfig {
   std::string token;  // from token-file; empty: no authentication
   // Unix socket for clients on this host (shm transport); "none" disables.
   std::string unix_socket;
+  // Who may connect to it: its file mode (default: the server's user only).
+  unsigned unix_socket_mode = 0600;
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.

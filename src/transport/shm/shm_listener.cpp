@@ -24,8 +24,6 @@ ShmListener::ShmListener(const std::string& path) : path_(path) {
     ::close(fd_);
     throw TransportError("cannot listen on " + path + ": " + why);
   }
-  // Any local user may connect; the token (if set) still decides.
-  if (!is_abstract(path)) ::chmod(path.c_str(), 0666);
 }
 
 ShmListener::~ShmListener() {
