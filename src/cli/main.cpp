@@ -9,6 +9,7 @@
 
 #include "cli/bench_command.hpp"
 #include "cli/ls_command.hpp"
+#include "cli/token_command.hpp"
 #include "common/executable_dir.hpp"
 
 namespace {
@@ -17,6 +18,7 @@ const char* kUsage =
     "usage: rgpu run [--server HOST[:PORT]] [--gpus LIST] [--trace] -- PROGRAM [ARGS...]\n"
     "       rgpu ls [--server HOST[:PORT]]...\n"
     "       rgpu bench [--server HOST[:PORT]] [--out DIR] [--max-bytes N]\n"
+    "       rgpu token FILE   (a new token for rgpu-server --token-file, readable by you alone)\n"
     "  --server HOST[:PORT]  the rgpu-server to use (default: RGPU_DEVICES, else localhost)\n"
     "  --gpus LIST           that server's GPUs to use, e.g. 0,1 (default 0)\n"
     "  --trace               log every forwarded call (RGPU_TRACE=1)\n";
@@ -85,6 +87,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "run") return run(argc - 2, argv + 2);
   if (argc >= 2 && std::string(argv[1]) == "ls") return rgpu::cli::ls_command(argc - 2, argv + 2);
   if (argc >= 2 && std::string(argv[1]) == "bench") return rgpu::cli::bench_command(argc - 2, argv + 2);
+  if (argc >= 2 && std::string(argv[1]) == "token") return rgpu::cli::token_command(argc - 2, argv + 2);
   fputs(kUsage, argc >= 2 && std::string(argv[1]) == "--help" ? stdout : stderr);
   return argc >= 2 && std::string(argv[1]) == "--help" ? 0 : 2;
 }
