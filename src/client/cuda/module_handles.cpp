@@ -18,6 +18,8 @@ CUmodule DriverHandles::add(std::unique_ptr<DriverModule> m) {
 
 CUfunction DriverHandles::add(std::unique_ptr<DriverFunction> f) {
   std::lock_guard lock(mutex_);
+  auto [named, fresh] = by_name_.emplace(std::make_pair(f->module, f->name), f.get());
+  if (!fresh) return reinterpret_cast<CUfunction>(named->second);  // another thread's lookup came first
   DriverFunction* raw = f.get();
   functions_.emplace(raw, std::move(f));
   return reinterpret_cast<CUfunction>(raw);
@@ -44,9 +46,8 @@ CUfunction DriverHandles::find_function(int device, uint64_t remote) {
 
 CUfunction DriverHandles::find_function(const DriverModule* m, const std::string& name) {
   std::lock_guard lock(mutex_);
-  for (const auto& [p, f] : functions_)
-    if (f->module == m && f->name == name) return reinterpret_cast<CUfunction>(p);
-  return nullptr;
+  auto it = by_name_.find(std::make_pair(m, name));
+  return it == by_name_.end() ? nullptr : reinterpret_cast<CUfunction>(it->second);
 }
 
 void DriverHandles::forget_device(int device) {
@@ -65,6 +66,7 @@ bool DriverHandles::remove(CUmodule m) {
   std::lock_guard lock(mutex_);
   auto it = modules_.find(reinterpret_cast<DriverModule*>(m));
   if (it == modules_.end()) return false;
+  std::erase_if(by_name_, [&](const auto& n) { return n.first.first == it->first; });
   std::erase_if(functions_, [&](const auto& f) { return f.second->module == it->first; });
   modules_.erase(it);
   return true;

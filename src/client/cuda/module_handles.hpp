@@ -5,6 +5,7 @@
 #include "client/cuda/cuda_api.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,6 +42,7 @@ class DriverHandles {
  public:
   static DriverHandles& get();
   CUmodule add(std::unique_ptr<DriverModule> m);
+  // A function of a module: the handle given out for its name before, if any.
   CUfunction add(std::unique_ptr<DriverFunction> f);
   // nullptr unless the handle is live.
   DriverModule* find(CUmodule m);
@@ -62,6 +64,8 @@ class DriverHandles {
   std::mutex mutex_;
   std::unordered_map<DriverModule*, std::unique_ptr<DriverModule>> modules_;
   std::unordered_map<DriverFunction*, std::unique_ptr<DriverFunction>> functions_;
+  // Each module's functions by name: one handle per kernel.
+  std::map<std::pair<const DriverModule*, std::string>, DriverFunction*> by_name_;
 };
 
 }  // namespace rgpu::client
