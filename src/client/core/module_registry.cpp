@@ -17,11 +17,19 @@ ModuleRegistry& ModuleRegistry::get() {
   return *r;
 }
 
+const void* fatbin_image(const void* image) {
+  const uint32_t magic = FATBINC_MAGIC;
+  const auto* a = static_cast<const unsigned char*>(image);
+  const auto* b = reinterpret_cast<const unsigned char*>(&magic);
+  for (size_t i = 0; i < sizeof magic; ++i)
+    if (a[i] != b[i]) return image;
+  return static_cast<const __fatBinC_Wrapper_t*>(image)->data;
+}
+
 void** ModuleRegistry::add_fatbin(const void* wrapper) {
   auto fb = std::make_unique<FatBinary>();
-  auto* w = static_cast<const __fatBinC_Wrapper_t*>(wrapper);
   // nvcc passes the wrapper; a bare fat binary is accepted too.
-  fb->image = w->magic == FATBINC_MAGIC ? static_cast<const void*>(w->data) : wrapper;
+  fb->image = fatbin_image(wrapper);
   fb->size = fatbin::fatbin_total_size(fb->image);
   std::lock_guard lock(mutex_);
   fatbins_.push_back(std::move(fb));

@@ -56,6 +56,12 @@ struct FatBinary {
   std::unordered_map<int, cudaError_t> load_status;  // by virtual device
 };
 
+// The fat binary nvcc's wrapper (__fatBinC_Wrapper_t, what its host code
+// registers) points at, or `image` itself when it is no wrapper: NVIDIA's
+// runtime hands the driver either. Reads no further than a mismatch, so a
+// short PTX string is safe.
+const void* fatbin_image(const void* image);
+
 class ModuleRegistry {
  public:
   static ModuleRegistry& get();

@@ -54,21 +54,6 @@ size_t image_size(const void* image) {
   return std::strlen(static_cast<const char*>(image)) + 1;
 }
 
-// What nvcc's host code registers (__cudaRegisterFatBinary) wraps the fat
-// binary; NVIDIA's runtime hands the wrapper to the driver as the image.
-struct FatbinWrapper {
-  uint32_t magic;
-  uint32_t version;
-  const void* image;
-  const void* prelinked;
-};
-constexpr uint32_t kFatbinWrapperMagic = 0x466243b1;
-
-const void* unwrapped(const void* image) {
-  const uint32_t magic = kFatbinWrapperMagic;
-  return starts_with(image, &magic, sizeof magic) ? static_cast<const FatbinWrapper*>(image)->image : image;
-}
-
 }  // namespace
 
 namespace rgpu::client {
@@ -96,7 +81,7 @@ cudaError_t load_on(int device, const void* image, size_t size, uint64_t* remote
 }
 
 cudaError_t load(CUmodule* module, const void* image, bool library) {
-  image = unwrapped(image);
+  image = fatbin_image(image);
   size_t size;
   try {
     size = image_size(image);
@@ -151,14 +136,12 @@ LoadedKernel read_kernel(proto::Reader& r) {
 }
 
 // The module's handle for the kernel the reply describes: the one handed
-// out before, if any (the description is read either way).
+// out before, if any (DriverHandles::add keeps one per name).
 CUfunction add_function(DriverModule* m, std::string name, proto::Reader& r) {
-  LoadedKernel kernel = read_kernel(r);
-  if (CUfunction known = DriverHandles::get().find_function(m, name)) return known;
   auto f = std::make_unique<DriverFunction>();
   f->module = m;
   f->name = std::move(name);
-  f->kernel = std::move(kernel);
+  f->kernel = read_kernel(r);
   return DriverHandles::get().add(std::move(f));
 }
 

@@ -13,22 +13,19 @@ namespace rgpu::client {
 namespace {
 
 // The image may be nvcc's wrapper around it, which cuModuleLoadData unwraps.
-CUresult load(CUmodule* module, const void* wrapper_or_image) {
-  if (!module || !wrapper_or_image) return CUDA_ERROR_INVALID_VALUE;
-  return cuModuleLoadData(module, wrapper_or_image);
+CUresult CUDAAPI module_from_wrapper(CUmodule* module, const void* wrapper) {
+  return cuModuleLoadData(module, wrapper);
 }
-
-CUresult CUDAAPI module_from_wrapper(CUmodule* module, const void* wrapper) { return load(module, wrapper); }
 
 // The extended forms carry arguments whose meaning is unknown; seen null.
 CUresult CUDAAPI module_from_wrapper_ext(CUmodule* module, const void* wrapper, void* a3, void* a4, unsigned a5) {
   if (a3 || a4 || a5) RGPU_LOG(debug, "cudart interface: module load with extra arguments %p %p %u", a3, a4, a5);
-  return load(module, wrapper);
+  return cuModuleLoadData(module, wrapper);
 }
 
 CUresult CUDAAPI module_from_image_ext(const void* image, CUmodule* module, void* a3, void* a4, unsigned a5) {
   if (a3 || a4 || a5) RGPU_LOG(debug, "cudart interface: module load with extra arguments %p %p %u", a3, a4, a5);
-  return load(module, image);
+  return cuModuleLoadData(module, image);
 }
 
 // The device's primary context, not retained (the runtime retains it itself).
