@@ -12,7 +12,6 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "client/cuda/export_tables/integrity_hash.hpp"
+#include "client/cuda/export_tables/uuid_text.hpp"
 
 #define EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -107,13 +107,6 @@ void* trampoline_for(const std::string& label, const void* target, bool table_sl
   return rgpu_trace_trampolines + i * kTrampolineSize;
 }
 
-std::string uuid_text(const CUuuid* id) {
-  char s[40];
-  const auto* b = reinterpret_cast<const unsigned char*>(id->bytes);
-  snprintf(s, sizeof s, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-           b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-  return s;
-}
 
 // NVIDIA's driver's executable segments: table slots pointing there are
 // functions to trace, anything else is data copied as it is.
@@ -256,29 +249,19 @@ uint64_t* table_copy(const char* uuid) {
 CUresult CUDAAPI traced_integrity_check(uint32_t version, uint64_t unix_seconds, uint64_t* result) {
   CUresult r = g_real_integrity_check(version, unix_seconds, result);
   if (r != CUDA_SUCCESS || !result) return r;
-  int driver_version = 0;
-  real<CUresult(CUDAAPI*)(int*)>("cuDriverGetVersion")(&driver_version);
-  int count = 0;
-  real<CUresult(CUDAAPI*)(int*)>("cuDeviceGetCount")(&count);
-  auto uuid = real<CUresult(CUDAAPI*)(CUuuid*, CUdevice)>("cuDeviceGetUuid_v2");
-  auto attribute = real<CUresult(CUDAAPI*)(int*, CUdevice_attribute, CUdevice)>("cuDeviceGetAttribute");
-  std::vector<rgpu::client::DeviceIdentity> devices(count);
-  for (int d = 0; d < count; ++d) {
-    uuid(&devices[d].uuid, d);
-    attribute(&devices[d].pci_domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d);
-    attribute(&devices[d].pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
-    attribute(&devices[d].pci_device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
-  }
+  const rgpu::client::DriverQueries nvidia{
+      real<CUresult(CUDAAPI*)(int*)>("cuDriverGetVersion"), real<CUresult(CUDAAPI*)(int*)>("cuDeviceGetCount"),
+      real<CUresult(CUDAAPI*)(CUuuid*, CUdevice)>("cuDeviceGetUuid_v2"),
+      real<CUresult(CUDAAPI*)(int*, CUdevice_attribute, CUdevice)>("cuDeviceGetAttribute")};
+  const uint64_t driver[2] = {result[0], result[1]};
   uint64_t* integrity = table_copy(kIntegrityTable);
-  const rgpu::client::IntegrityInput input{static_cast<uint32_t>(driver_version), version,
-                                           static_cast<uint32_t>(getpid()), static_cast<uint32_t>(pthread_self()),
-                                           table_copy(kCudartInterface), integrity,
-                                           reinterpret_cast<const void*>(integrity[1]), unix_seconds};
-  auto hash = rgpu::client::integrity_hash(input, devices);
+  if (CUresult e = rgpu::client::integrity_answer(nvidia, version, unix_seconds, table_copy(kCudartInterface),
+                                                  integrity, reinterpret_cast<const void*>(integrity[1]), result)) {
+    logf("integrity check %u: cannot recompute (%d); the driver's answer stands\n", version, e);
+    return r;
+  }
   logf("integrity check %u: driver %016" PRIx64 "%016" PRIx64 ", for the tracer's tables %016" PRIx64 "%016" PRIx64
-       "\n", version, result[0], result[1], hash[0], hash[1]);
-  result[0] = hash[0];
-  result[1] = hash[1];
+       "\n", version, driver[0], driver[1], result[0], result[1]);
   return r;
 }
 
@@ -289,7 +272,7 @@ EXPORT CUresult CUDAAPI cuGetExportTable(const void** out, const CUuuid* id) {
   static auto get = real<CUresult(CUDAAPI*)(const void**, const CUuuid*)>("cuGetExportTable");
   if (!get) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult r = get(out, id);
-  std::string u = id ? uuid_text(id) : "null";
+  std::string u = id ? rgpu::client::uuid_text(reinterpret_cast<const unsigned char(&)[16]>(id->bytes)) : "null";
   if (r != CUDA_SUCCESS || !out || !*out) {
     logf("export-table {%s} = %d\n", u.c_str(), r);
     return r;

@@ -1,12 +1,12 @@
 // cuGetExportTable: NVIDIA's private tables by their UUID. A UUID rgpu does
 // not know is logged by value, so that a new runtime's needs are seen.
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <set>
 #include <string>
 
 #include "client/cuda/export_tables/export_tables.hpp"
+#include "client/cuda/export_tables/uuid_text.hpp"
 #include "common/log.hpp"
 
 namespace rgpu::client {
@@ -65,12 +65,6 @@ constexpr KnownTable kTables[] = {
      library_support_table},
 };
 
-std::string uuid_text(const unsigned char* b) {
-  char s[40];
-  std::snprintf(s, sizeof s, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-  return s;
-}
 
 }  // namespace
 
@@ -97,7 +91,7 @@ using namespace rgpu::client;
 
 extern "C" CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid* id) {
   if (!table || !id) return CUDA_ERROR_INVALID_VALUE;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(id->bytes);
+  const auto& bytes = reinterpret_cast<const unsigned char(&)[16]>(id->bytes);
   for (const KnownTable& t : kTables)
     if (std::memcmp(t.uuid, bytes, sizeof t.uuid) == 0) {
       *table = t.table();

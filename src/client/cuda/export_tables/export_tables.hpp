@@ -54,7 +54,6 @@ class ExportTable {
     for (const Slot& s : slots) words_[s.first] = s.second;
   }
   const void* data() const { return words_.data(); }
-  const void* operator[](size_t i) const { return words_[i]; }
 
  private:
   template <size_t... I>

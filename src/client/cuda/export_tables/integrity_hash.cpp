@@ -1,6 +1,10 @@
 #include "client/cuda/export_tables/integrity_hash.hpp"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <vector>
 
 #include "client/cuda/export_tables/md2.hpp"
 
@@ -42,6 +46,35 @@ std::array<uint64_t, 2> integrity_hash(const IntegrityInput& input, std::span<co
   add_key(outer, 0x5c);
   outer.update(inner_digest.data(), inner_digest.size());
   return words(outer.finish());
+}
+
+CUresult integrity_answer(const DriverQueries& driver, uint32_t check_version, uint64_t unix_seconds,
+                          const void* cudart_table, const void* integrity_table, const void* check_function,
+                          uint64_t* result) {
+  if (!result) return CUDA_ERROR_INVALID_VALUE;
+  int driver_version = 0, count = 0;
+  if (CUresult e = driver.driver_version(&driver_version)) return e;
+  if (CUresult e = driver.device_count(&count)) return e;
+  std::vector<DeviceIdentity> devices(count);
+  for (int d = 0; d < count; ++d) {
+    DeviceIdentity& id = devices[d];
+    if (CUresult e = driver.device_uuid(&id.uuid, d)) return e;
+    if (CUresult e = driver.device_attribute(&id.pci_domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d)) return e;
+    if (CUresult e = driver.device_attribute(&id.pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d)) return e;
+    if (CUresult e = driver.device_attribute(&id.pci_device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d)) return e;
+  }
+  const IntegrityInput input{static_cast<uint32_t>(driver_version),
+                             check_version,
+                             static_cast<uint32_t>(getpid()),
+                             static_cast<uint32_t>(pthread_self()),
+                             cudart_table,
+                             integrity_table,
+                             check_function,
+                             unix_seconds};
+  const auto hash = integrity_hash(input, devices);
+  result[0] = hash[0];
+  result[1] = hash[1];
+  return CUDA_SUCCESS;
 }
 
 }  // namespace rgpu::client

@@ -37,4 +37,19 @@ static_assert(sizeof(DeviceIdentity) == 28);
 
 std::array<uint64_t, 2> integrity_hash(const IntegrityInput& input, std::span<const DeviceIdentity> devices);
 
+// The driver calls whose answers the runtime checks the hash against: rgpu's
+// own, or NVIDIA's behind the driver tracer.
+struct DriverQueries {
+  CUresult(CUDAAPI* driver_version)(int*);
+  CUresult(CUDAAPI* device_count)(int*);
+  CUresult(CUDAAPI* device_uuid)(CUuuid*, CUdevice);
+  CUresult(CUDAAPI* device_attribute)(int*, CUdevice_attribute, CUdevice);
+};
+
+// The whole answer for the calling process and thread: the inputs gathered
+// through `driver`, hashed into result.
+CUresult integrity_answer(const DriverQueries& driver, uint32_t check_version, uint64_t unix_seconds,
+                          const void* cudart_table, const void* integrity_table, const void* check_function,
+                          uint64_t* result);
+
 }  // namespace rgpu::client
