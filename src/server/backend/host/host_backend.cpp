@@ -108,24 +108,26 @@ struct Event {
   std::chrono::steady_clock::time_point at;
 };
 
-// Whatever cuModuleLoadData takes: a fat binary, a cubin (ELF) or PTX text.
-std::vector<fatbin::KernelInfo> kernels_in_image(std::span<const std::byte> image) {
-  if (image.size() >= 4 && fatbin::read_at<uint32_t>(image, 0) == fatbin::kFatbinMagic)
-    return fatbin::kernels_in(fatbin::parse_fatbin(image));
-  if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0) return fatbin::kernels_in_cubin(image);
+// What the test backend knows of an image, whatever cuModuleLoadData takes
+// (a fat binary, a cubin or PTX text): its kernels, and the variables its
+// cubins define with their sizes. A fat binary is parsed once for both.
+struct ImageContents {
+  std::vector<fatbin::KernelInfo> kernels;
+  std::map<std::string, size_t> variables;
+};
+
+ImageContents image_contents(std::span<const std::byte> image) {
+  if (image.size() >= 4 && fatbin::read_at<uint32_t>(image, 0) == fatbin::kFatbinMagic) {
+    fatbin::FatBinary fb = fatbin::parse_fatbin(image);
+    return {fatbin::kernels_in(fb), fatbin::variables_in(fb)};
+  }
+  if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0)
+    return {fatbin::kernels_in_cubin(image), fatbin::variables_in_cubin(image)};
   std::string_view text(reinterpret_cast<const char*>(image.data()), image.size());
   text = text.substr(0, text.find('\0'));
   if (text.find(".version") == std::string_view::npos || text.find(".target") == std::string_view::npos)
     throw fatbin::FormatError("neither a fat binary, a cubin nor PTX");
-  return fatbin::kernels_in_ptx(text);
-}
-
-// The variables a fat binary's or a cubin's cubins define, with their sizes.
-std::map<std::string, size_t> cubin_variable_sizes(std::span<const std::byte> image) {
-  if (image.size() >= 4 && fatbin::read_at<uint32_t>(image, 0) == fatbin::kFatbinMagic)
-    return fatbin::variables_in(fatbin::parse_fatbin(image));
-  if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0) return fatbin::variables_in_cubin(image);
-  return {};
+  return {fatbin::kernels_in_ptx(text), {}};
 }
 
 // The leading decimal number of `text` (0 when there is none).
@@ -571,22 +573,19 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
 
   int32_t module_load(std::span<const uint8_t> image, Handle* module) override {
     auto m = std::make_unique<Module>();
+    ImageContents contents;
     try {
-      for (const auto& k : kernels_in_image({reinterpret_cast<const std::byte*>(image.data()), image.size()})) {
-        Kernel kernel;
-        for (const auto& p : k.params) kernel.params.push_back({p.offset, p.size});
-        m->kernels[k.name] = std::move(kernel);
-      }
+      contents = image_contents({reinterpret_cast<const std::byte*>(image.data()), image.size()});
     } catch (const std::exception&) {
       return cudaErrorInvalidKernelImage;
+    }
+    for (const auto& k : contents.kernels) {
+      Kernel kernel;
+      for (const auto& p : k.params) kernel.params.push_back({p.offset, p.size});
+      m->kernels[k.name] = std::move(kernel);
     }
     m->declared_sizes = ptx_global_sizes(image, &m->managed);
-    try {
-      for (auto& [name, size] : cubin_variable_sizes({reinterpret_cast<const std::byte*>(image.data()), image.size()}))
-        m->declared_sizes.emplace(name, size);
-    } catch (const std::exception&) {
-      return cudaErrorInvalidKernelImage;
-    }
+    for (auto& [name, size] : contents.variables) m->declared_sizes.emplace(name, size);
     *module = reinterpret_cast<Handle>(m.release());
     return cudaSuccess;
   }
