@@ -16,7 +16,8 @@ BUILD_DIR=$(realpath "${1:?usage: run_apps.sh BUILD_DIR OUT_DIR [APP...]}")
 mkdir -p "${2:?usage: run_apps.sh BUILD_DIR OUT_DIR [APP...]}"
 OUT_DIR=$(realpath "$2")
 shift 2
-APPS=$(dirname "$(realpath "$0")")/apps
+HERE=$(dirname "$(realpath "$0")")
+APPS=$HERE/apps
 PORT=${RGPU_PORT:-18515}
 TIMEOUT=${APPS_TIMEOUT:-600}
 PYTHON=${APPS_PYTHON:-$([ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
@@ -26,17 +27,8 @@ mkdir -p "$LOGS"
 : >"$RESULTS"
 names=("$@")
 [ ${#names[@]} -gt 0 ] || for f in "$APPS"/[!_]*.py; do names+=("$(basename "$f" .py)"); done
-now() { date +%s%N; }
-for name in "${names[@]}"; do
-  t0=$(now)
-  lrc=0
-  timeout -k 5 "$TIMEOUT" "$PYTHON" "$APPS/$name.py" >"$LOGS/$name.local.out" 2>"$LOGS/$name.local.err" || lrc=$?
-  t1=$(now)
-  rrc=0
-  timeout -k 5 "$TIMEOUT" "$BUILD_DIR/rgpu" run --server "127.0.0.1:$PORT" -- "$PYTHON" "$APPS/$name.py" \
-    >"$LOGS/$name.rgpu.out" 2>"$LOGS/$name.rgpu.err" || rrc=$?
-  t2=$(now)
-  printf '%s\tran\t%d\t%d\t%d\t%d\n' "$name" "$lrc" "$rrc" $((t1 - t0)) $((t2 - t1)) >>"$RESULTS"
-  echo "[ran] $name local rc=$lrc rgpu rc=$rrc"
-done
-python3 "$(dirname "$(realpath "$0")")/compare_runs.py" "$RESULTS" "$LOGS" "$OUT_DIR"
+RGPU=$BUILD_DIR/rgpu
+# shellcheck source=run_both.sh
+source "$HERE/run_both.sh"
+for name in "${names[@]}"; do run_both "$name" "$PYTHON" "$APPS/$name.py"; done
+python3 "$HERE/compare_runs.py" "$RESULTS" "$LOGS" "$OUT_DIR"

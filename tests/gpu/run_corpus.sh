@@ -108,7 +108,9 @@ printf '%s\n' "${ENTRIES[@]}" |
   xargs -d '\n' -P "$JOBS" -n 1 bash -c 'CCBIN_FLAGS=($CCBIN_FLAGS_STR); build_one "$1"' _
 
 # ---- run, one program at a time (the GPU and the server are shared)
-now() { date +%s%N; }  # nanoseconds: integer arithmetic, no bc needed
+# shellcheck source=run_both.sh
+source "$HERE/run_both.sh"
+LOCAL_LIBRARY_PATH=$CUDA_HOME/lib64
 : >"$RESULTS"
 cd "$BIN"  # programs run from their build folder
 for e in "${ENTRIES[@]}"; do
@@ -119,18 +121,7 @@ for e in "${ENTRIES[@]}"; do
     echo "[build FAILED] $name (see logs/$name.build.log)"
     continue
   fi
-  t0=$(now)
-  lrc=0
-  env LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    timeout -k 5 "$TIMEOUT" "./$name" "${argv[@]}" \
-    >"$LOGS/$name.local.out" 2>"$LOGS/$name.local.err" || lrc=$?
-  t1=$(now)
-  rrc=0
-  timeout -k 5 "$TIMEOUT" "$RGPU" run --server "127.0.0.1:$PORT" -- "./$name" "${argv[@]}" \
-    >"$LOGS/$name.rgpu.out" 2>"$LOGS/$name.rgpu.err" || rrc=$?
-  t2=$(now)
-  printf '%s\tran\t%d\t%d\t%d\t%d\n' "$name" "$lrc" "$rrc" $((t1 - t0)) $((t2 - t1)) >>"$RESULTS"
-  echo "[ran] $name local rc=$lrc rgpu rc=$rrc"
+  run_both "$name" "./$name" "${argv[@]}"
 done
 
 # ---- compare and report

@@ -21,6 +21,21 @@
     }                                                                        \
   } while (0)
 
+// The same for a library's own status type: `lib` names the library, `ok`
+// its success value, `name_of` turns a status into its name (corpus_status
+// for libraries that have no such function).
+static inline const char* corpus_status(int) { return "status"; }
+#define LIB_CK(lib, call, ok, name_of)                                       \
+  do {                                                                       \
+    auto lib_st_ = (call);                                                   \
+    if (lib_st_ != (ok)) {                                                   \
+      printf("%s error %s (%d) at %s:%d: %s\n", lib, name_of(lib_st_),      \
+             (int)lib_st_, __FILE__, __LINE__, #call);                       \
+      printf("RESULT FAIL\n");                                              \
+      exit(1);                                                               \
+    }                                                                        \
+  } while (0)
+
 // A soft check: records a failure, keeps going so one run reports them all.
 static int g_failures = 0;
 #define EXPECT(cond, ...)                                                    \

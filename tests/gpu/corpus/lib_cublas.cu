@@ -10,16 +10,7 @@
 
 #include "corpus.h"
 
-#define CB(call)                                                          \
-  do {                                                                    \
-    cublasStatus_t st_ = (call);                                          \
-    if (st_ != CUBLAS_STATUS_SUCCESS) {                                   \
-      printf("cuBLAS error %s (%d) at %s:%d: %s\n", cublasGetStatusName(st_), \
-             (int)st_, __FILE__, __LINE__, #call);                        \
-      printf("RESULT FAIL\n");                                            \
-      exit(1);                                                            \
-    }                                                                     \
-  } while (0)
+#define CB(call) LIB_CK("cuBLAS", call, CUBLAS_STATUS_SUCCESS, cublasGetStatusName)
 
 // Column-major C = A * B on the host, in double (exact for these inputs).
 template <typename T>

@@ -9,16 +9,7 @@
 
 #include "corpus.h"
 
-#define CB(call)                                                              \
-  do {                                                                        \
-    cublasStatus_t st_ = (call);                                              \
-    if (st_ != CUBLAS_STATUS_SUCCESS) {                                       \
-      printf("cuBLASLt error %s (%d) at %s:%d: %s\n", cublasLtGetStatusName(st_), \
-             (int)st_, __FILE__, __LINE__, #call);                            \
-      printf("RESULT FAIL\n");                                                \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#define CB(call) LIB_CK("cuBLASLt", call, CUBLAS_STATUS_SUCCESS, cublasLtGetStatusName)
 
 int main() {
   const int m = 256, n = 256, k = 256;

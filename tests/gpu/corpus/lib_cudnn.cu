@@ -9,16 +9,7 @@
 
 #include "corpus.h"
 
-#define CD(call)                                                              \
-  do {                                                                        \
-    cudnnStatus_t st_ = (call);                                               \
-    if (st_ != CUDNN_STATUS_SUCCESS) {                                        \
-      printf("cuDNN error %s (%d) at %s:%d: %s\n", cudnnGetErrorString(st_), (int)st_, \
-             __FILE__, __LINE__, #call);                                      \
-      printf("RESULT FAIL\n");                                                \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#define CD(call) LIB_CK("cuDNN", call, CUDNN_STATUS_SUCCESS, cudnnGetErrorString)
 
 int main() {
   const int N = 2, C = 3, H = 16, W = 16, K = 4, R = 3, S = 3, pad = 1;

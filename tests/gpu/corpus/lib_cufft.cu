@@ -10,15 +10,7 @@
 
 #include "corpus.h"
 
-#define CF(call)                                                               \
-  do {                                                                         \
-    cufftResult r_ = (call);                                                   \
-    if (r_ != CUFFT_SUCCESS) {                                                 \
-      printf("cuFFT error %d at %s:%d: %s\n", (int)r_, __FILE__, __LINE__, #call); \
-      printf("RESULT FAIL\n");                                                 \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#define CF(call) LIB_CK("cuFFT", call, CUFFT_SUCCESS, corpus_status)
 
 using cd = std::complex<double>;
 static const double kPi = 3.14159265358979323846;

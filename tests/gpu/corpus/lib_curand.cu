@@ -11,15 +11,7 @@
 
 #include "corpus.h"
 
-#define CR(call)                                                               \
-  do {                                                                         \
-    curandStatus_t r_ = (call);                                                \
-    if (r_ != CURAND_STATUS_SUCCESS) {                                         \
-      printf("cuRAND error %d at %s:%d: %s\n", (int)r_, __FILE__, __LINE__, #call); \
-      printf("RESULT FAIL\n");                                                 \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#define CR(call) LIB_CK("cuRAND", call, CURAND_STATUS_SUCCESS, corpus_status)
 
 __global__ void draw(unsigned long long seed, float* out, int per_thread) {
   int tid = blockIdx.x * blockDim.x + threadIdx.x;

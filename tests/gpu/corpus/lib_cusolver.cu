@@ -9,15 +9,7 @@
 
 #include "corpus.h"
 
-#define CSV(call)                                                              \
-  do {                                                                         \
-    cusolverStatus_t st_ = (call);                                             \
-    if (st_ != CUSOLVER_STATUS_SUCCESS) {                                      \
-      printf("cuSOLVER error %d at %s:%d: %s\n", (int)st_, __FILE__, __LINE__, #call); \
-      printf("RESULT FAIL\n");                                                 \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#define CSV(call) LIB_CK("cuSOLVER", call, CUSOLVER_STATUS_SUCCESS, corpus_status)
 
 template <typename T>
 static T* dev(const std::vector<T>& h) {

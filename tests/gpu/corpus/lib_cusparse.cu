@@ -9,16 +9,7 @@
 
 #include "corpus.h"
 
-#define CS(call)                                                              \
-  do {                                                                        \
-    cusparseStatus_t st_ = (call);                                            \
-    if (st_ != CUSPARSE_STATUS_SUCCESS) {                                     \
-      printf("cuSPARSE error %s (%d) at %s:%d: %s\n", cusparseGetErrorName(st_), \
-             (int)st_, __FILE__, __LINE__, #call);                            \
-      printf("RESULT FAIL\n");                                                \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#define CS(call) LIB_CK("cuSPARSE", call, CUSPARSE_STATUS_SUCCESS, cusparseGetErrorName)
 
 int main() {
   const int n = 1000;

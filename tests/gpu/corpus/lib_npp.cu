@@ -11,15 +11,7 @@
 
 #include "corpus.h"
 
-#define CN(call)                                                              \
-  do {                                                                        \
-    NppStatus st_ = (call);                                                   \
-    if (st_ != NPP_NO_ERROR) {                                                \
-      printf("NPP error %d at %s:%d: %s\n", (int)st_, __FILE__, __LINE__, #call); \
-      printf("RESULT FAIL\n");                                                \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#define CN(call) LIB_CK("NPP", call, NPP_NO_ERROR, corpus_status)
 
 static Npp32f* alloc_image(int w, int h, int* step) {
   Npp32f* p = nppiMalloc_32f_C1(w, h, step);
