@@ -169,13 +169,18 @@ cudaError_t look_up(DriverFunction* f, int device, LoadedKernel* out) {
 }  // namespace
 
 cudaError_t function_on(DriverFunction* f, int device, LoadedKernel** out) {
-  std::lock_guard lock(g_elsewhere_mutex);
+  // Every launch comes here: the home device's kernel needs no lock unless
+  // a reset of its device left it to look up again.
   if (device == f->module->device) {
-    if (f->kernel.function == 0)  // a library's, its device reset
-      if (cudaError_t e = look_up(f, device, &f->kernel)) return e;
+    if (f->kernel.function == 0) {  // a library's, its device reset
+      std::lock_guard lock(g_elsewhere_mutex);
+      if (f->kernel.function == 0)
+        if (cudaError_t e = look_up(f, device, &f->kernel)) return e;
+    }
     *out = &f->kernel;
     return cudaSuccess;
   }
+  std::lock_guard lock(g_elsewhere_mutex);
   if (auto it = f->elsewhere.find(device); it != f->elsewhere.end()) {
     *out = &it->second;
     return cudaSuccess;
