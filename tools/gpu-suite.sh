@@ -8,7 +8,9 @@
 # The corpus's Python entries (numba) run with CORPUS_PYTHON (python3).
 # RGPU_SUITE lists the parts to run (default: all): corpus (shared-runtime
 # builds), static (the corpus built with nvcc's default static runtime),
-# apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench.
+# apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
+# samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
+# every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
@@ -44,6 +46,10 @@ for t in tcp shm; do
   fi
   if part apps; then
     RGPU_TRANSPORT=$t tests/gpu/run_apps.sh $build "$out/apps-$t" | tee "$out/apps-$t.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  fi
+  if part samples && [ -n "${SAMPLES_DIR:-}" ]; then
+    RGPU_TRANSPORT=$t tests/gpu/run_samples.sh $build "$out/samples-$t" "$SAMPLES_DIR" | tee "$out/samples-$t.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
   fi
 done
@@ -88,12 +94,13 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm; do
-    for kind in corpus static apps; do
+    for kind in corpus static apps samples; do
       [ -f "$out/$kind-$t/corpus.md" ] || continue
       case $kind in
         corpus) echo "## Corpus over $t (shared-runtime builds): each program run locally and through rgpu" ;;
         static) echo "## Corpus over $t, built with nvcc's default static runtime (NVIDIA's runtime on rgpu's driver)" ;;
         apps) echo "## Applications over $t (PyTorch, CuPy, JAX, numba): run locally and through rgpu" ;;
+        samples) echo "## Programs built elsewhere over $t ($SAMPLES_DIR): run locally and through rgpu, verdicts compared" ;;
       esac
       echo
       cat "$out/$kind-$t/corpus.md"

@@ -4,11 +4,23 @@ ns, rgpu ns; LOGS: NAME.local.out, NAME.rgpu.out). A program passes when its
 outputs and exit codes match and, except for error cases (err_*), the local
 run exits 0 and prints "RESULT PASS". Writes OUT/corpus.json and
 OUT/corpus.md; exits 1 if any program failed.
-usage: compare_runs.py RESULTS LOGS OUT"""
-import json, sys
+With --verdict (programs not written for rgpu, which print timings: run_samples.sh)
+a program matches when its exit codes and its verdict lines (those saying pass,
+fail, error or waived, numbers masked) are the same; one that does not pass
+locally (exit status not 0, or a verdict line saying fail or waived) is listed
+and not counted.
+usage: compare_runs.py [--verdict] RESULTS LOGS OUT"""
+import json, re, sys
 from pathlib import Path
 
-results, logs, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+verdict_mode = sys.argv[1] == "--verdict"
+results, logs, out = (Path(a) for a in sys.argv[1 + verdict_mode:4 + verdict_mode])
+VERDICT = re.compile(r"\b(pass(ed)?|fail(ed|ure|s)?|errors?|waived)\b", re.I)
+LOCAL_FAILURE = re.compile(r"\b(fail(ed|ure|s)?|waived)\b", re.I)
+NUMBER = re.compile(r"[-+]?\d[\d.]*(e[-+]?\d+)?", re.I)
+
+def verdict(text):
+    return "\n".join(NUMBER.sub("#", l.strip()) for l in text.splitlines() if VERDICT.search(l))
 
 def first_diff(a, b):
     la, lb = a.splitlines(), b.splitlines()
@@ -31,11 +43,21 @@ for line in results.read_text().splitlines():
     lout = (logs / f"{name}.local.out").read_text(errors="replace")
     rout = (logs / f"{name}.rgpu.out").read_text(errors="replace")
     lrc, rrc = int(lrc), int(rrc)
-    diff = first_diff(lout, rout)
+    diff = first_diff(verdict(lout), verdict(rout)) if verdict_mode else first_diff(lout, rout)
     if diff is None and lrc != rrc:
         diff = f"exit code: local={lrc} rgpu={rrc}"
     match = diff is None
-    local_ok = lrc == 0 and "RESULT PASS" in lout.splitlines()
+    if verdict_mode:
+        error_case = False
+        local_ok = lrc == 0 and not LOCAL_FAILURE.search(verdict(lout))
+        if not local_ok:
+            rows.append(dict(name=name, built=True, error_case=False, local_rc=lrc, rgpu_rc=rrc,
+                             match=match, passed=None, local_seconds=round(int(lt) / 1e9, 3),
+                             rgpu_seconds=round(int(rt) / 1e9, 3), local_result_pass=False,
+                             first_differing_line="does not pass locally: not counted"))
+            continue
+    else:
+        local_ok = lrc == 0 and "RESULT PASS" in lout.splitlines()
     passed = match and (error_case or local_ok)
     rows.append(dict(name=name, built=True, error_case=error_case, local_rc=lrc, rgpu_rc=rrc,
                      match=match, passed=passed, local_seconds=round(int(lt) / 1e9, 3),
@@ -53,15 +75,18 @@ def cell(rc, secs, ok=None):
 md = ["| program | local | rgpu | match |", "|---|---|---|---|"]
 for r in rows:
     name = r["name"] + (" (error case)" if r["error_case"] else "")
-    match = "yes" if r["match"] else f"**no**: {r['first_differing_line']}".replace("|", "\\|")
+    match = ("not counted: does not pass locally" if r["passed"] is None else
+             "yes" if r["match"] else f"**no**: {r['first_differing_line']}".replace("|", "\\|"))
     md.append(f"| {name} | {cell(r['local_rc'], r['local_seconds'], r.get('local_result_pass'))} | "
               f"{cell(r['rgpu_rc'], r['rgpu_seconds'])} | {match} |")
-passed = sum(r["passed"] for r in rows)
-failed = len(rows) - passed
-md += ["", f"corpus: {passed} passed, {failed} failed", ""]
+passed = sum(r["passed"] is True for r in rows)
+failed = sum(r["passed"] is False for r in rows)
+uncounted = len(rows) - passed - failed
+md += ["", f"corpus: {passed} passed, {failed} failed"
+       + (f", {uncounted} not counted (do not pass locally)" if uncounted else ""), ""]
 (out / "corpus.md").write_text("\n".join(md))
 for r in rows:
-    if not r["passed"]:
+    if r["passed"] is False:
         print(f"FAILED {r['name']}: {r['first_differing_line'] or 'local run did not pass'}")
 print(f"corpus: {passed} passed, {failed} failed")
 sys.exit(0 if failed == 0 else 1)
