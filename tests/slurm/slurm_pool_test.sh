@@ -8,7 +8,7 @@
 # programs through `rgpu run` with nothing else set up.
 #   usage: slurm_pool_test.sh RGPU RGPU_SERVER MEMORY_PROGRAM ALLOC_PROGRAM BASE_PORT
 # (MEMORY_PROGRAM: an end-to-end program; ALLOC_PROGRAM: pool_alloc.cu;
-# BASE_PORT and the next three ports are used.)
+# BASE_PORT and the next five ports are used.)
 # Needs root (slurmd starts jobs as their users) and SLURM and munge
 # installed (tools/setup.sh): without them it fails, it never skips.
 set -euo pipefail
@@ -19,6 +19,7 @@ source_root=$(cd "$here/../.." && pwd)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 ctld_port=$base_port slurmd_port=$((base_port + 1))
 exclusive_server=127.0.0.1:$((base_port + 2)) shared_server=127.0.0.1:$((base_port + 3))
+exclusive_metrics=$((base_port + 4)) shared_metrics=$((base_port + 5))
 
 fail() { echo "FAILED: $*" >&2; exit 1; }
 for tool in munged slurmctld slurmd sbatch squeue scontrol scancel sinfo; do
@@ -33,6 +34,8 @@ export SLURM_CONF=$dir/slurm.conf
 daemons=()
 cleanup() {
   local status=$?
+  # The cancel test's program that left its job, if it got that far.
+  [ -f "$dir/jobs/both.pid" ] && kill "$(cat "$dir/jobs/both.pid")" 2>/dev/null
   squeue -h -o %i 2>/dev/null | xargs -r scancel 2>/dev/null || true
   for _ in $(seq 50); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.2; done
   for ((i = ${#daemons[@]} - 1; i >= 0; i--)); do kill "${daemons[i]}" 2>/dev/null || true; done
@@ -70,15 +73,16 @@ munged -F --force --socket="$dir/munge.sock" --key-file="$dir/munge.key" --log-f
 daemons+=($!)
 wait_for 10 "munged did not start" test -S "$dir/munge.sock"
 
-start_server() {  # start_server NAME HOST:PORT
+"$rgpu" token "$dir/job.key" >/dev/null
+start_server() {  # start_server MODE HOST:PORT METRICS_PORT: GPU 0 in MODE, jobs only
   "$server" --backend "${RGPU_SLURM_BACKEND:-host-test}" --listen 127.0.0.1 --port "${2#*:}" --gpus 0 \
-    --workers 2 --unix-socket none --module-cache "$dir/modules-$1" --log-level info \
-    >"$dir/log/rgpu-server-$1.log" 2>&1 &
+    --gpu-mode "0=$1" --job-key-file "$dir/job.key" --metrics-port "$3" --workers 2 --unix-socket none \
+    --module-cache "$dir/modules-$1" --log-level info >"$dir/log/rgpu-server-$1.log" 2>&1 &
   daemons+=($!)
   wait_for 30 "rgpu-server $1 did not start" port_open "${2#*:}"
 }
-start_server exclusive "$exclusive_server"
-start_server shared "$shared_server"
+start_server exclusive "$exclusive_server" "$exclusive_metrics"
+start_server shared "$shared_server" "$shared_metrics"
 
 slurmctld -D -i >"$dir/log/slurmctld.out" 2>&1 &
 daemons+=($!)
@@ -103,14 +107,30 @@ job_done() { case $(job_state "$1") in COMPLETED | FAILED | CANCELLED | TIMEOUT)
 job_field() { sed -n "s/^$2 //p" "$dir/jobs/$1"; }
 expect_in() { grep -q -- "$2" "$dir/jobs/$1" || fail "job $1 printed no '$2'"; }
 
+# The pool as `rgpu smi --json` shows it, admitted by the job key.
+smi_json() { "$rgpu" smi --json --key-file "$dir/job.key" "$exclusive_server" "$shared_server"; }
+# smi_job SERVER JOB: "USED AMOUNT" (bytes) of the job on the server's
+# GPU 0, or "none" when it has neither sessions nor memory there.
+smi_job() {
+  smi_json | python3 -c '
+import json, sys
+server = next(s for s in json.load(sys.stdin)["servers"] if s["server"] == sys.argv[1])
+job = server["gpus"][0]["jobs"].get(sys.argv[2])
+print("%d %d" % (job["used"], job["amount"]) if job and (job["sessions"] or job["used"]) else "none")' "$1" "$2"
+}
+holds() { local got; got=$(smi_job "$1" "$2"); [ "$got" != none ] && [ "${got% *}" -ge "$3" ]; }
+holds_nothing() { [ "$(smi_job "$1" "$2")" = none ]; }
+printed() { grep -q -- "$2" "$dir/jobs/$1"; }
+mib=$((1 << 20))
+
 # 1. Exclusive: a job asking for a remote GPU (-L rgpu:1) runs an
 #    end-to-end program through `rgpu run`; a second one waits for it.
 exclusive_a=$(submit exclusive_a -L rgpu:1 -- "$rgpu run -- $memory_program && $rgpu run -- $alloc_program 8 4")
 exclusive_b=$(submit exclusive_b -L rgpu:1 -- "$rgpu run -- $alloc_program 8 0")
-# 2. Shared: two jobs of 64 MiB each (-L rgpu_mem:64) at once on the
-#    shared GPU, a third waits for the memory.
+# 2. Shared: two jobs of 64 MiB each (-L rgpu_mem:64) at once on the shared
+#    GPU, the second allocating past its amount; a third waits for memory.
 shared_a=$(submit shared_a -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 32 6")
-shared_b=$(submit shared_b -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 48 6")
+shared_b=$(submit shared_b -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 96 2")
 shared_c=$(submit shared_c -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 16 0")
 
 running() { [ "$(job_state "$1")" = RUNNING ]; }
@@ -121,6 +141,11 @@ for job in "$exclusive_b" "$shared_c"; do
   reason=$(squeue -h -j "$job" -o '%T %r')
   [ "$reason" = "PENDING Licenses" ] || fail "job $job should wait for licenses, squeue says '$reason'"
 done
+# While it runs, smi shows the shared job's memory against its amount.
+wait_for 20 "smi does not show shared_a holding 32 MiB" holds "$shared_server" "$shared_a" $((32 * mib))
+[ "$(smi_job "$shared_server" "$shared_a" | cut -d' ' -f2)" = $((64 * mib)) ] ||
+  fail "smi shows shared_a as '$(smi_job "$shared_server" "$shared_a")' (used, amount), not an amount of 64 MiB"
+
 declare -A job_ids=([exclusive_a]=$exclusive_a [exclusive_b]=$exclusive_b [shared_a]=$shared_a
                     [shared_b]=$shared_b [shared_c]=$shared_c)
 for name in "${!job_ids[@]}"; do
@@ -135,4 +160,62 @@ awk -v a="$(job_field exclusive_a END)" -v b="$(job_field exclusive_b START)" 'B
   fail "the second exclusive job started before the first ended"
 awk -v a="$(job_field shared_a END)" -v b="$(job_field shared_b START)" 'BEGIN { exit !(b < a) }' ||
   fail "the two shared jobs did not run at once"
+# Each shared job sees its amount as the GPU's memory; past it, the
+# out-of-memory error, and the other job's memory stays intact (its PASS).
+expect_in shared_a "gpu=0 total=64 alloc=cudaSuccess"
+expect_in shared_b "gpu=0 total=64 alloc=cudaErrorMemoryAllocation"
+
+# 3. Cancel: a job with GPUs of both servers starts a program that leaves
+#    the job (double fork: SLURM's process tracking loses it) and holds
+#    memory on each. scancel runs the epilog, whose `rgpu job-end` ends its
+#    sessions on both servers while the program still lives, and refuses
+#    the job's credential from then on.
+both=$(submit both -L rgpu:1,rgpu_mem:64 -- "echo \$RGPU_CREDENTIAL >$dir/jobs/both.credential;
+  setsid sh -c '$rgpu run -- $alloc_program 48 300 >$dir/jobs/both.escaped 2>&1 & echo \$! >$dir/jobs/both.pid'; sleep 300")
+wait_for 30 "the escaped program did not allocate" grep -q "gpu=1 total=64 alloc=cudaSuccess" "$dir/jobs/both.escaped"
+escaped=$(cat "$dir/jobs/both.pid")
+expect_in both "RGPU_DEVICES=$exclusive_server:0,$shared_server:0\$"
+wait_for 10 "smi does not show the job on the exclusive server" holds "$exclusive_server" "$both" $((48 * mib))
+wait_for 10 "smi does not show the job on the shared server" holds "$shared_server" "$both" $((48 * mib))
+cancelled=$(date +%s.%N)
+scancel "$both"
+wait_for 20 "the cancelled job's sessions did not end on the exclusive server" holds_nothing "$exclusive_server" "$both"
+wait_for 20 "the cancelled job's sessions did not end on the shared server" holds_nothing "$shared_server" "$both"
+awk -v a="$cancelled" -v b="$(date +%s.%N)" 'BEGIN { printf "measured: a cancelled job'"'"'s sessions ended on both servers within %.2f s\n", b - a }'
+kill -0 "$escaped" 2>/dev/null || fail "the escaped program died: the test shows nothing of rgpu job-end"
+kill "$escaped"
+
+# 4. Sessions without a credential, with a foreign one, with one for
+#    another GPU or of an ended job are refused, with a clear error.
+refused() {  # refused WHAT EXPECTED_ERROR ENV...: a client of the exclusive server
+  local out
+  if out=$(env -i PATH="$PATH" RGPU_DEVICES="$exclusive_server:0" "${@:3}" "$rgpu" run -- "$memory_program" 2>&1); then
+    fail "a session $1 was admitted"
+  fi
+  grep -q -- "$2" <<<"$out" || fail "a session $1 was refused without saying '$2': $out"
+}
+"$rgpu" token "$dir/foreign.key" >/dev/null
+refused "without a credential" "credential"
+refused "with a foreign credential" "foreign" RGPU_CREDENTIAL="$("$rgpu" credential --key-file "$dir/foreign.key" \
+  --job 4242 --expires 60 --gpu "$exclusive_server:0")"
+refused "with a credential for another GPU" "does not name GPU 0 of this server" \
+  RGPU_CREDENTIAL="$("$rgpu" credential --key-file "$dir/job.key" --job 4243 --expires 60 --gpu "$shared_server:0=64M")"
+refused "with the credential of an ended job" "job $both has ended" RGPU_CREDENTIAL="$(cat "$dir/jobs/both.credential")"
+
+# 5. The metrics endpoints count what ran: sessions admitted (exclusive:
+#    exclusive_a's two programs, exclusive_b, both; shared: shared_a..c,
+#    both) and refused, calls, the out-of-memory error; no job holds
+#    memory any more.
+metrics() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+  "http://127.0.0.1:$1/metrics"; }
+metric() { awk -v name="$2" '$1 == name { print $2 }' <<<"$1"; }
+exclusive_text=$(metrics "$exclusive_metrics") shared_text=$(metrics "$shared_metrics")
+[ "$(metric "$exclusive_text" rgpu_sessions_opened_total)" -ge 4 ] || fail "exclusive server's sessions: $exclusive_text"
+[ "$(metric "$shared_text" rgpu_sessions_opened_total)" -ge 4 ] || fail "shared server's sessions: $shared_text"
+[ "$(metric "$exclusive_text" rgpu_sessions_refused_total)" -ge 4 ] || fail "refused sessions not counted: $exclusive_text"
+grep -q '^rgpu_calls_total{op=' <<<"$shared_text" || fail "no calls counted: $shared_text"
+grep -q '^rgpu_call_errors_total{op=' <<<"$shared_text" || fail "the out-of-memory error is not counted: $shared_text"
+if grep -q '^rgpu_job_memory_used_bytes{' <<<"$exclusive_text$shared_text"; then
+  fail "ended jobs still hold memory: $exclusive_text $shared_text"
+fi
 echo "slurm pool test passed"
