@@ -29,17 +29,9 @@
 #include <thread>
 #include <vector>
 
-using Clock = std::chrono::steady_clock;
+#include "cuda_check.h"
 
-#define CK(call)                                                                 \
-  do {                                                                           \
-    cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                     \
-      fprintf(stderr, "multi_gpu_scaling: %s: %s\n", #call, cudaGetErrorName(e_)); \
-      printf("RESULT FAIL\n");                                                   \
-      exit(1);                                                                   \
-    }                                                                            \
-  } while (0)
+using Clock = std::chrono::steady_clock;
 
 // The chain's constants keep every value bounded (it converges towards
 // b / (1 - a)) without ever reaching a fixed point in float.

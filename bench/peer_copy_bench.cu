@@ -17,17 +17,9 @@
 #include <string>
 #include <vector>
 
-using Clock = std::chrono::steady_clock;
+#include "cuda_check.h"
 
-#define CK(call)                                                               \
-  do {                                                                         \
-    cudaError_t e_ = (call);                                                   \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "peer_copy_bench: %s: %s\n", #call, cudaGetErrorName(e_)); \
-      printf("RESULT FAIL\n");                                                 \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+using Clock = std::chrono::steady_clock;
 
 // A copy of n bytes from src (on device `from`) to dst arrives intact.
 bool copy_is_exact(void* dst, int to, void* src, int from, size_t n) {

@@ -21,7 +21,8 @@
 #                       machine without GPUs, where the local runs and checks fail)
 #   SAMPLES_DIR         built programs to run (skipped when unset)
 #   MULTI_SAMPLES       their names (default: the multi-GPU samples below)
-#   SAMPLES_TIMEOUT     seconds per sample run (90)
+#   SAMPLES_TIMEOUT     seconds per sample run (60)
+#   DDP_TIMEOUT         seconds per DDP run of both processes (90)
 #   APPS_PYTHON         Python with PyTorch (default /opt/torch/.venv/bin/python3 if present)
 # Exit status: 0 when every check passed (targets of the scaling table are
 # reported, not enforced).
@@ -35,7 +36,7 @@ BASE_PORT=${MULTI_PORT:-18600}
 PYTHON=${APPS_PYTHON:-$([ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
 SAMPLES=${MULTI_SAMPLES:-simpleMultiGPU MonteCarloMultiGPU simpleP2P p2pBandwidthLatencyTest \
 conjugateGradientMultiDeviceCG simpleCUFFT_MGPU cudaOpenMP simpleCallback}
-export SAMPLES_TIMEOUT=${SAMPLES_TIMEOUT:-90}
+export SAMPLES_TIMEOUT=${SAMPLES_TIMEOUT:-60} DDP_TIMEOUT=${DDP_TIMEOUT:-90}
 LOCAL_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64
 gpus=${MULTI_GPUS:-$(nvidia-smi -L | grep -c '^GPU ')}
 if [ "$gpus" -lt 2 ]; then
@@ -76,22 +77,30 @@ run_three() {
     echo "[$name $run] $(grep '^RESULT' "$OUT/$name-$run.txt" || echo "no result: $(tail -1 "$OUT/$name-$run.txt")")"
   done
 }
+# OUT/multi.md from what has run so far, after each stage, so that a run cut
+# short still leaves its tables; returns the report's verdict.
+report() {
+  local crashes
+  crashes=$(cat "$OUT"/server*.log | grep -c "killed by signal")
+  "$PYTHON" "$ROOT/bench/plot_multi.py" "$OUT" "$gpus" "$devices" "$crashes" >"$OUT/multi.md" 2>"$OUT/plot.err" &&
+    [ "$crashes" -eq 0 ]
+}
 run_three scaling "$BUILD_DIR/multi_gpu_scaling"
 run_three peer "$BUILD_DIR/peer_copy_bench"
+report
 
 "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT" --rgpu "$BUILD_DIR/rgpu" --devices "$devices" \
   >"$OUT/ddp.txt" 2>&1 || rc=1
-echo "[ddp] $(tail -1 "$OUT/ddp.txt")"
+echo "[ddp] $(grep '^| ' "$OUT/ddp.txt" | tail -n +3 | cut -d'|' -f2,3,6 | tr '\n' ';')"
+report
 
 if [ -n "${SAMPLES_DIR:-}" ]; then
   for t in shm tcp; do
     # shellcheck disable=SC2086
     RGPU_DEVICES=$devices RGPU_TRANSPORT=$t "$HERE/run_samples.sh" "$BUILD_DIR" "$OUT/samples-$t" \
       "$SAMPLES_DIR" $SAMPLES >"$OUT/samples-$t.txt" 2>&1 || rc=1
+    echo "[samples $t] $(grep -c '^\[ran\]' "$OUT/samples-$t.txt") run"
   done
 fi
-
-crashes=$(cat "$OUT"/server*.log | grep -c "killed by signal")
-"$PYTHON" "$ROOT/bench/plot_multi.py" "$OUT" "$gpus" "$devices" "$crashes" >"$OUT/multi.md" || rc=1
-[ "$crashes" -eq 0 ] || rc=1
+report || rc=1
 exit $rc
