@@ -11,6 +11,8 @@
 # apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
+# slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
+# which this machine's image lacks: not run without them),
 # multi (one application on the GPUs of several servers, one server per GPU:
 # tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more).
 #   tools/gpu-suite.sh --multi OUT_DIR   is RGPU_SUITE=multi.
@@ -30,7 +32,7 @@ cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
 gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench slurm$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 # The server of every part but multi (which starts one per GPU).
 : >"$out/server.log"
@@ -98,6 +100,20 @@ for t in tcp shm; do
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
     "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency-$t.txt" 2>&1 || concurrency_rc=1
 done
+# SLURM hands out this GPU: the CI's cluster test with the real GPU behind
+# both of its servers (exclusive and shared).
+slurm_rc=0
+if part slurm; then
+  if command -v slurmctld >/dev/null && command -v munged >/dev/null; then
+    mkdir -p "$out/slurm"
+    { nvcc -cudart shared -std=c++17 -o "$out/slurm/memory" tests/e2e/programs/e2e_memory.cu &&
+      nvcc -cudart shared -std=c++17 -Itests/e2e/programs -o "$out/slurm/pool_alloc" tests/slurm/pool_alloc.cu &&
+      RGPU_SLURM_BACKEND=cuda tests/slurm/slurm_pool_test.sh $build/rgpu $build/rgpu-server "$out/slurm/memory" \
+        "$out/slurm/pool_alloc" $((RGPU_PORT + 10)); } >"$out/slurm.txt" 2>&1 || slurm_rc=1
+  else
+    echo "not run: SLURM (slurmctld, slurmd, slurm-client) and munge are not installed here" >"$out/slurm.txt"
+  fi
+fi
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -138,6 +154,12 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
     echo
   fi
+  if [ -f "$out/slurm.txt" ]; then
+    echo "## SLURM hands out the GPU (tests/slurm/slurm_pool_test.sh on the real GPU)"
+    echo
+    grep -E "^(FAILED|measured|slurm pool)" "$out/slurm.txt" || tail -1 "$out/slurm.txt"
+    echo
+  fi
   if part bench; then
     echo "## rgpu bench: local CUDA vs rgpu over tcp and shm vs the raw transports (same run; plot bench/bench.png)"
     echo
@@ -151,4 +173,4 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   fi
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $multi_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ]
