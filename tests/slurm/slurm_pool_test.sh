@@ -34,12 +34,13 @@ export SLURM_CONF=$dir/slurm.conf
 daemons=()
 cleanup() {
   local status=$?
+  set +e  # every step of the clean-up runs, whatever fails
   # The cancel test's program that left its job, if it got that far.
   [ -f "$dir/jobs/both.pid" ] && kill "$(cat "$dir/jobs/both.pid")" 2>/dev/null
-  squeue -h -o %i 2>/dev/null | xargs -r scancel 2>/dev/null || true
+  squeue -h -o %i 2>/dev/null | xargs -r scancel 2>/dev/null
   for _ in $(seq 50); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.2; done
-  for ((i = ${#daemons[@]} - 1; i >= 0; i--)); do kill "${daemons[i]}" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  for ((i = ${#daemons[@]} - 1; i >= 0; i--)); do kill "${daemons[i]}" 2>/dev/null; done
+  wait 2>/dev/null
   if [ "$status" -ne 0 ]; then
     for f in "$dir"/log/* "$dir"/jobs/*; do echo "=== $f"; tail -n 40 "$f"; done >&2
   fi
@@ -69,7 +70,7 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 dd if=/dev/urandom of="$dir/munge.key" bs=1024 count=1 status=none
 chmod 600 "$dir/munge.key"
 munged -F --force --socket="$dir/munge.sock" --key-file="$dir/munge.key" --log-file="$dir/log/munged.log" \
-  --pid-file="$dir/munged.pid" --seed-file="$dir/munged.seed" 2>>"$dir/log/munged.log" &
+  --pid-file="$dir/munged.pid" --seed-file="$dir/munged.seed" >>"$dir/log/munged.log" 2>&1 &
 daemons+=($!)
 wait_for 10 "munged did not start" test -S "$dir/munge.sock"
 
@@ -164,6 +165,10 @@ awk -v a="$(job_field shared_a END)" -v b="$(job_field shared_b START)" 'BEGIN {
 # out-of-memory error, and the other job's memory stays intact (its PASS).
 expect_in shared_a "gpu=0 total=64 alloc=cudaSuccess"
 expect_in shared_b "gpu=0 total=64 alloc=cudaErrorMemoryAllocation"
+
+# srun asks the same way, for a job step of its own.
+out=$(srun --export=NONE -L rgpu_mem:16 "$rgpu" run -- "$alloc_program" 8 0 2>&1) || fail "srun -L rgpu_mem:16: $out"
+grep -q "gpu=0 total=16 alloc=cudaSuccess" <<<"$out" || fail "srun -L rgpu_mem:16: $out"
 
 # 3. Cancel: a job with GPUs of both servers starts a program that leaves
 #    the job (double fork: SLURM's process tracking loses it) and holds
