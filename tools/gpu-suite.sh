@@ -10,7 +10,9 @@
 # builds), static (the corpus built with nvcc's default static runtime),
 # apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
-# every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR).
+# every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
+# pool (exclusive and shared modes with real amounts, `rgpu smi` sampled while the
+# concurrency part runs, when both are chosen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
@@ -28,7 +30,7 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
 
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench} "
 part() { [[ $parts == *" $1 "* ]]; }
 set +e
 # The corpus over each transport: tcp, and shm (same host, shared page-locked
@@ -79,9 +81,23 @@ part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/benc
 concurrency_rc=0
 for t in tcp shm; do
   part concurrency || continue
+  # `rgpu smi --json` every 2 s while the clients run (the pool part).
+  sampler=
+  if part pool; then
+    mkdir -p "$out/pool"
+    (while sleep 2; do $build/rgpu smi --json 127.0.0.1:"$RGPU_PORT" | tr -d '\n'; echo; done) \
+      >"$out/pool/smi-concurrency-$t.jsonl" 2>/dev/null &
+    sampler=$!
+  fi
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
     "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency-$t.txt" 2>&1 || concurrency_rc=1
+  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
 done
+pool_rc=0
+if part pool; then
+  mkdir -p "$out/pool"
+  tests/gpu/run_pool.sh $build "$out/pool" >"$out/pool/pool.txt" 2>&1 || pool_rc=1
+fi
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -120,9 +136,22 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo
   for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
   echo
+  if part pool; then
+    echo "## Pool: exclusive and shared modes on the GPU (tests/e2e/pool_test.sh, cuda backend, 2 GiB amounts)"
+    echo
+    echo '```'
+    grep -v "^\[rgpu" "$out/pool/pool.txt"
+    echo '```'
+    echo
+    for t in tcp shm; do
+      [ -s "$out/pool/smi-concurrency-$t.jsonl" ] || continue
+      echo "rgpu smi during the concurrency test over $t: $(python3 tests/gpu/smi_summary.py "$out/pool/smi-concurrency-$t.jsonl")"
+      echo
+    done
+  fi
   echo "## rgpu bench: local CUDA vs rgpu over tcp and shm vs the raw transports (same run; plot bench/bench.png)"
   echo
   cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $pool_rc -eq 0 ]
