@@ -1,6 +1,7 @@
 #include "server/daemon/metrics_endpoint.hpp"
 
 #include <httplib.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@ pid_t start_metrics_endpoint(const std::string& address, int port, JobLedger& le
   if (pid < 0) RGPU_LOG(error, "metrics: fork failed");
   if (pid != 0) return pid;
   log::set_prefix("rgpu-metrics");
+  close_range(3, ~0u, 0);  // the daemon's listeners are not this process's
   prctl(PR_SET_PDEATHSIG, SIGTERM);  // ends with the daemon
   signal(SIGTERM, SIG_DFL);
   signal(SIGINT, SIG_DFL);

@@ -67,7 +67,7 @@ class FunctionTable {
 class SessionContext {
  public:
   // `ledger`: the pool's, where this worker registered the session.
-  SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir, JobLedger* ledger)
+  SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir, JobLedger* ledger = nullptr)
       : quota(ledger, getpid()),
         notifications(backend, host_callbacks),
         backend_(backend),
