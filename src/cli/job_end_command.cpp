@@ -39,15 +39,10 @@ int job_end_command(int argc, char** argv) {
     fprintf(stderr, "rgpu job-end: needs --job and a readable --key-file\n%s", kUsage);
     return 2;
   }
-  std::vector<transport::Endpoint> servers;
-  try {
-    servers = servers_or_environment(named);
-  } catch (const std::exception& e) {
-    fprintf(stderr, "rgpu job-end: %s\n", e.what());
-    return 2;
-  }
+  auto servers = servers_or_environment(named, "job-end");
+  if (!servers) return 2;
   int failures = 0;
-  for (const auto& s : servers) {
+  for (const auto& s : *servers) {
     std::string why;
     auto reply = client::Session::ask(s, proto::kRequestEndJob, key, job, &why);
     if (reply) printf("%s: %s\n", s.to_string().c_str(), reply->message.c_str());

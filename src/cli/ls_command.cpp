@@ -21,15 +21,10 @@ int ls_command(int argc, char** argv) {
       return a == "--help" ? 0 : 2;
     }
   }
-  std::vector<transport::Endpoint> servers;
-  try {
-    servers = servers_or_environment(named);
-  } catch (const std::exception& e) {
-    fprintf(stderr, "rgpu ls: %s\n", e.what());
-    return 2;
-  }
+  auto servers = servers_or_environment(named, "ls");
+  if (!servers) return 2;
   int failures = 0;
-  for (const auto& s : servers) {
+  for (const auto& s : *servers) {
     std::string why;
     // A session asking for no GPU is a probe: the server lists what it exports.
     auto session = client::Session::open(s, {}, &why);

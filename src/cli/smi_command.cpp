@@ -69,16 +69,11 @@ int smi_command(int argc, char** argv) {
     fprintf(stderr, "rgpu smi: job key file %s is unreadable or empty\n", key_file.c_str());
     return 2;
   }
-  std::vector<transport::Endpoint> servers;
-  try {
-    servers = servers_or_environment(named);
-  } catch (const std::exception& e) {
-    fprintf(stderr, "rgpu smi: %s\n", e.what());
-    return 2;
-  }
+  auto servers = servers_or_environment(named, "smi");
+  if (!servers) return 2;
   nlohmann::json out = nlohmann::json::array();
   int failures = 0;
-  for (const auto& s : servers) {
+  for (const auto& s : *servers) {
     std::string why;
     auto reply = client::Session::ask(s, proto::kRequestPoolStatus, key, "", &why);
     nlohmann::json entry;

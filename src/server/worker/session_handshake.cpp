@@ -33,15 +33,6 @@ M first_message(transport::Connection& conn, uint16_t op, const char* what) {
   return M::decode(r);
 }
 
-}  // namespace
-
-namespace {
-
-// The pool's state for `rgpu smi`: admitted like a probe, or by the job key.
-void answer_pool_status(Backend& backend, const SessionLimits& limits, proto::HelloReply& reply) {
-  reply.pool_status = pool_status_json(backend, limits.exported_gpus, limits.pool);
-}
-
 // `rgpu job-end`: the scheduler side, proving the job key, ends a job.
 void answer_end_job(const SessionLimits& limits, const proto::Hello& hello, const proto::Nonce& nonce,
                     proto::HelloReply& reply) {
@@ -90,7 +81,8 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
     reply.status = cudaErrorNotPermitted;
     reply.message = why;
   } else if (hello.request == proto::kRequestPoolStatus) {
-    answer_pool_status(backend, limits, reply);
+    // `rgpu smi`: admitted like a probe, or by the job key.
+    reply.pool_status = pool_status_json(backend, limits.exported_gpus, limits.pool);
   } else {
     for (int g : hello.gpus) {
       const auto& ex = limits.exported_gpus;
