@@ -3,9 +3,9 @@
 # with the cuda backend and real amounts: credentials, a shared GPU with two
 # jobs of 2 GiB each (one allocating past its amount), an exclusive GPU,
 # `rgpu smi`, the metrics, `rgpu job-end`.
-#   usage: tests/gpu/run_pool.sh BUILD_DIR OUT_DIR    (ports RGPU_PORT+10 to +12)
+#   usage: tests/gpu/run_pool.sh BUILD_DIR OUT_DIR    (ports RGPU_PORT+20 to +22)
 set -uo pipefail
-build=$1 out=$2 port=$((${RGPU_PORT:-18515} + 10))
+build=$1 out=$2 port=$((${RGPU_PORT:-18515} + 20))
 here=$(cd "$(dirname "$0")" && pwd)
 programs=$here/../e2e/programs
 mkdir -p "$out"

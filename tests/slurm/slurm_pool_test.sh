@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # SLURM hands out remote GPUs: real munged, slurmctld and slurmd on
 # localhost, configured by tests/slurm/slurm.conf and rgpu.conf with the
-# scripts of tools/slurm installed as an administrator would, and an
-# rgpu-server on the host-memory test backend. Real jobs ask SLURM for GPUs
-# and run CUDA programs through `rgpu run` with nothing else set up.
+# scripts of tools/slurm installed as an administrator would, and a pool of
+# two rgpu-servers, one GPU each: one exclusive, one shared (on the
+# host-memory test backend, or RGPU_SLURM_BACKEND=cuda on a GPU machine,
+# where both serve its GPU 0). Real jobs ask SLURM for GPUs and run CUDA
+# programs through `rgpu run` with nothing else set up.
 #   usage: slurm_pool_test.sh RGPU RGPU_SERVER MEMORY_PROGRAM ALLOC_PROGRAM BASE_PORT
-# (MEMORY_PROGRAM: an end-to-end program; ALLOC_PROGRAM: pool_alloc.cu.)
+# (MEMORY_PROGRAM: an end-to-end program; ALLOC_PROGRAM: pool_alloc.cu;
+# BASE_PORT and the next three ports are used.)
 # Needs root (slurmd starts jobs as their users) and SLURM and munge
 # installed (tools/setup.sh): without them it fails, it never skips.
 set -euo pipefail
-rgpu=$1 server=$2 memory_program=$3 alloc_program=$4 base_port=$5
+rgpu=$(readlink -f "$1") server=$(readlink -f "$2") memory_program=$(readlink -f "$3")
+alloc_program=$(readlink -f "$4") base_port=$5
 here=$(cd "$(dirname "$0")" && pwd)
 source_root=$(cd "$here/../.." && pwd)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-ctld_port=$base_port slurmd_port=$((base_port + 1)) rgpu_port=$((base_port + 2))
+ctld_port=$base_port slurmd_port=$((base_port + 1))
+exclusive_server=127.0.0.1:$((base_port + 2)) shared_server=127.0.0.1:$((base_port + 3))
 
 fail() { echo "FAILED: $*" >&2; exit 1; }
 for tool in munged slurmctld slurmd sbatch squeue scontrol scancel sinfo; do
@@ -43,7 +48,8 @@ trap cleanup EXIT
 # slurm.conf naming them.
 fill() {
   sed -e "s|@DIR@|$dir|g" -e "s|@CTLD_PORT@|$ctld_port|g" -e "s|@SLURMD_PORT@|$slurmd_port|g" \
-      -e "s|@SERVER@|127.0.0.1:$rgpu_port|g" -e "s|@RGPU@|$rgpu|g" "$1"
+      -e "s|@EXCLUSIVE_SERVER@|$exclusive_server|g" -e "s|@SHARED_SERVER@|$shared_server|g" \
+      -e "s|@RGPU@|$rgpu|g" "$1"
 }
 mkdir "$dir/rgpu-slurm"
 cp "$source_root"/tools/slurm/* "$dir/rgpu-slurm/"
@@ -64,10 +70,15 @@ munged -F --force --socket="$dir/munge.sock" --key-file="$dir/munge.key" --log-f
 daemons+=($!)
 wait_for 10 "munged did not start" test -S "$dir/munge.sock"
 
-"$server" --backend host-test --listen 127.0.0.1 --port "$rgpu_port" --workers 2 --unix-socket none \
-  --module-cache "$dir/modules" --log-level info >"$dir/log/rgpu-server.log" 2>&1 &
-daemons+=($!)
-wait_for 10 "rgpu-server did not start" port_open "$rgpu_port"
+start_server() {  # start_server NAME HOST:PORT
+  "$server" --backend "${RGPU_SLURM_BACKEND:-host-test}" --listen 127.0.0.1 --port "${2#*:}" --gpus 0 \
+    --workers 2 --unix-socket none --module-cache "$dir/modules-$1" --log-level info \
+    >"$dir/log/rgpu-server-$1.log" 2>&1 &
+  daemons+=($!)
+  wait_for 30 "rgpu-server $1 did not start" port_open "${2#*:}"
+}
+start_server exclusive "$exclusive_server"
+start_server shared "$shared_server"
 
 slurmctld -D -i >"$dir/log/slurmctld.out" 2>&1 &
 daemons+=($!)
@@ -96,8 +107,8 @@ expect_in() { grep -q -- "$2" "$dir/jobs/$1" || fail "job $1 printed no '$2'"; }
 #    end-to-end program through `rgpu run`; a second one waits for it.
 exclusive_a=$(submit exclusive_a -L rgpu:1 -- "$rgpu run -- $memory_program && $rgpu run -- $alloc_program 8 4")
 exclusive_b=$(submit exclusive_b -L rgpu:1 -- "$rgpu run -- $alloc_program 8 0")
-# 2. Shared: two jobs of 64 MiB each (-L rgpu_mem:64) at once on GPU 1,
-#    a third waits for the memory.
+# 2. Shared: two jobs of 64 MiB each (-L rgpu_mem:64) at once on the
+#    shared GPU, a third waits for the memory.
 shared_a=$(submit shared_a -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 32 6")
 shared_b=$(submit shared_b -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 48 6")
 shared_c=$(submit shared_c -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 16 0")
@@ -117,11 +128,10 @@ for name in "${!job_ids[@]}"; do
   [ "$(job_state "${job_ids[$name]}")" = COMPLETED ] || fail "job $name did not complete"
   expect_in "$name" "RESULT PASS"
 done
-expect_in exclusive_a "RGPU_DEVICES=127.0.0.1:$rgpu_port:0\$"
-expect_in exclusive_b "RGPU_DEVICES=127.0.0.1:$rgpu_port:0\$"
-expect_in shared_a "RGPU_DEVICES=127.0.0.1:$rgpu_port:1\$"
+for name in exclusive_a exclusive_b; do expect_in $name "RGPU_DEVICES=$exclusive_server:0\$"; done
+for name in shared_a shared_b shared_c; do expect_in $name "RGPU_DEVICES=$shared_server:0\$"; done
 awk -v a="$(job_field exclusive_a END)" -v b="$(job_field exclusive_b START)" 'BEGIN {
-  printf "the second exclusive job started %.2f s after the first ended\n", b - a; exit !(b >= a) }' ||
+  printf "measured: the second exclusive job started %.2f s after the first ended\n", b - a; exit !(b >= a) }' ||
   fail "the second exclusive job started before the first ended"
 awk -v a="$(job_field shared_a END)" -v b="$(job_field shared_b START)" 'BEGIN { exit !(b < a) }' ||
   fail "the two shared jobs did not run at once"
