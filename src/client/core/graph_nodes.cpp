@@ -10,6 +10,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
+#include "client/core/staged_graph_copy.hpp"
 #include "common/log.hpp"
 
 namespace rgpu::client {
@@ -33,11 +34,7 @@ cudaError_t copy_side(int device, const void* p, size_t span, bool kind_says_dev
   VirtualDevice* dev = Runtime::get().device(device);
   if (!dev) return cudaErrorInvalidDevice;
   if (!dev->session->shares_memory()) {
-    static std::once_flag once;
-    std::call_once(once, [] {
-      RGPU_LOG(warn, "graph copy nodes on host memory need the shm transport: over tcp the server cannot reach the "
-                     "application's memory when the graph runs, long after the call");
-    });
+    log_host_copies_need_shm();
     return cudaErrorNotSupported;
   }
   if (MemoryMap::get().find_shared(addr(p), span)) {

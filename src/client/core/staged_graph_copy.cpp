@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "client/core/api_guard.hpp"
 #include "client/core/graph_calls.hpp"
 #include "client/core/graph_handles.hpp"
 #include "client/core/graph_nodes.hpp"
@@ -165,15 +166,15 @@ std::shared_ptr<StagedCopy> staged_in(int device, const GraphNodeParams& child, 
   return found;
 }
 
-void log_tcp_limitation() {
+}  // namespace
+
+void log_host_copies_need_shm() {
   static std::once_flag once;
   std::call_once(once, [] {
-    RGPU_LOG(warn, "graph copies of pageable host memory need the shm transport (the server then reaches the "
-                   "memory through staging it shares with this process); over tcp they are refused");
+    RGPU_LOG(warn, "graph copies of host memory need the shm transport: over tcp the server cannot reach the "
+                   "application's memory when the graph runs, long after the call; such copies are refused");
   });
 }
-
-}  // namespace
 
 bool names_pageable(const GraphNodeParams& p) {
   return p.type == cudaGraphNodeTypeMemcpy && (p.host_sides & (proto::kPageableDst | proto::kPageableSrc));
@@ -252,7 +253,7 @@ bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitc
   Capture capture;
   if (!capture_of(stream, &capture)) return false;
   if (!Runtime::get().device(device)->session->shares_memory()) {
-    log_tcp_limitation();
+    log_host_copies_need_shm();
     return false;
   }
   GraphNodeParams p;
@@ -260,6 +261,21 @@ bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitc
                       to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, &p);
   if (!*status) *status = add_to_capture(stream, capture, p);
   return true;
+}
+
+bool captured_element_memset(cudaStream_t stream, void* dst, size_t pitch, unsigned value, unsigned element_size,
+                             size_t width, size_t height, cudaError_t* status) {
+  // Called from the driver's entry points, outside their runtime call.
+  bool captured = false;
+  *status = api([&]() -> cudaError_t {
+    Capture capture;
+    if (!capture_of(stream, &capture)) return cudaSuccess;
+    captured = true;
+    GraphNodeParams p;
+    if (cudaError_t e = memset_node(dst, pitch, value, element_size, width, height, &p)) return e;
+    return add_to_capture(stream, capture, p);
+  });
+  return captured || *status;
 }
 
 }  // namespace rgpu::client

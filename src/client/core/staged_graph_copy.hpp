@@ -25,6 +25,9 @@ namespace rgpu::client {
 
 using proto::GraphNodeParams;
 
+// Says once why graph copies of host memory are refused over tcp.
+void log_host_copies_need_shm();
+
 // Whether a copy node's parameters name pageable host memory (copy_node's marks).
 bool names_pageable(const GraphNodeParams& p);
 
@@ -47,5 +50,13 @@ cudaError_t exec_set_staged_copy(cudaGraphExec_t exec, cudaGraphNode_t node, int
 // is returned with the call's result in *status. False: not capturing.
 bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
                         size_t width, size_t height, bool to_device, cudaError_t* status);
+
+// A 16- or 32-bit memset (the driver's D16/D32) queued on `stream`, which
+// outside a capture copies a pattern from this process's memory: when the
+// stream is capturing it becomes a memset node of that element size instead
+// (the pattern would be gone when the graph runs), and true is returned with
+// the call's result in *status (also true for an error finding the capture).
+bool captured_element_memset(cudaStream_t stream, void* dst, size_t pitch, unsigned value, unsigned element_size,
+                             size_t width, size_t height, cudaError_t* status);
 
 }  // namespace rgpu::client

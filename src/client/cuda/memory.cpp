@@ -7,8 +7,7 @@
 #include <vector>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/graph_calls.hpp"
-#include "client/core/graph_nodes.hpp"
+#include "client/core/staged_graph_copy.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 
@@ -32,18 +31,8 @@ CUresult memset_elements(CUdeviceptr dst, T value, size_t n, CUstream stream, bo
   if (uniform)
     return to_cu(async ? cudaMemsetAsync(ptr(dst), bytes[0], n * sizeof(T), rt(stream))
                        : cudaMemset(ptr(dst), bytes[0], n * sizeof(T)));
-  // A capture holds a memset node of the element size: the pattern below
-  // would be gone when the graph runs.
-  bool captured = false;
-  cudaError_t e = api([&]() -> cudaError_t {
-    Capture capture;
-    if (!async || !capture_of(rt(stream), &capture)) return cudaSuccess;
-    captured = true;
-    GraphNodeParams p;
-    if (cudaError_t e = memset_node(ptr(dst), 0, static_cast<unsigned>(value), sizeof(T), n, 1, &p)) return e;
-    return add_to_capture(rt(stream), capture, p);
-  });
-  if (captured || e) return to_cu(e);
+  if (cudaError_t e; async && captured_element_memset(rt(stream), ptr(dst), 0, value, sizeof(T), n, 1, &e))
+    return to_cu(e);
   std::vector<T> pattern(n, value);
   // A pageable source is copied before cudaMemcpyAsync returns.
   return to_cu(async ? cudaMemcpyAsync(ptr(dst), pattern.data(), n * sizeof(T), cudaMemcpyHostToDevice, rt(stream))

@@ -57,8 +57,8 @@ int main() {
   CUstreamCaptureStatus status;
   CU_OK(cuStreamIsCapturing(s, &status));
   CHECK(status == CU_STREAM_CAPTURE_STATUS_ACTIVE);
-  // (A value whose bytes differ is written by a copy from this process, which
-  // a graph cannot hold.)
+  // (A value whose bytes differ is captured as a memset node of its element
+  // size: e2e_driver_graphs_pageable.cu.)
   CU_OK(cuMemsetD32Async(a, 0x01010101u, n, s));
   int count = static_cast<int>(n);
   void* args[] = {&a, &a, &c, &count};

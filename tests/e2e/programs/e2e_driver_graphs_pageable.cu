@@ -1,6 +1,6 @@
 // Driver-API graph copies on pageable host memory: explicit nodes (2-D,
-// parameters read back, set on the executable graph) and copies and a
-// differing-bytes memset captured from a stream. Over shm each launch reads
+// parameters read back, set on the executable graph) and copies and
+// differing-bytes memsets (1-D and 2-D) captured from a stream. Over shm each launch reads
 // and writes the host memory as it is then; over tcp adding such a node is
 // refused.
 #include <cstdlib>
@@ -122,6 +122,20 @@ int main() {
     // Shifted by one word: the last comes from the memset.
     CHECK(back[0] == words[1] && back[count - 2] == words[count - 1] && back[count - 1] == 0x01020304u);
   }
+  CU_OK(cuGraphExecDestroy(x));
+  CU_OK(cuGraphDestroy(g));
+
+  // A 2-D memset whose bytes differ, captured, read back by a captured download.
+  uint32_t corner[2] = {};
+  CU_OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  CU_OK(cuMemsetD2D32Async(dev, dev_pitch, 0x0a0b0c0du, width / 4, height, s));
+  CU_OK(cuMemcpyDtoHAsync(&corner[0], dev, sizeof(uint32_t), s));
+  CU_OK(cuMemcpyDtoHAsync(&corner[1], dev + (height - 1) * dev_pitch + width - 4, sizeof(uint32_t), s));
+  CU_OK(cuStreamEndCapture(s, &g));
+  CU_OK(cuGraphInstantiate(&x, g, 0));
+  CU_OK(cuGraphLaunch(x, s));
+  CU_OK(cuStreamSynchronize(s));
+  CHECK(corner[0] == 0x0a0b0c0du && corner[1] == 0x0a0b0c0du);
   CU_OK(cuGraphExecDestroy(x));
   CU_OK(cuGraphDestroy(g));
   CU_OK(cuMemFree(d));
