@@ -13,6 +13,8 @@
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
 # slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
 # which this machine's image lacks: not run without them),
+# pool (exclusive and shared modes with real amounts, `rgpu smi` sampled while the
+# concurrency part runs, when both are chosen),
 # multi (one application on the GPUs of several servers, one server per GPU:
 # tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more).
 #   tools/gpu-suite.sh --multi OUT_DIR   is RGPU_SUITE=multi.
@@ -32,7 +34,7 @@ cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
 gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench slurm$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench slurm$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 # The server of every part but multi (which starts one per GPU).
 : >"$out/server.log"
@@ -97,9 +99,23 @@ fi
 concurrency_rc=0
 for t in tcp shm; do
   part concurrency || continue
+  # `rgpu smi --json` every 2 s while the clients run (the pool part).
+  sampler=
+  if part pool; then
+    mkdir -p "$out/pool"
+    (while sleep 2; do $build/rgpu smi --json 127.0.0.1:"$RGPU_PORT" | tr -d '\n'; echo; done) \
+      >"$out/pool/smi-concurrency-$t.jsonl" 2>/dev/null &
+    sampler=$!
+  fi
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
     "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency-$t.txt" 2>&1 || concurrency_rc=1
+  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
 done
+pool_rc=0
+if part pool; then
+  mkdir -p "$out/pool"
+  tests/gpu/run_pool.sh $build "$out/pool" >"$out/pool/pool.txt" 2>&1 || pool_rc=1
+fi
 # SLURM hands out this GPU: the CI's cluster test with the real GPU behind
 # both of its servers (exclusive and shared).
 slurm_rc=0
@@ -154,6 +170,19 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
     echo
   fi
+  if part pool; then
+    echo "## Pool: exclusive and shared modes on the GPU (tests/e2e/pool_test.sh, cuda backend, 2 GiB amounts)"
+    echo
+    echo '```'
+    grep -v "^\[rgpu" "$out/pool/pool.txt"
+    echo '```'
+    echo
+    for t in tcp shm; do
+      [ -s "$out/pool/smi-concurrency-$t.jsonl" ] || continue
+      echo "rgpu smi during the concurrency test over $t: $(python3 tests/gpu/smi_summary.py "$out/pool/smi-concurrency-$t.jsonl")"
+      echo
+    done
+  fi
   if [ -f "$out/slurm.txt" ]; then
     echo "## SLURM hands out the GPU (tests/slurm/slurm_pool_test.sh on the real GPU)"
     echo
@@ -173,4 +202,4 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   fi
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ] && [ $pool_rc -eq 0 ]

@@ -8,7 +8,10 @@
 #include <vector>
 
 #include "cli/bench_command.hpp"
+#include "cli/credential_command.hpp"
+#include "cli/job_end_command.hpp"
 #include "cli/ls_command.hpp"
+#include "cli/smi_command.hpp"
 #include "cli/token_command.hpp"
 #include "common/executable_dir.hpp"
 
@@ -19,6 +22,10 @@ const char* kUsage =
     "       rgpu ls [--server HOST[:PORT]]...\n"
     "       rgpu bench [--server HOST[:PORT]] [--out DIR] [--max-bytes N]\n"
     "       rgpu token FILE   (a new token for rgpu-server --token-file, readable by you alone)\n"
+    "       rgpu smi [--json] [--key-file FILE] [SERVER[:PORT]...]\n"
+    "       rgpu credential --key-file FILE --job JOBID [--user NAME] --expires SECONDS\n"
+    "                       --gpu HOST:PORT:GPU[=AMOUNT]...\n"
+    "       rgpu job-end --key-file FILE --job JOBID [SERVER[:PORT]...]\n"
     "  --server HOST[:PORT]  the rgpu-server to use (default: RGPU_DEVICES, else localhost)\n"
     "  --gpus LIST           that server's GPUs to use, e.g. 0,1 (default 0)\n"
     "  --trace               log every forwarded call (RGPU_TRACE=1)\n";
@@ -88,6 +95,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "ls") return rgpu::cli::ls_command(argc - 2, argv + 2);
   if (argc >= 2 && std::string(argv[1]) == "bench") return rgpu::cli::bench_command(argc - 2, argv + 2);
   if (argc >= 2 && std::string(argv[1]) == "token") return rgpu::cli::token_command(argc - 2, argv + 2);
+  if (argc >= 2 && std::string(argv[1]) == "smi") return rgpu::cli::smi_command(argc - 2, argv + 2);
+  if (argc >= 2 && std::string(argv[1]) == "credential") return rgpu::cli::credential_command(argc - 2, argv + 2);
+  if (argc >= 2 && std::string(argv[1]) == "job-end") return rgpu::cli::job_end_command(argc - 2, argv + 2);
   fputs(kUsage, argc >= 2 && std::string(argv[1]) == "--help" ? stdout : stderr);
   return argc >= 2 && std::string(argv[1]) == "--help" ? 0 : 2;
 }

@@ -6,12 +6,13 @@ namespace {
 constexpr uint32_t kMaxGpus = 1024;
 }  // namespace
 
-void Challenge::encode(Writer& w) const { w.put(nonce).put(token_required); }
+void Challenge::encode(Writer& w) const { w.put(nonce).put(token_required).put(credential_required); }
 
 Challenge Challenge::decode(Reader& r) {
   Challenge c;
   c.nonce = r.get<Nonce>();
   c.token_required = r.get<uint8_t>();
+  c.credential_required = r.get<uint8_t>();
   r.expect_end();
   return c;
 }
@@ -21,7 +22,9 @@ void Hello::encode(Writer& w) const {
   for (int32_t g : gpus) w.put(g);
   w.put_string(client_name);
   w.put_bytes(proof.data(), proof.size());
-  w.put(pipeline_block);
+  w.put(pipeline_block).put(client_pid).put_string(credential);
+  w.put_bytes(credential_proof.data(), credential_proof.size());
+  w.put(request).put_bytes(key_proof.data(), key_proof.size()).put_string(job);
 }
 
 Hello Hello::decode(Reader& r) {
@@ -35,6 +38,15 @@ Hello Hello::decode(Reader& r) {
   auto proof = r.get_bytes();
   h.proof.assign(proof.begin(), proof.end());
   h.pipeline_block = r.get<uint32_t>();
+  h.client_pid = r.get<uint32_t>();
+  h.credential = r.get_string();
+  auto credential_proof = r.get_bytes();
+  h.credential_proof.assign(credential_proof.begin(), credential_proof.end());
+  h.request = r.get<uint8_t>();
+  if (h.request > kRequestEndJob) throw DecodeError("unknown hello request");
+  auto key_proof = r.get_bytes();
+  h.key_proof.assign(key_proof.begin(), key_proof.end());
+  h.job = r.get_string();
   r.expect_end();
   return h;
 }
@@ -44,6 +56,7 @@ void HelloReply::encode(Writer& w) const {
   w.put_string(backend).put_string(message).put<uint32_t>(gpus.size());
   for (const auto& g : gpus) w.put(g.ordinal).put_string(g.name).put(g.total_memory).put(g.free_memory);
   w.put(join_port).put_string(join_path).put_bytes(join_secret.data(), join_secret.size());
+  w.put_string(pool_status);
 }
 
 HelloReply HelloReply::decode(Reader& r) {
@@ -69,6 +82,7 @@ HelloReply HelloReply::decode(Reader& r) {
   h.join_path = r.get_string();
   auto secret = r.get_bytes();
   h.join_secret.assign(secret.begin(), secret.end());
+  h.pool_status = r.get_string();
   r.expect_end();
   return h;
 }

@@ -14,9 +14,17 @@ namespace rgpu::proto {
 struct Challenge {
   Nonce nonce{};
   uint8_t token_required = 0;
+  uint8_t credential_required = 0;  // the server admits jobs only (credential.hpp)
 
   void encode(Writer& w) const;
   static Challenge decode(Reader& r);
+};
+
+// What a hello asks for besides a session.
+enum HelloRequest : uint8_t {
+  kRequestSession = 0,     // a session on `gpus`; none: a probe (`rgpu ls`)
+  kRequestPoolStatus = 1,  // the pool's state as JSON (`rgpu smi`)
+  kRequestEndJob = 2,      // end every session of `job` (`rgpu job-end`, with the job key)
 };
 
 struct Hello {
@@ -26,6 +34,12 @@ struct Hello {
   std::string client_name;           // program name, for logs and `rgpu ls`
   std::vector<uint8_t> proof;        // HMAC of the challenge; empty without a token
   uint32_t pipeline_block = 0;       // bytes per block of bulk copies; 0: chosen by size
+  uint32_t client_pid = 0;           // for `rgpu smi`
+  std::string credential;            // the job credential's claims (never its MAC); empty: none
+  std::vector<uint8_t> credential_proof;  // HMAC(credential MAC, challenge)
+  uint8_t request = kRequestSession;
+  std::vector<uint8_t> key_proof;  // HMAC(job key, challenge): the scheduler side speaking
+  std::string job;                 // the job a kRequestEndJob ends
 
   void encode(Writer& w) const;
   static Hello decode(Reader& r);
@@ -55,6 +69,7 @@ struct HelloReply {
   uint16_t join_port = 0;
   std::string join_path;
   std::vector<uint8_t> join_secret;
+  std::string pool_status;  // JSON, in reply to kRequestPoolStatus
 
   void encode(Writer& w) const;
   static HelloReply decode(Reader& r);

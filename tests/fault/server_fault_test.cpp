@@ -469,8 +469,15 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   create.put<uint32_t>(0);
   ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
   uint64_t graph = handle();
+  // The workers are forks of one process, so their first objects may lie at
+  // the same address: b makes a stream first, which takes the address of
+  // a's graph, and its graph lies elsewhere.
+  proto::Writer stream;
+  stream.put<uint32_t>(0).put<int32_t>(0);
+  ASSERT_EQ(b->call(proto::kOpStreamCreate, 0, stream.bytes(), {}, reply), cudaSuccess);
   ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
   uint64_t b_graph = handle();
+  ASSERT_NE(graph, b_graph);
 
   // An empty node in a's graph.
   proto::GraphNodeParams empty;

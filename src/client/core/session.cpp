@@ -13,6 +13,7 @@
 #include "client/core/transport_choice.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/auth.hpp"
+#include "protocol/credential.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
@@ -67,6 +68,61 @@ std::string client_token() {
   const char* path = std::getenv("RGPU_TOKEN_FILE");
   return path ? proto::read_token_file(path) : "";
 }
+
+// The job credential from RGPU_CREDENTIAL, else RGPU_CREDENTIAL_FILE.
+std::string client_credential() {
+  if (const char* c = std::getenv("RGPU_CREDENTIAL"); c && *c) return c;
+  const char* path = std::getenv("RGPU_CREDENTIAL_FILE");
+  return path ? proto::read_token_file(path) : "";
+}
+
+// The handshake on a new connection: answers the challenge (token,
+// credential, job key: each proved, none sent) with `hello`, then reads the
+// server's reply. Nullopt with why when the client cannot answer.
+std::optional<proto::HelloReply> exchange_hello(transport::Connection& conn, const transport::Endpoint& server,
+                                                proto::Hello hello, const std::string& job_key, std::string* why) {
+  std::vector<uint8_t> challenge_args;
+  handshake_frame(conn, proto::kOpChallenge, challenge_args);
+  proto::Reader cr(challenge_args);
+  auto challenge = proto::Challenge::decode(cr);
+  if (!job_key.empty()) hello.key_proof = proto::auth_proof(job_key, challenge.nonce);
+  if (challenge.token_required && job_key.empty()) {
+    std::string token = client_token();
+    if (token.empty()) {
+      *why = "server " + server.to_string() + " requires a token: set RGPU_TOKEN_FILE";
+      return std::nullopt;
+    }
+    hello.proof = proto::auth_proof(token, challenge.nonce);
+  }
+  if (challenge.credential_required && job_key.empty()) {
+    std::string line = client_credential();
+    if (!line.empty()) {
+      auto held = proto::split_credential(line);
+      if (!held) {
+        *why = "RGPU_CREDENTIAL (or RGPU_CREDENTIAL_FILE) holds no rgpu credential";
+        return std::nullopt;
+      }
+      hello.credential = held->claims;
+      hello.credential_proof = proto::credential_proof(*held, challenge.nonce);
+    }
+  }
+  hello.protocol_version = proto::kProtocolVersion;
+  hello.cuda_runtime_version = CUDART_VERSION;
+  hello.client_name = program_invocation_short_name;
+  hello.client_pid = static_cast<uint32_t>(getpid());
+  proto::Writer w;
+  hello.encode(w);
+  proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+  std::vector<uint8_t> args;
+  handshake_frame(conn, proto::kOpHello, args);
+  proto::Reader r(args);
+  auto reply = proto::HelloReply::decode(r);
+  if (reply.status != cudaSuccess) {
+    *why = "server " + server.to_string() + " refused: " + reply.message;
+    return std::nullopt;
+  }
+  return reply;
+}
 }  // namespace
 
 Session::Session(transport::Endpoint server, std::string transport_name)
@@ -78,35 +134,12 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     std::string transport_name;
     auto conn = connect_to(server, kConnectTimeoutMs, &transport_name);
     std::unique_ptr<Session> s(new Session(server, transport_name));
-    std::vector<uint8_t> challenge_args;
-    handshake_frame(*conn, proto::kOpChallenge, challenge_args);
-    proto::Reader cr(challenge_args);
-    auto challenge = proto::Challenge::decode(cr);
     proto::Hello hello;
-    if (challenge.token_required) {
-      std::string token = client_token();
-      if (token.empty()) {
-        *why = "server " + server.to_string() + " requires a token: set RGPU_TOKEN_FILE";
-        return nullptr;
-      }
-      hello.proof = proto::auth_proof(token, challenge.nonce);
-    }
-    hello.protocol_version = proto::kProtocolVersion;
-    hello.cuda_runtime_version = CUDART_VERSION;
     hello.gpus = gpus;
-    hello.client_name = program_invocation_short_name;
     hello.pipeline_block = pipeline_block_from_environment();
-    proto::Writer w;
-    hello.encode(w);
-    proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
-    std::vector<uint8_t> args;
-    handshake_frame(*conn, proto::kOpHello, args);
-    proto::Reader r(args);
-    s->hello_ = proto::HelloReply::decode(r);
-    if (s->hello_.status != cudaSuccess) {
-      *why = "server " + server.to_string() + " refused the session: " + s->hello_.message;
-      return nullptr;
-    }
+    auto reply = exchange_hello(*conn, server, std::move(hello), "", why);
+    if (!reply) return nullptr;
+    s->hello_ = std::move(*reply);
     RGPU_LOG(info, "session with %s over %s (worker %u, backend %s)", server.to_string().c_str(),
              transport_name.c_str(), s->hello_.worker_pid, s->hello_.backend.c_str());
     s->lanes_.push_back(std::make_unique<Lane>(*s, std::move(conn)));
@@ -116,6 +149,21 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
   } catch (const std::exception& e) {
     *why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();
     return nullptr;
+  }
+}
+
+std::optional<proto::HelloReply> Session::ask(const transport::Endpoint& server, uint8_t request,
+                                              const std::string& job_key, const std::string& job, std::string* why) {
+  try {
+    std::string transport_name;
+    auto conn = connect_to(server, kConnectTimeoutMs, &transport_name);
+    proto::Hello hello;
+    hello.request = request;
+    hello.job = job;
+    return exchange_hello(*conn, server, std::move(hello), job_key, why);
+  } catch (const std::exception& e) {
+    *why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();
+    return std::nullopt;
   }
 }
 

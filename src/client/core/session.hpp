@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -28,6 +29,11 @@ class Session {
   // Connects and shakes hands; on failure returns null and says why.
   static std::unique_ptr<Session> open(const transport::Endpoint& server, const std::vector<int>& gpus,
                                        std::string* why);
+  // A request other than a session (`rgpu smi`, `rgpu job-end`): the
+  // server's answer, or nullopt with why not. A job key, when given, is
+  // proved (never sent).
+  static std::optional<proto::HelloReply> ask(const transport::Endpoint& server, uint8_t request,
+                                              const std::string& job_key, const std::string& job, std::string* why);
   // Applications keep their sessions for good; tests end theirs, and a
   // later session at the same address must not find this one's lanes.
   ~Session();

@@ -12,6 +12,9 @@
 
 #include "common/log.hpp"
 #include "protocol/wire.hpp"
+#ifdef RGPU_METRICS
+#include "server/daemon/metrics_endpoint.hpp"
+#endif
 #include "server/daemon/server_config.hpp"
 #include "server/daemon/worker_pool.hpp"
 #include "transport/shm/unix_address.hpp"
@@ -69,7 +72,18 @@ int main(int argc, char** argv) {
   RGPU_LOG(info, "listening on %s:%d%s%s, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
            config.unix_socket.empty() ? "" : " and ", config.unix_socket.c_str(), config.backend.c_str(),
            config.workers);
-  server::WorkerPool pool(config);
+  server::JobLedger ledger;
+  server::ServerCounters counters;
+  server::WorkerPool pool(config, ledger, counters);
+  pid_t metrics = -1;
+#ifdef RGPU_METRICS
+  if (config.metrics_port) metrics = server::start_metrics_endpoint(config.listen, config.metrics_port, ledger, counters);
+#else
+  if (config.metrics_port) {
+    RGPU_LOG(error, "--metrics-port: this rgpu-server was built without cpp-httplib");
+    return 2;
+  }
+#endif
   pool.top_up();
   while (!g_stop) {
     std::vector<pollfd> fds;
@@ -77,6 +91,7 @@ int main(int argc, char** argv) {
     for (int ch : pool.channels()) fds.push_back({ch, POLLIN, 0});
     int n = poll(fds.data(), fds.size(), 500);
     pool.reap();
+    pool.stop_ended_jobs();
     if (n <= 0) continue;
     for (size_t i = 0; i < listeners.size(); ++i) {
       if (!(fds[i].revents & POLLIN)) continue;
@@ -96,5 +111,6 @@ int main(int argc, char** argv) {
   }
   RGPU_LOG(info, "shutting down");
   pool.shutdown();
+  if (metrics > 0) kill(metrics, SIGTERM);
   return 0;
 }

@@ -24,6 +24,11 @@ const char* kUsage =
     "  --log-level LEVEL    error, warn, info (default) or debug\n"
     "  --module-cache DIR   where fat binaries are cached by hash\n"
     "  --token-file FILE    clients must prove they know the token in FILE\n"
+    "  --job-key-file FILE  the scheduler side's job key: every session needs a job\n"
+    "                       credential (rgpu credential) for the GPUs it opens\n"
+    "  --metrics-port N     Prometheus metrics at http://LISTEN:N/metrics\n"
+    "  --gpu-mode GPU=MODE  exclusive (one job at a time) or shared (default);\n"
+    "                       repeat for each GPU\n"
     "  --unix-socket PATH   socket for clients on this host, whose page-locked memory\n"
     "                       is then shared (default /tmp/rgpu-PORT.sock; none: off)\n"
     "  --unix-socket-mode M its file mode, octal: who on this host may connect\n"
@@ -51,6 +56,7 @@ int to_int(const std::string& key, const std::string& v) {
 void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   if (key == "listen") c->listen = v;
   else if (key == "port") c->port = to_int(key, v);
+  else if (key == "metrics-port") c->metrics_port = to_int(key, v);
   else if (key == "workers") c->workers = to_int(key, v);
   else if (key == "backend") c->backend = v;
   else if (key == "log-level") c->log_level = v;
@@ -71,6 +77,20 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "token-file") {
     c->token = proto::read_token_file(v);
     if (c->token.empty()) throw std::invalid_argument("token file " + v + " is unreadable or empty");
+  }
+  else if (key == "job-key-file") {
+    c->job_key = proto::read_token_file(v);
+    if (c->job_key.empty()) throw std::invalid_argument("job key file " + v + " is unreadable or empty");
+  }
+  else if (key == "gpu-mode") {
+    auto eq = v.find('=');
+    std::string mode = eq == std::string::npos ? "" : trim(v.substr(eq + 1));
+    if (mode != "exclusive" && mode != "shared")
+      throw std::invalid_argument(key + " needs GPU=exclusive or GPU=shared, not '" + v + "'");
+    int gpu = to_int(key, trim(v.substr(0, eq)));
+    if (gpu < 0 || gpu >= kLedgerGpus) throw std::invalid_argument(key + ": GPU " + std::to_string(gpu) + " out of range");
+    if (c->gpu_modes.size() <= static_cast<size_t>(gpu)) c->gpu_modes.resize(gpu + 1, GpuMode::shared);
+    c->gpu_modes[gpu] = mode == "exclusive" ? GpuMode::exclusive : GpuMode::shared;
   }
   else if (key == "gpus") {
     c->gpus.clear();
@@ -130,6 +150,9 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
   }
   for (const auto& [k, v] : ordered) apply(config, k, v);
   if (config->port <= 0 || config->port > 65535) throw std::invalid_argument("port out of range");
+  if (config->metrics_port < 0 || config->metrics_port > 65535 ||
+      (config->metrics_port != 0 && config->metrics_port == config->port))
+    throw std::invalid_argument("metrics port out of range or the same as the port");
   if (config->workers < 0) throw std::invalid_argument("workers must be >= 0");
   if (config->unix_socket.empty()) config->unix_socket = transport::default_shm_socket(config->port);
   if (config->unix_socket == "none") config->unix_socket.clear();

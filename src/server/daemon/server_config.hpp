@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "server/pool/job_ledger.hpp"
+
 namespace rgpu::server {
 
 struct ServerConfig {
@@ -21,6 +23,11 @@ struct ServerConfig {
   std::string unix_socket;
   // Who may connect to it: its file mode (default: the server's user only).
   unsigned unix_socket_mode = 0600;
+  // The scheduler side's key (job-key-file); set: every session needs a job
+  // credential for its GPUs.
+  std::string job_key;
+  std::vector<GpuMode> gpu_modes;
+  int metrics_port = 0;  // Prometheus metrics over HTTP on the listen address; 0: none  // by ordinal, from gpu-mode GPU=MODE; beyond: shared
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.

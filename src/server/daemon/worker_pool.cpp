@@ -36,7 +36,7 @@ void WorkerPool::spawn() {
     close_range(sv[1] + 1, ~0u, 0);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
-    run_worker(config_, sv[1]);
+    run_worker(config_, ledger_, counters_, sv[1]);
   }
   close(sv[1]);
   waiting_.push_back(Worker{pid, sv[0]});
@@ -101,6 +101,7 @@ void WorkerPool::reap() {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    ledger_.session_ended(pid);
     bool was_waiting = std::any_of(waiting_.begin(), waiting_.end(), [&](const Worker& w) { return w.pid == pid; });
     if (!was_waiting && serving_ > 0) --serving_;
     if (WIFSIGNALED(status))
@@ -110,6 +111,13 @@ void WorkerPool::reap() {
     else
       RGPU_LOG(debug, "worker %d finished", pid);
   }
+}
+
+void WorkerPool::stop_ended_jobs() {
+  // Still our unreaped children (reap() forgets them first), so no pid here
+  // can be another process's.
+  for (pid_t pid : ledger_.workers_of_ended_jobs())
+    if (kill(pid, SIGKILL) == 0) RGPU_LOG(info, "stopped worker %d: its job ended", pid);
 }
 
 void WorkerPool::shutdown() {

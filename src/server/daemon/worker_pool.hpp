@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "server/daemon/server_config.hpp"
+#include "server/pool/server_counters.hpp"
 
 namespace rgpu::server {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(const ServerConfig& config) : config_(config) {}
+  WorkerPool(const ServerConfig& config, JobLedger& ledger, ServerCounters& counters)
+      : config_(config), ledger_(ledger), counters_(counters) {}
 
   // Keeps `workers` idle or starting workers.
   void top_up();
@@ -25,6 +27,8 @@ class WorkerPool {
   std::vector<int> channels() const;
   void on_channel_readable(int channel);
   void reap();
+  // Stops the workers of jobs `rgpu job-end` ended.
+  void stop_ended_jobs();
   void shutdown();
 
  private:
@@ -37,6 +41,8 @@ class WorkerPool {
   void dispatch();
 
   const ServerConfig& config_;
+  JobLedger& ledger_;
+  ServerCounters& counters_;
   std::vector<Worker> waiting_;  // starting or ready, not yet serving
   std::deque<int> pending_;      // accepted connections waiting for a worker
   int serving_ = 0;

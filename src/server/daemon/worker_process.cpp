@@ -7,11 +7,12 @@
 #include "common/log.hpp"
 #include "server/backend/backend.hpp"
 #include "server/daemon/fd_passing.hpp"
+#include "server/pool/nvml_utilization.hpp"
 #include "server/worker/session_loop.hpp"
 
 namespace rgpu::server {
 
-void run_worker(const ServerConfig& config, int channel) {
+void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& counters, int channel) {
   log::set_prefix("rgpu-worker");
   std::string why;
   std::unique_ptr<Backend> backend = make_backend(config.backend, &why);
@@ -19,7 +20,8 @@ void run_worker(const ServerConfig& config, int channel) {
     RGPU_LOG(error, "cannot load backend '%s': %s", config.backend.c_str(), why.c_str());
     _exit(2);
   }
-  SessionLimits limits{config.gpus, config.module_cache, config.token};
+  SessionLimits limits{config.gpus, config.module_cache, config.token,
+                       {config.job_key, static_cast<uint16_t>(config.port), config.gpu_modes, &ledger}, &counters};
   if (limits.exported_gpus.empty()) {
     int n = 0;
     backend->device_count(&n);
@@ -28,6 +30,12 @@ void run_worker(const ServerConfig& config, int channel) {
   if (int32_t e = backend->init(limits.exported_gpus)) {
     RGPU_LOG(error, "backend '%s' failed to initialise the GPUs (error %d)", config.backend.c_str(), e);
     _exit(2);
+  }
+  // The daemon's metrics ask NVML for utilisation by bus id.
+  for (int g : limits.exported_gpus) {
+    cudaDeviceProp prop;
+    if (backend->name() == "cuda" && backend->get_device_properties(&prop, g) == cudaSuccess)
+      counters.set_bus_id(g, pci_bus_id(prop));
   }
   char ready = 'r';
   if (write(channel, &ready, 1) != 1) _exit(0);

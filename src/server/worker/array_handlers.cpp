@@ -37,13 +37,32 @@ ArraySpec read_spec(Request& req) {
   return spec;
 }
 
+// Layers and cube faces keep their count at every level of a mipmap.
+bool depth_is_layers(const ArraySpec& spec) { return spec.flags & (cudaArrayLayered | cudaArrayCubemap); }
+
+size_t level_size(size_t n, unsigned level) { return n ? std::max<size_t>(n >> level, 1) : 0; }
+
+// What levels 0 to levels - 1 of an array hold, as a job's amount counts it.
+uint64_t array_bytes(const ArraySpec& spec, size_t element, unsigned levels) {
+  const cudaExtent& e = spec.extent;
+  uint64_t total = 0;
+  for (unsigned l = 0; l < levels; ++l) {
+    uint64_t depth = depth_is_layers(spec) ? e.depth : level_size(e.depth, l);
+    total += element * level_size(e.width, l) * std::max<uint64_t>(level_size(e.height, l), 1) *
+             std::max<uint64_t>(depth, 1);
+  }
+  return total;
+}
+
 int32_t array_create(SessionContext& s, Request& req, proto::Writer& out) {
   ArraySpec spec = read_spec(req);
   req.args.expect_end();
   size_t element;
   if (int32_t e = check_spec(spec, &element)) return e;
   uint64_t h = 0;
-  if (int32_t e = s.backend().arrays().array_create(spec, &h)) return e;
+  if (int32_t e = s.quota.allocate(req.header().device, array_bytes(spec, element, 1), SessionQuota::Kind::array, &h,
+                                   [&] { return s.backend().arrays().array_create(spec, &h); }))
+    return e;
   s.arrays.put(h, {spec, element});
   out.put<uint64_t>(h);
   return cudaSuccess;
@@ -55,11 +74,10 @@ int32_t array_destroy(SessionContext& s, Request& req, proto::Writer&) {
   auto r = s.arrays.find(h);
   if (!r || r->owner) return cudaErrorInvalidResourceHandle;
   s.arrays.remove(h);
+  s.quota.freed(SessionQuota::Kind::array, h);
   return s.backend().arrays().array_destroy(h);
 }
 
-// Layers and cube faces keep their count at every level of a mipmap.
-bool depth_is_layers(const ArraySpec& spec) { return spec.flags & (cudaArrayLayered | cudaArrayCubemap); }
 
 // CUDA clamps the level count to what the largest dimension allows.
 unsigned max_levels(const ArraySpec& spec) {
@@ -76,7 +94,9 @@ int32_t mipmapped_array_create(SessionContext& s, Request& req, proto::Writer& o
   if (int32_t e = check_spec(spec, &element)) return e;
   levels = std::clamp(levels, 1u, max_levels(spec));
   uint64_t h = 0;
-  if (int32_t e = s.backend().arrays().mipmapped_array_create(spec, levels, &h)) return e;
+  if (int32_t e = s.quota.allocate(req.header().device, array_bytes(spec, element, levels), SessionQuota::Kind::mipmap,
+                                   &h, [&] { return s.backend().arrays().mipmapped_array_create(spec, levels, &h); }))
+    return e;
   s.mipmaps.put(h, {spec, element, 0, levels});
   out.put<uint64_t>(h).put<uint32_t>(levels);
   return cudaSuccess;
@@ -107,10 +127,10 @@ int32_t mipmapped_array_destroy(SessionContext& s, Request& req, proto::Writer&)
   req.args.expect_end();
   if (!s.mipmaps.remove(h)) return cudaErrorInvalidResourceHandle;
   s.arrays.remove_owned_by(h);
+  s.quota.freed(SessionQuota::Kind::mipmap, h);
   return s.backend().arrays().mipmapped_array_destroy(h);
 }
 
-size_t level_size(size_t n, unsigned level) { return n ? std::max<size_t>(n >> level, 1) : 0; }
 
 int32_t mipmapped_array_get_level(SessionContext& s, Request& req, proto::Writer& out) {
   auto h = req.args.get<uint64_t>();

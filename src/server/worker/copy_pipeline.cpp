@@ -33,6 +33,7 @@ size_t block_bytes(size_t total, size_t granule, size_t asked) {
 
 int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
                     const IssueBlock& issue) {
+  if (s.counters) s.counters->bytes(transport_kind(req.connection()), Direction::to_client, total);
   if (total <= kDirectBytes) {
     // As a local synchronous copy from pageable memory: the stream's earlier
     // work is done first, and the copy returns once the driver has staged

@@ -182,7 +182,10 @@ int32_t graph_create(SessionContext& s, Request& req, proto::Writer& out) {
 // Memory the graph allocates and frees itself ends with it; what it leaves
 // allocated stays the session's until freed (CUDA's rules).
 int32_t drop_graph(SessionContext& s, uint64_t g) {
-  for (uint64_t base : s.graphs.self_freed_allocations(g)) s.allocations.remove(base);
+  for (uint64_t base : s.graphs.self_freed_allocations(g)) {
+    s.allocations.remove(base);
+    s.quota.freed(SessionQuota::Kind::memory, base);
+  }
   s.graphs.remove_graph(g);
   return graphs(s).graph_destroy(g);
 }
@@ -213,14 +216,21 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
   if (!nodes_in(s, deps, g)) return cudaErrorInvalidValue;
   if (int32_t e = check_node(s, p)) return e;
   uint64_t n = 0;
-  if (int32_t e = graphs(s).add_node(&n, g, deps, to_backend(s, p))) return e;
-  s.graphs.add_node(n, g);
+  GraphNodeParams made;
+  auto add = [&]() -> int32_t {
+    if (int32_t e = graphs(s).add_node(&n, g, deps, to_backend(s, p))) return e;
+    s.graphs.add_node(n, g);
+    return p.type == cudaGraphNodeTypeMemAlloc ? graphs(s).node_params(n, &made) : cudaSuccess;
+  };
+  // An allocation node's memory counts against the job from the node on.
+  if (int32_t e = p.type == cudaGraphNodeTypeMemAlloc
+                      ? s.quota.allocate(static_cast<int>(p.value), p.width, SessionQuota::Kind::memory, &made.dst, add)
+                      : add())
+    return e;
   out.put(n);
   if (p.type == cudaGraphNodeTypeMemAlloc) {
     // The graph's memory is the session's: nodes, kernels and copies may use
     // it (the GPU faults on it outside the graph's allocation, as locally).
-    GraphNodeParams made;
-    if (int32_t e = graphs(s).node_params(n, &made)) return e;
     s.allocations.add(made.dst, made.width);
     s.graphs.add_allocation(made.dst, g);
     out.put(made.dst);

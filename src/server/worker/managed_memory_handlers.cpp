@@ -15,10 +15,7 @@
 namespace rgpu::server {
 namespace {
 
-int32_t managed_map(SessionContext& s, Request& req, proto::Writer&) {
-  auto base = req.args.get<uint64_t>();
-  auto size = req.args.get<uint64_t>();
-  req.args.expect_end();
+int32_t map_managed(SessionContext& s, Request& req, uint64_t base, uint64_t size) {
   int fd = req.connection().take_fd();
   if (fd < 0) return cudaErrorInvalidValue;
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -49,6 +46,15 @@ int32_t managed_map(SessionContext& s, Request& req, proto::Writer&) {
   return cudaSuccess;
 }
 
+// Managed memory counts against the job's amount like device memory.
+int32_t managed_map(SessionContext& s, Request& req, proto::Writer&) {
+  auto base = req.args.get<uint64_t>();
+  auto size = req.args.get<uint64_t>();
+  req.args.expect_end();
+  return s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &base,
+                          [&] { return map_managed(s, req, base, size); });
+}
+
 int32_t managed_unmap(SessionContext& s, Request& req, proto::Writer&) {
   auto base = req.args.get<uint64_t>();
   req.args.expect_end();
@@ -58,6 +64,7 @@ int32_t managed_unmap(SessionContext& s, Request& req, proto::Writer&) {
     return cudaErrorInvalidValue;
   s.take_shared(base);
   s.mapped.remove(base);
+  s.quota.freed(SessionQuota::Kind::memory, base);
   int32_t e = s.backend().host_unregister(region->second.local);
   munmap(region->second.local, region->second.size);
   return e;

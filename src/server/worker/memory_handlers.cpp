@@ -8,11 +8,16 @@
 namespace rgpu::server {
 namespace {
 
+// The row alignment of CUDA's devices (texturePitchAlignment).
+constexpr uint64_t kCountedPitch = 512;
+
 int32_t malloc_linear(SessionContext& s, Request& req, proto::Writer& out) {
   auto size = req.args.get<uint64_t>();
   req.args.expect_end();
   DevPtr p = 0;
-  if (int32_t e = s.backend().malloc(&p, size)) return e;
+  if (int32_t e = s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &p,
+                                   [&] { return s.backend().malloc(&p, size); }))
+    return e;
   s.allocations.add(p, size);
   out.put<uint64_t>(p);
   return cudaSuccess;
@@ -24,7 +29,11 @@ int32_t malloc_pitch(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   DevPtr p = 0;
   size_t pitch = 0;
-  if (int32_t e = s.backend().malloc_pitch(&p, &pitch, width, height)) return e;
+  // Counted at the pitch CUDA's devices align rows to; the GPU may pad more.
+  if (int32_t e = s.quota.allocate(req.header().device, (width + kCountedPitch - 1) / kCountedPitch * kCountedPitch * height,
+                                   SessionQuota::Kind::memory, &p,
+                                   [&] { return s.backend().malloc_pitch(&p, &pitch, width, height); }))
+    return e;
   if (p) s.allocations.add(p, pitch * height);
   out.put<uint64_t>(p).put<uint64_t>(pitch);
   return cudaSuccess;
@@ -34,6 +43,7 @@ int32_t free_memory(SessionContext& s, Request& req, proto::Writer&) {
   auto p = req.args.get<uint64_t>();
   req.args.expect_end();
   if (!s.take_allocation(p)) return cudaErrorInvalidValue;
+  s.quota.freed(SessionQuota::Kind::memory, p);
   return s.backend().free(p);
 }
 
@@ -41,6 +51,7 @@ int32_t mem_get_info(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   size_t free = 0, total = 0;
   if (int32_t e = s.backend().mem_get_info(&free, &total)) return e;
+  s.quota.job_view(req.header().device, &free, &total);
   out.put<uint64_t>(free).put<uint64_t>(total);
   return cudaSuccess;
 }
@@ -56,6 +67,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   req.lane().drop_staging(req.header().device);
   int32_t e = s.backend().device_reset();
   s.note_reset(req.header().device);
+  s.quota.reset(req.header().device);
   if (e) return e;
   // The reset destroyed every object of the device.
   s.allocations.clear();

@@ -22,7 +22,9 @@ int32_t malloc_async(SessionContext& s, Request& req, proto::Writer& out) {
   if (pool && !s.pools.contains(pool)) return cudaErrorInvalidResourceHandle;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   DevPtr p = 0;
-  if (int32_t e = s.backend().malloc_async(&p, size, pool, stream)) return e;
+  if (int32_t e = s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &p,
+                                   [&] { return s.backend().malloc_async(&p, size, pool, stream); }))
+    return e;
   if (p) s.allocations.add(p, size);
   out.put<uint64_t>(p);
   return cudaSuccess;
@@ -34,6 +36,7 @@ int32_t free_async(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   if (!s.take_allocation(p)) return cudaErrorInvalidValue;
+  s.quota.freed(SessionQuota::Kind::memory, p);
   return s.backend().free_async(p, stream);
 }
 

@@ -2,6 +2,8 @@
 // shared by the threads serving the session's connections (lane.hpp holds
 // what belongs to one connection).
 #pragma once
+#include <unistd.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -11,6 +13,8 @@
 #include <vector>
 
 #include "server/backend/backend.hpp"
+#include "server/pool/server_counters.hpp"
+#include "server/pool/session_quota.hpp"
 #include "server/worker/allocation_table.hpp"
 #include "server/worker/array_table.hpp"
 #include "server/worker/device_object_set.hpp"
@@ -62,8 +66,10 @@ class FunctionTable {
 
 class SessionContext {
  public:
-  SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir)
-      : notifications(backend, host_callbacks),
+  // `ledger`: the pool's, where this worker registered the session.
+  SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir, JobLedger* ledger = nullptr)
+      : quota(ledger, getpid()),
+        notifications(backend, host_callbacks),
         backend_(backend),
         gpus_(std::move(gpus)),
         module_cache_dir_(std::move(module_cache_dir)) {}
@@ -110,6 +116,8 @@ class SessionContext {
   void note_reset(int device);
   uint64_t reset_epoch(int device) const;
 
+  // What the session's allocations count against its job's amount.
+  SessionQuota quota;
   AllocationTable allocations;
   AllocationTable globals;
   // Memory mapped for the session, by device base: shared page-locked
@@ -128,6 +136,8 @@ class SessionContext {
   HandleSet pools;
   FunctionTable functions;
   HostCallbacks host_callbacks;
+  // The daemon's counters (metrics); null outside a daemon.
+  ServerCounters* counters = nullptr;
   // Bytes per block of a pipelined copy the client asked for; 0: by size.
   size_t pipeline_block = 0;
   // CUDA arrays (levels of mipmapped arrays too), mipmapped arrays, texture

@@ -8,6 +8,7 @@
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
+#include "server/pool/pool_status.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -32,11 +33,25 @@ M first_message(transport::Connection& conn, uint16_t op, const char* what) {
   return M::decode(r);
 }
 
+// `rgpu job-end`: the scheduler side, proving the job key, ends a job.
+void answer_end_job(const SessionLimits& limits, const proto::Hello& hello, const proto::Nonce& nonce,
+                    proto::HelloReply& reply) {
+  if (!proves_job_key(limits.pool, hello, nonce) || !limits.pool.ledger) {
+    reply.status = cudaErrorNotPermitted;
+    reply.message = limits.pool.job_key.empty() ? "this server has no job key (--job-key-file)"
+                                                : "ending a job needs this server's job key";
+    return;
+  }
+  int open = limits.pool.ledger->end_job(hello.job);
+  reply.message = "job " + hello.job + " ended: " + std::to_string(open) + " session(s) stopped";
+}
+
 }  // namespace
 
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
                               const JoinPoint& join) {
-  proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty())};
+  proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty()),
+                             static_cast<uint8_t>(!limits.pool.job_key.empty())};
   send_message(conn, proto::kOpChallenge, challenge);
   auto hello = first_message<proto::Hello>(conn, proto::kOpHello, "hello");
 
@@ -45,7 +60,9 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
   reply.worker_pid = getpid();
   reply.backend = backend.name();
   backend.versions(&reply.driver_version, &reply.runtime_version);
-  if (!limits.token.empty() && !proto::proof_matches(limits.token, challenge.nonce, hello.proof)) {
+  const bool scheduler = proves_job_key(limits.pool, hello, challenge.nonce);
+  SessionClaim claim;
+  if (!limits.token.empty() && !scheduler && !proto::proof_matches(limits.token, challenge.nonce, hello.proof)) {
     reply.status = cudaErrorNotPermitted;
     reply.message = "authentication failed: this server needs its token (RGPU_TOKEN_FILE)";
   } else if (hello.protocol_version != proto::kProtocolVersion) {
@@ -56,6 +73,16 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
     reply.status = cudaErrorInsufficientDriver;
     reply.message = "client built for CUDA " + std::to_string(hello.cuda_runtime_version) + ", server serves " +
                     std::to_string(CUDART_VERSION);
+  } else if (hello.request == proto::kRequestEndJob) {
+    answer_end_job(limits, hello, challenge.nonce, reply);
+  } else if (std::string why = scheduler && hello.gpus.empty() ? ""
+                                   : check_credential(limits.pool, hello, challenge.nonce, &claim);
+             !why.empty()) {
+    reply.status = cudaErrorNotPermitted;
+    reply.message = why;
+  } else if (hello.request == proto::kRequestPoolStatus) {
+    // `rgpu smi`: admitted like a probe, or by the job key.
+    reply.pool_status = pool_status_json(backend, limits.exported_gpus, limits.pool);
   } else {
     for (int g : hello.gpus) {
       const auto& ex = limits.exported_gpus;
@@ -66,7 +93,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
       }
     }
   }
-  if (reply.status == cudaSuccess && hello.gpus.empty()) {
+  if (reply.status == cudaSuccess && hello.request == proto::kRequestSession && hello.gpus.empty()) {
     for (int g : limits.exported_gpus) {
       proto::GpuSummary summary;
       summary.ordinal = g;
@@ -80,18 +107,33 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
       reply.gpus.push_back(std::move(summary));
     }
   }
-  if (reply.status == cudaSuccess && !hello.gpus.empty()) {
+  const bool asks_session = hello.request == proto::kRequestSession && !hello.gpus.empty();
+  if (reply.status == cudaSuccess && asks_session && limits.pool.ledger) {
+    claim.gpus = hello.gpus;
+    claim.amounts.resize(claim.gpus.size());
+    claim.host = conn.peer();
+    claim.process = hello.client_name;
+    claim.client_pid = hello.client_pid;
+    if (std::string why = limits.pool.ledger->admit(getpid(), claim, limits.pool.modes); !why.empty()) {
+      reply.status = cudaErrorDevicesUnavailable;
+      reply.message = why;
+    }
+  }
+  const bool opens = reply.status == cudaSuccess && asks_session;
+  if (opens) {
     reply.join_port = join.where.host.empty() ? join.where.port : 0;
     reply.join_path = join.where.host;
     reply.join_secret = join.secret;
   }
   send_message(conn, proto::kOpHello, reply);
+  if (limits.counters && asks_session) opens ? limits.counters->session_opened() : limits.counters->session_refused();
   if (reply.status != cudaSuccess) {
     RGPU_LOG(warn, "refused %s (%s): %s", conn.peer().c_str(), hello.client_name.c_str(), reply.message.c_str());
     return {};
   }
-  RGPU_LOG(info, "session for %s (%s) on GPUs of %zu", conn.peer().c_str(), hello.client_name.c_str(),
-           hello.gpus.size());
+  if (!opens) return {};
+  RGPU_LOG(info, "session for %s (%s%s%s) on GPUs of %zu", conn.peer().c_str(), hello.client_name.c_str(),
+           claim.job.empty() ? "" : ", job ", claim.job.c_str(), hello.gpus.size());
   return {hello.gpus, hello.pipeline_block};
 }
 

@@ -174,6 +174,10 @@ void serve_lane(Session& s, Lane& lane) {
       throw;
     }
     if (queues_kernels(h.op)) s.output.kernel_queued(h.device);
+    if (s.context.counters) {
+      s.context.counters->call(h.op, status != cudaSuccess);
+      s.context.counters->bytes(transport_kind(conn), Direction::to_server, h.payload_len);
+    }
     if (async) s.gate.started(h.seq);
     // A descriptor its handler did not take (a refused call) is closed.
     if (h.flags & proto::kFlagDescriptor)
@@ -272,8 +276,9 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     }
     SessionGrant grant = open_session(backend, conn, limits, join);
     if (grant.gpus.empty()) return;
-    SessionContext context(backend, grant.gpus, limits.module_cache_dir);
+    SessionContext context(backend, grant.gpus, limits.module_cache_dir, limits.pool.ledger);
     context.pipeline_block = grant.pipeline_block;
+    context.counters = limits.counters;
     Dispatcher dispatcher;
     SequenceGate gate;
     DeviceOutput output;

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "server/backend/backend.hpp"
+#include "server/pool/admission.hpp"
+#include "server/pool/server_counters.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::server {
@@ -13,6 +15,8 @@ struct SessionLimits {
   std::vector<int> exported_gpus;  // what this server offers
   std::string module_cache_dir;
   std::string token;  // empty: no authentication
+  PoolPolicy pool;
+  ServerCounters* counters = nullptr;  // null outside a daemon
 };
 
 // Returns when the session ends (client gone, or a frame so malformed that

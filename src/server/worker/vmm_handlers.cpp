@@ -40,7 +40,9 @@ int32_t create(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (!ok) return cudaErrorInvalidDevice;
   Handle h = 0;
-  if (int32_t e = s.backend().vmm_create(&h, size, prop)) return e;
+  if (int32_t e = s.quota.allocate(prop.location.id, size, SessionQuota::Kind::vmm, &h,
+                                   [&] { return s.backend().vmm_create(&h, size, prop); }))
+    return e;
   s.vmm.add_allocation(h, size);
   out.put<uint64_t>(h);
   return cudaSuccess;
@@ -51,6 +53,7 @@ int32_t release(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (!s.vmm.remove_allocation(h)) return cudaErrorInvalidValue;
   s.multicast.remove(h);
+  s.quota.freed(SessionQuota::Kind::vmm, h);
   return s.backend().vmm_release(h);
 }
 

@@ -1,0 +1,57 @@
+#include "cli/job_end_command.hpp"
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/server_list.hpp"
+#include "client/core/session.hpp"
+#include "protocol/auth.hpp"
+#include "protocol/handshake.hpp"
+
+namespace rgpu::cli {
+namespace {
+const char* kUsage =
+    "usage: rgpu job-end --key-file FILE --job JOBID [SERVER[:PORT]...]\n"
+    "  ends every session of the job on each server (default: the servers in RGPU_DEVICES)\n"
+    "  and refuses the job's credential from then on\n";
+}
+
+int job_end_command(int argc, char** argv) {
+  std::string key_file, job;
+  std::vector<std::string> named;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--help") {
+      fputs(kUsage, stdout);
+      return 0;
+    }
+    if ((a == "--key-file" || a == "--job") && i + 1 < argc) (a == "--job" ? job : key_file) = argv[++i];
+    else if (!a.starts_with("-")) named.push_back(a);
+    else {
+      fprintf(stderr, "rgpu job-end: unknown option %s\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  std::string key = key_file.empty() ? "" : proto::read_token_file(key_file);
+  if (key.empty() || job.empty()) {
+    fprintf(stderr, "rgpu job-end: needs --job and a readable --key-file\n%s", kUsage);
+    return 2;
+  }
+  auto servers = servers_or_environment(named, "job-end");
+  if (!servers) return 2;
+  int failures = 0;
+  for (const auto& s : *servers) {
+    std::string why;
+    auto reply = client::Session::ask(s, proto::kRequestEndJob, key, job, &why);
+    if (reply) printf("%s: %s\n", s.to_string().c_str(), reply->message.c_str());
+    else {
+      fprintf(stderr, "rgpu job-end: %s\n", why.c_str());
+      ++failures;
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace rgpu::cli

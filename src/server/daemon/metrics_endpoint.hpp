@@ -1,0 +1,17 @@
+// `rgpu-server --metrics-port`: Prometheus metrics over HTTP (cpp-httplib),
+// served by a process of its own forked from the daemon, so that the
+// daemon, which forks workers, keeps a single thread. It reads the ledger
+// and counters the workers share.
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+
+#include "server/pool/job_ledger.hpp"
+#include "server/pool/server_counters.hpp"
+
+namespace rgpu::server {
+// Starts the metrics process, which listens on address:port (and logs why
+// not, then exits); its pid, or -1 when it could not be forked.
+pid_t start_metrics_endpoint(const std::string& address, int port, JobLedger& ledger, ServerCounters& counters);
+}

@@ -1,0 +1,67 @@
+#include "server/pool/prometheus_text.hpp"
+
+#include <map>
+#include <sstream>
+
+#include "protocol/op_names.hpp"
+#include "server/pool/nvml_utilization.hpp"
+
+namespace rgpu::server {
+namespace {
+
+void header(std::ostringstream& out, const char* name, const char* type, const char* help) {
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
+}  // namespace
+
+std::string prometheus_text(JobLedger& ledger, const ServerCounters& counters) {
+  std::ostringstream out;
+  LedgerSnapshot snap = ledger.snapshot();
+
+  header(out, "rgpu_sessions", "gauge", "Sessions open now, by GPU.");
+  std::map<int, int> per_gpu;
+  for (const auto& s : snap.sessions)
+    for (int g : s.gpus) ++per_gpu[g];
+  for (const auto& [g, n] : per_gpu) out << "rgpu_sessions{gpu=\"" << g << "\"} " << n << '\n';
+  header(out, "rgpu_sessions_opened_total", "counter", "Sessions admitted since the server started.");
+  out << "rgpu_sessions_opened_total " << counters.sessions_opened() << '\n';
+  header(out, "rgpu_sessions_refused_total", "counter", "Sessions refused (credential, exclusive GPU, ended job...).");
+  out << "rgpu_sessions_refused_total " << counters.sessions_refused() << '\n';
+
+  header(out, "rgpu_calls_total", "counter", "Calls served, by op.");
+  std::ostringstream errors;
+  for (uint16_t op = 0; op < ServerCounters::kOps; ++op) {
+    uint64_t n = counters.calls(op);
+    if (!n) continue;
+    std::string name = op == ServerCounters::kOps - 1 ? "other" : proto::op_name(op);
+    out << "rgpu_calls_total{op=\"" << name << "\"} " << n << '\n';
+    if (uint64_t e = counters.errors(op)) errors << "rgpu_call_errors_total{op=\"" << name << "\"} " << e << '\n';
+  }
+  header(out, "rgpu_call_errors_total", "counter", "Calls that returned an error, by op.");
+  out << errors.str();
+
+  header(out, "rgpu_bytes_total", "counter", "Bytes of call payload moved, by direction and transport.");
+  for (auto t : {TransportKind::tcp, TransportKind::shm})
+    for (auto d : {Direction::to_server, Direction::to_client})
+      out << "rgpu_bytes_total{direction=\"" << (d == Direction::to_server ? "to_server" : "to_client")
+          << "\",transport=\"" << (t == TransportKind::tcp ? "tcp" : "shm") << "\"} " << counters.bytes(t, d) << '\n';
+
+  header(out, "rgpu_job_memory_used_bytes", "gauge", "GPU memory a job's sessions hold, by job and GPU.");
+  for (const auto& j : snap.job_gpus)
+    out << "rgpu_job_memory_used_bytes{job=\"" << j.job << "\",gpu=\"" << j.gpu << "\"} " << j.used << '\n';
+  header(out, "rgpu_job_memory_amount_bytes", "gauge", "GPU memory a job may hold (its credential's amount), by job and GPU.");
+  for (const auto& j : snap.job_gpus)
+    if (j.amount) out << "rgpu_job_memory_amount_bytes{job=\"" << j.job << "\",gpu=\"" << j.gpu << "\"} " << j.amount << '\n';
+
+  header(out, "rgpu_gpu_utilization_percent", "gauge", "GPU busy time lately (NVML), by GPU.");
+  for (int g = 0; g < kLedgerGpus; ++g) {
+    std::string id = counters.bus_id(g);
+    int percent = 0;
+    if (!id.empty() && nvml_utilization(id.c_str(), &percent))
+      out << "rgpu_gpu_utilization_percent{gpu=\"" << g << "\"} " << percent << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,70 @@
+// Counters every worker adds to and the daemon's metrics endpoint reads:
+// sessions, calls and their errors by op, bytes moved over each transport
+// in each direction. Shared memory mapped before the workers fork, updated
+// with relaxed atomics (a scrape needs no exact instant).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "server/pool/job_ledger.hpp"
+#include "transport/transport.hpp"
+
+namespace rgpu::server {
+
+enum class Direction : uint8_t { to_server, to_client };
+enum class TransportKind : uint8_t { tcp, shm };
+
+// Connections that pass descriptors are the Unix sockets shm starts on.
+inline TransportKind transport_kind(const transport::Connection& c) {
+  return c.passes_descriptors() ? TransportKind::shm : TransportKind::tcp;
+}
+
+class ServerCounters {
+ public:
+  static constexpr uint16_t kOps = 2048;  // op numbers counted one by one; higher ones share the last slot
+
+  ServerCounters();
+  ~ServerCounters();
+  ServerCounters(const ServerCounters&) = delete;
+  ServerCounters& operator=(const ServerCounters&) = delete;
+
+  void session_opened() { add(region_->sessions_opened, 1); }
+  void session_refused() { add(region_->sessions_refused, 1); }
+  void call(uint16_t op, bool failed) {
+    add(region_->calls[slot(op)], 1);
+    if (failed) add(region_->errors[slot(op)], 1);
+  }
+  void bytes(TransportKind t, Direction d, uint64_t n) {
+    add(region_->bytes[static_cast<int>(t)][static_cast<int>(d)], n);
+  }
+
+  // The PCI bus id of GPU `gpu` ("0000:17:00.0"), which NVML knows it by:
+  // workers, which load the backend, write it; the daemon, which does not,
+  // reads it.
+  void set_bus_id(int gpu, const std::string& id);
+  std::string bus_id(int gpu) const;
+
+  uint64_t sessions_opened() const { return region_->sessions_opened.load(std::memory_order_relaxed); }
+  uint64_t sessions_refused() const { return region_->sessions_refused.load(std::memory_order_relaxed); }
+  uint64_t calls(uint16_t slot) const { return region_->calls[slot].load(std::memory_order_relaxed); }
+  uint64_t errors(uint16_t slot) const { return region_->errors[slot].load(std::memory_order_relaxed); }
+  uint64_t bytes(TransportKind t, Direction d) const {
+    return region_->bytes[static_cast<int>(t)][static_cast<int>(d)].load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct Region {
+    std::atomic<uint64_t> sessions_opened, sessions_refused;
+    std::atomic<uint64_t> calls[kOps], errors[kOps];
+    std::atomic<uint64_t> bytes[2][2];
+    char bus_ids[kLedgerGpus][16];
+  };
+  static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters shared between processes");
+  static uint16_t slot(uint16_t op) { return op < kOps ? op : kOps - 1; }
+  static void add(std::atomic<uint64_t>& c, uint64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
+
+  Region* region_;
+};
+
+}  // namespace rgpu::server

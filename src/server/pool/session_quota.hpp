@@ -1,0 +1,52 @@
+// What one session's allocations count against its job's amount per GPU
+// (job_ledger.hpp). Every allocating handler asks here first, so all paths
+// count alike: linear, pitched and stream-ordered memory, virtual memory,
+// arrays, graph allocations, managed memory. Past the amount the call
+// fails with out-of-memory, as the GPU itself would.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "server/pool/job_ledger.hpp"
+
+namespace rgpu::server {
+
+class SessionQuota {
+ public:
+  // What an allocation is named by until it is freed.
+  enum class Kind : uint8_t { memory, vmm, array, mipmap };
+
+  // The ledger and the worker the session is registered as; no ledger (a
+  // worker outside a daemon): nothing counts.
+  SessionQuota(JobLedger* ledger, pid_t worker) : ledger_(ledger), worker_(worker) {}
+
+  // Counts `bytes` on `gpu`, then runs `allocate`; when it succeeds the
+  // charge stays with what *name then holds, else it is returned. Past the
+  // job's amount nothing runs and the answer is cudaErrorMemoryAllocation
+  // (CUDA_ERROR_OUT_OF_MEMORY: the same number).
+  int32_t allocate(int gpu, uint64_t bytes, Kind kind, const uint64_t* name, const std::function<int32_t()>& allocate);
+  // The allocation named so was freed: its charge returns.
+  void freed(Kind kind, uint64_t name);
+  // A device reset destroyed everything on `gpu`: its charges return.
+  void reset(int gpu);
+  // The job's amount as the GPU's total and what it has left as free,
+  // when the job has an amount on `gpu`.
+  void job_view(int gpu, size_t* free, size_t* total);
+
+ private:
+  struct Charge {
+    int gpu;
+    uint64_t bytes;
+  };
+  JobLedger* ledger_;
+  pid_t worker_;
+  std::mutex mutex_;
+  std::map<std::pair<Kind, uint64_t>, Charge> charges_;
+};
+
+}  // namespace rgpu::server
