@@ -19,6 +19,7 @@ Exit status of compare: 0 when every run's losses match the local ones.
 """
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -28,6 +29,7 @@ from pathlib import Path
 
 STEPS = int(os.environ.get("DDP_STEPS", "20"))
 TIMEOUT = float(os.environ.get("DDP_TIMEOUT", "150"))
+NCCL_TRANSPORT = re.compile(r"NCCL INFO Channel \d+/\d+ : \d+\[[0-9a-f]+\] -> \d+\[[0-9a-f]+\] via (\S+)")
 TOLERANCE = 1e-5  # relative; two ranks' sums do not depend on order, so runs agree to rounding
 
 
@@ -84,7 +86,7 @@ def launch(label, backend, rank_envs, prefix, logs):
     for rank, extra in enumerate(rank_envs):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(len(rank_envs)),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), DDP_BACKEND=backend,
-                   NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "WARN"), **extra)
+                   NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "INFO"), **extra)
         base = logs / f"{label}-{backend}-rank{rank}"
         with open(f"{base}.out", "w") as out, open(f"{base}.err", "w") as err:
             procs.append((subprocess.Popen(prefix + [sys.executable, os.path.abspath(__file__), "rank"], env=env,
@@ -108,7 +110,11 @@ def launch(label, backend, rank_envs, prefix, logs):
         if proc.returncode != 0 or not lines:
             failed.append((proc.returncode, base))
         else:
-            results.append(json.loads(lines[-1]))
+            result = json.loads(lines[-1])
+            # NCCL's INFO lines name the transport of each channel ("... via P2P/CUMEM").
+            result["nccl_transports"] = sorted(set(NCCL_TRANSPORT.findall(
+                Path(f"{base}.err").read_text(errors="replace"))))
+            results.append(result)
     if why is None and failed:
         # The rank that failed by itself, not one killed here for waiting on it.
         rc, base = sorted(failed, key=lambda f: f[0] == -signal.SIGKILL)[0]
@@ -166,7 +172,9 @@ def compare(argv):
             md.append(f"| {run['label']} | {run['backend']} | - | - | - | - | FAILED: {run['failure']} |")
             continue
         ratio = f"{run['step_seconds'] / local_step:.2f}x" if local_step else "-"
-        note = f"NCCL failed: {run['nccl_failure']}" if run.get("nccl_failure") else ""
+        transports = sorted({t for r in run["ranks"] for t in r["nccl_transports"]})
+        note = (f"NCCL failed: {run['nccl_failure']}" if run.get("nccl_failure") else
+                f"NCCL via {', '.join(transports)}" if transports else "")
         match = ("yes" if run.get("matches_local") else "**no**") + (
             f" (max rel. diff {run['max_loss_difference']:.1e})" if "max_loss_difference" in run else "")
         md.append(f"| {run['label']} | {run['backend']} | {run['step_seconds'] * 1e3:.2f} | {ratio} | {match} | "

@@ -99,6 +99,13 @@ for t in ("shm", "tcp"):
         md += ["", f"### Multi-GPU programs built elsewhere (SAMPLES_DIR) over {t}: local vs rgpu, by verdict", "",
                table.read_text().rstrip()]
 
+
+
+def nccl_via(run):
+    transports = sorted({t for r in run["ranks"] or [] for t in r.get("nccl_transports", [])})
+    return f" (via {', '.join(transports)})" if transports else ""
+
+
 # The figures again in a few lines, so that the end of the output says it all.
 summary = ["", "### Summary", ""]
 if scaling["local"]:
@@ -116,7 +123,7 @@ if (out / "ddp.json").exists():
     summary.append("- DDP: " + "; ".join(
         f"{r['label']} {r['backend']} " + ("FAILED" if r["ranks"] is None else
                                            "losses match" if r.get("matches_local", True) else "losses DIFFER")
-        + (" (NCCL failed)" if r.get("nccl_failure") else "") for r in json.loads((out / "ddp.json").read_text())))
+        + (" (NCCL failed)" if r.get("nccl_failure") else nccl_via(r)) for r in json.loads((out / "ddp.json").read_text())))
 for t in ("shm", "tcp"):
     rows_file = out / f"samples-{t}" / "corpus.json"
     if rows_file.exists():

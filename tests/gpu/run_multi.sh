@@ -91,7 +91,7 @@ report
 
 "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT" --rgpu "$BUILD_DIR/rgpu" --devices "$devices" \
   >"$OUT/ddp.txt" 2>&1 || rc=1
-echo "[ddp] $(grep '^| ' "$OUT/ddp.txt" | tail -n +3 | cut -d'|' -f2,3,6 | tr '\n' ';')"
+echo "[ddp] $(grep '^| ' "$OUT/ddp.txt" | tail -n +3 | cut -d'|' -f2,3,6,8 | tr '\n' ';')"
 report
 
 if [ -n "${SAMPLES_DIR:-}" ]; then
