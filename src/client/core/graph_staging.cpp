@@ -13,6 +13,7 @@
 namespace rgpu::client {
 
 StagingBlock StagingBlocks::take(size_t n) {
+  if (n > kMaxBlock) return {};
   size_t size = std::bit_ceil(std::max(n, kMinBlock));
   std::lock_guard lock(mutex_);
   if (auto& blocks = free_[size]; !blocks.empty()) {
