@@ -80,9 +80,17 @@ std::string client_credential() {
 // credential, job key: each proved, none sent) with `hello`, then reads the
 // server's reply. Nullopt with why when the client cannot answer.
 std::optional<proto::HelloReply> exchange_hello(transport::Connection& conn, const transport::Endpoint& server,
-                                                proto::Hello hello, const std::string& job_key, std::string* why) {
+                                                const std::string& transport_name, proto::Hello hello,
+                                                const std::string& job_key, std::string* why) {
   std::vector<uint8_t> challenge_args;
-  handshake_frame(conn, proto::kOpChallenge, challenge_args);
+  try {
+    handshake_frame(conn, proto::kOpChallenge, challenge_args);
+  } catch (const transport::TransportError& e) {
+    // A TLS server waits for a TLS greeting, then closes a plain connection.
+    if (transport_name != "tcp") throw;
+    throw transport::TransportError(std::string(e.what()) +
+                                    " (a server with TLS closes plain connections: set RGPU_TRANSPORT=tls)");
+  }
   proto::Reader cr(challenge_args);
   auto challenge = proto::Challenge::decode(cr);
   if (!job_key.empty()) hello.key_proof = proto::auth_proof(job_key, challenge.nonce);
@@ -137,7 +145,7 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     proto::Hello hello;
     hello.gpus = gpus;
     hello.pipeline_block = pipeline_block_from_environment();
-    auto reply = exchange_hello(*conn, server, std::move(hello), "", why);
+    auto reply = exchange_hello(*conn, server, transport_name, std::move(hello), "", why);
     if (!reply) return nullptr;
     s->hello_ = std::move(*reply);
     RGPU_LOG(info, "session with %s over %s (worker %u, backend %s)", server.to_string().c_str(),
@@ -160,7 +168,7 @@ std::optional<proto::HelloReply> Session::ask(const transport::Endpoint& server,
     proto::Hello hello;
     hello.request = request;
     hello.job = job;
-    return exchange_hello(*conn, server, std::move(hello), job_key, why);
+    return exchange_hello(*conn, server, transport_name, std::move(hello), job_key, why);
   } catch (const std::exception& e) {
     *why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();
     return std::nullopt;
@@ -261,9 +269,11 @@ std::unique_ptr<transport::Connection> Session::join(uint8_t purpose) {
   if (joining_failed_ || dead_) return nullptr;
   try {
     if (hello_.join_secret.empty()) throw transport::TransportError("the server offers no way to join");
+    // A join takes the first connection's way: its own Unix socket over shm,
+    // a port on the server's host (with TLS if the first had it) otherwise.
     auto conn = hello_.join_path.empty()
-                    ? transport::make_tcp_transport()->connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
-                    : transport::make_shm_transport()->connect({hello_.join_path, 0}, kConnectTimeoutMs);
+                    ? transport_named(transport_name_).connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
+                    : transport_named("shm").connect({hello_.join_path, 0}, kConnectTimeoutMs);
     proto::Writer w;
     proto::Join{hello_.join_secret, purpose}.encode(w);
     proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "server/pool/job_ledger.hpp"
+#include "transport/transport.hpp"
 
 namespace rgpu::server {
 
@@ -26,8 +27,12 @@ struct ServerConfig {
   // The scheduler side's key (job-key-file); set: every session needs a job
   // credential for its GPUs.
   std::string job_key;
-  std::vector<GpuMode> gpu_modes;
-  int metrics_port = 0;  // Prometheus metrics over HTTP on the listen address; 0: none  // by ordinal, from gpu-mode GPU=MODE; beyond: shared
+  std::vector<GpuMode> gpu_modes;  // by ordinal, from gpu-mode GPU=MODE; beyond: shared
+  int metrics_port = 0;            // Prometheus metrics over HTTP on the listen address; 0: none
+  // With a certificate and key the tcp listener speaks TLS only; with
+  // peer_ca (tls-client-ca) every client must present a certificate it
+  // signed.
+  transport::TlsSettings tls;
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.
