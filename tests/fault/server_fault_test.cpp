@@ -412,6 +412,18 @@ TEST_F(ServerFault, UnixSocketIsTheServerUsersOnly) {
   EXPECT_EQ(st.st_uid, getuid());
 }
 
+// Found by fuzzing the dispatcher: the worker waited for ever for a client
+// that had no callback connection to run the callback.
+TEST_F(ServerFault, HostFunctionWithoutCallbackConnectionIsRefused) {
+  auto c = raw_session();
+  proto::Writer w;
+  w.put<uint64_t>(0).put<uint64_t>(1);  // the default stream, callback 1
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpLaunchHostFunc}, w.bytes());
+  ASSERT_TRUE(c->wait_readable(5000)) << "the worker waits for a callback no client can run";
+  EXPECT_EQ(reply_status(*c), cudaErrorInvalidValue);
+  expect_healthy();
+}
+
 TEST_F(ServerFault, BadMagicEndsTheSession) {
   auto c = raw_session();
   proto::FrameHeader h{0xdeadbeef, proto::kOpMalloc, 0, 0, 0, 0, 0};
