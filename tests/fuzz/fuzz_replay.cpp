@@ -12,13 +12,27 @@
 
 namespace fs = std::filesystem;
 
+namespace {
+
+struct NamedTarget {
+  std::string_view name;
+  int (*body)(const uint8_t*, size_t);
+};
+constexpr NamedTarget kTargets[] = {
+    {"frame_reader", rgpu::fuzz::frame_reader}, {"handshake", rgpu::fuzz::handshake},
+    {"dispatcher", rgpu::fuzz::dispatcher},     {"fatbin", rgpu::fuzz::fatbin},
+    {"shm_ring", rgpu::fuzz::shm_ring},
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: fuzz_replay TARGET DIR...\n");
     return 2;
   }
-  rgpu::fuzz::Target body = nullptr;
-  for (const auto& t : rgpu::fuzz::kTargets)
+  int (*body)(const uint8_t*, size_t) = nullptr;
+  for (const auto& t : kTargets)
     if (t.name == argv[1]) body = t.body;
   if (!body) {
     std::fprintf(stderr, "fuzz_replay: no target %s\n", argv[1]);

@@ -5,7 +5,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 
 namespace rgpu::fuzz {
 
@@ -23,15 +22,5 @@ int fatbin(const uint8_t* data, size_t size);
 // The shm byte ring while the peer, which shares its control block, writes
 // what it likes there.
 int shm_ring(const uint8_t* data, size_t size);
-
-using Target = int (*)(const uint8_t*, size_t);
-struct NamedTarget {
-  std::string_view name;
-  Target body;
-};
-inline constexpr NamedTarget kTargets[] = {
-    {"frame_reader", frame_reader}, {"handshake", handshake}, {"dispatcher", dispatcher},
-    {"fatbin", fatbin},             {"shm_ring", shm_ring},
-};
 
 }  // namespace rgpu::fuzz
