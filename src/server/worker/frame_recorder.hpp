@@ -29,6 +29,7 @@ class FrameRecorder final : public transport::Connection {
   void send_with_fd(std::span<const iovec> parts, int fd) override { inner_.send_with_fd(parts, fd); }
   int take_fd() override { return inner_.take_fd(); }
   bool passes_descriptors() const override { return inner_.passes_descriptors(); }
+  std::unique_ptr<transport::Listener> listen_beside() const override { return inner_.listen_beside(); }
 
  private:
   FrameRecorder(transport::Connection& inner, std::string dir) : inner_(inner), dir_(std::move(dir)) {}
