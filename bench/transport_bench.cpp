@@ -1,10 +1,11 @@
 // Raw transport figures with no GPU involved, to set rgpu's copy figures
 // against: 64-byte round-trip latency and bulk throughput over the same
-// transport implementation rgpu uses: loopback TCP, or the shm transport's
-// Unix socket. Bulk throughput is measured over one stream and, for tcp,
-// also striped over RGPU_TCP_STRIPES connections at once as rgpu stripes
-// large pageable copies. Prints one JSON object.
-// usage: rgpu-transport-bench [tcp|shm]
+// transport implementation rgpu uses: loopback TCP, the shm transport's
+// Unix socket, or ucx over loopback (whatever UCX picks; UCX_TLS narrows
+// it). Bulk throughput is measured over one stream and, for tcp, also
+// striped over RGPU_TCP_STRIPES connections at once as rgpu stripes large
+// pageable copies. Prints one JSON object.
+// usage: rgpu-transport-bench [tcp|shm|ucx]
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,12 +89,13 @@ unsigned stripes() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool shm = argc > 1 && std::string(argv[1]) == "shm";
-  auto transport = shm ? make_shm_transport() : make_tcp_transport();
+  const std::string kind = argc > 1 ? argv[1] : "tcp";
+  const bool shm = kind == "shm";
+  auto transport = shm ? make_shm_transport() : kind == "ucx" ? make_ucx_transport() : make_tcp_transport();
   std::string path = "/tmp/rgpu-transport-bench-" + std::to_string(getpid()) + ".sock";
   auto listener = transport->listen(shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", 0});
   Endpoint where = shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", listener->local_endpoint().port};
-  const size_t striped = shm ? 0 : stripes();
+  const size_t striped = kind == "tcp" ? stripes() : 0;
   std::thread server([&] {
     Connections one;
     one.push_back(listener->accept());

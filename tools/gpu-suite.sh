@@ -10,25 +10,35 @@
 # builds), static (the corpus built with nvcc's default static runtime),
 # apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
-# every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR).
+# every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
+# ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds;
+# `rgpu bench` has a ucx column whenever the ucx transport is built).
+# UCX is NVIDIA's CUDA-enabled build in .whl/ where tools/fetch-ucx.sh put it,
+# else the system's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
 export RGPU_PORT=${RGPU_PORT:-18515}
+RGPU_UCX_PORT=${RGPU_UCX_PORT:-$((RGPU_PORT + 2))}
+ucx_bin=
+if [ -d .whl/libucx/lib ]; then
+  export LD_LIBRARY_PATH=$PWD/.whl/libucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  ucx_bin=$PWD/.whl/libucx/bin/
+fi
 build=build-gpu
 commit=${RGPU_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 
 cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
-$build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --workers 4 \
+$build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
   --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
 
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench ucx} "
 part() { [[ $parts == *" $1 "* ]]; }
 set +e
 # The corpus over each transport: tcp, and shm (same host, shared page-locked
@@ -75,7 +85,34 @@ if part appbench; then
   kill $fresh 2>/dev/null
   rm -rf "$out/fresh-module-cache"
 fi
-part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
+# UCX: which transports it finds here, the corpus over it, and its own raw
+# figures (ucx_perftest on loopback: tag latency, bandwidth host to host and,
+# with CUDA, host to GPU memory) to set rgpu's ucx figures against.
+if part ucx; then
+  if [ -f $build/lib/librgpu-transport-ucx.so ]; then
+    ${ucx_bin}ucx_info -v >"$out/ucx-info.txt" 2>&1
+    ${ucx_bin}ucx_info -d >>"$out/ucx-info.txt" 2>&1
+    RGPU_TRANSPORT=ucx RGPU_PORT=$RGPU_UCX_PORT tests/gpu/run_corpus.sh $build "$out/corpus-ucx" | tee "$out/corpus-ucx.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+    perftest() {  # NAME ARGS...: one ucx_perftest run over loopback, its summary kept
+      local name=$1 port=$((RGPU_UCX_PORT + 10)); shift
+      ${ucx_bin}ucx_perftest -p $port >/dev/null 2>&1 &
+      local peer=$!
+      sleep 1
+      timeout 120 ${ucx_bin}ucx_perftest 127.0.0.1 -p $port "$@" >"$out/perftest-$name.txt" 2>&1
+      kill $peer 2>/dev/null; wait $peer 2>/dev/null
+    }
+    perftest tag_lat_64B -t tag_lat -s 64 -n 100000
+    perftest tag_bw_256MB -t tag_bw -s 268435456 -n 20
+    perftest get_bw_256MB -t ucp_get -s 268435456 -n 20
+    perftest tag_bw_256MB_host_to_cuda -t tag_bw -s 268435456 -n 20 -m host,cuda
+  else
+    echo "the ucx transport was not built (no UCX found): see $out/build.log" >"$out/ucx-info.txt"
+  fi
+fi
+ucx_bench=
+[ -f $build/lib/librgpu-transport-ucx.so ] && ucx_bench="--ucx-port $RGPU_UCX_PORT"
+part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" $ucx_bench --out "$out/bench" >"$out/bench.txt" 2>&1
 concurrency_rc=0
 for t in tcp shm; do
   part concurrency || continue
@@ -93,7 +130,7 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
-  for t in tcp shm; do
+  for t in tcp shm ucx; do
     for kind in corpus static apps samples; do
       [ -f "$out/$kind-$t/corpus.md" ] || continue
       case $kind in
@@ -120,9 +157,25 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo
   for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
   echo
-  echo "## rgpu bench: local CUDA vs rgpu over tcp and shm vs the raw transports (same run; plot bench/bench.png)"
+  echo "## rgpu bench: local CUDA vs rgpu over tcp, shm and ucx vs the raw transports (same run; plot bench/bench.png)"
   echo
   cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
+  if [ -f "$out/ucx-info.txt" ]; then
+    echo
+    echo "## UCX on this machine"
+    echo
+    rdma=$(grep -E "Transport: (rc|ud|dc)" "$out/ucx-info.txt" | sort -u)
+    echo "- transports \`ucx_info -d\` found: $(grep -o "Transport: .*" "$out/ucx-info.txt" | sort -u | cut -d' ' -f2 | tr '\n' ' ')"
+    if [ -z "$rdma" ]; then
+      echo "- **no RDMA device (InfiniBand/RoCE) found: RDMA was not measured**; ucx ran over what it found (shared memory, tcp, CUDA copies)"
+    fi
+    for f in "$out"/perftest-*.txt; do
+      [ -f "$f" ] || continue
+      echo "- ucx_perftest $(basename "$f" .txt | cut -d- -f2-): \`$(grep -E "^ *Final:|^\s+[0-9]+ +[0-9]" "$f" | tail -1 | tr -s ' ')\`"
+    done
+    echo
+    echo "\`ucx_info -d\` in full: ucx-info.txt"
+  fi
 } >"$out/report.md"
 cat "$out/report.md"
 [ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ]

@@ -31,8 +31,8 @@ std::unique_ptr<Connection> adopt_socket(int fd) {
   return (local ? make_shm_transport() : make_tcp_transport())->adopt(fd);
 }
 
-std::unique_ptr<Listener> listen_beside(const Connection& c) {
-  sockaddr_storage ss = local_address(c.native_handle());
+std::unique_ptr<Listener> Connection::listen_beside() const {
+  sockaddr_storage ss = local_address(native_handle());
   if (ss.ss_family == AF_UNIX) {
     static std::atomic<int> counter{0};
     return std::make_unique<ShmListener>("@rgpu-join-" + std::to_string(getpid()) + "-" +

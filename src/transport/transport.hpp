@@ -25,6 +25,8 @@ struct Endpoint {
   static Endpoint parse(const std::string& text, uint16_t default_port);
 };
 
+class Listener;
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -47,6 +49,10 @@ class Connection {
   virtual int take_fd() = 0;
   // Whether send_with_fd can work: both ends on one host, over a Unix socket.
   virtual bool passes_descriptors() const = 0;
+  // A listener for more connections of this kind, reachable the way this
+  // one was reached: a new TCP port on its local address, or a new abstract
+  // Unix socket; local_endpoint() says which.
+  virtual std::unique_ptr<Listener> listen_beside() const;
 };
 
 class Listener {
@@ -77,13 +83,12 @@ std::unique_ptr<Transport> make_tcp_transport();
 // Client and server on one host: a Unix socket (Endpoint::host is its path)
 // that can also pass shared-memory descriptors.
 std::unique_ptr<Transport> make_shm_transport();
+// UCX (InfiniBand, RoCE, shared memory, TCP: whatever UCX finds), from a
+// module loaded on first use; throws TransportError when it cannot load.
+std::unique_ptr<Transport> make_ucx_transport();
 // Wraps a connected socket received from another process (the daemon hands
 // accepted connections to workers): shm for a Unix socket, else tcp.
 std::unique_ptr<Connection> adopt_socket(int fd);
-
-// A listener reachable the way `c` was reached: a new TCP port on c's local
-// address, or a new abstract Unix socket; local_endpoint() says which.
-std::unique_ptr<Listener> listen_beside(const Connection& c);
 
 // The Unix socket a server on TCP `port` also listens on by default; a
 // client given that port finds the server's socket there.

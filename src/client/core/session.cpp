@@ -72,11 +72,11 @@ std::string client_token() {
 Session::Session(transport::Endpoint server, std::string transport_name)
     : server_(std::move(server)), transport_name_(std::move(transport_name)) {}
 
-std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const std::vector<int>& gpus,
-                                       std::string* why) {
+std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const std::string& transport,
+                                       const std::vector<int>& gpus, std::string* why) {
   try {
     std::string transport_name;
-    auto conn = connect_to(server, kConnectTimeoutMs, &transport_name);
+    auto conn = connect_to(server, transport, kConnectTimeoutMs, &transport_name);
     std::unique_ptr<Session> s(new Session(server, transport_name));
     std::vector<uint8_t> challenge_args;
     handshake_frame(*conn, proto::kOpChallenge, challenge_args);
@@ -213,9 +213,9 @@ std::unique_ptr<transport::Connection> Session::join(uint8_t purpose) {
   if (joining_failed_ || dead_) return nullptr;
   try {
     if (hello_.join_secret.empty()) throw transport::TransportError("the server offers no way to join");
-    auto conn = hello_.join_path.empty()
-                    ? transport::make_tcp_transport()->connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
-                    : transport::make_shm_transport()->connect({hello_.join_path, 0}, kConnectTimeoutMs);
+    auto conn = !hello_.join_path.empty() ? transport::make_shm_transport()->connect({hello_.join_path, 0}, kConnectTimeoutMs)
+                : transport_name_ == "ucx"   ? client_ucx_transport()->connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
+                                             : transport::make_tcp_transport()->connect({server_.host, hello_.join_port}, kConnectTimeoutMs);
     proto::Writer w;
     proto::Join{hello_.join_secret, purpose}.encode(w);
     proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+
 namespace rgpu::client {
 namespace {
 
@@ -13,12 +14,18 @@ bool is_local_host(const std::string& host) {
 
 }  // namespace
 
-std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, int timeout_ms,
-                                                  std::string* transport_name) {
-  const char* forced = std::getenv("RGPU_TRANSPORT");
-  std::string want = forced ? forced : "";
-  if (!want.empty() && want != "tcp" && want != "shm")
-    throw transport::TransportError("RGPU_TRANSPORT must be tcp or shm, not '" + want + "'");
+std::unique_ptr<transport::Transport> client_ucx_transport() {
+  // Read by UCX when it loads; a user's own setting stays.
+  setenv("UCX_MODULES", "^cu*", 0);
+  return transport::make_ucx_transport();
+}
+
+std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, const std::string& want,
+                                                  int timeout_ms, std::string* transport_name) {
+  if (want == "ucx") {
+    *transport_name = "ucx";
+    return client_ucx_transport()->connect(server, timeout_ms);
+  }
   std::string path = transport::default_shm_socket(server.port);
   bool try_shm = want == "shm" || (want.empty() && is_local_host(server.host) && access(path.c_str(), F_OK) == 0);
   if (try_shm) {
