@@ -15,7 +15,7 @@ MSG
 fi
 export PATH="$CUDA_HOME/bin:$PATH"
 
-packages=(cmake ninja-build g++ libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev pkg-config
+packages=(cmake ninja-build g++ libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev pkg-config libucx-dev
           python3 python3-pip)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -319,11 +319,18 @@ void UcxConnection::recv(void* dst, size_t len) {
 
 bool UcxConnection::wait_readable(int timeout_ms) {
   std::lock_guard lock(mutex_);
-  flush_gathered();
-  if (received_begin_ < received_.size() || offer_.rkey) return true;
-  ucp_tag_recv_info_t info;
-  return progress_until([&] { return ucp_tag_probe_nb(worker_, kStreamTag, kStreamMask, 0, &info) != nullptr; },
-                        timeout_ms);
+  // A lost peer reads as readable, as a closed socket does: recv() then
+  // says what happened.
+  try {
+    flush_gathered();
+    if (received_begin_ < received_.size() || offer_.rkey) return true;
+    ucp_tag_recv_info_t info;
+    return progress_until([&] { return ucp_tag_probe_nb(worker_, kStreamTag, kStreamMask, 0, &info) != nullptr; },
+                          timeout_ms);
+  } catch (const TransportError&) {
+    if (lost_.empty()) throw;
+    return true;
+  }
 }
 
 void UcxConnection::shutdown() {
