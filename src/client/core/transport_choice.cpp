@@ -15,8 +15,9 @@ bool is_local_host(const std::string& host) {
 }  // namespace
 
 std::unique_ptr<transport::Transport> client_ucx_transport() {
-  // Read by UCX when it loads; a user's own setting stays.
+  // Read by UCX when it loads; a user's own settings stay.
   setenv("UCX_MODULES", "^cu*", 0);
+  setenv("UCX_ERROR_SIGNALS", "", 0);
   return transport::make_ucx_transport();
 }
 
