@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on a machine with a GPU: builds rgpu,
 # starts rgpu-server on the GPU, runs the corpus locally and through rgpu
-# over tcp and shm (outputs compared), runs many clients at once, runs
+# over tcp, shm and ucx (outputs compared), runs many clients at once, runs
 # `rgpu bench` (local vs each transport vs the raw transport, same run) and
 # writes the report to OUT_DIR.
 #   usage: tools/gpu-suite.sh OUT_DIR     (RGPU_COMMIT names the commit measured)
@@ -11,13 +11,22 @@
 # apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
+# slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
+# which this machine's image lacks: not run without them),
+# multi (one application on the GPUs of several servers, one server per GPU:
+# tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more),
 # ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds;
 # `rgpu bench` has a ucx column whenever the ucx transport is built).
 # UCX is NVIDIA's CUDA-enabled build in .whl/ where tools/fetch-ucx.sh put it,
 # else the system's.
+#   tools/gpu-suite.sh --multi OUT_DIR   is RGPU_SUITE=multi.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
+if [ "${1:-}" = --multi ]; then
+  export RGPU_SUITE=multi
+  shift
+fi
+out=$(mkdir -p "${1:?usage: gpu-suite.sh [--multi] OUT_DIR}" && cd "$1" && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
 export RGPU_PORT=${RGPU_PORT:-18515}
 RGPU_UCX_PORT=${RGPU_UCX_PORT:-$((RGPU_PORT + 2))}
@@ -32,14 +41,18 @@ commit=${RGPU_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
-$build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
-  --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
-
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench ucx} "
+gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench ucx slurm$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
+# The server of every part but multi (which starts one per GPU).
+: >"$out/server.log"
+if [[ $parts != " multi " ]]; then
+  $build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
+    --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
+  server=$!
+  trap 'kill $server 2>/dev/null || true' EXIT
+  for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
+fi
 set +e
 # The corpus over each transport: tcp, and shm (same host, shared page-locked
 # memory); shared-runtime builds, then static ones (NVIDIA's runtime on rgpu's
@@ -95,7 +108,7 @@ if part ucx; then
     RGPU_TRANSPORT=ucx RGPU_PORT=$RGPU_UCX_PORT tests/gpu/run_corpus.sh $build "$out/corpus-ucx" | tee "$out/corpus-ucx.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
     perftest() {  # NAME ARGS...: one ucx_perftest run over loopback, its summary kept
-      local name=$1 port=$((RGPU_UCX_PORT + 10)); shift
+      local name=$1 port=$((RGPU_PORT + 40)); shift
       ${ucx_bin}ucx_perftest -p $port >/dev/null 2>&1 &
       local peer=$!
       sleep 1
@@ -113,12 +126,31 @@ fi
 ucx_bench=
 [ -f $build/lib/librgpu-transport-ucx.so ] && ucx_bench="--ucx-port $RGPU_UCX_PORT"
 part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" $ucx_bench --out "$out/bench" >"$out/bench.txt" 2>&1
+multi_rc=0
+if part multi; then
+  tests/gpu/run_multi.sh $build "$out/multi" | tee "$out/multi.txt"
+  multi_rc=${PIPESTATUS[0]}
+fi
 concurrency_rc=0
 for t in tcp shm; do
   part concurrency || continue
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
     "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency-$t.txt" 2>&1 || concurrency_rc=1
 done
+# SLURM hands out this GPU: the CI's cluster test with the real GPU behind
+# both of its servers (exclusive and shared).
+slurm_rc=0
+if part slurm; then
+  if command -v slurmctld >/dev/null && command -v munged >/dev/null; then
+    mkdir -p "$out/slurm"
+    { nvcc -cudart shared -std=c++17 -o "$out/slurm/memory" tests/e2e/programs/e2e_memory.cu &&
+      nvcc -cudart shared -std=c++17 -Itests/e2e/programs -o "$out/slurm/pool_alloc" tests/slurm/pool_alloc.cu &&
+      RGPU_SLURM_BACKEND=cuda tests/slurm/slurm_pool_test.sh $build/rgpu $build/rgpu-server "$out/slurm/memory" \
+        "$out/slurm/pool_alloc" $((RGPU_PORT + 10)); } >"$out/slurm.txt" 2>&1 || slurm_rc=1
+  else
+    echo "not run: SLURM (slurmctld, slurmd, slurm-client) and munge are not installed here" >"$out/slurm.txt"
+  fi
+fi
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -153,15 +185,25 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo "First cuBLAS call on a fresh server (empty module cache), shm: $(cat "$out/appbench-fresh-shm.json" 2>/dev/null)"
     echo
   fi
-  echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
-  echo
-  for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
-  echo
-  echo "## rgpu bench: local CUDA vs rgpu over tcp, shm and ucx vs the raw transports (same run; plot bench/bench.png)"
-  echo
-  cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
-  if [ -f "$out/ucx-info.txt" ]; then
+  if part concurrency; then
+    echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
     echo
+    for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
+    echo
+  fi
+  if [ -f "$out/slurm.txt" ]; then
+    echo "## SLURM hands out the GPU (tests/slurm/slurm_pool_test.sh on the real GPU)"
+    echo
+    grep -E "^(FAILED|measured|slurm pool)" "$out/slurm.txt" || tail -1 "$out/slurm.txt"
+    echo
+  fi
+  if part bench; then
+    echo "## rgpu bench: local CUDA vs rgpu over tcp, shm and ucx vs the raw transports (same run; plot bench/bench.png)"
+    echo
+    cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
+    echo
+  fi
+  if [ -f "$out/ucx-info.txt" ]; then
     echo "## UCX on this machine"
     echo
     rdma=$(grep -E "Transport: (rc|ud|dc)" "$out/ucx-info.txt" | sort -u)
@@ -175,7 +217,13 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     done
     echo
     echo "\`ucx_info -d\` in full: ucx-info.txt"
+    echo
+  fi
+  # Last, so that a --multi run's tables end the output.
+  if part multi; then
+    cat "$out/multi/multi.md" 2>/dev/null || echo "multi: no report (see multi.txt)"
+    echo "(plot: multi/multi.png; outputs: multi/)"
   fi
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ]

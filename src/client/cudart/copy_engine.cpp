@@ -7,6 +7,8 @@
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/per_thread_stream.hpp"
+#include "client/cudart/cross_server_copy.hpp"
+#include "client/cudart/managed_coherence.hpp"
 #include "client/cudart/staging_ring.hpp"
 #include "client/cudart/striped_copy.hpp"
 #include "protocol/ops.hpp"
@@ -28,6 +30,10 @@ cudaError_t direction(const void* dst, const void* src, cudaMemcpyKind kind, Dir
   bool device_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   bool device_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
   if ((device_src && page_locked_host(src)) || (device_dst && page_locked_host(dst))) kind = cudaMemcpyDefault;
+  // Managed memory may be named as either side; its copy here is not read.
+  if (managed_coherence::contains(reinterpret_cast<uint64_t>(src)) ||
+      managed_coherence::contains(reinterpret_cast<uint64_t>(dst)))
+    kind = cudaMemcpyDefault;
   switch (kind) {
     case cudaMemcpyHostToHost: *out = Dir::h2h; return cudaSuccess;
     case cudaMemcpyHostToDevice: *out = Dir::h2d; return cudaSuccess;
@@ -182,10 +188,9 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       if (cudaError_t e = owner(src, n, &src_dev)) return e;
       Runtime& rt = Runtime::get();
       if (rt.device(src_dev)->session != rt.device(dev)->session) {
-        // Different servers: bounce through client memory.
-        std::vector<uint8_t> bounce(n);
-        if (cudaError_t e = copy_linear(bounce.data(), src, n, cudaMemcpyDeviceToHost, stream, false)) return e;
-        return copy_linear(dst, bounce.data(), n, cudaMemcpyHostToDevice, stream, false);
+        if (stream)
+          if (cudaError_t e = cudaStreamSynchronize(stream)) return e;
+        return copy_across_servers(dst, src, n);
       }
       return copy_on_server(dev, dst, src, n, stream, async);
     }
