@@ -18,6 +18,7 @@ std::unique_ptr<transport::Transport> client_ucx_transport() {
   // Read by UCX when it loads; a user's own settings stay.
   setenv("UCX_MODULES", "^cu*", 0);
   setenv("UCX_ERROR_SIGNALS", "", 0);
+  setenv("UCX_MEM_EVENTS", "no", 0);
   return transport::make_ucx_transport();
 }
 

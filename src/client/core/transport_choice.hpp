@@ -12,8 +12,9 @@ namespace rgpu::client {
 // Connects over `wanted` (empty: the default choice); falls back from an
 // automatic shm choice to tcp if the socket is stale. Throws TransportError.
 // The ucx transport as a client loads it: without UCX's CUDA modules, which
-// would call the CUDA driver this process has (rgpu's own), and without
-// UCX's handlers of the application's crash signals.
+// would call the CUDA driver this process has (rgpu's own), without UCX's
+// handlers of the application's crash signals, and without UCX's hooks on
+// mmap/mremap (rgpu's managed memory remaps pages inside a fault handler).
 std::unique_ptr<transport::Transport> client_ucx_transport();
 
 std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, const std::string& wanted,
