@@ -1,0 +1,57 @@
+#include "client/core/graph_staging.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <memory>
+
+#include "client/core/device_shared_memory.hpp"
+
+namespace rgpu::client {
+
+StagingBlock StagingBlocks::take(size_t n) {
+  if (n > kMaxBlock) return {};
+  size_t size = std::bit_ceil(std::max(n, kMinBlock));
+  std::lock_guard lock(mutex_);
+  if (auto& blocks = free_[size]; !blocks.empty()) {
+    char* base = blocks.back();
+    blocks.pop_back();
+    return {base, size};
+  }
+  if (size > kMaxCarved) return {source_(size), size};
+  if (slab_left_ < size) {
+    // The rest of the old slab, smaller than this block, stays unused.
+    slab_ = source_(kSlabBytes);
+    slab_left_ = slab_ ? kSlabBytes : 0;
+    if (!slab_) return {};
+  }
+  char* base = slab_ + (kSlabBytes - slab_left_);
+  slab_left_ -= size;
+  return {base, size};
+}
+
+void StagingBlocks::give_back(StagingBlock b) {
+  if (!b.base) return;
+  std::lock_guard lock(mutex_);
+  free_[b.size].push_back(b.base);
+}
+
+namespace {
+
+// A slab of memory the device's server maps and page-locks, or null.
+char* shared_slab(int device, size_t bytes) {
+  auto m = share_with_device(device, bytes, "staging memory for graph copies");
+  return m ? static_cast<char*>(m->base) : nullptr;
+}
+
+}  // namespace
+
+StagingBlocks& graph_staging(int device) {
+  static std::mutex mutex;
+  static auto* pools = new std::map<int, std::unique_ptr<StagingBlocks>>;
+  std::lock_guard lock(mutex);
+  auto& pool = (*pools)[device];
+  if (!pool) pool = std::make_unique<StagingBlocks>([device](size_t bytes) { return shared_slab(device, bytes); });
+  return *pool;
+}
+
+}  // namespace rgpu::client
