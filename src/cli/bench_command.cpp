@@ -22,11 +22,12 @@ namespace rgpu::cli {
 namespace {
 
 const char* kUsage =
-    "usage: rgpu bench [--server HOST[:PORT]] [--ucx-port N] [--out DIR] [--max-bytes N]\n"
+    "usage: rgpu bench [--server HOST[:PORT]] [--tls-server HOST[:PORT]] [--ucx-port N] [--out DIR] [--max-bytes N]\n"
     "  Measures copy latency and bandwidth (4 KB to 1 GB, pinned and pageable, both\n"
     "  directions), kernel launch times and start-up, locally and through rgpu, and\n"
     "  the raw transport, in one run. Without --server it starts a local rgpu-server.\n"
-    "  With --ucx-port, ucx too (the server's ucx port).\n"
+    "  --tls-server adds the same over TLS to that server (its CA in RGPU_TLS_CA),\n"
+    "  with each figure's ratio to plain tcp. --ucx-port adds ucx (the server's ucx port).\n"
     "  Writes DIR/bench.json, DIR/bench.md and DIR/bench.png (default DIR: rgpu-bench).\n";
 
 // Runs argv with extra environment, stdout to `out`; returns the exit status.
@@ -69,10 +70,11 @@ uint16_t ucx_endpoint_port(const std::string& port) { return transport::Endpoint
 }  // namespace
 
 int bench_command(int argc, char** argv) {
-  std::string server, ucx_port, out = "rgpu-bench", max_bytes = std::to_string(size_t{1} << 30);
+  std::string server, tls_server, ucx_port, out = "rgpu-bench", max_bytes = std::to_string(size_t{1} << 30);
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--server" && i + 1 < argc) server = argv[++i];
+    else if (a == "--tls-server" && i + 1 < argc) tls_server = argv[++i];
     else if (a == "--ucx-port" && i + 1 < argc) ucx_port = argv[++i];
     else if (a == "--out" && i + 1 < argc) out = argv[++i];
     else if (a == "--max-bytes" && i + 1 < argc) max_bytes = argv[++i];
@@ -108,8 +110,8 @@ int bench_command(int argc, char** argv) {
     }
     for (int i = 0; i < 300 && !reachable(server); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!reachable(server)) {
-    fprintf(stderr, "rgpu bench: no rgpu-server at %s\n", server.c_str());
+  if (!reachable(server) || (!tls_server.empty() && !reachable(tls_server))) {
+    fprintf(stderr, "rgpu bench: no rgpu-server at %s\n", reachable(server) ? tls_server.c_str() : server.c_str());
     if (own_server > 0) kill(-own_server, SIGTERM);
     return 1;
   }
@@ -122,14 +124,13 @@ int bench_command(int argc, char** argv) {
   if (const char* old = getenv("LD_LIBRARY_PATH"); old && *old) path += std::string(":") + old;
   // shm needs the server on this host; its socket says whether it is.
   auto endpoint = transport::Endpoint::parse(server, 18515);
-  std::vector<std::string> transports{"tcp"};
-  if (access(transport::default_shm_socket(endpoint.port).c_str(), F_OK) == 0) transports.push_back("shm");
-  if (!ucx_port.empty()) transports.push_back("ucx");
-  for (const auto& t : transports) {
-    const std::string devices =
-        t == "ucx" ? "ucx://" + transport::Endpoint{endpoint.host, ucx_endpoint_port(ucx_port)}.to_string() + ":0"
-                   : server + ":0";
-    rc |= run_to_file(bench, {path, "RGPU_DEVICES=" + devices, "RGPU_TRANSPORT=" + t}, out + "/" + t + ".json");
+  std::vector<std::pair<std::string, std::string>> transports{{"tcp", server}};
+  if (access(transport::default_shm_socket(endpoint.port).c_str(), F_OK) == 0) transports.emplace_back("shm", server);
+  if (!tls_server.empty()) transports.emplace_back("tls", tls_server);
+  if (!ucx_port.empty())
+    transports.emplace_back("ucx", "ucx://" + transport::Endpoint{endpoint.host, ucx_endpoint_port(ucx_port)}.to_string());
+  for (const auto& [t, where] : transports) {
+    rc |= run_to_file(bench, {path, "RGPU_DEVICES=" + where + ":0", "RGPU_TRANSPORT=" + t}, out + "/" + t + ".json");
     rc |= run_to_file({dir + "/rgpu-transport-bench", t}, {}, out + "/raw_" + t + ".json");
   }
   if (own_server > 0) {
@@ -143,7 +144,7 @@ int bench_command(int argc, char** argv) {
   {
     std::ofstream json(out + "/bench.json");
     json << "{\"local\": " << slurp(out + "/local.json");
-    for (const auto& t : transports)
+    for (const auto& [t, where] : transports)
       json << ", \"" << t << "\": " << slurp(out + "/" + t + ".json") << ", \"raw_" << t
            << "\": " << slurp(out + "/raw_" + t + ".json");
     json << "}\n";

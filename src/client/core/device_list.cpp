@@ -9,12 +9,12 @@ namespace rgpu::client {
 namespace {
 
 std::string checked_transport(const std::string& name, const std::string& where) {
-  if (name.empty() || name == "tcp" || name == "shm" || name == "ucx") return name;
-  throw std::invalid_argument(where + ": transport must be tcp, shm or ucx, not '" + name + "'");
+  if (name.empty() || name == "tcp" || name == "shm" || name == "tls" || name == "ucx") return name;
+  throw std::invalid_argument(where + ": transport must be tcp, shm, tls or ucx, not '" + name + "'");
 }
 
 // "host:gpu", "host:port:gpu", "[v6]:port:gpu", each optionally after
-// "tcp://", "shm://" or "ucx://": the GPU is the last field.
+// "tcp://", "shm://", "tls://" or "ucx://": the GPU is the last field.
 DeviceSpec parse_entry(std::string entry, const std::string& transport) {
   DeviceSpec d;
   d.transport = transport;

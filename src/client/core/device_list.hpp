@@ -13,14 +13,14 @@ namespace rgpu::client {
 struct DeviceSpec {
   transport::Endpoint server;
   int gpu = 0;
-  // "tcp", "shm" or "ucx"; empty: shm when the server is on this host, else tcp.
+  // "tcp", "shm", "tls" or "ucx"; empty: shm when the server is on this host, else tcp.
   std::string transport;
   // The server as this client reaches it ("ucx://host:port"; "host:port"
   // for the automatic choice).
   std::string server_key() const;
 };
 
-// RGPU_TRANSPORT: empty, tcp, shm or ucx; throws std::invalid_argument.
+// RGPU_TRANSPORT: empty, tcp, shm, tls or ucx; throws std::invalid_argument.
 std::string transport_from_environment();
 // The server's port when an entry names none: a ucx server's own port, or
 // the server's main one.

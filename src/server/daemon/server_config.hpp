@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/transport.hpp"
+
 namespace rgpu::server {
 
 struct ServerConfig {
@@ -23,6 +25,10 @@ struct ServerConfig {
   std::string unix_socket;
   // Who may connect to it: its file mode (default: the server's user only).
   unsigned unix_socket_mode = 0600;
+  // With a certificate and key the tcp listener speaks TLS only; with
+  // peer_ca (tls-client-ca) every client must present a certificate it
+  // signed.
+  transport::TlsSettings tls;
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.

@@ -44,6 +44,16 @@ void run_worker(const ServerConfig& config, int channel) {
     RGPU_LOG(error, "backend '%s' failed to initialise the GPUs (error %d)", config.backend.c_str(), e);
     _exit(2);
   }
+  // Connections on the tcp port speak TLS when the server has a certificate;
+  // the handshake happens here, in the worker, never in the daemon.
+  std::unique_ptr<transport::Transport> network;
+  try {
+    network = config.tls.certificate.empty() ? transport::make_tcp_transport()
+                                             : transport::make_tls_server_transport(config.tls);
+  } catch (const transport::TransportError& e) {
+    RGPU_LOG(error, "%s", e.what());
+    _exit(2);
+  }
   // UCX starts here, before a client waits for it.
   std::unique_ptr<transport::Transport> ucx;
   if (config.ucx_port) {
@@ -60,7 +70,7 @@ void run_worker(const ServerConfig& config, int channel) {
   if (fd < 0) _exit(0);
   std::unique_ptr<transport::Connection> conn;
   try {
-    if (!reached_ucx_port(fd, config.ucx_port)) conn = transport::adopt_socket(fd);
+    if (!reached_ucx_port(fd, config.ucx_port)) conn = transport::adopt_socket(fd, *network);
     else if (ucx) conn = ucx->adopt(fd);
     else RGPU_LOG(error, "a ucx client, but UCX did not start: session refused");
   } catch (const std::exception& e) {
