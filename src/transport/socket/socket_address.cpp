@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -43,6 +44,15 @@ std::string socket_local_ip(int fd) {
   if ((ss.ss_family != AF_INET && ss.ss_family != AF_INET6) || !inet_ntop(ss.ss_family, addr, host, sizeof host))
     throw TransportError("not a TCP socket");
   return host;
+}
+
+bool socket_readable(int fd, int timeout_ms) {
+  pollfd pfd{fd, POLLIN, 0};
+  int r;
+  do {
+    r = ::poll(&pfd, 1, timeout_ms);
+  } while (r < 0 && errno == EINTR);
+  return r > 0;
 }
 
 }  // namespace rgpu::transport

@@ -94,13 +94,7 @@ ssize_t SocketConnection::receive(char* into, size_t len) {
 }
 
 bool SocketConnection::wait_readable(int timeout_ms) {
-  if (buffered_begin_ < buffered_end_) return true;
-  pollfd pfd{fd_, POLLIN, 0};
-  int r;
-  do {
-    r = ::poll(&pfd, 1, timeout_ms);
-  } while (r < 0 && errno == EINTR);
-  return r > 0;
+  return buffered_begin_ < buffered_end_ || socket_readable(fd_, timeout_ms);
 }
 
 void SocketConnection::send_with_fd(std::span<const iovec> parts, int fd) {

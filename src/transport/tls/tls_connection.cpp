@@ -224,13 +224,7 @@ void TlsConnection::recv(void* dst, size_t len) {
 }
 
 bool TlsConnection::wait_readable(int timeout_ms) {
-  if (SSL_has_pending(ssl_.get())) return true;
-  pollfd pfd{fd_, POLLIN, 0};
-  int r;
-  do {
-    r = ::poll(&pfd, 1, timeout_ms);
-  } while (r < 0 && errno == EINTR);
-  return r > 0;
+  return SSL_has_pending(ssl_.get()) || socket_readable(fd_, timeout_ms);
 }
 
 void TlsConnection::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
