@@ -446,6 +446,18 @@ TEST_F(ServerFault, UnixSocketIsTheServerUsersOnly) {
   EXPECT_EQ(st.st_uid, getuid());
 }
 
+// Found by fuzzing the dispatcher: the worker waited for ever for a client
+// that had no callback connection to run the callback.
+TEST_F(ServerFault, HostFunctionWithoutCallbackConnectionIsRefused) {
+  auto c = raw_session();
+  proto::Writer w;
+  w.put<uint64_t>(0).put<uint64_t>(1);  // the default stream, callback 1
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpLaunchHostFunc}, w.bytes());
+  ASSERT_TRUE(c->wait_readable(5000)) << "the worker waits for a callback no client can run";
+  EXPECT_EQ(reply_status(*c), cudaErrorInvalidValue);
+  expect_healthy();
+}
+
 TEST_F(ServerFault, BadMagicEndsTheSession) {
   auto c = raw_session();
   proto::FrameHeader h{0xdeadbeef, proto::kOpMalloc, 0, 0, 0, 0, 0};
@@ -939,6 +951,15 @@ TEST_F(ServerFault, ArrayTextureAndSurfaceOpsCheckHandlesAndExtents) {
   EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, odd.bytes(), {}, reply), cudaErrorInvalidChannelDescriptor);
   uint8_t truncated[5] = {};
   EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, truncated, {}, reply), cudaErrorInvalidValue);
+  // All arrays together fit the test device's memory (4 GiB), and an array
+  // takes memory only as it is written: a second 3 GiB array is refused.
+  proto::Writer big;
+  big.put(f).put(cudaExtent{16384, 49152, 0}).put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpArrayCreate, 0, big.bytes(), {}, reply), cudaSuccess);
+  proto::Writer destroy_big;
+  destroy_big.put<uint64_t>(proto::Reader(reply).get<uint64_t>());
+  EXPECT_EQ(a->call(proto::kOpArrayCreate, 0, big.bytes(), {}, reply), cudaErrorMemoryAllocation);
+  EXPECT_EQ(a->call(proto::kOpArrayDestroy, 0, destroy_big.bytes(), {}, reply), cudaSuccess);
 
   // Another session cannot name a's array; bogus handles are refused.
   proto::Writer destroy;
@@ -1340,6 +1361,13 @@ TEST_F(ServerFault, PeerMappedAndManagedOpsCheckTheirArguments) {
   too_many.put_bytes(many.data(), many.size()).put<int32_t>(0);
   EXPECT_EQ(a->call(proto::kOpDeviceGetHostAtomicCapabilities, 0, too_many.bytes(), {}, reply),
             cudaErrorInvalidValue);
+  // An empty list of operations has no capabilities to answer (it copied
+  // into no buffer at all: undefined behaviour, found by UBSan).
+  proto::Writer none;
+  none.put_bytes(nullptr, 0).put<int32_t>(0);
+  EXPECT_EQ(a->call(proto::kOpDeviceGetHostAtomicCapabilities, 0, none.bytes(), {}, reply), cudaSuccess);
+  proto::Reader no_caps(reply);
+  EXPECT_TRUE(no_caps.get_bytes().empty());
   proto::Writer host;
   host.put<uint64_t>(0x7000);  // no shared memory there
   EXPECT_EQ(a->call(proto::kOpHostGetDevicePointer, 0, host.bytes(), {}, reply), cudaErrorInvalidValue);

@@ -96,18 +96,17 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
 }
 
 
-bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, uint8_t* purpose) {
-  if (!conn.wait_readable(kJoinTimeoutMs)) return false;
+std::optional<uint8_t> read_join(transport::Connection& conn, const std::vector<uint8_t>& secret) {
+  if (!conn.wait_readable(kJoinTimeoutMs)) return std::nullopt;
   auto join = first_message<proto::Join>(conn, proto::kOpJoin, "join");
-  *purpose = join.purpose;
-  proto::JoinReply reply;
   if (!proto::same_secret(join.secret, secret)) {
-    reply.status = cudaErrorNotPermitted;
-    reply.message = "not a connection of this session";
     RGPU_LOG(warn, "refused a join from %s: wrong secret", conn.peer().c_str());
+    send_message(conn, proto::kOpJoin, proto::JoinReply{cudaErrorNotPermitted, "not a connection of this session"});
+    return std::nullopt;
   }
-  send_message(conn, proto::kOpJoin, reply);
-  return reply.status == cudaSuccess;
+  return join.purpose;
 }
+
+void admit_join(transport::Connection& conn) { send_message(conn, proto::kOpJoin, proto::JoinReply{}); }
 
 }  // namespace rgpu::server
