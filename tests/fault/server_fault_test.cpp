@@ -14,9 +14,11 @@
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "client/core/session.hpp"
@@ -54,9 +56,41 @@ uint16_t free_port() {
   return ntohs(a.sin_port);
 }
 
+// The transport these tests reach servers by: RGPU_TRANSPORT=ucx runs them
+// over ucx (each server then also listens on a ucx port of its own), else
+// raw connections use tcp and sessions the automatic choice.
+bool over_ucx() {
+  const char* t = std::getenv("RGPU_TRANSPORT");
+  return t && std::string(t) == "ucx";
+}
+
+// The ucx port of the server on each main port.
+std::map<uint16_t, uint16_t>& ucx_ports() {
+  static std::map<uint16_t, uint16_t> ports;
+  return ports;
+}
+
+transport::Endpoint server_endpoint(uint16_t port) {
+  return {"127.0.0.1", over_ucx() ? ucx_ports().at(port) : port};
+}
+
+std::unique_ptr<client::Session> open_session(uint16_t port, const std::vector<int>& gpus, std::string* why) {
+  return client::Session::open(server_endpoint(port), over_ucx() ? "ucx" : "", gpus, why);
+}
+
+// A connection of the transport under test to `where` (a server's port, or
+// a session's join port).
+std::unique_ptr<transport::Connection> connect_raw(const transport::Endpoint& where) {
+  return (over_ucx() ? transport::make_ucx_transport() : transport::make_tcp_transport())->connect(where, 1000);
+}
+
 // Starts rgpu-server (host-test backend) in its own process group and waits
 // until it accepts connections.
 pid_t start_server(uint16_t port, std::vector<std::string> extra) {
+  if (over_ucx()) {
+    ucx_ports()[port] = free_port();
+    extra.insert(extra.end(), {"--ucx-port", std::to_string(ucx_ports()[port])});
+  }
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
@@ -94,17 +128,17 @@ class ServerFault : public ::testing::Test {
     pid_ = start_server(port_, {"--workers", "2"});
   }
   static void TearDownTestSuite() { stop_server(pid_); }
-  static transport::Endpoint endpoint() { return {"127.0.0.1", port_}; }
+  static transport::Endpoint endpoint() { return server_endpoint(port_); }
 
   static std::unique_ptr<client::Session> session() {
     std::string why;
-    auto s = client::Session::open(endpoint(), {0}, &why);
+    auto s = open_session(port_, {0}, &why);
     EXPECT_TRUE(s) << why;
     return s;
   }
   // A raw connection past the server's challenge.
   static std::unique_ptr<transport::Connection> raw() {
-    auto c = transport::make_tcp_transport()->connect(endpoint(), 1000);
+    auto c = connect_raw(endpoint());
     auto h = proto::recv_header(*c);
     EXPECT_EQ(h.op, proto::kOpChallenge);
     std::vector<uint8_t> args;
@@ -243,7 +277,7 @@ TEST_F(ServerFault, WrongProtocolVersionIsRefusedWithAReason) {
 
 TEST_F(ServerFault, UnexportedGpuIsRefused) {
   std::string why;
-  EXPECT_FALSE(client::Session::open(endpoint(), {7}, &why));
+  EXPECT_FALSE(open_session(port_, {7}, &why));
   EXPECT_NE(why.find("not exported"), std::string::npos) << why;
 }
 
@@ -270,7 +304,7 @@ TEST_F(ServerFault, JoiningNeedsTheSessionSecret) {
   ASSERT_NE(reply.join_port, 0);
   ASSERT_EQ(reply.join_secret.size(), 32u);
   auto join = [&](std::vector<uint8_t> secret) {
-    auto j = transport::make_tcp_transport()->connect({"127.0.0.1", reply.join_port}, 1000);
+    auto j = connect_raw({"127.0.0.1", reply.join_port});
     proto::Writer jw;
     proto::Join{std::move(secret)}.encode(jw);
     proto::send_frame(*j, proto::FrameHeader{.op = proto::kOpJoin}, jw.bytes());
@@ -287,7 +321,7 @@ TEST_F(ServerFault, JoiningNeedsTheSessionSecret) {
   EXPECT_EQ(refused, cudaErrorNotPermitted);
   EXPECT_TRUE(closed_by_server(*refused_conn));
   // A connection that starts with a call instead of a join is dropped.
-  auto rude = transport::make_tcp_transport()->connect({"127.0.0.1", reply.join_port}, 1000);
+  auto rude = connect_raw({"127.0.0.1", reply.join_port});
   proto::send_frame(*rude, proto::FrameHeader{.op = proto::kOpMemGetInfo}, {});
   EXPECT_TRUE(closed_by_server(*rude));
   // The right secret joins: memory allocated on one connection is usable
@@ -690,7 +724,7 @@ TEST_F(ServerFault, DeadServerGivesPromptErrors) {
   uint16_t port = free_port();
   pid_t pid = start_server(port, {"--workers", "1"});
   std::string why;
-  auto s = client::Session::open({"127.0.0.1", port}, {0}, &why);
+  auto s = open_session(port, {0}, &why);
   ASSERT_TRUE(s) << why;
   stop_server(pid, SIGKILL);
   auto t0 = std::chrono::steady_clock::now();
@@ -735,13 +769,13 @@ TEST(ServerAuth, TokenIsRequiredAndChecked) {
   pid_t pid = start_server(port, {"--workers", "1", "--token-file", dir + "/rgpu-token"});
   std::string why;
   unsetenv("RGPU_TOKEN_FILE");
-  EXPECT_FALSE(client::Session::open({"127.0.0.1", port}, {0}, &why));
+  EXPECT_FALSE(open_session(port, {0}, &why));
   EXPECT_NE(why.find("requires a token"), std::string::npos) << why;
   setenv("RGPU_TOKEN_FILE", (dir + "/rgpu-wrong").c_str(), 1);
-  EXPECT_FALSE(client::Session::open({"127.0.0.1", port}, {0}, &why));
+  EXPECT_FALSE(open_session(port, {0}, &why));
   EXPECT_NE(why.find("authentication failed"), std::string::npos) << why;
   setenv("RGPU_TOKEN_FILE", (dir + "/rgpu-token").c_str(), 1);
-  auto s = client::Session::open({"127.0.0.1", port}, {0}, &why);
+  auto s = open_session(port, {0}, &why);
   EXPECT_TRUE(s) << why;
   std::vector<uint8_t> reply;
   if (s) {

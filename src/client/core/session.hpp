@@ -27,8 +27,9 @@ namespace rgpu::client {
 class Session {
  public:
   // Connects and shakes hands; on failure returns null and says why.
-  static std::unique_ptr<Session> open(const transport::Endpoint& server, const std::vector<int>& gpus,
-                                       std::string* why);
+  // `transport` as in DeviceSpec.
+  static std::unique_ptr<Session> open(const transport::Endpoint& server, const std::string& transport,
+                                       const std::vector<int>& gpus, std::string* why);
   // A request other than a session (`rgpu smi`, `rgpu job-end`): the
   // server's answer, or nullopt with why not. A job key, when given, is
   // proved (never sent).
