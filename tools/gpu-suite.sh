@@ -10,7 +10,9 @@
 # builds), static (the corpus built with nvcc's default static runtime),
 # apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
-# every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR).
+# every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
+# soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
+# server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
@@ -28,7 +30,7 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
 
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench soak} "
 part() { [[ $parts == *" $1 "* ]]; }
 set +e
 # The corpus over each transport: tcp, and shm (same host, shared page-locked
@@ -82,6 +84,16 @@ for t in tcp shm; do
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
     "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency-$t.txt" 2>&1 || concurrency_rc=1
 done
+# Soak: many clients at once for a long while against a server of its own;
+# tools/soak/soak.py says what it mixes and what it reports.
+soak_rc=0
+if part soak; then
+  mkdir -p "$out/soak/bin"
+  for p in vector_add matmul_tiled reduction streams_overlap stream_ordered_alloc; do
+    nvcc -cudart shared -O2 -arch=sm_90 -o "$out/soak/bin/$p" tests/gpu/corpus/$p.cu || soak_rc=1
+  done
+  python3 tools/soak/soak.py $build "$out/soak" --backend cuda "$out/soak/bin"/* >"$out/soak.txt" 2>&1 || soak_rc=1
+fi
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -120,9 +132,15 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo
   for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
   echo
+  if [ -f "$out/soak/soak.md" ]; then
+    echo "## Soak (tools/soak/soak.py; details in soak/soak.json)"
+    echo
+    cat "$out/soak/soak.md"
+    echo
+  fi
   echo "## rgpu bench: local CUDA vs rgpu over tcp and shm vs the raw transports (same run; plot bench/bench.png)"
   echo
   cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $soak_rc -eq 0 ]

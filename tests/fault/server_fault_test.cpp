@@ -29,9 +29,11 @@
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "protocol/texture_reference_wire.hpp"
+#include "test_server.hpp"
 #include "transport/transport.hpp"
 
 using namespace rgpu;
+using namespace rgpu::test;
 
 namespace {
 
@@ -40,51 +42,6 @@ uint64_t loaded_module(const std::vector<uint8_t>& reply) {
   proto::Reader r(reply);
   EXPECT_EQ(r.get<uint8_t>(), 0);
   return r.get<uint64_t>();
-}
-
-uint16_t free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-// Starts rgpu-server (host-test backend) in its own process group and waits
-// until it accepts connections.
-pid_t start_server(uint16_t port, std::vector<std::string> extra) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (!freopen("/dev/null", "w", stderr)) _exit(126);
-    std::vector<std::string> args{RGPU_SERVER_BIN, "--backend", "host-test", "--listen", "127.0.0.1",
-                                  "--port", std::to_string(port), "--module-cache", ""};
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(RGPU_SERVER_BIN, argv.data());
-    _exit(127);
-  }
-  for (int i = 0; i < 100; ++i) {
-    try {
-      transport::make_tcp_transport()->connect({"127.0.0.1", port}, 1000);
-      return pid;
-    } catch (const transport::TransportError&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  ADD_FAILURE() << "server did not start";
-  return pid;
-}
-
-void stop_server(pid_t pid, int signal = SIGTERM) {
-  kill(-pid, signal);
-  waitpid(pid, nullptr, 0);
 }
 
 class ServerFault : public ::testing::Test {
@@ -103,30 +60,11 @@ class ServerFault : public ::testing::Test {
     return s;
   }
   // A raw connection past the server's challenge.
-  static std::unique_ptr<transport::Connection> raw() {
-    auto c = transport::make_tcp_transport()->connect(endpoint(), 1000);
-    auto h = proto::recv_header(*c);
-    EXPECT_EQ(h.op, proto::kOpChallenge);
-    std::vector<uint8_t> args;
-    proto::recv_args(*c, h, args);
-    return c;
-  }
+  static std::unique_ptr<transport::Connection> raw() { return connect_raw(port_); }
   // A raw connection that has completed the handshake; the server's answer
   // goes to *reply when asked for.
   static std::unique_ptr<transport::Connection> raw_session(proto::HelloReply* reply = nullptr) {
-    auto c = raw();
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "fault-test", {}};
-    proto::Writer w;
-    hello.encode(w);
-    proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
-    auto h = proto::recv_header(*c);
-    std::vector<uint8_t> args;
-    proto::recv_args(*c, h, args);
-    if (reply) {
-      proto::Reader r(args);
-      *reply = proto::HelloReply::decode(r);
-    }
-    return c;
+    return open_raw_session(port_, reply);
   }
   // The same over the Unix socket (shm), where descriptors may travel.
   static std::unique_ptr<transport::Connection> raw_shm_session() {
@@ -153,16 +91,6 @@ class ServerFault : public ::testing::Test {
     proto::ReplyPrefix p;
     std::memcpy(&p, args.data(), sizeof p);
     if (out) out->assign(args.begin() + sizeof p, args.end());
-    return p.status;
-  }
-  static int32_t reply_status(transport::Connection& c) {
-    auto h = proto::recv_header(c);
-    std::vector<uint8_t> args;
-    proto::recv_args(c, h, args);
-    EXPECT_EQ(h.op, proto::kOpReply);
-    EXPECT_EQ(h.payload_len, 0u);
-    proto::ReplyPrefix p;
-    std::memcpy(&p, args.data(), sizeof p);
     return p.status;
   }
   // The server closes the connection: reading hits EOF within a few seconds.
@@ -361,18 +289,6 @@ TEST_F(ServerFault, DriverModuleOpsCheckImagesAndHandles) {
   expect_healthy();
 }
 
-// The worker processes the daemon has (idle ones ready and ones serving).
-size_t workers_of(pid_t daemon) {
-  size_t n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream stat(entry.path() / "stat");
-    std::string pid, name, state;
-    pid_t parent = 0;
-    if (stat >> pid >> name >> state >> parent && parent == daemon) ++n;
-  }
-  return n;
-}
-
 // A request numbered far ahead of anything sent can never have its turn:
 // it is refused and its session ends, rather than pinning a worker for good
 // (the case found by fuzzing, replayed byte for byte).
@@ -467,10 +383,18 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
   proto::Writer create;
   create.put<uint32_t>(0);
+  // The test backend's handles are addresses, and workers forked from one
+  // daemon allocate alike: b makes and destroys a graph first, so that its
+  // objects lie elsewhere than a's and neither holds the other's numbers.
   ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
   uint64_t graph = handle();
   ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  proto::Writer shift;
+  shift.put(handle());
+  ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
   uint64_t b_graph = handle();
+  ASSERT_EQ(b->call(proto::kOpGraphDestroy, 0, shift.bytes(), {}, reply), cudaSuccess);
+  ASSERT_NE(graph, b_graph);
 
   // An empty node in a's graph.
   proto::GraphNodeParams empty;
@@ -591,6 +515,7 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   own.put(graph).put<uint32_t>(1).put<uint32_t>(0);
   ASSERT_EQ(a->call(proto::kOpGraphConditionalHandleCreate, 0, own.bytes(), {}, reply), cudaSuccess);
   uint64_t a_handle = handle();
+  ASSERT_NE(a_handle, b_handle);
   proto::GraphNodeParams conditional;
   conditional.type = cudaGraphNodeTypeConditional;
   conditional.value = cudaGraphCondTypeIf;

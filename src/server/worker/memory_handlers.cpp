@@ -11,6 +11,8 @@ namespace {
 int32_t malloc_linear(SessionContext& s, Request& req, proto::Writer& out) {
   auto size = req.args.get<uint64_t>();
   req.args.expect_end();
+  MemoryReservation held(s.allocations, size);
+  if (!held) return refuse_past_memory_limit(s, size);
   DevPtr p = 0;
   if (int32_t e = s.backend().malloc(&p, size)) return e;
   s.allocations.add(p, size);
@@ -22,6 +24,10 @@ int32_t malloc_pitch(SessionContext& s, Request& req, proto::Writer& out) {
   auto width = req.args.get<uint64_t>();
   auto height = req.args.get<uint64_t>();
   req.args.expect_end();
+  // The pitch is not known yet: the rows themselves are held.
+  if (height && width > UINT64_MAX / height) return cudaErrorMemoryAllocation;
+  MemoryReservation held(s.allocations, width * height);
+  if (!held) return refuse_past_memory_limit(s, width * height);
   DevPtr p = 0;
   size_t pitch = 0;
   if (int32_t e = s.backend().malloc_pitch(&p, &pitch, width, height)) return e;

@@ -1,5 +1,6 @@
 #include "server/worker/session_handshake.hpp"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,11 +9,13 @@
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
+#include "server/daemon/admission.hpp"
 
 namespace rgpu::server {
 namespace {
-// A joining connection that says nothing is dropped after this long.
-constexpr int kJoinTimeoutMs = 10000;
+// A connection that says nothing, first or joining, is dropped after this
+// long: a silent client pins no worker.
+constexpr int kFirstFrameTimeoutMs = 10000;
 
 template <typename M>
 void send_message(transport::Connection& conn, uint16_t op, const M& m) {
@@ -24,12 +27,29 @@ void send_message(transport::Connection& conn, uint16_t op, const M& m) {
 // The connection's first frame, which must carry an `op` message.
 template <typename M>
 M first_message(transport::Connection& conn, uint16_t op, const char* what) {
+  if (!conn.wait_readable(kFirstFrameTimeoutMs)) throw transport::TransportError(std::string("no ") + what + " in time");
   auto h = proto::recv_header(conn);
   if (h.op != op || h.payload_len != 0) throw proto::DecodeError(std::string("first frame is not a ") + what);
   std::vector<uint8_t> args;
   proto::recv_args(conn, h, args);
   proto::Reader r(args);
   return M::decode(r);
+}
+
+// Who the client is, for the per-client session limit: its host over tcp,
+// its user over the Unix socket.
+std::string client_identity(const transport::Connection& conn) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  const int fd = conn.native_handle();
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 && ss.ss_family == AF_UNIX) {
+    ucred cred{};
+    socklen_t n = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0) return "user " + std::to_string(cred.uid);
+    return "local";
+  }
+  std::string peer = conn.peer();
+  return "host " + peer.substr(0, peer.rfind(':'));
 }
 
 }  // namespace
@@ -80,6 +100,12 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
       reply.gpus.push_back(std::move(summary));
     }
   }
+  if (reply.status == cudaSuccess && !hello.gpus.empty() && limits.admission_channel >= 0) {
+    if (std::string refusal = ask_admission(limits.admission_channel, client_identity(conn)); !refusal.empty()) {
+      reply.status = cudaErrorDevicesUnavailable;
+      reply.message = refusal;
+    }
+  }
   if (reply.status == cudaSuccess && !hello.gpus.empty()) {
     reply.join_port = join.where.host.empty() ? join.where.port : 0;
     reply.join_path = join.where.host;
@@ -96,8 +122,8 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
 }
 
 
-bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, uint8_t* purpose) {
-  if (!conn.wait_readable(kJoinTimeoutMs)) return false;
+bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, const std::string& refusal,
+                 uint8_t* purpose) {
   auto join = first_message<proto::Join>(conn, proto::kOpJoin, "join");
   *purpose = join.purpose;
   proto::JoinReply reply;
@@ -105,6 +131,10 @@ bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret
     reply.status = cudaErrorNotPermitted;
     reply.message = "not a connection of this session";
     RGPU_LOG(warn, "refused a join from %s: wrong secret", conn.peer().c_str());
+  } else if (!refusal.empty()) {
+    reply.status = cudaErrorDevicesUnavailable;
+    reply.message = refusal;
+    RGPU_LOG(warn, "refused a join from %s: %s", conn.peer().c_str(), refusal.c_str());
   }
   send_message(conn, proto::kOpJoin, reply);
   return reply.status == cudaSuccess;

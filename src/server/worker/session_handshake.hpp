@@ -28,7 +28,9 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
                               const JoinPoint& join);
 
 // True when the connection proved it belongs to the session (and says
-// what for, a proto::JoinPurpose); answers it.
-bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, uint8_t* purpose);
+// what for, a proto::JoinPurpose) and `refusal` is empty; answers it, with
+// the refusal if any (a session limit).
+bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, const std::string& refusal,
+                 uint8_t* purpose);
 
 }  // namespace rgpu::server
