@@ -12,7 +12,9 @@
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
 # soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
-# server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients).
+# server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
+# slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
+# which this machine's image lacks: not run without them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
@@ -30,7 +32,7 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
 
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench soak} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench slurm soak} "
 part() { [[ $parts == *" $1 "* ]]; }
 set +e
 # The corpus over each transport: tcp, and shm (same host, shared page-locked
@@ -84,6 +86,20 @@ for t in tcp shm; do
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
     "${RGPU_STRESS_SECONDS:-30}" >"$out/concurrency-$t.txt" 2>&1 || concurrency_rc=1
 done
+# SLURM hands out this GPU: the CI's cluster test with the real GPU behind
+# both of its servers (exclusive and shared).
+slurm_rc=0
+if part slurm; then
+  if command -v slurmctld >/dev/null && command -v munged >/dev/null; then
+    mkdir -p "$out/slurm"
+    { nvcc -cudart shared -std=c++17 -o "$out/slurm/memory" tests/e2e/programs/e2e_memory.cu &&
+      nvcc -cudart shared -std=c++17 -Itests/e2e/programs -o "$out/slurm/pool_alloc" tests/slurm/pool_alloc.cu &&
+      RGPU_SLURM_BACKEND=cuda tests/slurm/slurm_pool_test.sh $build/rgpu $build/rgpu-server "$out/slurm/memory" \
+        "$out/slurm/pool_alloc" $((RGPU_PORT + 10)); } >"$out/slurm.txt" 2>&1 || slurm_rc=1
+  else
+    echo "not run: SLURM (slurmctld, slurmd, slurm-client) and munge are not installed here" >"$out/slurm.txt"
+  fi
+fi
 # Soak: many clients at once for a long while against a server of its own;
 # tools/soak/soak.py says what it mixes and what it reports.
 soak_rc=0
@@ -132,6 +148,12 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo
   for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
   echo
+  if [ -f "$out/slurm.txt" ]; then
+    echo "## SLURM hands out the GPU (tests/slurm/slurm_pool_test.sh on the real GPU)"
+    echo
+    grep -E "^(FAILED|measured|slurm pool)" "$out/slurm.txt" || tail -1 "$out/slurm.txt"
+    echo
+  fi
   if [ -f "$out/soak/soak.md" ]; then
     echo "## Soak (tools/soak/soak.py; details in soak/soak.json)"
     echo
@@ -143,4 +165,4 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $soak_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $soak_rc -eq 0 ]

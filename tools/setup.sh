@@ -16,7 +16,8 @@ fi
 export PATH="$CUDA_HOME/bin:$PATH"
 
 packages=(cmake ninja-build g++ libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev pkg-config
-          python3 python3-pip)
+          python3 python3-pip
+          slurmctld slurmd slurm-client munge)  # SLURM and munge: the slurm_pool test
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
