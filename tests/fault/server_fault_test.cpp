@@ -155,16 +155,8 @@ TEST_F(ServerFault, TruncatedFramesAndVanishingClients) {
 }
 
 TEST_F(ServerFault, WrongProtocolVersionIsRefusedWithAReason) {
-  auto c = raw();
-  proto::Hello hello{proto::kProtocolVersion + 100, CUDART_VERSION, {0}, "old", {}};
-  proto::Writer w;
-  hello.encode(w);
-  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
-  auto h = proto::recv_header(*c);
-  std::vector<uint8_t> args;
-  proto::recv_args(*c, h, args);
-  proto::Reader r(args);
-  auto reply = proto::HelloReply::decode(r);
+  proto::HelloReply reply;
+  open_raw_session(port_, &reply, proto::kProtocolVersion + 100);
   EXPECT_NE(reply.status, 0);
   EXPECT_NE(reply.message.find("protocol version"), std::string::npos);
 }

@@ -129,9 +129,9 @@ std::unique_ptr<transport::Connection> connect_raw(uint16_t port) {
   return c;
 }
 
-std::unique_ptr<transport::Connection> open_raw_session(uint16_t port, proto::HelloReply* reply) {
+std::unique_ptr<transport::Connection> open_raw_session(uint16_t port, proto::HelloReply* reply, uint32_t version) {
   auto c = connect_raw(port);
-  proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "fault-test", {}};
+  proto::Hello hello{version, CUDART_VERSION, {0}, "fault-test", {}};
   proto::Writer w;
   hello.encode(w);
   proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "protocol/handshake.hpp"
+#include "protocol/wire.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::test {
@@ -36,9 +37,11 @@ ClientProcess start_client(uint16_t port, const char* transport, const char* mod
 
 // A raw tcp connection to the server on `port`, past its challenge.
 std::unique_ptr<transport::Connection> connect_raw(uint16_t port);
-// A raw connection that has completed the handshake (asking for GPU 0);
-// the server's answer goes to *reply when asked for.
-std::unique_ptr<transport::Connection> open_raw_session(uint16_t port, proto::HelloReply* reply = nullptr);
+// A raw connection that has completed the handshake (asking for GPU 0,
+// saying it speaks `version`); the server's answer goes to *reply when
+// asked for.
+std::unique_ptr<transport::Connection> open_raw_session(uint16_t port, proto::HelloReply* reply = nullptr,
+                                                        uint32_t version = proto::kProtocolVersion);
 // Reads a reply with no outputs and returns its status.
 int32_t reply_status(transport::Connection& c);
 

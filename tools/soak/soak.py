@@ -134,7 +134,7 @@ def main():
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--call-timeout", type=float, default=120)
-    args = p.parse_args()
+    args = p.parse_intermixed_args()
     os.makedirs(args.out, exist_ok=True)
     port = args.port or free_port()
     server = f"127.0.0.1:{port}"

@@ -118,7 +118,10 @@ class Soak {
     expect(cudaSuccess, e);
     if (e != cudaSuccess) return;
     proto::Reader r(out);
-    live_.push_back({r.get<uint64_t>(), size, {}});
+    uint64_t ptr = r.get<uint64_t>();
+    // A freed address may come back: it is no longer one to free twice.
+    std::erase(freed_, ptr);
+    live_.push_back({ptr, size, {}});
   }
   void write_and_read_back() {
     Allocation* a = pick();

@@ -7,6 +7,7 @@
 
 #include "common/log.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/message_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "protocol/wire.hpp"
@@ -18,13 +19,6 @@ constexpr auto kLinger = std::chrono::seconds(2);
 // Each refused connection costs a descriptor meanwhile; past this many the
 // oldest are closed at once.
 constexpr size_t kMaxClosing = 256;
-
-template <typename M>
-void send_message(transport::Connection& conn, uint16_t op, const M& m) {
-  proto::Writer w;
-  m.encode(w);
-  proto::send_frame(conn, proto::FrameHeader{.op = op}, w.bytes());
-}
 
 bool is_unix_socket(int fd) {
   sockaddr_storage ss{};
@@ -39,12 +33,12 @@ void Refusals::answer(Closing& c) {
     auto conn = transport::adopt_socket(dup(c.fd));
     // No token asked for: the client sends its hello either way and then
     // reads the reason.
-    send_message(*conn, proto::kOpChallenge, proto::Challenge{proto::random_nonce(), 0});
+    proto::send_message(*conn, proto::kOpChallenge, proto::Challenge{proto::random_nonce(), 0});
     proto::HelloReply reply;
     reply.status = cudaErrorDevicesUnavailable;
     reply.protocol_version = proto::kProtocolVersion;
     reply.message = c.why;
-    send_message(*conn, proto::kOpHello, reply);
+    proto::send_message(*conn, proto::kOpHello, reply);
     c.answered = std::move(conn);
   } catch (const std::exception& e) {
     RGPU_LOG(debug, "could not tell a turned-away client why: %s", e.what());

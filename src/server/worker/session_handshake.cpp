@@ -7,6 +7,7 @@
 
 #include "common/log.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/message_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "server/daemon/admission.hpp"
@@ -16,13 +17,6 @@ namespace {
 // A connection that says nothing, first or joining, is dropped after this
 // long: a silent client pins no worker.
 constexpr int kFirstFrameTimeoutMs = 10000;
-
-template <typename M>
-void send_message(transport::Connection& conn, uint16_t op, const M& m) {
-  proto::Writer w;
-  m.encode(w);
-  proto::send_frame(conn, proto::FrameHeader{.op = op}, w.bytes());
-}
 
 // The connection's first frame, which must carry an `op` message.
 template <typename M>
@@ -57,7 +51,7 @@ std::string client_identity(const transport::Connection& conn) {
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
                               const JoinPoint& join) {
   proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty())};
-  send_message(conn, proto::kOpChallenge, challenge);
+  proto::send_message(conn, proto::kOpChallenge, challenge);
   auto hello = first_message<proto::Hello>(conn, proto::kOpHello, "hello");
 
   proto::HelloReply reply;
@@ -111,7 +105,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
     reply.join_path = join.where.host;
     reply.join_secret = join.secret;
   }
-  send_message(conn, proto::kOpHello, reply);
+  proto::send_message(conn, proto::kOpHello, reply);
   if (reply.status != cudaSuccess) {
     RGPU_LOG(warn, "refused %s (%s): %s", conn.peer().c_str(), hello.client_name.c_str(), reply.message.c_str());
     return {};
@@ -136,7 +130,7 @@ bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret
     reply.message = refusal;
     RGPU_LOG(warn, "refused a join from %s: %s", conn.peer().c_str(), refusal.c_str());
   }
-  send_message(conn, proto::kOpJoin, reply);
+  proto::send_message(conn, proto::kOpJoin, reply);
   return reply.status == cudaSuccess;
 }
 
