@@ -18,16 +18,9 @@
 #include <string>
 #include <vector>
 
-using Clock = std::chrono::steady_clock;
+#include "cuda_check.h"
 
-#define CK(call)                                                                    \
-  do {                                                                              \
-    cudaError_t e_ = (call);                                                        \
-    if (e_ != cudaSuccess) {                                                        \
-      fprintf(stderr, "rgpu_bench: %s: %s\n", #call, cudaGetErrorName(e_));         \
-      exit(1);                                                                      \
-    }                                                                               \
-  } while (0)
+using Clock = std::chrono::steady_clock;
 
 __global__ void empty_kernel() {}
 

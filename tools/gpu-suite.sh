@@ -14,10 +14,17 @@
 # soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
 # server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
 # slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
-# which this machine's image lacks: not run without them).
+# which this machine's image lacks: not run without them),
+# multi (one application on the GPUs of several servers, one server per GPU:
+# tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more).
+#   tools/gpu-suite.sh --multi OUT_DIR   is RGPU_SUITE=multi.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(mkdir -p "${1:?usage: gpu-suite.sh OUT_DIR}" && cd "$1" && pwd)
+if [ "${1:-}" = --multi ]; then
+  export RGPU_SUITE=multi
+  shift
+fi
+out=$(mkdir -p "${1:?usage: gpu-suite.sh [--multi] OUT_DIR}" && cd "$1" && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
 export RGPU_PORT=${RGPU_PORT:-18515}
 build=build-gpu
@@ -26,14 +33,18 @@ commit=${RGPU_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
-$build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --workers 4 \
-  --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
-
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench slurm soak} "
+gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
+# The server of every part but multi (which starts one per GPU).
+: >"$out/server.log"
+if [[ $parts != " multi " ]]; then
+  $build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --workers 4 \
+    --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
+  server=$!
+  trap 'kill $server 2>/dev/null || true' EXIT
+  for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
+fi
 set +e
 # The corpus over each transport: tcp, and shm (same host, shared page-locked
 # memory); shared-runtime builds, then static ones (NVIDIA's runtime on rgpu's
@@ -80,6 +91,11 @@ if part appbench; then
   rm -rf "$out/fresh-module-cache"
 fi
 part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
+multi_rc=0
+if part multi; then
+  tests/gpu/run_multi.sh $build "$out/multi" | tee "$out/multi.txt"
+  multi_rc=${PIPESTATUS[0]}
+fi
 concurrency_rc=0
 for t in tcp shm; do
   part concurrency || continue
@@ -144,10 +160,12 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo "First cuBLAS call on a fresh server (empty module cache), shm: $(cat "$out/appbench-fresh-shm.json" 2>/dev/null)"
     echo
   fi
-  echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
-  echo
-  for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
-  echo
+  if part concurrency; then
+    echo "## Concurrency: ${RGPU_CLIENTS:-32} client processes on one GPU, ${RGPU_STRESS_SECONDS:-30} s each, results checked"
+    echo
+    for t in tcp shm; do echo "- $t: $(tail -1 "$out/concurrency-$t.txt")"; done
+    echo
+  fi
   if [ -f "$out/slurm.txt" ]; then
     echo "## SLURM hands out the GPU (tests/slurm/slurm_pool_test.sh on the real GPU)"
     echo
@@ -160,9 +178,17 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     cat "$out/soak/soak.md"
     echo
   fi
-  echo "## rgpu bench: local CUDA vs rgpu over tcp and shm vs the raw transports (same run; plot bench/bench.png)"
-  echo
-  cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
+  if part bench; then
+    echo "## rgpu bench: local CUDA vs rgpu over tcp and shm vs the raw transports (same run; plot bench/bench.png)"
+    echo
+    cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
+    echo
+  fi
+  # Last, so that a --multi run's tables end the output.
+  if part multi; then
+    cat "$out/multi/multi.md" 2>/dev/null || echo "multi: no report (see multi.txt)"
+    echo "(plot: multi/multi.png; outputs: multi/)"
+  fi
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $soak_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ] && [ $soak_rc -eq 0 ]

@@ -11,6 +11,7 @@
 #   NAME...       only these programs (default: all found)
 # environment:
 #   RGPU_PORT (18515)      port of the rgpu-server on 127.0.0.1
+#   RGPU_DEVICES           when set, the GPUs the rgpu runs use instead (several servers')
 #   SAMPLES_TIMEOUT (120)  seconds per run
 # Exit status: 0 when every program that passes locally passed through rgpu.
 set -euo pipefail

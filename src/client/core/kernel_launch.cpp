@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "client/core/memory_map.hpp"
+#include "common/log.hpp"
+
 namespace rgpu::client {
 
 cudaError_t check_launch_config(const cudaDeviceProp& p, dim3 grid, dim3 block) {
@@ -22,6 +25,23 @@ cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uin
   packed->assign(k.args_size, 0);
   for (size_t i = 0; i < k.params.size(); ++i)
     std::memcpy(packed->data() + k.params[i].offset, args[i], k.params[i].size);
+  return cudaSuccess;
+}
+
+cudaError_t check_host_pointer_args(const LoadedKernel& k, const std::vector<uint8_t>& packed,
+                                    bool shares_memory) {
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    if (k.params[i].size != sizeof(uint64_t)) continue;
+    uint64_t v;
+    std::memcpy(&v, packed.data() + k.params[i].offset, sizeof v);
+    auto range = MemoryMap::get().find_host(v);
+    if (!range || (shares_memory && range->shared_fd >= 0)) continue;
+    RGPU_LOG(warn,
+             "kernel launch refused: argument %zu points at the application's page-locked memory (0x%llx), which "
+             "the GPU reaches only over the shm transport and only when it comes from cudaHostAlloc/cudaMallocHost",
+             i, static_cast<unsigned long long>(v));
+    return cudaErrorNotSupported;
+  }
   return cudaSuccess;
 }
 

@@ -15,5 +15,11 @@ namespace rgpu::client {
 cudaError_t check_launch_config(const cudaDeviceProp& p, dim3 grid, dim3 block);
 // args[i] points at parameter i; null is accepted only for a kernel without parameters.
 cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uint8_t>* packed);
+// cudaErrorNotSupported, logged, when a pointer-sized argument points into the
+// application's page-locked memory that the server's GPU cannot reach (any of
+// it over tcp; registered memory over shm): the kernel would end the context
+// with an illegal address instead.
+cudaError_t check_host_pointer_args(const LoadedKernel& k, const std::vector<uint8_t>& packed,
+                                    bool shares_memory);
 
 }  // namespace rgpu::client

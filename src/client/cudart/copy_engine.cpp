@@ -7,6 +7,7 @@
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/per_thread_stream.hpp"
+#include "client/cudart/cross_server_copy.hpp"
 #include "client/cudart/staging_ring.hpp"
 #include "client/cudart/striped_copy.hpp"
 #include "protocol/ops.hpp"
@@ -182,10 +183,9 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       if (cudaError_t e = owner(src, n, &src_dev)) return e;
       Runtime& rt = Runtime::get();
       if (rt.device(src_dev)->session != rt.device(dev)->session) {
-        // Different servers: bounce through client memory.
-        std::vector<uint8_t> bounce(n);
-        if (cudaError_t e = copy_linear(bounce.data(), src, n, cudaMemcpyDeviceToHost, stream, false)) return e;
-        return copy_linear(dst, bounce.data(), n, cudaMemcpyHostToDevice, stream, false);
+        if (stream)
+          if (cudaError_t e = cudaStreamSynchronize(stream)) return e;
+        return copy_across_servers(dst, src, n);
       }
       return copy_on_server(dev, dst, src, n, stream, async);
     }

@@ -1,12 +1,11 @@
 // Peer access and peer copies. GPUs of one server are peers as that server's
 // driver says (the calls are forwarded); GPUs of different servers can never
 // reach each other's memory, so access is "no" and a peer copy between them
-// goes through client memory (copy_engine does it: correct, just slower).
+// goes through client memory (cross_server_copy).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
@@ -14,6 +13,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/per_thread_stream.hpp"
 #include "client/cudart/copy_engine.hpp"
+#include "client/cudart/cross_server_copy.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -68,9 +68,7 @@ cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device
   if (ordering >= 0 && ordering != dst_device && ordering != src_device) return cudaErrorInvalidValue;
   if (!same) {
     if (cudaError_t e = cudaStreamSynchronize(stream)) return e;
-    std::vector<uint8_t> bounce(n);
-    if (cudaError_t e = copy_linear(bounce.data(), src, n, cudaMemcpyDeviceToHost, nullptr, false)) return e;
-    return copy_linear(dst, bounce.data(), n, cudaMemcpyHostToDevice, nullptr, false);
+    return copy_across_servers(dst, src, n);
   }
   return copy_on_server(ordering >= 0 ? ordering : dst_device, dst, src, n, stream, async);
 }

@@ -81,11 +81,14 @@ extern "C" cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemP
 
 extern "C" cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
   return api([&]() -> cudaError_t {
-    auto range = MemoryMap::get().freeable(reinterpret_cast<uint64_t>(devPtr));
-    if (!range) return cudaErrorInvalidValue;
     Call call(proto::kOpFreeAsync);
     uint64_t s;
     if (cudaError_t e = call.to_stream(hStream, &s)) return e;
+    // free(NULL) semantics, as cudaFree: NVIDIA's libraries free buffers they
+    // never needed this way (cusparseDestroyCsrilu02Info).
+    if (!devPtr) return cudaSuccess;
+    auto range = MemoryMap::get().freeable(reinterpret_cast<uint64_t>(devPtr));
+    if (!range) return cudaErrorInvalidValue;
     if (call.device_index() != range->device) return cudaErrorInvalidValue;
     call.args().put<uint64_t>(range->base).put<uint64_t>(s);
     // Forgotten now: the server may hand the address out again to the next

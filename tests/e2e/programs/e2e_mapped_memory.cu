@@ -8,6 +8,8 @@
 
 #include "check.h"
 
+__global__ void touch(int* p) { *p = 1; }
+
 int main() {
   const char* transport = std::getenv("RGPU_TRANSPORT");
   bool shm = transport && std::strcmp(transport, "shm") == 0;
@@ -43,10 +45,17 @@ int main() {
   // it registers, but has no device address.
   OK(cudaHostRegister(local.data(), local.size(), cudaHostRegisterMapped));
   EXPECT_STATUS(cudaErrorNotSupported, cudaHostGetDevicePointer(&dev, local.data(), 0));
+  // A kernel handed page-locked memory the GPU cannot reach is refused (it
+  // would end the context with an illegal address): registered memory always,
+  // any page-locked memory over tcp.
+  touch<<<1, 1>>>(reinterpret_cast<int*>(local.data()));
+  EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
   OK(cudaHostUnregister(local.data()));
 
   unsigned char* host = nullptr;
   if (!shm) {
+    touch<<<1, 1>>>(static_cast<int*>(plain));
+    EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
     EXPECT_STATUS(cudaErrorNotSupported, cudaHostAlloc(reinterpret_cast<void**>(&host), n, cudaHostAllocMapped));
     EXPECT_STATUS(cudaErrorNotSupported, cudaHostGetDevicePointer(&dev, plain, 0));
     OK(cudaFreeHost(plain));

@@ -44,6 +44,7 @@ int main() {
   // Freed memory is no longer the application's.
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpy(h.data(), a, 16, cudaMemcpyDeviceToHost));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaFreeAsync(a, s));
+  OK(cudaFreeAsync(nullptr, s));
 
   cudaMemPoolProps props = {};
   props.allocType = cudaMemAllocationTypePinned;

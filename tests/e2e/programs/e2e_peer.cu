@@ -82,6 +82,27 @@ int main() {
   OK(cudaMemcpy(back.data(), d1, n, cudaMemcpyDeviceToHost));
   CHECK(std::memcmp(back.data(), pattern.data(), n) == 0);
 
+  // Copies of several chunks (between servers they cross client memory in
+  // 16 MB chunks), the last one partial: by cudaMemcpyPeer and cudaMemcpy.
+  const size_t big = (size_t{33} << 20) + 12345;
+  std::vector<unsigned char> big_pattern(big), big_back(big);
+  for (size_t i = 0; i < big; ++i) big_pattern[i] = static_cast<unsigned char>(i * 13 + (i >> 20));
+  void *b0 = nullptr, *b1 = nullptr;
+  OK(cudaSetDevice(0));
+  OK(cudaMalloc(&b0, big));
+  OK(cudaSetDevice(1));
+  OK(cudaMalloc(&b1, big));
+  OK(cudaMemcpy(b0, big_pattern.data(), big, cudaMemcpyHostToDevice));
+  OK(cudaMemcpyPeer(b1, 1, b0, 0, big));
+  OK(cudaMemcpy(big_back.data(), b1, big, cudaMemcpyDeviceToHost));
+  CHECK(std::memcmp(big_back.data(), big_pattern.data(), big) == 0);
+  OK(cudaMemset(b0, 0, big));
+  OK(cudaMemcpy(b0, b1, big, cudaMemcpyDefault));
+  OK(cudaMemcpy(big_back.data(), b0, big, cudaMemcpyDeviceToHost));
+  CHECK(std::memcmp(big_back.data(), big_pattern.data(), big) == 0);
+  OK(cudaFree(b0));
+  OK(cudaFree(b1));
+
   // The pointers must be the named devices' memory.
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpyPeer(d1, 0, d0, 0, n));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpyPeer(d1, 1, d0, 0, n + 1));

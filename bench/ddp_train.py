@@ -1,0 +1,193 @@
+"""PyTorch DistributedDataParallel on two GPUs, one process per GPU: a small
+model trained a few steps with fixed seeds, the losses compared between a
+local run and runs through rgpu where each process uses one GPU of its own
+rgpu-server (RGPU_DEVICES names that server's GPU).
+
+NCCL runs in the application's processes on rgpu's driver. Between two ranks
+it needs peer memory (VMM shareable handles, legacy CUDA IPC) and mapped
+host memory; what rgpu offers there depends on the transport (README). Each
+rgpu run tries NCCL first and, if it fails or hangs, gloo, and says which
+backend gave the losses and why NCCL did not.
+
+usage:
+  ddp_train.py compare OUT_DIR --rgpu BUILD/rgpu --devices H:P:G,H:P:G [--transports shm,tcp]
+      local run (one GPU per process), then the rgpu runs; writes
+      OUT_DIR/ddp.json and OUT_DIR/ddp.md, each process's output in OUT_DIR/ddp-logs/
+  ddp_train.py rank   one rank (environment: RANK, WORLD_SIZE, MASTER_ADDR,
+      MASTER_PORT, DDP_BACKEND, DDP_STEPS); prints one JSON line
+Exit status of compare: 0 when every run's losses match the local ones.
+"""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+STEPS = int(os.environ.get("DDP_STEPS", "20"))
+TIMEOUT = float(os.environ.get("DDP_TIMEOUT", "150"))
+NCCL_TRANSPORT = re.compile(r"NCCL INFO Channel \d+/\d+ : \d+\[[0-9a-f]+\] -> \d+\[[0-9a-f]+\] via (\S+)")
+TOLERANCE = 1e-5  # relative; two ranks' sums do not depend on order, so runs agree to rounding
+
+
+def rank_main():
+    import datetime
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    backend = os.environ["DDP_BACKEND"]
+    # One GPU per process: the process's only one, or LOCAL_RANK's of several.
+    device = torch.device("cuda", rank if torch.cuda.device_count() > 1 else 0)
+    torch.cuda.set_device(device)
+    dist.init_process_group(backend, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=TIMEOUT / 2))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
+        torch.nn.Linear(1024, 10)).to(device)
+    ddp = DistributedDataParallel(model, device_ids=[device.index])
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    data = torch.Generator().manual_seed(1000 + rank)
+    inputs = torch.randn(STEPS, 256, 512, generator=data).to(device)
+    targets = torch.randint(0, 10, (STEPS, 256), generator=data).to(device)
+    losses, started = [], None
+    for step in range(STEPS):
+        if step == 1:  # the first step pays start-up (modules, NCCL's channels)
+            torch.cuda.synchronize()
+            started = time.perf_counter()
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(ddp(inputs[step]), targets[step])
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    torch.cuda.synchronize()
+    step_seconds = (time.perf_counter() - started) / (STEPS - 1)
+    # Every rank ends with the same weights when the gradients were averaged.
+    weights = sum(p.double().sum().item() for p in model.parameters())
+    print(json.dumps(dict(rank=rank, backend=backend, device=torch.cuda.get_device_name(device),
+                          losses=losses, step_seconds=step_seconds, weights=weights)), flush=True)
+    dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(label, backend, rank_envs, prefix, logs):
+    """Both ranks at once; returns (results by rank, None) or (None, why)."""
+    port = free_port()
+    procs = []
+    for rank, extra in enumerate(rank_envs):
+        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(len(rank_envs)),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), DDP_BACKEND=backend,
+                   NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "INFO"), **extra)
+        base = logs / f"{label}-{backend}-rank{rank}"
+        with open(f"{base}.out", "w") as out, open(f"{base}.err", "w") as err:
+            procs.append((subprocess.Popen(prefix + [sys.executable, os.path.abspath(__file__), "rank"], env=env,
+                                           stdout=out, stderr=err, start_new_session=True), base))
+    # Until all have exited, one has failed (its peer would wait for it until
+    # its own timeout), or the time is up.
+    deadline = time.monotonic() + TIMEOUT
+    why = None
+    while any(p.poll() is None for p, _ in procs) and not any(p.poll() for p, _ in procs):
+        if time.monotonic() > deadline:
+            why = f"timed out after {TIMEOUT:.0f} s"
+            break
+        time.sleep(0.2)
+    for proc, _ in procs:  # a rank left waiting for a failed peer, or a hang
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    results, failed = [], []
+    for proc, base in procs:
+        lines = [l for l in Path(f"{base}.out").read_text(errors="replace").splitlines() if l.startswith("{")]
+        if proc.returncode != 0 or not lines:
+            failed.append((proc.returncode, base))
+        else:
+            result = json.loads(lines[-1])
+            # NCCL's INFO lines name the transport of each channel ("... via P2P/CUMEM").
+            result["nccl_transports"] = sorted(set(NCCL_TRANSPORT.findall(
+                Path(f"{base}.err").read_text(errors="replace"))))
+            results.append(result)
+    if why is None and failed:
+        # The rank that failed by itself, not one killed here for waiting on it.
+        rc, base = sorted(failed, key=lambda f: f[0] == -signal.SIGKILL)[0]
+        lines = [l for l in Path(f"{base}.err").read_text(errors="replace").splitlines() if l.strip()]
+        errors = [l for l in lines if "error" in l.lower()] or lines
+        why = f"{base.name} exited {rc}: " + (errors[-1][:300] if errors else "no output")
+    return (results, None) if why is None else (None, why)
+
+
+def max_relative_difference(a, b):
+    return max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
+
+
+def compare(argv):
+    out = Path(argv[0])
+    opts = dict(zip(argv[1::2], argv[2::2]))
+    rgpu, devices = opts["--rgpu"], opts["--devices"].split(",")
+    transports = opts.get("--transports", "shm,tcp").split(",")
+    logs = out / "ddp-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    runs = []
+    local_envs = [dict(CUDA_VISIBLE_DEVICES=str(r)) for r in range(len(devices))]
+    local, why = launch("local", "nccl", local_envs, [], logs)
+    runs.append(dict(label="local", backend="nccl", ranks=local, failure=why))
+    for t in transports:
+        envs = [dict(RGPU_DEVICES=d, RGPU_TRANSPORT=t) for d in devices]
+        nccl, nccl_why = launch(t, "nccl", envs, [rgpu, "run", "--"], logs)
+        run = dict(label=f"rgpu {t}", backend="nccl", ranks=nccl, failure=nccl_why)
+        if nccl is None:
+            gloo, gloo_why = launch(t, "gloo", envs, [rgpu, "run", "--"], logs)
+            run = dict(label=f"rgpu {t}", backend="gloo", ranks=gloo, failure=gloo_why, nccl_failure=nccl_why)
+        runs.append(run)
+    ok = local is not None
+    for run in runs:
+        if run["ranks"] is None:
+            ok = False
+            continue
+        run["losses"] = run["ranks"][0]["losses"]
+        run["step_seconds"] = max(r["step_seconds"] for r in run["ranks"])
+        run["ranks_agree"] = len({r["weights"] for r in run["ranks"]}) == 1
+        ok &= run["ranks_agree"]
+        if local is not None:
+            run["max_loss_difference"] = max(max_relative_difference(lr["losses"], r["losses"])
+                                             for lr, r in zip(local, run["ranks"]))
+            run["matches_local"] = run["max_loss_difference"] <= TOLERANCE
+            ok &= run["matches_local"]
+    (out / "ddp.json").write_text(json.dumps(runs, indent=2) + "\n")
+    local_step = runs[0].get("step_seconds")
+    md = [f"{len(devices)} processes, one GPU each, {STEPS} steps; losses compared per rank and step with the "
+          f"local run (relative tolerance {TOLERANCE:g})", "",
+          "| run | backend | step (ms) | vs local | losses match local | ranks' weights agree | note |",
+          "|---|---|---|---|---|---|---|"]
+    for run in runs:
+        if run["ranks"] is None:
+            md.append(f"| {run['label']} | {run['backend']} | - | - | - | - | FAILED: {run['failure']} |")
+            continue
+        ratio = f"{run['step_seconds'] / local_step:.2f}x" if local_step else "-"
+        transports = sorted({t for r in run["ranks"] for t in r["nccl_transports"]})
+        note = (f"NCCL failed: {run['nccl_failure']}" if run.get("nccl_failure") else
+                f"NCCL via {', '.join(transports)}" if transports else "")
+        match = ("yes" if run.get("matches_local") else "**no**") + (
+            f" (max rel. diff {run['max_loss_difference']:.1e})" if "max_loss_difference" in run else "")
+        md.append(f"| {run['label']} | {run['backend']} | {run['step_seconds'] * 1e3:.2f} | {ratio} | {match} | "
+                  f"{'yes' if run['ranks_agree'] else '**no**'} | {note.replace('|', '/')} |")
+    (out / "ddp.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["rank"]:
+        rank_main()
+    elif sys.argv[1:2] == ["compare"]:
+        sys.exit(compare(sys.argv[2:]))
+    else:
+        sys.exit(__doc__)
