@@ -208,3 +208,21 @@ TEST(ServerLimits, IdleTimeoutEndsTheSessionAndSaysWhy) {
   ASSERT_TRUE(fresh) << why;
   EXPECT_EQ(synchronize(*fresh), cudaSuccess);
 }
+
+// A 2-D copy's rows are staged whole: rows wider than the worker stages
+// (64 MB) are refused before any memory is sized by them.
+TEST(ServerLimits, RowsWiderThanTheStagingLimitAreRefused) {
+  Limited server({});
+  std::string why;
+  auto s = server.open("tcp", &why);
+  ASSERT_TRUE(s) << why;
+  const uint64_t wide = 80ull << 20;
+  uint64_t ptr = 0;
+  ASSERT_EQ(malloc_on(*s, wide, &ptr), cudaSuccess);
+  std::vector<uint8_t> reply;
+  proto::Writer d2h;
+  d2h.put<uint64_t>(ptr).put<uint64_t>(wide).put<uint64_t>(wide).put<uint64_t>(1).put<uint64_t>(0);
+  EXPECT_EQ(s->call(proto::kOpMemcpy2DDtoH, 0, d2h.bytes(), {}, reply), cudaErrorInvalidValue);
+  EXPECT_EQ(synchronize(*s), cudaSuccess);
+  EXPECT_EQ(free_on(*s, ptr), cudaSuccess);
+}
