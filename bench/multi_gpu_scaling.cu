@@ -112,6 +112,9 @@ double run_split(int gpus, const Options& o, float* host) {
   for (Share& s : shares) {
     threads.emplace_back([&, &s = s] {
       CK(cudaSetDevice(s.device));
+      // A first call from this thread before timing (through rgpu a thread's
+      // first call opens its connection to the server).
+      CK(cudaStreamSynchronize(s.stream));
       ready.fetch_add(1);
       while (!go.load()) std::this_thread::yield();
       const size_t bytes = s.count * sizeof(float);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 
@@ -22,8 +23,11 @@ bool tracing() {
 }
 
 // RGPU_TRACE=1: every forwarded call, its result and its time, on stderr.
+std::atomic<void (*)()> g_before_device_work{nullptr};
+
 template <typename F>
 cudaError_t traced(uint16_t op, bool async, size_t arg_bytes, F&& f) {
+  if (auto hook = g_before_device_work.load(std::memory_order_acquire)) hook();
   if (!tracing()) return f();
   auto t0 = std::chrono::steady_clock::now();
   cudaError_t e = f();
@@ -34,6 +38,8 @@ cudaError_t traced(uint16_t op, bool async, size_t arg_bytes, F&& f) {
 }
 
 }  // namespace
+
+void set_before_device_work(void (*hook)()) { g_before_device_work.store(hook, std::memory_order_release); }
 
 HandleRegistry<cudaStream_t>& streams() {
   static auto* r = new HandleRegistry<cudaStream_t>;

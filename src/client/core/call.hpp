@@ -12,6 +12,10 @@
 
 namespace rgpu::client {
 
+// Runs before every forwarded call, which may let a GPU touch memory (the
+// runtime's software-coherent managed memory hands its host writes over).
+void set_before_device_work(void (*hook)());
+
 // Whether `fd` is an open descriptor of this process: one that sendmsg
 // refuses would cost the connection it travels on.
 bool descriptor_open(int fd);

@@ -11,8 +11,7 @@ void adjust_host_memory_facts(cudaDeviceProp& p, bool shares_memory) {
   p.hostNativeAtomicSupported = 0;
   if (!shares_memory) {
     p.canMapHostMemory = 0;
-    p.managedMemory = 0;
-    p.concurrentManagedAccess = 0;
+    p.concurrentManagedAccess = 0;  // managed memory is coherent in software there
   }
 }
 
@@ -27,7 +26,6 @@ std::optional<int> host_memory_attribute(cudaDeviceAttr attr, bool shares_memory
     case cudaDevAttrReserved129:
       return 0;
     case cudaDevAttrCanMapHostMemory:
-    case cudaDevAttrManagedMemory:
     case cudaDevAttrConcurrentManagedAccess:
       if (!shares_memory) return 0;
       return std::nullopt;

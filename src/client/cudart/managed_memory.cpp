@@ -12,6 +12,7 @@
 #include "client/core/address_range_lookup.hpp"
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/cudart/managed_coherence.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 
@@ -93,17 +94,40 @@ cudaError_t try_slot(size_t size, int fd, uint64_t* base) {
   return cudaSuccess;
 }
 
+void remember(uint64_t base, size_t bytes, int device, int fd) {
+  ManagedRange r;
+  r.base = base;
+  r.size = bytes;
+  r.device = device;
+  r.fd = fd;
+  std::lock_guard lock(registry().mutex);
+  registry().ranges[base] = r;
+}
+
+// Where some GPU cannot reach this process's pages: device memory of the
+// current device with a software-coherent copy here (managed_coherence.hpp).
+cudaError_t malloc_coherent(void** ptr, size_t bytes) {
+  void* device_memory = nullptr;
+  if (cudaError_t e = cudaMalloc(&device_memory, bytes)) return e;
+  auto base = reinterpret_cast<uint64_t>(device_memory);
+  if (!managed_coherence::add(base, bytes)) {
+    RGPU_LOG(warn, "cudaMallocManaged: the GPU's address 0x%llx is taken in this process",
+             static_cast<unsigned long long>(base));
+    cudaFree(device_memory);
+    return cudaErrorMemoryAllocation;
+  }
+  remember(base, bytes, Runtime::current_device(), -1);
+  *ptr = device_memory;
+  return cudaSuccess;
+}
+
 cudaError_t malloc_managed(void** ptr, size_t size, unsigned flags) {
   if (!ptr || size == 0 || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
     return cudaErrorInvalidValue;
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
-  if (!all_servers_share_memory()) {
-    RGPU_LOG(warn, "cudaMallocManaged: not supported: managed memory needs every server on this host (the shm "
-                   "transport), where the GPU can map the application's pages");
-    return cudaErrorNotSupported;
-  }
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   size_t bytes = (size + page - 1) / page * page;
+  if (!all_servers_share_memory()) return malloc_coherent(ptr, bytes);
   int fd = memfd_create("rgpu-managed", MFD_CLOEXEC);
   if (fd < 0) return cudaErrorMemoryAllocation;
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -128,15 +152,7 @@ cudaError_t malloc_managed(void** ptr, size_t size, unsigned flags) {
     close(fd);
     return cudaErrorMemoryAllocation;
   }
-  ManagedRange r;
-  r.base = base;
-  r.size = bytes;
-  r.device = device;
-  r.fd = fd;
-  {
-    std::lock_guard lock(registry().mutex);
-    registry().ranges[base] = r;
-  }
+  remember(base, bytes, device, fd);
   *ptr = reinterpret_cast<void*>(base);
   return cudaSuccess;
 }
@@ -173,6 +189,10 @@ cudaError_t free_managed(uint64_t base) {
     Call sync(proto::kOpDeviceSynchronize);
     int32_t remote;
     if (sync.to_device(i, &remote) == cudaSuccess) sync.run();
+  }
+  if (r.fd < 0) {
+    managed_coherence::remove(base);
+    return cudaFree(reinterpret_cast<void*>(base));  // no longer managed: plain device memory
   }
   MemoryMap::get().remove_device(base);
   unmap_on_servers(base, rt.sharing_sessions().size());

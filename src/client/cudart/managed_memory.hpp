@@ -3,8 +3,8 @@
 // worker, where the GPU maps it too (zero-copy): one address is valid on
 // the host and on the device, and both always see the same pages, so the
 // memory is coherent at all times (GPU accesses cross PCIe; nothing
-// migrates). Where a server is reached over another transport, managed
-// allocation fails with cudaErrorNotSupported.
+// migrates). Where a server is reached over another transport, it is device
+// memory with a software-coherent copy here (managed_coherence.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -22,7 +22,7 @@ struct ManagedRange {
   uint64_t base = 0;
   size_t size = 0;
   int device = 0;  // the device that was current at allocation
-  int fd = -1;
+  int fd = -1;  // -1: device memory with a coherent copy here
   bool read_mostly = false;
   cudaMemLocation preferred{cudaMemLocationTypeInvalid, 0};
   cudaMemLocation last_prefetch{cudaMemLocationTypeInvalid, 0};

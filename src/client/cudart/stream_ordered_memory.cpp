@@ -251,7 +251,7 @@ cudaError_t pool_location(const cudaMemLocation* location, cudaMemAllocationType
   if (!location) return cudaErrorInvalidValue;
   if (type != cudaMemAllocationTypePinned || location->type != cudaMemLocationTypeDevice) {
     RGPU_LOG(warn, "pools of host or managed memory: not supported: memory on the server's host is not the "
-                   "application's, and managed memory is not supported");
+                   "application's, and rgpu keeps managed memory outside pools");
     return cudaErrorNotSupported;
   }
   *device = location->id;

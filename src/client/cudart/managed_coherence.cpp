@@ -1,0 +1,195 @@
+#include "client/cudart/managed_coherence.hpp"
+
+#include <cuda_runtime_api.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "client/core/call.hpp"
+
+namespace rgpu::client::managed_coherence {
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+enum class State : uint8_t { invalid, clean, dirty };
+
+struct Range {
+  size_t size;
+  std::vector<State> chunks;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::map<uint64_t, Range> ranges;  // by base
+  // Some chunk holds a host copy: a device call must first drop them.
+  std::atomic<bool> host_copies{false};
+  struct sigaction previous {};
+  // The ranges' extents alone, under their own lock: copies ask for them
+  // while a fetch or flush holds `mutex`.
+  std::mutex extent_mutex;
+  std::map<uint64_t, size_t> extents;
+};
+
+Registry& registry() {
+  static auto* r = new Registry;
+  return *r;
+}
+
+// Set while this thread moves chunks: its own copies must not flush again,
+// and a fault of its own is not one to serve.
+thread_local bool t_busy = false;
+
+struct Busy {
+  Busy() { t_busy = true; }
+  ~Busy() { t_busy = false; }
+};
+
+size_t chunk_bytes(const Range& r, size_t i) { return std::min(kChunk, r.size - i * kChunk); }
+
+// Dirty chunks to the GPU, then no host copy left. Registry locked.
+void flush_and_drop(Registry& reg) {
+  std::vector<uint8_t> staging;
+  for (auto& [base, r] : reg.ranges)
+    for (size_t i = 0; i < r.chunks.size(); ++i) {
+      if (r.chunks[i] == State::invalid) continue;
+      auto* p = reinterpret_cast<char*>(base + i * kChunk);
+      size_t n = chunk_bytes(r, i);
+      if (r.chunks[i] == State::dirty) {
+        // Read-only first: another thread's write now waits in the fault
+        // handler instead of landing after the copy.
+        mprotect(p, n, PROT_READ);
+        staging.assign(p, p + n);
+        cudaMemcpy(p, staging.data(), n, cudaMemcpyHostToDevice);
+      }
+      mprotect(p, n, PROT_NONE);
+      r.chunks[i] = State::invalid;
+    }
+  reg.host_copies.store(false, std::memory_order_release);
+}
+
+void before_device_work() {
+  Registry& reg = registry();
+  if (t_busy || !reg.host_copies.load(std::memory_order_acquire)) return;
+  // A copy thread of a chunk fetch in progress must not wait for it.
+  std::unique_lock lock(reg.mutex, std::try_to_lock);
+  if (!lock) return;
+  Busy busy;
+  flush_and_drop(reg);
+}
+
+bool write_fault(void* context) {
+#if defined(__x86_64__)
+  return (static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+  (void)context;
+  return true;  // unknown: taken as a write, which is correct and only flushes more
+#endif
+}
+
+// Serves a fault at `address`: false when it is not in a managed range here.
+bool serve_fault(uint64_t address, bool write) {
+  Registry& reg = registry();
+  std::lock_guard lock(reg.mutex);
+  auto it = reg.ranges.upper_bound(address);
+  if (it == reg.ranges.begin()) return false;
+  --it;
+  if (address - it->first >= it->second.size) return false;
+  Range& r = it->second;
+  size_t i = (address - it->first) / kChunk;
+  auto* p = reinterpret_cast<char*>(it->first + i * kChunk);
+  size_t n = chunk_bytes(r, i);
+  int access = write ? PROT_READ | PROT_WRITE : PROT_READ;
+  if (r.chunks[i] == State::invalid) {
+    // Filled aside and moved in whole, so no thread sees a partial chunk.
+    void* fresh = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fresh == MAP_FAILED) return false;
+    if (cudaMemcpy(fresh, p, n, cudaMemcpyDeviceToHost) != cudaSuccess || mprotect(fresh, n, access) != 0 ||
+        mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
+      munmap(fresh, n);
+      return false;
+    }
+  } else if (r.chunks[i] == State::clean) {
+    // Another thread's fetch may have served a read already: only a write
+    // needs more.
+    if (!write) return true;
+    if (mprotect(p, n, PROT_READ | PROT_WRITE) != 0) return false;
+  } else {
+    return true;  // made writable by another thread while this one waited
+  }
+  r.chunks[i] = write ? State::dirty : State::clean;
+  reg.host_copies.store(true, std::memory_order_release);
+  return true;
+}
+
+void on_fault(int signal, siginfo_t* info, void* context) {
+  if (!t_busy) {
+    Busy busy;
+    if (serve_fault(reinterpret_cast<uint64_t>(info->si_addr), write_fault(context))) return;
+  }
+  // Not ours (or the copy failed): whatever handled it before us does.
+  const struct sigaction& prev = registry().previous;
+  if (prev.sa_flags & SA_SIGINFO) {
+    prev.sa_sigaction(signal, info, context);
+  } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(signal);
+  } else {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(signal, &dfl, nullptr);  // the faulting access repeats and ends the process
+  }
+}
+
+void install_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &registry().previous);
+    set_before_device_work(before_device_work);
+  });
+}
+
+}  // namespace
+
+bool add(uint64_t base, size_t size) {
+  void* want = reinterpret_cast<void*>(base);
+  void* p = mmap(want, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  if (p != want) {  // a kernel without MAP_FIXED_NOREPLACE took it as a hint
+    munmap(p, size);
+    return false;
+  }
+  install_once();
+  Registry& reg = registry();
+  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+  reg.ranges[base] = Range{size, std::vector<State>((size + kChunk - 1) / kChunk, State::invalid)};
+  reg.extents[base] = size;
+  return true;
+}
+
+void remove(uint64_t base) {
+  Registry& reg = registry();
+  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+  auto node = reg.ranges.extract(base);
+  reg.extents.erase(base);
+  if (!node.empty()) munmap(reinterpret_cast<void*>(base), node.mapped().size);
+}
+
+bool contains(uint64_t ptr) {
+  Registry& reg = registry();
+  std::lock_guard lock(reg.extent_mutex);
+  auto it = reg.extents.upper_bound(ptr);
+  return it != reg.extents.begin() && ptr - std::prev(it)->first < std::prev(it)->second;
+}
+
+}  // namespace rgpu::client::managed_coherence
