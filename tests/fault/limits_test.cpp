@@ -91,10 +91,12 @@ TEST(ServerLimits, MaxSessionsTurnsTheNextClientAwayWithTheReason) {
   for (const char* transport : {"tcp", "shm"}) {
     SCOPED_TRACE(transport);
     Limited server({"--max-sessions", "2"});
+    // The connection that found the server listening holds a place until
+    // its worker has seen it go.
+    auto a = open_within(server, transport, 5);
+    auto b = open_within(server, transport, 5);
+    ASSERT_TRUE(a && b);
     std::string why;
-    auto a = server.open(transport, &why);
-    auto b = server.open(transport, &why);
-    ASSERT_TRUE(a && b) << why;
     EXPECT_FALSE(server.open(transport, &why));
     EXPECT_NE(why.find("max-sessions 2"), std::string::npos) << why;
     // The sessions admitted are unaffected, and a place freed is taken.
