@@ -41,8 +41,10 @@ def rank_main():
 
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     backend = os.environ["DDP_BACKEND"]
-    # One GPU per process: the process's only one, or LOCAL_RANK's of several.
-    device = torch.device("cuda", rank if torch.cuda.device_count() > 1 else 0)
+    # Each rank is started seeing one GPU (CUDA_VISIBLE_DEVICES locally,
+    # RGPU_DEVICES naming one server's through rgpu). torch's device count
+    # before initialisation comes from NVML, which counts the host's GPUs.
+    device = torch.device("cuda", 0)
     torch.cuda.set_device(device)
     dist.init_process_group(backend, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=TIMEOUT / 2))
     torch.manual_seed(0)

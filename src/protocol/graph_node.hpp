@@ -18,6 +18,9 @@
 namespace rgpu::proto {
 
 constexpr uint8_t kHostDst = 1, kHostSrc = 2;
+// The client's own marks, never sent: that host side is pageable application
+// memory, which a graph reaches through staging (client/core/staged_graph_copy.hpp).
+constexpr uint8_t kPageableDst = 4, kPageableSrc = 8;
 
 struct GraphNodeParams {
   int32_t type = cudaGraphNodeTypeEmpty;  // cudaGraphNodeType

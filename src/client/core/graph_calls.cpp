@@ -1,5 +1,6 @@
 #include "client/core/graph_calls.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <vector>
 
@@ -8,7 +9,9 @@
 #include "client/core/graph_nodes.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
+#include "client/core/staged_graph_copy.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 
@@ -112,6 +115,13 @@ cudaError_t on_stream(cudaStream_t stream, Call& call) {
   return cudaSuccess;
 }
 
+// Captures begun and not yet ended in this process: copies look for a
+// capture only while one may be going on.
+std::atomic<int> g_captures{0};
+void captures_changed(int by) {
+  if (by > 0 || g_captures > 0) g_captures += by;
+}
+
 thread_local std::vector<cudaGraphNode_t> t_capture_deps;
 thread_local std::vector<cudaGraphEdgeData> t_capture_edges;
 
@@ -132,9 +142,14 @@ cudaError_t node_device(cudaGraphNode_t node, int* device) {
 }
 
 cudaError_t graph_create(cudaGraph_t* graph, unsigned flags) {
+  return graph_create_on(Runtime::current_device(), graph, flags);
+}
+
+cudaError_t graph_create_on(int device, cudaGraph_t* graph, unsigned flags) {
   if (!graph) return cudaErrorInvalidValue;
   Call call(proto::kOpGraphCreate);
-  if (cudaError_t e = call.to_current_device()) return e;
+  int32_t remote;
+  if (cudaError_t e = call.to_device(device, &remote)) return e;
   call.args().put<uint32_t>(flags);
   if (cudaError_t e = call.run()) return e;
   *graph = graph_handles().intern(call.device_index(), call.reply().get<uint64_t>());
@@ -167,6 +182,11 @@ cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaG
                            const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added) {
   if (!node) return cudaErrorInvalidValue;
   if (cudaError_t e = plain_edges(edges, n)) return e;
+  if (names_pageable(p)) {
+    int device;
+    if (cudaError_t e = graph_device(graph, &device)) return e;
+    return add_staged_copy(node, graph, device, deps, n, edges, p);
+  }
   Call call(proto::kOpGraphAddNode);
   RemoteObject o;
   if (cudaError_t e = on_object(graph_handles(), graph, call, &o)) return e;
@@ -211,7 +231,7 @@ cudaError_t graph_conditional_handle_create(cudaGraphConditionalHandle* handle, 
   return cudaSuccess;
 }
 
-cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p) {
+cudaError_t server_node_params(cudaGraphNode_t node, GraphNodeParams* p) {
   Call call(proto::kOpGraphNodeGetParams);
   RemoteObject o;
   if (cudaError_t e = on_object(graph_node_handles(), node, call, &o)) return e;
@@ -220,7 +240,41 @@ cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p) {
   return cudaSuccess;
 }
 
+cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p) {
+  int device;
+  if (cudaError_t e = node_device(node, &device)) return e;
+  if (cudaError_t e = server_node_params(node, p)) return e;
+  bool staged;
+  return application_view(device, p, &staged);
+}
+
+namespace {
+
+// Whether new copy parameters for `node` go to a staged copy node (see
+// staged_graph_copy.hpp); a node the server runs as a copy cannot take
+// pageable memory, as it would have to become another kind of node.
+cudaError_t staged_target(cudaGraphNode_t node, const GraphNodeParams& p, int* device, bool* staged) {
+  *staged = false;
+  if (p.type != cudaGraphNodeTypeMemcpy) return cudaSuccess;
+  if (cudaError_t e = node_device(node, device)) return e;
+  GraphNodeParams now;
+  if (cudaError_t e = server_node_params(node, &now)) return e;
+  if (cudaError_t e = application_view(*device, &now, staged)) return e;
+  if (!*staged && names_pageable(p)) {
+    RGPU_LOG(warn, "a graph copy node made on device or page-locked memory cannot take pageable host memory "
+                   "through rgpu: make the node with pageable memory from the start");
+    return cudaErrorNotSupported;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
+
 cudaError_t node_set_params(cudaGraphNode_t node, const GraphNodeParams& p) {
+  int device;
+  bool staged;
+  if (cudaError_t e = staged_target(node, p, &device, &staged)) return e;
+  if (staged) return set_staged_copy(node, device, p);
   Call call(proto::kOpGraphNodeSetParams);
   RemoteObject o;
   if (cudaError_t e = on_object(graph_node_handles(), node, call, &o)) return e;
@@ -235,6 +289,11 @@ cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type) {
   if (cudaError_t e = on_object(graph_node_handles(), node, call, &o)) return e;
   if (cudaError_t e = call.quiet().run()) return e;
   *type = static_cast<cudaGraphNodeType>(call.reply().get<int32_t>());
+  if (*type != cudaGraphNodeTypeGraph) return cudaSuccess;
+  // A staged copy node is a copy node to the application.
+  GraphNodeParams p;
+  if (cudaError_t e = node_get_params(node, &p)) return e;
+  *type = static_cast<cudaGraphNodeType>(p.type);
   return cudaSuccess;
 }
 
@@ -382,6 +441,10 @@ cudaError_t graph_exec_update(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraph
 }
 
 cudaError_t graph_exec_node_set_params(cudaGraphExec_t exec, cudaGraphNode_t node, const GraphNodeParams& p) {
+  int device;
+  bool staged;
+  if (cudaError_t e = staged_target(node, p, &device, &staged)) return e;
+  if (staged) return exec_set_staged_copy(exec, node, device, p);
   Call call(proto::kOpGraphExecNodeSetParams);
   if (cudaError_t e = on_exec_node(exec, node, call)) return e;
   proto::put_node(call.args(), p);
@@ -433,7 +496,9 @@ cudaError_t stream_begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode
   Call call(proto::kOpStreamBeginCapture);
   if (cudaError_t e = on_stream(stream, call)) return e;
   call.args().put<int32_t>(mode);
-  return call.run();
+  cudaError_t e = call.run();
+  if (e == cudaSuccess) captures_changed(1);
+  return e;
 }
 
 cudaError_t stream_begin_capture_to_graph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
@@ -447,7 +512,9 @@ cudaError_t stream_begin_capture_to_graph(cudaStream_t stream, cudaGraph_t graph
   call.args().put(g.remote);
   if (cudaError_t e = put_nodes(call.args(), deps, n, g.device)) return e;
   call.args().put<int32_t>(mode);
-  return call.run();
+  cudaError_t e = call.run();
+  if (e == cudaSuccess) captures_changed(1);
+  return e;
 }
 
 cudaError_t stream_end_capture(cudaStream_t stream, cudaGraph_t* graph) {
@@ -456,7 +523,10 @@ cudaError_t stream_end_capture(cudaStream_t stream, cudaGraph_t* graph) {
   // Without an output the server drops a new capture's graph.
   call.args().put<uint8_t>(graph != nullptr);
   if (graph) *graph = nullptr;
-  if (cudaError_t e = call.run()) return e;
+  cudaError_t e = call.run();
+  // An invalidated capture ends too.
+  if (e == cudaSuccess || e == cudaErrorStreamCaptureInvalidated) captures_changed(-1);
+  if (e) return e;
   auto captured = call.reply().get<uint64_t>();
   if (graph) *graph = graph_handles().intern(call.device_index(), captured);
   return cudaSuccess;
@@ -491,6 +561,25 @@ cudaError_t stream_update_capture_dependencies(cudaStream_t stream, const cudaGr
   if (cudaError_t e = put_nodes(call.args(), deps, n, call.device_index())) return e;
   call.args().put<uint32_t>(flags);
   return call.run();
+}
+
+bool capture_of(cudaStream_t stream, Capture* capture) {
+  if (g_captures <= 0) return false;
+  cudaStreamCaptureStatus status;
+  const cudaGraphNode_t* deps;
+  size_t n;
+  if (stream_get_capture_info(stream, &status, nullptr, &capture->graph, &deps, nullptr, &n) ||
+      status != cudaStreamCaptureStatusActive)
+    return false;
+  capture->deps.assign(deps, deps + n);
+  return true;
+}
+
+cudaError_t add_to_capture(cudaStream_t stream, const Capture& capture, const GraphNodeParams& p) {
+  cudaGraphNode_t node;
+  if (cudaError_t e = graph_add_node(&node, capture.graph, capture.deps.data(), capture.deps.size(), nullptr, p))
+    return e;
+  return stream_update_capture_dependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies);
 }
 
 cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode) {
@@ -537,11 +626,18 @@ cudaError_t kernel_node_copy_attributes(cudaGraphNode_t dst, cudaGraphNode_t src
 
 cudaError_t user_object_create(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy, unsigned refs,
                                unsigned flags) {
-  if (!object || !destroy) return cudaErrorInvalidValue;
+  if (!destroy) return cudaErrorInvalidValue;
+  return user_object_create_on(Runtime::current_device(), object, [destroy, ptr] { destroy(ptr); }, refs, flags);
+}
+
+cudaError_t user_object_create_on(int device, cudaUserObject_t* object, std::function<void()> destroy, unsigned refs,
+                                  unsigned flags) {
+  if (!object) return cudaErrorInvalidValue;
   Call call(proto::kOpUserObjectCreate);
-  if (cudaError_t e = call.to_current_device()) return e;
+  int32_t remote;
+  if (cudaError_t e = call.to_device(device, &remote)) return e;
   HostCallbackRunner& runner = call.device()->session->host_callbacks();
-  uint64_t id = runner.add([destroy, ptr] { destroy(ptr); }, static_cast<uint16_t>(call.device()->remote), 0);
+  uint64_t id = runner.add(std::move(destroy), static_cast<uint16_t>(remote), 0);
   if (!id) return cudaErrorNotSupported;  // the server offers no callback connection
   call.args().put(id).put<uint32_t>(refs).put<uint32_t>(flags);
   if (cudaError_t e = call.run()) {

@@ -5,7 +5,9 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "protocol/graph_node.hpp"
 
@@ -18,6 +20,7 @@ cudaError_t graph_device(cudaGraph_t graph, int* device);
 cudaError_t node_device(cudaGraphNode_t node, int* device);
 
 cudaError_t graph_create(cudaGraph_t* graph, unsigned flags);
+cudaError_t graph_create_on(int device, cudaGraph_t* graph, unsigned flags = 0);
 cudaError_t graph_destroy(cudaGraph_t graph);
 cudaError_t graph_clone(cudaGraph_t* clone, cudaGraph_t graph);
 // What adding a node hands back besides the node: a memory allocation
@@ -30,7 +33,10 @@ cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaG
                            const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added = nullptr);
 cudaError_t graph_conditional_handle_create(cudaGraphConditionalHandle* handle, cudaGraph_t graph,
                                             unsigned default_value, unsigned flags);
+// As the application made the node (a staged copy node is a copy node).
 cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p);
+// As the server holds it.
+cudaError_t server_node_params(cudaGraphNode_t node, GraphNodeParams* p);
 cudaError_t node_set_params(cudaGraphNode_t node, const GraphNodeParams& p);
 cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type);
 cudaError_t graph_destroy_node(cudaGraphNode_t node);
@@ -69,6 +75,15 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
                                     const cudaGraphEdgeData** edges, size_t* n);
 cudaError_t stream_update_capture_dependencies(cudaStream_t stream, const cudaGraphNode_t* deps,
                                                const cudaGraphEdgeData* edges, size_t n, unsigned flags);
+// A stream's capture while it is active: the graph and what the next node
+// captured depends on. False at once while no capture was begun here.
+struct Capture {
+  cudaGraph_t graph = nullptr;
+  std::vector<cudaGraphNode_t> deps;
+};
+bool capture_of(cudaStream_t stream, Capture* capture);
+// Adds a node to the capture, as the stream's next work.
+cudaError_t add_to_capture(cudaStream_t stream, const Capture& capture, const GraphNodeParams& p);
 cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode);
 cudaError_t kernel_node_get_attribute(cudaGraphNode_t node, cudaLaunchAttributeID attr,
                                       cudaLaunchAttributeValue* value);
@@ -80,6 +95,8 @@ cudaError_t kernel_node_copy_attributes(cudaGraphNode_t dst, cudaGraphNode_t src
 // reference (the application's or a graph's) goes.
 cudaError_t user_object_create(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy, unsigned refs,
                                unsigned flags);
+cudaError_t user_object_create_on(int device, cudaUserObject_t* object, std::function<void()> destroy, unsigned refs,
+                                  unsigned flags);
 cudaError_t user_object_retain(cudaUserObject_t object, unsigned count, bool retain);
 cudaError_t graph_user_object(cudaGraph_t graph, cudaUserObject_t object, unsigned count, unsigned flags,
                               bool retain);

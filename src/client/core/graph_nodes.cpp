@@ -10,6 +10,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
+#include "client/core/staged_graph_copy.hpp"
 #include "common/log.hpp"
 
 namespace rgpu::client {
@@ -17,25 +18,38 @@ namespace {
 
 uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
-// Whether a copy's side of `span` bytes is device memory of `device`
-// (cudaMemcpyDefault asks the memory map; other kinds say it) or page-locked
-// host memory the device's worker maps (*host): only those stay reachable
-// when the graph replays the copy, long after the call returned.
-cudaError_t copy_side(int device, const void* p, size_t span, bool kind_says_device, bool default_kind, bool* host) {
+// What one side of a copy node is.
+enum class Side { device, shared_host, pageable_host };
+
+// A copy's side of `span` bytes: device memory of `device` (cudaMemcpyDefault
+// asks the memory map; other kinds say it), page-locked host memory the
+// device's worker maps, or other host memory, which a graph reaches through
+// staging over shm (staged_graph_copy.hpp) and not at all over tcp.
+cudaError_t copy_side(int device, const void* p, size_t span, bool kind_says_device, bool default_kind, Side* side) {
   auto range = MemoryMap::get().find_device(addr(p));
   bool on_device = default_kind ? range.has_value() : kind_says_device;
-  *host = false;
+  *side = Side::device;
   if (on_device)  // copies between GPUs are not graph nodes here
     return range && range->device != device ? cudaErrorInvalidValue : cudaSuccess;
   VirtualDevice* dev = Runtime::get().device(device);
-  if (dev && dev->session->shares_memory() && MemoryMap::get().find_shared(addr(p), span)) {
-    *host = true;
+  if (!dev) return cudaErrorInvalidDevice;
+  if (!dev->session->shares_memory()) {
+    log_host_copies_need_shm();
+    return cudaErrorNotSupported;
+  }
+  if (MemoryMap::get().find_shared(addr(p), span)) {
+    *side = Side::shared_host;
     return cudaSuccess;
   }
-  RGPU_LOG(warn, "graph copy nodes copy between device memory and page-locked host memory shared with the "
-                 "server (the shm transport) only: other application host memory is not on the server, and a "
-                 "graph replays the copy after the call returned");
-  return cudaErrorNotSupported;
+  // Starting in shared page-locked memory and running past its end.
+  if (auto host = MemoryMap::get().find_host(addr(p)); host && host->shared_fd >= 0) return cudaErrorInvalidValue;
+  *side = Side::pageable_host;
+  return cudaSuccess;
+}
+
+// The host_sides marks of a copy's destination or source side.
+uint8_t side_marks(Side side, uint8_t host, uint8_t pageable) {
+  return side == Side::device ? 0 : side == Side::shared_host ? host : host | pageable;
 }
 
 // The bytes `height` rows of `width` bytes `pitch` apart span.
@@ -84,16 +98,24 @@ cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block
 cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                       size_t height, cudaMemcpyKind kind, GraphNodeParams* p) {
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
-  bool by_default = kind == cudaMemcpyDefault, dst_host, src_host;
+  bool by_default = kind == cudaMemcpyDefault;
+  Side dst_side, src_side;
   if (cudaError_t e = copy_side(device, dst, rows_span(dpitch, width, height),
                                 kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice, by_default,
-                                &dst_host))
+                                &dst_side))
     return e;
   if (cudaError_t e = copy_side(device, src, rows_span(spitch, width, height),
                                 kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost, by_default,
-                                &src_host))
+                                &src_side))
     return e;
-  p->host_sides = (dst_host ? proto::kHostDst : 0) | (src_host ? proto::kHostSrc : 0);
+  // Staging carries one side; a host-to-host copy has two.
+  if ((dst_side == Side::pageable_host && src_side != Side::device) ||
+      (src_side == Side::pageable_host && dst_side != Side::device)) {
+    RGPU_LOG(warn, "graph copy nodes between two host buffers are not supported when one is pageable");
+    return cudaErrorNotSupported;
+  }
+  p->host_sides = side_marks(dst_side, proto::kHostDst, proto::kPageableDst) |
+                  side_marks(src_side, proto::kHostSrc, proto::kPageableSrc);
   if (height > 1 && (width > dpitch || width > spitch)) return cudaErrorInvalidPitchValue;
   p->type = cudaGraphNodeTypeMemcpy;
   p->dst = addr(dst);
@@ -132,12 +154,13 @@ cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t
   if (offset > lv->size || count > lv->size - offset) return cudaErrorInvalidValue;
   auto* var = reinterpret_cast<char*>(lv->address) + offset;
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
-  // The variable is device memory; the other side is device or shared host memory.
-  bool host;
+  // The variable is device memory; the other side is device or host memory.
+  Side side;
   if (cudaError_t e = copy_side(device, other, count, kind == cudaMemcpyDeviceToDevice, kind == cudaMemcpyDefault,
-                                &host))
+                                &side))
     return e;
-  p->host_sides = host ? (to_symbol ? proto::kHostSrc : proto::kHostDst) : 0;
+  p->host_sides = to_symbol ? side_marks(side, proto::kHostSrc, proto::kPageableSrc)
+                            : side_marks(side, proto::kHostDst, proto::kPageableDst);
   p->type = cudaGraphNodeTypeMemcpy;
   p->dst = addr(to_symbol ? var : other);
   p->src = addr(to_symbol ? other : var);

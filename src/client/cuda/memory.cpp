@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "client/core/api_guard.hpp"
+#include "client/core/staged_graph_copy.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 
@@ -30,6 +31,8 @@ CUresult memset_elements(CUdeviceptr dst, T value, size_t n, CUstream stream, bo
   if (uniform)
     return to_cu(async ? cudaMemsetAsync(ptr(dst), bytes[0], n * sizeof(T), rt(stream))
                        : cudaMemset(ptr(dst), bytes[0], n * sizeof(T)));
+  if (cudaError_t e; async && captured_element_memset(rt(stream), ptr(dst), 0, value, sizeof(T), n, 1, &e))
+    return to_cu(e);
   std::vector<T> pattern(n, value);
   // A pageable source is copied before cudaMemcpyAsync returns.
   return to_cu(async ? cudaMemcpyAsync(ptr(dst), pattern.data(), n * sizeof(T), cudaMemcpyHostToDevice, rt(stream))

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "client/core/api_guard.hpp"
+#include "client/core/staged_graph_copy.hpp"
 #include "client/cuda/array_copies.hpp"
 #include "client/cuda/driver_errors.hpp"
 
@@ -75,6 +76,8 @@ CUresult memset_2d_elements(CUdeviceptr dst, size_t pitch, T value, size_t width
   if (std::memcmp(bytes, bytes + 1, sizeof(T) - 1) == 0)
     return to_cu(async ? cudaMemset2DAsync(p, pitch, bytes[0], width * sizeof(T), height, s)
                        : cudaMemset2D(p, pitch, bytes[0], width * sizeof(T), height));
+  if (cudaError_t e; async && captured_element_memset(s, p, pitch, value, sizeof(T), width, height, &e))
+    return to_cu(e);
   std::vector<T> pattern(width * height, value);
   size_t row = width * sizeof(T);
   // A pageable source is copied before cudaMemcpy2DAsync returns.

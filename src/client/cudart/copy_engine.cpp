@@ -7,6 +7,7 @@
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/per_thread_stream.hpp"
+#include "client/core/staged_graph_copy.hpp"
 #include "client/cudart/cross_server_copy.hpp"
 #include "client/cudart/managed_coherence.hpp"
 #include "client/cudart/staging_ring.hpp"
@@ -155,8 +156,10 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       return copy_2d(dst, n, src, n, n, 1, cudaMemcpyHostToHost, stream, async);
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, n, &dev)) return e;
-      if (shared_with(dev, src, n) && (async || n > kInlineUploadMax))
-        return copy_shared(dev, dst, src, n, true, true, stream, async);
+      bool shared = shared_with(dev, src, n);
+      if (shared && (async || n > kInlineUploadMax)) return copy_shared(dev, dst, src, n, true, true, stream, async);
+      // A capture takes the copy into its graph (shared memory's above too).
+      if (cudaError_t e; !shared && async && captured_host_copy(dev, stream, dst, n, src, n, n, 1, true, &e)) return e;
       if (cudaError_t e; ring_copy_to_device(dev, dst, src, n, stream, async, &e)) return e;
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -172,6 +175,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     case Dir::d2h: {
       if (cudaError_t e = owner(src, n, &dev)) return e;
       if (shared_with(dev, dst, n)) return copy_shared(dev, src, dst, n, false, true, stream, async);
+      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, n, src, n, n, 1, false, &e)) return e;
       if (cudaError_t e; ring_copy_to_host(dev, dst, src, n, stream, &e)) return e;
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -217,6 +221,8 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
       return cudaSuccess;
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, dpitch * (height - 1) + width, &dev)) return e;
+      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, dpitch, src, spitch, width, height, true, &e))
+        return e;
       Call call(proto::kOpMemcpy2DHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(dpitch);
@@ -231,6 +237,8 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
     }
     case Dir::d2h: {
       if (cudaError_t e = owner(src, spitch * (height - 1) + width, &dev)) return e;
+      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, dpitch, src, spitch, width, height, false, &e))
+        return e;
       Call call(proto::kOpMemcpy2DDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(spitch);

@@ -9,6 +9,7 @@
 #include "client/core/handles.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/session.hpp"
+#include "client/cudart/cross_server_wait.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -109,8 +110,8 @@ extern "C" cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t even
     RemoteObject e_obj;
     if (!events().find(event, &e_obj)) return cudaErrorInvalidResourceHandle;
     if (cudaError_t e = call.to_stream(stream, &s)) return e;
-    // Cross-server waits cannot be expressed on one GPU server.
-    if (Runtime::get().device(e_obj.device)->session != call.device()->session) return cudaErrorNotSupported;
+    if (Runtime::get().device(e_obj.device)->session != call.device()->session)
+      return wait_across_servers(stream, call.device_index(), event);
     ev = e_obj.remote;
     call.args().put<uint64_t>(s).put<uint64_t>(ev).put<uint32_t>(flags);
     return call.post();

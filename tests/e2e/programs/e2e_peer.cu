@@ -103,6 +103,22 @@ int main() {
   OK(cudaFree(b0));
   OK(cudaFree(b1));
 
+  // A stream of one device waits for an event of the other (between servers
+  // through a flag the client sets once the event completed); work after the
+  // wait sees what came before the event.
+  cudaEvent_t on1;
+  OK(cudaSetDevice(1));
+  OK(cudaEventCreate(&on1));
+  OK(cudaMemsetAsync(d1, 0x6b, n, s1));
+  OK(cudaEventRecord(on1, s1));
+  OK(cudaStreamWaitEvent(s0, on1, 0));
+  OK(cudaMemcpyPeerAsync(d0b, 0, d1, 1, n, s0));
+  OK(cudaStreamSynchronize(s0));
+  OK(cudaSetDevice(0));
+  OK(cudaMemcpy(back.data(), d0b, n, cudaMemcpyDeviceToHost));
+  CHECK(back[0] == 0x6b && back[n - 1] == 0x6b);
+  OK(cudaEventDestroy(on1));
+
   // The pointers must be the named devices' memory.
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpyPeer(d1, 0, d0, 0, n));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpyPeer(d1, 1, d0, 0, n + 1));

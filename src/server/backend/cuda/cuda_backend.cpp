@@ -113,7 +113,13 @@ class CudaBackend final : public CudaForwardedApi {
   void free_staging(void* p) override { cudaFreeHost(p); }
   int32_t host_register(void* p, size_t size) override {
     // Mapped too, so kernels may use it in place (zero-copy host memory).
-    return cudaHostRegister(p, size, cudaHostRegisterPortable | cudaHostRegisterMapped);
+    // Staging for a captured copy is registered while the capture goes on,
+    // where CUDA refuses (and ends captures for) unsafe calls in global mode.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaError_t e = cudaHostRegister(p, size, cudaHostRegisterPortable | cudaHostRegisterMapped);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    return e;
   }
   int32_t host_unregister(void* p) override { return cudaHostUnregister(p); }
 

@@ -1,0 +1,49 @@
+// Staging memory for graph copies of pageable host memory (see
+// staged_graph_copy.hpp): blocks of page-locked memory shared with a
+// device's server over shm, which a graph's copy node reaches as host memory.
+// Blocks come in power-of-two sizes, small ones carved from slabs; a block
+// given back serves the next copy of its size, and slabs stay until the
+// process ends. So a program that captures a copy on every iteration (as
+// NVIDIA's jacobiCudaGraphs does) costs no round trip and no descriptor per
+// copy, and giving a block back needs no call to the server (it happens in a
+// user object's destructor, where calls to the server must not be made).
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace rgpu::client {
+
+struct StagingBlock {
+  char* base = nullptr;
+  size_t size = 0;
+};
+
+class StagingBlocks {
+ public:
+  // Memory of `bytes` for a slab, null when there is none to be had.
+  using SlabSource = std::function<char*(size_t bytes)>;
+  static constexpr size_t kMinBlock = 256;
+  static constexpr size_t kSlabBytes = size_t{4} << 20;
+  // Larger blocks get a slab of their own.
+  static constexpr size_t kMaxCarved = kSlabBytes / 4;
+
+  explicit StagingBlocks(SlabSource source) : source_(std::move(source)) {}
+  // A block of at least n bytes; base is null when no memory could be had.
+  StagingBlock take(size_t n);
+  void give_back(StagingBlock b);
+
+ private:
+  SlabSource source_;
+  std::mutex mutex_;
+  std::map<size_t, std::vector<char*>> free_;  // by block size
+  char* slab_ = nullptr;                        // the slab small blocks are carved from
+  size_t slab_left_ = 0;
+};
+
+// The blocks of `device`, whose slabs are shared with its server.
+StagingBlocks& graph_staging(int device);
+
+}  // namespace rgpu::client

@@ -1,0 +1,281 @@
+#include "client/core/staged_graph_copy.hpp"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "client/core/api_guard.hpp"
+#include "client/core/graph_calls.hpp"
+#include "client/core/graph_handles.hpp"
+#include "client/core/graph_nodes.hpp"
+#include "client/core/graph_staging.hpp"
+#include "client/core/host_callback_runner.hpp"
+#include "client/core/runtime.hpp"
+#include "client/core/session.hpp"
+#include "common/log.hpp"
+
+namespace rgpu::client {
+namespace {
+
+// One set of copy parameters and what carries it out.
+struct StagedCopy {
+  GraphNodeParams app;   // as the application made it (host sides marked host, not pageable)
+  GraphNodeParams copy;  // the staging block's side of it: a copy the server can run
+  bool upload = false;   // the host node goes first
+  // The host function's move, none when no side is pageable (a staged node
+  // set to device or page-locked memory).
+  char* host = nullptr;
+  size_t host_pitch = 0;
+  StagingBlock staging;
+  HostCallbackRunner* runner = nullptr;
+  uint64_t callback = 0;  // the host function's number
+  cudaUserObject_t object = nullptr;  // named only while this thread holds its first reference
+
+  void move() const {
+    if (!host) return;
+    for (uint64_t r = 0; r < app.height; ++r) {
+      char* staged = staging.base + r * app.width;
+      char* at = host + r * host_pitch;
+      if (upload)
+        std::memcpy(staged, at, app.width);
+      else
+        std::memcpy(at, staged, app.width);
+    }
+  }
+};
+
+// Staged copies by their host function's number, while their user object lives.
+std::mutex g_mutex;
+std::map<uint64_t, std::shared_ptr<StagedCopy>>& staged_copies() {
+  static auto* m = new std::map<uint64_t, std::shared_ptr<StagedCopy>>;
+  return *m;
+}
+
+std::shared_ptr<StagedCopy> find_staged(uint64_t callback) {
+  std::lock_guard lock(g_mutex);
+  auto it = staged_copies().find(callback);
+  return it == staged_copies().end() ? nullptr : it->second;
+}
+
+// The user object's destructor: runs in this process once no graph holds
+// the copy; it only gives back what the copy held (no call to the server).
+void forget(int device, uint64_t callback) {
+  std::shared_ptr<StagedCopy> c;
+  {
+    std::lock_guard lock(g_mutex);
+    auto it = staged_copies().find(callback);
+    if (it == staged_copies().end()) return;
+    c = std::move(it->second);
+    staged_copies().erase(it);
+  }
+  c->runner->drop(c->callback);
+  graph_staging(device).give_back(c->staging);
+}
+
+// A staged copy of `p`, registered, with a user object holding its one reference.
+cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<StagedCopy>* out) {
+  VirtualDevice* dev = Runtime::get().device(device);
+  if (!dev) return cudaErrorInvalidDevice;
+  auto c = std::make_shared<StagedCopy>();
+  c->app = p;
+  c->app.host_sides &= ~(proto::kPageableDst | proto::kPageableSrc);
+  c->copy = c->app;
+  c->upload = p.host_sides & proto::kPageableSrc;
+  if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
+    c->staging = graph_staging(device).take(p.width * p.height);
+    if (!c->staging.base) return cudaErrorMemoryAllocation;
+    uint64_t staging = reinterpret_cast<uint64_t>(c->staging.base);
+    // The staging block holds the rows packed.
+    if (c->upload) {
+      c->host = reinterpret_cast<char*>(p.src);
+      c->host_pitch = p.src_pitch;
+      c->copy.src = staging;
+      c->copy.src_pitch = p.width;
+    } else {
+      c->host = reinterpret_cast<char*>(p.dst);
+      c->host_pitch = p.dst_pitch;
+      c->copy.dst = staging;
+      c->copy.dst_pitch = p.width;
+    }
+  }
+  c->runner = &dev->session->host_callbacks();
+  c->callback = c->runner->add([c] { c->move(); }, static_cast<uint16_t>(dev->remote), 0);
+  if (!c->callback) {
+    graph_staging(device).give_back(c->staging);
+    return cudaErrorNotSupported;  // the server offers no callback connection
+  }
+  {
+    std::lock_guard lock(g_mutex);
+    staged_copies()[c->callback] = c;
+  }
+  uint64_t callback = c->callback;
+  if (cudaError_t e = user_object_create_on(device, &c->object, [device, callback] { forget(device, callback); }, 1,
+                                            cudaUserObjectNoDestructorSync)) {
+    forget(device, callback);
+    return e;
+  }
+  *out = std::move(c);
+  return cudaSuccess;
+}
+
+// Drops the reference make_staged gave this thread (once a graph holds one).
+void release(const StagedCopy& c) { user_object_retain(c.object, 1, false); }
+
+GraphNodeParams host_step(const StagedCopy& c) {
+  GraphNodeParams h;
+  h.type = cudaGraphNodeTypeHost;
+  h.handle = c.callback;
+  return h;
+}
+
+// A graph of the copy's two nodes, in order.
+cudaError_t make_body(int device, const StagedCopy& c, cudaGraph_t* body) {
+  if (cudaError_t e = graph_create_on(device, body)) return e;
+  cudaGraphNode_t first, second;
+  const GraphNodeParams host = host_step(c);
+  cudaError_t e = graph_add_node(&first, *body, nullptr, 0, nullptr, c.upload ? host : c.copy);
+  if (!e) e = graph_add_node(&second, *body, &first, 1, nullptr, c.upload ? c.copy : host);
+  if (e) {
+    graph_destroy(*body);
+    *body = nullptr;
+  }
+  return e;
+}
+
+// The staged copy a child graph node runs, if it is one: its graph holds
+// two nodes, one a host node running a staged copy's host function.
+std::shared_ptr<StagedCopy> staged_in(int device, const GraphNodeParams& child, cudaGraphNode_t* host = nullptr,
+                                      cudaGraphNode_t* copy = nullptr) {
+  if (child.type != cudaGraphNodeTypeGraph) return nullptr;
+  cudaGraph_t body = graph_handles().intern(device, child.handle);
+  cudaGraphNode_t nodes[2];
+  size_t n = 2;
+  if (graph_get_nodes(body, nodes, &n, false) || n != 2) return nullptr;
+  std::shared_ptr<StagedCopy> found;
+  for (size_t i = 0; i < 2; ++i) {
+    GraphNodeParams p;
+    if (server_node_params(nodes[i], &p)) return nullptr;
+    if (p.type == cudaGraphNodeTypeHost) {
+      found = find_staged(p.handle);
+      if (host) *host = nodes[i];
+    } else if (copy) {
+      *copy = nodes[i];
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+void log_host_copies_need_shm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    RGPU_LOG(warn, "graph copies of host memory need the shm transport: over tcp the server cannot reach the "
+                   "application's memory when the graph runs, long after the call; such copies are refused");
+  });
+}
+
+bool names_pageable(const GraphNodeParams& p) {
+  return p.type == cudaGraphNodeTypeMemcpy && (p.host_sides & (proto::kPageableDst | proto::kPageableSrc));
+}
+
+cudaError_t add_staged_copy(cudaGraphNode_t* node, cudaGraph_t graph, int device, const cudaGraphNode_t* deps,
+                            size_t n, const cudaGraphEdgeData* edges, const GraphNodeParams& p) {
+  std::shared_ptr<StagedCopy> c;
+  if (cudaError_t e = make_staged(device, p, &c)) return e;
+  cudaGraph_t body = nullptr;
+  cudaError_t e = make_body(device, *c, &body);
+  GraphNodeParams child;
+  if (!e) e = child_node(device, body, &child);
+  if (!e) e = graph_add_node(node, graph, deps, n, edges, child);
+  if (!e) {
+    // The node holds a copy of the body; the copy's reference goes to that
+    // graph, which CUDA treats as the node's own.
+    cudaGraph_t embedded;
+    e = child_graph_node_get_graph(*node, &embedded);
+    if (!e) e = graph_user_object(embedded, c->object, 1, 0, true);
+    if (e) graph_destroy_node(*node);
+  }
+  if (body) graph_destroy(body);
+  release(*c);
+  return e;
+}
+
+cudaError_t application_view(int device, GraphNodeParams* p, bool* staged) {
+  auto c = staged_in(device, *p);
+  *staged = c != nullptr;
+  if (c) *p = c->app;
+  return cudaSuccess;
+}
+
+cudaError_t set_staged_copy(cudaGraphNode_t node, int device, const GraphNodeParams& p) {
+  GraphNodeParams child;
+  if (cudaError_t e = server_node_params(node, &child)) return e;
+  cudaGraphNode_t host_node, copy_node;
+  auto old = staged_in(device, child, &host_node, &copy_node);
+  if (!old) return cudaErrorInvalidValue;
+  std::shared_ptr<StagedCopy> c;
+  if (cudaError_t e = make_staged(device, p, &c)) return e;
+  cudaGraph_t body = graph_handles().intern(device, child.handle);
+  cudaError_t e = node_set_params(copy_node, c->copy);
+  if (!e) e = node_set_params(host_node, host_step(*c));
+  if (!e && c->upload != old->upload) {
+    // The other direction: the host node moves to the other end.
+    cudaGraphNode_t from[2] = {host_node, copy_node}, to[2] = {copy_node, host_node};
+    e = graph_change_dependencies(body, old->upload ? from : to, old->upload ? to : from, nullptr, 1, false);
+    if (!e) e = graph_change_dependencies(body, c->upload ? from : to, c->upload ? to : from, nullptr, 1, true);
+  }
+  // The old copy stays the graph's until the graph goes: only references
+  // this process holds can be named to the server, and it holds none.
+  if (!e) e = graph_user_object(body, c->object, 1, 0, true);
+  release(*c);
+  return e;
+}
+
+cudaError_t exec_set_staged_copy(cudaGraphExec_t exec, cudaGraphNode_t node, int device, const GraphNodeParams& p) {
+  std::shared_ptr<StagedCopy> c;
+  if (cudaError_t e = make_staged(device, p, &c)) return e;
+  // The executable graph takes copies of the body's references with the body.
+  cudaGraph_t body = nullptr;
+  cudaError_t e = make_body(device, *c, &body);
+  if (!e) e = graph_user_object(body, c->object, 1, 0, true);
+  GraphNodeParams child;
+  if (!e) e = child_node(device, body, &child);
+  if (!e) e = graph_exec_node_set_params(exec, node, child);
+  if (body) graph_destroy(body);
+  release(*c);
+  return e;
+}
+
+bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
+                        size_t width, size_t height, bool to_device, cudaError_t* status) {
+  Capture capture;
+  if (!capture_of(stream, &capture)) return false;
+  if (!Runtime::get().device(device)->session->shares_memory()) {
+    log_host_copies_need_shm();
+    return false;
+  }
+  GraphNodeParams p;
+  *status = copy_node(device, dst, dpitch, src, spitch, width, height,
+                      to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, &p);
+  if (!*status) *status = add_to_capture(stream, capture, p);
+  return true;
+}
+
+bool captured_element_memset(cudaStream_t stream, void* dst, size_t pitch, unsigned value, unsigned element_size,
+                             size_t width, size_t height, cudaError_t* status) {
+  // Called from the driver's entry points, outside their runtime call.
+  bool captured = false;
+  *status = api([&]() -> cudaError_t {
+    Capture capture;
+    if (!capture_of(stream, &capture)) return cudaSuccess;
+    captured = true;
+    GraphNodeParams p;
+    if (cudaError_t e = memset_node(dst, pitch, value, element_size, width, height, &p)) return e;
+    return add_to_capture(stream, capture, p);
+  });
+  return captured || *status;
+}
+
+}  // namespace rgpu::client

@@ -1,0 +1,62 @@
+// Graph copy nodes on pageable application memory, over shm.
+//
+// A graph replays its copies long after the call, each time reading or
+// writing the host memory as it is then. Pageable memory is not on the
+// server, so such a copy becomes a child graph node of two nodes: a host
+// node, which runs in this process when the graph gets there and moves the
+// bytes between the application's memory and a staging block shared with
+// the worker (graph_staging.hpp), and a copy between that block and the
+// device; the host node goes first for uploads and last for downloads.
+//
+// Each set of parameters (a staged copy) has its own staging block and host
+// function, kept by a CUDA user object that the node's graph holds: CUDA
+// hands references on to clones, executable graphs and updates, and drops
+// the last one when no graph and no launch needs it. So every graph and
+// executable graph keeps the parameters it was given, as with CUDA's own
+// copy nodes (a graph whose node takes new parameters keeps the old copy's
+// staging block until the graph goes). The application sees a copy node: the type and parameters of
+// a child graph node whose host node runs a staged copy are the copy's.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include "protocol/graph_node.hpp"
+
+namespace rgpu::client {
+
+using proto::GraphNodeParams;
+
+// Says once why graph copies of host memory are refused over tcp.
+void log_host_copies_need_shm();
+
+// Whether a copy node's parameters name pageable host memory (copy_node's marks).
+bool names_pageable(const GraphNodeParams& p);
+
+// Adds `p` (a copy with a pageable side) to `graph` of `device` as a staged copy node.
+cudaError_t add_staged_copy(cudaGraphNode_t* node, cudaGraph_t graph, int device, const cudaGraphNode_t* deps,
+                            size_t n, const cudaGraphEdgeData* edges, const GraphNodeParams& p);
+
+// `p` as the server holds a node, or, for a staged copy node, the copy the
+// application made. *staged says which.
+cudaError_t application_view(int device, GraphNodeParams* p, bool* staged);
+
+// New copy parameters for a staged copy node, in its graph or in an executable graph.
+cudaError_t set_staged_copy(cudaGraphNode_t node, int device, const GraphNodeParams& p);
+cudaError_t exec_set_staged_copy(cudaGraphExec_t exec, cudaGraphNode_t node, int device, const GraphNodeParams& p);
+
+// A copy between device memory of `device` and host memory the server does
+// not map, queued on `stream`: when the stream is capturing it becomes a
+// staged copy node of the capture (over shm; over tcp the limitation is
+// logged and the server refuses it, which invalidates the capture), and true
+// is returned with the call's result in *status. False: not capturing.
+bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
+                        size_t width, size_t height, bool to_device, cudaError_t* status);
+
+// A 16- or 32-bit memset (the driver's D16/D32) queued on `stream`, which
+// outside a capture copies a pattern from this process's memory: when the
+// stream is capturing it becomes a memset node of that element size instead
+// (the pattern would be gone when the graph runs), and true is returned with
+// the call's result in *status (also true for an error finding the capture).
+bool captured_element_memset(cudaStream_t stream, void* dst, size_t pitch, unsigned value, unsigned element_size,
+                             size_t width, size_t height, cudaError_t* status);
+
+}  // namespace rgpu::client
