@@ -109,7 +109,8 @@ std::vector<std::string> dev_shm_names_of(const std::set<pid_t>& workers) {
 
 TEST(Lifecycle, DaemonKilledWhileClientsRunFailsEveryClientWithinFiveSeconds) {
   uint16_t port = free_port();
-  pid_t daemon = start_server(port, {"--workers", "2"});
+  ServerProcess server(port, {"--workers", "2"});
+  const pid_t daemon = server.pid();
   constexpr int kClients = 6;
   std::vector<std::unique_ptr<client::Session>> sessions;
   for (int i = 0; i < kClients; ++i) sessions.push_back(open_session(port, i % 2 ? "shm" : "tcp"));
@@ -140,12 +141,11 @@ TEST(Lifecycle, DaemonKilledWhileClientsRunFailsEveryClientWithinFiveSeconds) {
     slowest = std::max(slowest, d);
   }
   measured("slowest client error after the daemon was killed", slowest);
-  kill(-daemon, SIGKILL);
 }
 
 TEST(Lifecycle, WorkerKilledFailsOnlyItsClient) {
   uint16_t port = free_port();
-  pid_t daemon = start_server(port, {"--workers", "2"});
+  ServerProcess server(port, {"--workers", "2"});
   auto victim = open_session(port, "tcp");
   auto other = open_session(port, "shm");
   ASSERT_TRUE(victim && other);
@@ -160,7 +160,6 @@ TEST(Lifecycle, WorkerKilledFailsOnlyItsClient) {
   auto fresh = open_session(port, "tcp");
   ASSERT_TRUE(fresh);
   EXPECT_EQ(some_work(*fresh), cudaSuccess);
-  stop_server(daemon);
 }
 
 // A worker that stops answering without closing (SIGSTOP: its sockets stay
@@ -168,7 +167,7 @@ TEST(Lifecycle, WorkerKilledFailsOnlyItsClient) {
 // the client's blocked call fails within the peer timeout.
 TEST(Lifecycle, SilentServerIsFoundByItsClientWithinThePeerTimeout) {
   uint16_t port = free_port();
-  pid_t daemon = start_server(port, {"--workers", "1", "--peer-timeout", "2"});
+  ServerProcess server(port, {"--workers", "1", "--peer-timeout", "2"});
   for (const char* transport : {"tcp", "shm"}) {
     SCOPED_TRACE(transport);
     auto s = open_session(port, transport);
@@ -185,14 +184,13 @@ TEST(Lifecycle, SilentServerIsFoundByItsClientWithinThePeerTimeout) {
              took);
     kill(worker, SIGKILL);
   }
-  stop_server(daemon);
 }
 
 // A client that stops answering without closing: its worker ends the
 // session within the peer timeout, and others go on.
 TEST(Lifecycle, SilentClientIsFoundByTheServerWithinThePeerTimeout) {
   uint16_t port = free_port();
-  pid_t daemon = start_server(port, {"--workers", "1", "--peer-timeout", "2"});
+  ServerProcess server(port, {"--workers", "1", "--peer-timeout", "2"});
   auto other = open_session(port, "tcp");
   ASSERT_TRUE(other);
   for (const char* transport : {"tcp", "shm"}) {
@@ -214,33 +212,36 @@ TEST(Lifecycle, SilentClientIsFoundByTheServerWithinThePeerTimeout) {
     waitpid(c.pid, nullptr, 0);
   }
   EXPECT_EQ(some_work(*other), cudaSuccess);
-  stop_server(daemon);
 }
 
 TEST(Lifecycle, RestartedDaemonServesNewSessions) {
   uint16_t port = free_port();
-  pid_t daemon = start_server(port, {"--workers", "1"});
-  auto before = open_session(port, "tcp");
-  ASSERT_TRUE(before);
-  stop_server(daemon, SIGKILL);
+  std::unique_ptr<client::Session> before;
+  {
+    ServerProcess first(port, {"--workers", "1"});
+    before = open_session(port, "tcp");
+    ASSERT_TRUE(before);
+    stop_server(first.pid(), SIGKILL);
+  }
   EXPECT_EQ(synchronize(*before), cudaErrorDevicesUnavailable);
-  daemon = start_server(port, {"--workers", "1"});
+  ServerProcess second(port, {"--workers", "1"});
   for (const char* transport : {"tcp", "shm"}) {
     SCOPED_TRACE(transport);
     auto s = open_session(port, transport);
     ASSERT_TRUE(s);
     EXPECT_EQ(some_work(*s), cudaSuccess);
   }
-  stop_server(daemon);
 }
 
 // Sessions ending every way: closed, their client killed, their worker
-// killed (with IPC exports, whose names the daemon removes). Afterwards the daemon is back to its idle workers and its own
-// descriptors, /dev/shm holds what it held, and a new session finds all
-// of the (host-test) device memory free.
+// killed (with IPC exports, whose names the daemon removes). Afterwards
+// the daemon is back to its idle workers and its own descriptors, no
+// /dev/shm name of its workers is left, and a new session finds all of
+// the (host-test) device memory free.
 TEST(Lifecycle, ThousandSessionsEndingEveryWayLeaveNothingBehind) {
   uint16_t port = free_port();
-  pid_t daemon = start_server(port, {"--workers", "2"});
+  ServerProcess server(port, {"--workers", "2"});
+  const pid_t daemon = server.pid();
   ASSERT_TRUE(within(10, [&] { return workers_of(daemon) == 2; }));
   {
     auto warm = open_session(port, "shm");  // the daemon's first session opens what it keeps
@@ -298,5 +299,4 @@ TEST(Lifecycle, ThousandSessionsEndingEveryWayLeaveNothingBehind) {
   proto::Reader r(reply);
   uint64_t free = r.get<uint64_t>(), total = r.get<uint64_t>();
   EXPECT_EQ(free, total);
-  stop_server(daemon);
 }

@@ -26,13 +26,8 @@ namespace {
 // A server with the given limits for one test.
 class Limited {
  public:
-  explicit Limited(std::vector<std::string> flags) : port_(free_port()) {
-    flags.insert(flags.end(), {"--workers", "1"});
-    pid_ = start_server(port_, flags);
-  }
-  ~Limited() { stop_server(pid_); }
+  explicit Limited(std::vector<std::string> flags) : port_(free_port()), process_(port_, with_one_worker(flags)) {}
   uint16_t port() const { return port_; }
-  pid_t pid() const { return pid_; }
   // A session over `transport`; null with *why when refused.
   std::unique_ptr<client::Session> open(const char* transport, std::string* why) const {
     setenv("RGPU_TRANSPORT", transport, 1);
@@ -42,8 +37,12 @@ class Limited {
   }
 
  private:
+  static std::vector<std::string> with_one_worker(std::vector<std::string> flags) {
+    flags.insert(flags.end(), {"--workers", "1"});
+    return flags;
+  }
   uint16_t port_;
-  pid_t pid_;
+  ServerProcess process_;
 };
 
 // Opens sessions until one is admitted or seconds pass: the daemon frees a

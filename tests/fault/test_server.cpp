@@ -50,6 +50,9 @@ pid_t start_server(uint16_t port, std::vector<std::string> extra, const std::str
   for (int i = 0; i < 100; ++i) {
     try {
       transport::make_tcp_transport()->connect({"127.0.0.1", port}, 1000);
+      // Listening, and it is this daemon that listens (another test's
+      // server may have taken the port meanwhile).
+      if (waitpid(pid, nullptr, WNOHANG) != 0) ADD_FAILURE() << "rgpu-server on port " << port << " exited";
       return pid;
     } catch (const transport::TransportError&) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -21,6 +21,19 @@ uint16_t free_port();
 pid_t start_server(uint16_t port, std::vector<std::string> extra, const std::string& log = "");
 // Signals the server's whole process group and reaps the daemon.
 void stop_server(pid_t pid, int signal = SIGTERM);
+// A server stopped when its test ends, by a failed assertion too (its
+// daemon would otherwise hold the test's output open).
+class ServerProcess {
+ public:
+  ServerProcess(uint16_t port, std::vector<std::string> extra) : pid_(start_server(port, std::move(extra))) {}
+  ~ServerProcess() { stop_server(pid_); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
 // The worker processes the daemon has (idle ones ready and ones serving).
 size_t workers_of(pid_t daemon);
 // Descriptors process `pid` holds open.
