@@ -42,8 +42,7 @@ def rank_main():
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     backend = os.environ["DDP_BACKEND"]
     # Each rank is started seeing one GPU (CUDA_VISIBLE_DEVICES locally,
-    # RGPU_DEVICES naming one server's through rgpu). torch's device count
-    # before initialisation comes from NVML, which counts the host's GPUs.
+    # RGPU_DEVICES naming one server's through rgpu).
     device = torch.device("cuda", 0)
     torch.cuda.set_device(device)
     dist.init_process_group(backend, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=TIMEOUT / 2))
@@ -142,7 +141,9 @@ def compare(argv):
     local, why = launch("local", "nccl", local_envs, [], logs)
     runs.append(dict(label="local", backend="nccl", ranks=local, failure=why))
     for t in transports:
-        envs = [dict(RGPU_DEVICES=d, RGPU_TRANSPORT=t) for d in devices]
+        # CUDA_VISIBLE_DEVICES only for PyTorch: on this GPU host it counts the
+        # host's GPUs through NVML, and must count the one rgpu GPU each rank has.
+        envs = [dict(RGPU_DEVICES=d, RGPU_TRANSPORT=t, CUDA_VISIBLE_DEVICES="0") for d in devices]
         nccl, nccl_why = launch(t, "nccl", envs, [rgpu, "run", "--"], logs)
         run = dict(label=f"rgpu {t}", backend="nccl", ranks=nccl, failure=nccl_why)
         if nccl is None:

@@ -6,7 +6,8 @@ usage: bench/plot_bench.py BENCH.json OUT.md OUT.png
 BENCH.json is {"local": {...}, "tcp": {...}, "raw_tcp": {...}} as written by
 `rgpu bench`: rgpu_bench.cu's figures for local CUDA and for each rgpu path,
 and rgpu-transport-bench's for each raw transport. Every rgpu figure is shown
-with its ratio to local and, where one applies, to the raw transport. The
+with its ratio to local and, where one applies, to the raw transport; with
+both tcp and tls, a second table gives each tls figure beside tcp's. The
 plot draws bandwidth against copy size, one line per path and kind.
 """
 import json
@@ -79,6 +80,24 @@ def main(argv):
             lines.append(f"raw {p} striped over {raw['stripes']} connections, as rgpu stripes large pageable "
                          f"copies: {raw['striped_send_gbs_256MB']:.2f} GB/s send, "
                          f"{raw['striped_recv_gbs_256MB']:.2f} GB/s receive; rgpu's ratios to it: {ratios}.")
+    if "tls" in paths and "tcp" in paths:
+        lines += ["", "tcp with TLS beside plain tcp (same run; latencies: lower is better, bandwidths: higher):", "",
+                  "| figure | tcp | tls | tls/tcp |", "|---|---:|---:|---:|"]
+        for key, label, loc, per_path in rows:
+            lines.append(f"| {label} | {per_path['tcp']:.2f} | {per_path['tls']:.2f} | "
+                         f"{per_path['tls'] / per_path['tcp']:.2f} |")
+        raw_tcp, raw_tls = data.get("raw_tcp"), data.get("raw_tls")
+        if raw_tcp and raw_tls:
+            for key, label in (("rtt64_us", "raw 64 B round trip (us)"),
+                               ("bulk_send_gbs_256MB", "raw one-stream send (GB/s)"),
+                               ("bulk_recv_gbs_256MB", "raw one-stream receive (GB/s)"),
+                               ("striped_send_gbs_256MB", "raw striped send (GB/s)"),
+                               ("striped_recv_gbs_256MB", "raw striped receive (GB/s)")):
+                if key in raw_tcp and key in raw_tls:
+                    lines.append(f"| {label} | {raw_tcp[key]:.2f} | {raw_tls[key]:.2f} | "
+                                 f"{raw_tls[key] / raw_tcp[key]:.2f} |")
+            lines.append(f"\nkernel TLS: send {raw_tls.get('kernel_tls_send')}, "
+                         f"receive {raw_tls.get('kernel_tls_recv')}.")
     with open(argv[2], "w") as f:
         f.write("\n".join(lines) + "\n")
 

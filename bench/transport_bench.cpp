@@ -1,10 +1,12 @@
 // Raw transport figures with no GPU involved, to set rgpu's copy figures
 // against: 64-byte round-trip latency and bulk throughput over the same
-// transport implementation rgpu uses: loopback TCP, or the shm transport's
-// Unix socket. Bulk throughput is measured over one stream and, for tcp,
-// also striped over RGPU_TCP_STRIPES connections at once as rgpu stripes
-// large pageable copies. Prints one JSON object.
-// usage: rgpu-transport-bench [tcp|shm]
+// transport implementation rgpu uses: loopback TCP, TLS over loopback TCP
+// (a throwaway certificate made with the openssl CLI), or the shm
+// transport's Unix socket. Bulk throughput is measured over one stream and,
+// for tcp and tls, also striped over RGPU_TCP_STRIPES connections at once as
+// rgpu stripes large pageable copies. Prints one JSON object.
+// usage: rgpu-transport-bench [tcp|tls|shm]
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "transport/tls/tls_connection.hpp"
 #include "transport/transport.hpp"
 
 using namespace rgpu::transport;
@@ -85,13 +88,49 @@ unsigned stripes() {
   return static_cast<unsigned>(std::clamp<long>(n, 1, 8));  // as the client library bounds it
 }
 
+// The TLS transports' two sides, with a self-signed certificate for
+// 127.0.0.1 that the client trusts; the files go once both sides have them.
+struct TlsPair {
+  std::unique_ptr<Transport> server, client;
+};
+
+TlsPair throwaway_tls() {
+  char dir[] = "/tmp/rgpu-transport-bench-XXXXXX";
+  if (!mkdtemp(dir)) throw TransportError("mkdtemp failed");
+  const std::string d = dir, cert = d + "/cert.pem", key = d + "/key.pem";
+  const std::string req = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+                          "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " +
+                          cert + " 2>/dev/null";
+  int rc = std::system(req.c_str());
+  TlsPair pair;
+  if (rc == 0) {
+    pair.server = make_tls_server_transport({cert, key, ""});
+    pair.client = make_tls_client_transport({"", "", cert});
+  }
+  std::system(("rm -rf " + d).c_str());
+  if (rc != 0) throw TransportError("openssl req failed: is the openssl CLI installed?");
+  return pair;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool shm = argc > 1 && std::string(argv[1]) == "shm";
-  auto transport = shm ? make_shm_transport() : make_tcp_transport();
+  const std::string kind = argc > 1 ? argv[1] : "tcp";
+  const bool shm = kind == "shm";
+  std::unique_ptr<Transport> transport, listening;
+  if (kind == "tls") {
+    auto tls = throwaway_tls();
+    transport = std::move(tls.client);
+    listening = std::move(tls.server);
+  } else if (kind == "tcp" || shm) {
+    transport = shm ? make_shm_transport() : make_tcp_transport();
+    listening = shm ? make_shm_transport() : make_tcp_transport();
+  } else {
+    fprintf(stderr, "usage: rgpu-transport-bench [tcp|tls|shm]\n");
+    return 2;
+  }
   std::string path = "/tmp/rgpu-transport-bench-" + std::to_string(getpid()) + ".sock";
-  auto listener = transport->listen(shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", 0});
+  auto listener = listening->listen(shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", 0});
   Endpoint where = shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", listener->local_endpoint().port};
   const size_t striped = shm ? 0 : stripes();
   std::thread server([&] {
@@ -122,12 +161,16 @@ int main(int argc, char** argv) {
   std::sort(rtt.begin() + 500, rtt.end());
   double lat = rtt[500 + (rtt.size() - 500) / 2];
   Throughput single = bulk(one);
-  Connections many;
-  for (size_t i = 0; i < striped; ++i) many.push_back(transport->connect(where, 2000));
+  // At once: a TLS server handshakes each connection at its first read.
+  Connections many(striped);
+  each(striped, [&](size_t i) { many[i] = transport->connect(where, 2000); });
   Throughput multi = striped ? bulk(many) : Throughput{};
   server.join();
   printf("{\"transport\": \"%s\", \"rtt64_us\": %.3f, \"bulk_send_gbs_256MB\": %.3f, \"bulk_recv_gbs_256MB\": %.3f",
          transport->name().c_str(), lat, single.send, single.recv);
+  if (auto* tls = dynamic_cast<TlsConnection*>(one[0].get()))
+    printf(", \"kernel_tls_send\": %s, \"kernel_tls_recv\": %s", tls->kernel_sends() ? "true" : "false",
+           tls->kernel_receives() ? "true" : "false");
   if (striped)
     printf(", \"stripes\": %zu, \"striped_send_gbs_256MB\": %.3f, \"striped_recv_gbs_256MB\": %.3f", striped,
            multi.send, multi.recv);

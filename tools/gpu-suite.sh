@@ -2,7 +2,7 @@
 # The whole GPU run in one command, on a machine with a GPU: builds rgpu,
 # starts rgpu-server on the GPU, runs the corpus locally and through rgpu
 # over tcp and shm (outputs compared), runs many clients at once, runs
-# `rgpu bench` (local vs each transport vs the raw transport, same run) and
+# `rgpu bench` (local vs each transport, tcp with TLS too, vs the raw transport, same run) and
 # writes the report to OUT_DIR.
 #   usage: tools/gpu-suite.sh OUT_DIR     (RGPU_COMMIT names the commit measured)
 # The corpus's Python entries (numba) run with CORPUS_PYTHON (python3).
@@ -90,7 +90,22 @@ if part appbench; then
   kill $fresh 2>/dev/null
   rm -rf "$out/fresh-module-cache"
 fi
-part bench && $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" --out "$out/bench" >"$out/bench.txt" 2>&1
+if part bench; then
+  # tcp with TLS beside plain tcp: a second server whose tcp port speaks TLS,
+  # with a throwaway self-signed certificate for 127.0.0.1.
+  tls_port=$((RGPU_PORT + 2))
+  mkdir -p "$out/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$out/tls/server.key" -out "$out/tls/server.pem" 2>/dev/null
+  $build/rgpu-server --backend cuda --listen 127.0.0.1 --port $tls_port --workers 2 --unix-socket none \
+    --tls-cert "$out/tls/server.pem" --tls-key "$out/tls/server.key" \
+    --module-cache "$out/module-cache" >"$out/tls-server.log" 2>&1 &
+  tls_server=$!
+  for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$tls_port) 2>/dev/null && break; sleep 0.1; done
+  RGPU_TLS_CA="$out/tls/server.pem" $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" \
+    --tls-server 127.0.0.1:$tls_port --out "$out/bench" >"$out/bench.txt" 2>&1
+  kill $tls_server 2>/dev/null
+fi
 multi_rc=0
 if part multi; then
   tests/gpu/run_multi.sh $build "$out/multi" | tee "$out/multi.txt"
@@ -179,7 +194,7 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo
   fi
   if part bench; then
-    echo "## rgpu bench: local CUDA vs rgpu over tcp and shm vs the raw transports (same run; plot bench/bench.png)"
+    echo "## rgpu bench: local CUDA vs rgpu over tcp, shm and tcp with TLS vs the raw transports (same run; plot bench/bench.png)"
     echo
     cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
     echo

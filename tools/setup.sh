@@ -15,7 +15,7 @@ MSG
 fi
 export PATH="$CUDA_HOME/bin:$PATH"
 
-packages=(cmake ninja-build g++ libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev pkg-config
+packages=(cmake ninja-build g++ libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev openssl pkg-config
           python3 python3-pip
           slurmctld slurmd slurm-client munge)  # SLURM and munge: the slurm_pool test
 missing=()

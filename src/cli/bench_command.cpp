@@ -22,10 +22,12 @@ namespace rgpu::cli {
 namespace {
 
 const char* kUsage =
-    "usage: rgpu bench [--server HOST[:PORT]] [--out DIR] [--max-bytes N]\n"
+    "usage: rgpu bench [--server HOST[:PORT]] [--tls-server HOST[:PORT]] [--out DIR] [--max-bytes N]\n"
     "  Measures copy latency and bandwidth (4 KB to 1 GB, pinned and pageable, both\n"
     "  directions), kernel launch times and start-up, locally and through rgpu, and\n"
     "  the raw transport, in one run. Without --server it starts a local rgpu-server.\n"
+    "  --tls-server adds the same over TLS to that server (its CA in RGPU_TLS_CA),\n"
+    "  with each figure's ratio to plain tcp.\n"
     "  Writes DIR/bench.json, DIR/bench.md and DIR/bench.png (default DIR: rgpu-bench).\n";
 
 // Runs argv with extra environment, stdout to `out`; returns the exit status.
@@ -65,10 +67,11 @@ bool reachable(const std::string& server) {
 }  // namespace
 
 int bench_command(int argc, char** argv) {
-  std::string server, out = "rgpu-bench", max_bytes = std::to_string(size_t{1} << 30);
+  std::string server, tls_server, out = "rgpu-bench", max_bytes = std::to_string(size_t{1} << 30);
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--server" && i + 1 < argc) server = argv[++i];
+    else if (a == "--tls-server" && i + 1 < argc) tls_server = argv[++i];
     else if (a == "--out" && i + 1 < argc) out = argv[++i];
     else if (a == "--max-bytes" && i + 1 < argc) max_bytes = argv[++i];
     else {
@@ -93,8 +96,8 @@ int bench_command(int argc, char** argv) {
     }
     for (int i = 0; i < 300 && !reachable(server); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!reachable(server)) {
-    fprintf(stderr, "rgpu bench: no rgpu-server at %s\n", server.c_str());
+  if (!reachable(server) || (!tls_server.empty() && !reachable(tls_server))) {
+    fprintf(stderr, "rgpu bench: no rgpu-server at %s\n", reachable(server) ? tls_server.c_str() : server.c_str());
     if (own_server > 0) kill(-own_server, SIGTERM);
     return 1;
   }
@@ -107,10 +110,11 @@ int bench_command(int argc, char** argv) {
   if (const char* old = getenv("LD_LIBRARY_PATH"); old && *old) path += std::string(":") + old;
   // shm needs the server on this host; its socket says whether it is.
   auto endpoint = transport::Endpoint::parse(server, 18515);
-  std::vector<std::string> transports{"tcp"};
-  if (access(transport::default_shm_socket(endpoint.port).c_str(), F_OK) == 0) transports.push_back("shm");
-  for (const auto& t : transports) {
-    rc |= run_to_file(bench, {path, "RGPU_DEVICES=" + server + ":0", "RGPU_TRANSPORT=" + t}, out + "/" + t + ".json");
+  std::vector<std::pair<std::string, std::string>> transports{{"tcp", server}};
+  if (access(transport::default_shm_socket(endpoint.port).c_str(), F_OK) == 0) transports.emplace_back("shm", server);
+  if (!tls_server.empty()) transports.emplace_back("tls", tls_server);
+  for (const auto& [t, where] : transports) {
+    rc |= run_to_file(bench, {path, "RGPU_DEVICES=" + where + ":0", "RGPU_TRANSPORT=" + t}, out + "/" + t + ".json");
     rc |= run_to_file({dir + "/rgpu-transport-bench", t}, {}, out + "/raw_" + t + ".json");
   }
   if (own_server > 0) {
@@ -124,7 +128,7 @@ int bench_command(int argc, char** argv) {
   {
     std::ofstream json(out + "/bench.json");
     json << "{\"local\": " << slurp(out + "/local.json");
-    for (const auto& t : transports)
+    for (const auto& [t, where] : transports)
       json << ", \"" << t << "\": " << slurp(out + "/" + t + ".json") << ", \"raw_" << t
            << "\": " << slurp(out + "/raw_" + t + ".json");
     json << "}\n";

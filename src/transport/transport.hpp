@@ -25,6 +25,8 @@ struct Endpoint {
   static Endpoint parse(const std::string& text, uint16_t default_port);
 };
 
+class Listener;
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -47,6 +49,10 @@ class Connection {
   virtual int take_fd() = 0;
   // Whether send_with_fd can work: both ends on one host, over a Unix socket.
   virtual bool passes_descriptors() const = 0;
+  // A listener reachable the way this connection was reached, speaking what
+  // it speaks: a new port on its local address, or a new abstract Unix
+  // socket; local_endpoint() says which.
+  virtual std::unique_ptr<Listener> listen_beside() const;
 };
 
 class Listener {
@@ -77,13 +83,24 @@ std::unique_ptr<Transport> make_tcp_transport();
 // Client and server on one host: a Unix socket (Endpoint::host is its path)
 // that can also pass shared-memory descriptors.
 std::unique_ptr<Transport> make_shm_transport();
-// Wraps a connected socket received from another process (the daemon hands
-// accepted connections to workers): shm for a Unix socket, else tcp.
-std::unique_ptr<Connection> adopt_socket(int fd);
+// TLS 1.3 over TCP (src/transport/tls). Paths of PEM files.
+struct TlsSettings {
+  std::string certificate;  // this side's certificate (chain); a server's is required
+  std::string private_key;  // its key
+  // The CA the peer's certificate must chain to. A client's: the server's
+  // CA (empty: the system's trust store). A server's: client certificates
+  // are required and checked against it (empty: none asked for).
+  std::string peer_ca;
+};
+// Connects only; the server's certificate must name the host connected to.
+std::unique_ptr<Transport> make_tls_client_transport(const TlsSettings& settings);
+// Listens and adopts only. Throws TransportError when the files are unusable.
+std::unique_ptr<Transport> make_tls_server_transport(const TlsSettings& settings);
 
-// A listener reachable the way `c` was reached: a new TCP port on c's local
-// address, or a new abstract Unix socket; local_endpoint() says which.
-std::unique_ptr<Listener> listen_beside(const Connection& c);
+// Wraps a connected socket received from another process (the daemon hands
+// accepted connections to workers): shm for a Unix socket, else `network`'s
+// (tcp or tls).
+std::unique_ptr<Connection> adopt_socket(int fd, Transport& network);
 
 // The Unix socket a server on TCP `port` also listens on by default; a
 // client given that port finds the server's socket there.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # CTest fixture: starts or stops an rgpu-server with the host-memory TEST
-# backend for the end-to-end tests.
+# backend for the end-to-end tests; arguments after STATE go to the server.
+#   usage: server_fixture.sh start|stop RGPU_SERVER PORT STATE [FLAG...]
 set -euo pipefail
 action=$1 server=$2 port=$3 state=$4
+shift 4
 case $action in
   start)
     mkdir -p "$state"
@@ -10,7 +12,7 @@ case $action in
     # over-budget notifications (e2e_async_notifications.cu).
     RGPU_HOST_TEST_MEMORY_BUDGET=$((64 << 20)) \
     "$server" --backend host-test --listen 127.0.0.1 --port "$port" --workers 2 \
-      --module-cache "$state/modules" --log-level warn >"$state/server.log" 2>&1 &
+      --module-cache "$state/modules" --log-level warn "$@" >"$state/server.log" 2>&1 &
     echo $! >"$state/server.pid"
     for _ in $(seq 100); do
       if (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; then exit 0; fi

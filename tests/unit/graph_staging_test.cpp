@@ -87,6 +87,8 @@ TEST(GraphStagingTest, NoMemoryIsANullBlock) {
   EXPECT_EQ(blocks.take(StagingBlocks::kSlabBytes).base, nullptr);
   blocks.give_back({});  // nothing to keep
   slabs.fail = false;
+  EXPECT_EQ(blocks.take(StagingBlocks::kMaxBlock + 1).base, nullptr);  // never asked for
+  EXPECT_TRUE(slabs.sizes.empty());
   EXPECT_NE(blocks.take(10).base, nullptr);
 }
 

@@ -74,6 +74,23 @@ TEST(ServerConfig, LimitsTakeCountsSizesAndSeconds) {
   EXPECT_THROW(parse({"--max-frame-bytes", "100"}, &c), std::invalid_argument);
 }
 
+TEST(ServerConfig, TlsNeedsCertificateAndKey) {
+  std::string path = ::testing::TempDir() + "/rgpu-server-tls.conf";
+  std::ofstream(path) << "tls-cert = /etc/rgpu/server.pem\ntls-key = /etc/rgpu/server.key\n";
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({"--config", path, "--tls-client-ca", "/etc/rgpu/ca.pem"}, &c));
+  EXPECT_EQ(c.tls.certificate, "/etc/rgpu/server.pem");
+  EXPECT_EQ(c.tls.private_key, "/etc/rgpu/server.key");
+  EXPECT_EQ(c.tls.peer_ca, "/etc/rgpu/ca.pem");
+  server::ServerConfig plain;
+  ASSERT_TRUE(parse({}, &plain));
+  EXPECT_TRUE(plain.tls.certificate.empty());
+  server::ServerConfig half;
+  EXPECT_THROW(parse({"--tls-cert", "server.pem"}, &half), std::invalid_argument);
+  server::ServerConfig no_tls;
+  EXPECT_THROW(parse({"--tls-client-ca", "ca.pem"}, &no_tls), std::invalid_argument);
+}
+
 TEST(Endpoint, ParsesHostsAndPorts) {
   auto e = transport::Endpoint::parse("gpu7:9000", 1);
   EXPECT_EQ(e.host, "gpu7");

@@ -1,18 +1,15 @@
 #include "client/core/graph_staging.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <memory>
 
-#include "client/core/runtime.hpp"
-#include "client/core/session.hpp"
-#include "common/log.hpp"
-#include "protocol/codec.hpp"
-#include "protocol/ops.hpp"
-#include "transport/shm/shared_memory.hpp"
+#include "client/core/device_shared_memory.hpp"
 
 namespace rgpu::client {
 
 StagingBlock StagingBlocks::take(size_t n) {
+  if (n > kMaxBlock) return {};
   size_t size = std::bit_ceil(std::max(n, kMinBlock));
   std::lock_guard lock(mutex_);
   if (auto& blocks = free_[size]; !blocks.empty()) {
@@ -42,23 +39,8 @@ namespace {
 
 // A slab of memory the device's server maps and page-locks, or null.
 char* shared_slab(int device, size_t bytes) {
-  VirtualDevice* d = Runtime::get().device(device);
-  if (!d || !d->session->shares_memory()) return nullptr;
-  transport::SharedMemory m;
-  try {
-    m = transport::create_shared_memory(bytes);
-  } catch (const transport::TransportError& e) {
-    RGPU_LOG(warn, "no staging memory for graph copies: %s", e.what());
-    return nullptr;
-  }
-  proto::Writer w;
-  w.put<uint64_t>(reinterpret_cast<uint64_t>(m.base)).put<uint64_t>(m.size);
-  std::vector<uint8_t> reply;
-  if (d->session->call_with_fd(proto::kOpHostRegisterShared, d->remote, w.bytes(), m.fd, reply) != cudaSuccess) {
-    transport::release_shared_memory(m);
-    return nullptr;
-  }
-  return static_cast<char*>(m.base);
+  auto m = share_with_device(device, bytes, "staging memory for graph copies");
+  return m ? static_cast<char*>(m->base) : nullptr;
 }
 
 }  // namespace

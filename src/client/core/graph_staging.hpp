@@ -29,6 +29,8 @@ class StagingBlocks {
   static constexpr size_t kSlabBytes = size_t{4} << 20;
   // Larger blocks get a slab of their own.
   static constexpr size_t kMaxCarved = kSlabBytes / 4;
+  // More than any host could stage (and than a power of two can round up to).
+  static constexpr size_t kMaxBlock = size_t{1} << 48;
 
   explicit StagingBlocks(SlabSource source) : source_(std::move(source)) {}
   // A block of at least n bytes; base is null when no memory could be had.

@@ -79,7 +79,14 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     auto conn = connect_to(server, kConnectTimeoutMs, &transport_name);
     std::unique_ptr<Session> s(new Session(server, transport_name));
     std::vector<uint8_t> challenge_args;
-    handshake_frame(*conn, proto::kOpChallenge, challenge_args);
+    try {
+      handshake_frame(*conn, proto::kOpChallenge, challenge_args);
+    } catch (const transport::TransportError& e) {
+      // A TLS server waits for a TLS greeting, then closes a plain connection.
+      if (transport_name != "tcp") throw;
+      throw transport::TransportError(std::string(e.what()) +
+                                      " (a server with TLS closes plain connections: set RGPU_TRANSPORT=tls)");
+    }
     proto::Reader cr(challenge_args);
     auto challenge = proto::Challenge::decode(cr);
     proto::Hello hello;
@@ -214,9 +221,11 @@ std::unique_ptr<transport::Connection> Session::join(uint8_t purpose) {
   if (joining_failed_ || dead_) return nullptr;
   try {
     if (hello_.join_secret.empty()) throw transport::TransportError("the server offers no way to join");
+    // A join takes the first connection's way: its own Unix socket over shm,
+    // a port on the server's host (with TLS if the first had it) otherwise.
     auto conn = hello_.join_path.empty()
-                    ? transport::make_tcp_transport()->connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
-                    : transport::make_shm_transport()->connect({hello_.join_path, 0}, kConnectTimeoutMs);
+                    ? transport_named(transport_name_).connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
+                    : transport_named("shm").connect({hello_.join_path, 0}, kConnectTimeoutMs);
     proto::Writer w;
     proto::Join{hello_.join_secret, purpose}.encode(w);
     proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());

@@ -83,7 +83,9 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
   c->copy = c->app;
   c->upload = p.host_sides & proto::kPageableSrc;
   if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
-    c->staging = graph_staging(device).take(p.width * p.height);
+    size_t bytes;
+    if (__builtin_mul_overflow(p.width, p.height, &bytes)) return cudaErrorInvalidValue;
+    c->staging = graph_staging(device).take(bytes);
     if (!c->staging.base) return cudaErrorMemoryAllocation;
     uint64_t staging = reinterpret_cast<uint64_t>(c->staging.base);
     // The staging block holds the rows packed.

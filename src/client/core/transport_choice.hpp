@@ -1,6 +1,8 @@
-// Which transport reaches a server: RGPU_TRANSPORT=tcp|shm forces one; by
-// default shm when the server is on this host (its Unix socket exists),
-// else tcp.
+// Which transport reaches a server: RGPU_TRANSPORT=tcp|shm|tls forces one;
+// by default shm when the server is on this host (its Unix socket exists),
+// else tcp. tls takes its files from RGPU_TLS_CA (the CA that signed the
+// server's certificate; default: the system's), RGPU_TLS_CERT and
+// RGPU_TLS_KEY (a client certificate, for servers that ask for one).
 #pragma once
 #include <memory>
 #include <string>
@@ -13,5 +15,8 @@ namespace rgpu::client {
 // stale. Throws TransportError.
 std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, int timeout_ms,
                                                   std::string* transport_name);
+
+// The process's transport of that name ("tcp", "shm" or "tls"), made once.
+transport::Transport& transport_named(const std::string& name);
 
 }  // namespace rgpu::client

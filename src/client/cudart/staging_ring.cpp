@@ -9,9 +9,9 @@
 #include <unordered_set>
 
 #include "client/core/call.hpp"
+#include "client/core/device_shared_memory.hpp"
 #include "client/cudart/copy_engine.hpp"
 #include "client/cudart/parallel_copy.hpp"
-#include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "transport/shm/shared_memory.hpp"
 
@@ -33,17 +33,9 @@ class StagingRing {
   // Shared memory registered with the device's server, and one event per
   // slot; false if anything failed (the caller then uses the socket).
   bool init() {
-    VirtualDevice* d = Runtime::get().device(device_);
-    try {
-      mem_ = transport::create_shared_memory(kSlots * kSlotBytes);
-    } catch (const transport::TransportError& e) {
-      RGPU_LOG(warn, "no staging ring: %s", e.what());
-      return false;
-    }
-    proto::Writer w;
-    w.put<uint64_t>(reinterpret_cast<uint64_t>(mem_.base)).put<uint64_t>(mem_.size);
-    std::vector<uint8_t> reply;
-    if (d->session->call_with_fd(proto::kOpHostRegisterShared, d->remote, w.bytes(), mem_.fd, reply)) return false;
+    auto m = share_with_device(device_, kSlots * kSlotBytes, "staging ring");
+    if (!m) return false;
+    mem_ = *m;
     for (auto& ev : events_) {
       Call call(proto::kOpEventCreate);
       int32_t remote;

@@ -49,7 +49,10 @@ int main(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
 
   std::vector<std::unique_ptr<transport::Listener>> listeners;
+  const bool tls = !config.tls.certificate.empty();
   try {
+    // Unusable certificate files stop the server here, not in each worker.
+    if (tls) transport::make_tls_server_transport(config.tls);
     listeners.push_back(transport::make_tcp_transport()->listen(
         transport::Endpoint{config.listen, static_cast<uint16_t>(config.port)}));
     if (!config.unix_socket.empty()) {
@@ -64,11 +67,11 @@ int main(int argc, char** argv) {
     RGPU_LOG(error, "%s", e.what());
     return 1;
   }
-  if (config.token.empty() && config.listen != "127.0.0.1" && config.listen != "::1" && config.listen != "localhost")
+  if (config.token.empty() && config.tls.peer_ca.empty() && config.listen != "127.0.0.1" && config.listen != "::1" && config.listen != "localhost")
     RGPU_LOG(warn, "listening on %s with no token: any host that reaches port %d may use the GPUs "
-                   "(give --token-file)", config.listen.c_str(), config.port);
-  RGPU_LOG(info, "listening on %s:%d%s%s, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
-           config.unix_socket.empty() ? "" : " and ", config.unix_socket.c_str(), config.backend.c_str(),
+                   "(give --token-file or --tls-client-ca)", config.listen.c_str(), config.port);
+  RGPU_LOG(info, "listening on %s:%d%s%s%s, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
+           tls ? " (TLS)" : "", config.unix_socket.empty() ? "" : " and ", config.unix_socket.c_str(), config.backend.c_str(),
            config.workers);
   server::WorkerPool pool(config);
   server::Refusals refusals;

@@ -30,6 +30,9 @@ const char* kUsage =
     "                       is then shared (default /tmp/rgpu-PORT.sock; none: off)\n"
     "  --unix-socket-mode M its file mode, octal: who on this host may connect\n"
     "                       (default 600: the server's user; 660: its group too)\n"
+    "  --tls-cert FILE      the tcp port speaks TLS 1.3 only, with this certificate (PEM)\n"
+    "  --tls-key FILE       and its private key (PEM)\n"
+    "  --tls-client-ca FILE clients must present a certificate signed by this CA\n"
     "  --config FILE        read these settings (key = value) from FILE first\n"
     "limits (0: none):\n"
     "  --max-sessions N             sessions at once, all clients (default 256)\n"
@@ -123,6 +126,9 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
       throw std::invalid_argument(key + " needs an octal file mode, not '" + v + "'");
     c->unix_socket_mode = static_cast<unsigned>(mode);
   }
+  else if (key == "tls-cert") c->tls.certificate = v;
+  else if (key == "tls-key") c->tls.private_key = v;
+  else if (key == "tls-client-ca") c->tls.peer_ca = v;
   else if (key == "token-file") {
     c->token = proto::read_token_file(v);
     if (c->token.empty()) throw std::invalid_argument("token file " + v + " is unreadable or empty");
@@ -186,6 +192,10 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
   for (const auto& [k, v] : ordered) apply(config, k, v);
   if (config->port <= 0 || config->port > 65535) throw std::invalid_argument("port out of range");
   if (config->workers < 0) throw std::invalid_argument("workers must be >= 0");
+  if (config->tls.certificate.empty() != config->tls.private_key.empty())
+    throw std::invalid_argument("TLS needs both --tls-cert and --tls-key");
+  if (!config->tls.peer_ca.empty() && config->tls.certificate.empty())
+    throw std::invalid_argument("--tls-client-ca needs TLS: give --tls-cert and --tls-key");
   if (config->unix_socket.empty()) config->unix_socket = transport::default_shm_socket(config->port);
   if (config->unix_socket == "none") config->unix_socket.clear();
   return true;

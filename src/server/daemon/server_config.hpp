@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/transport.hpp"
+
 namespace rgpu::server {
 
 struct ServerConfig {
@@ -22,6 +24,10 @@ struct ServerConfig {
   std::string unix_socket;
   // Who may connect to it: its file mode (default: the server's user only).
   unsigned unix_socket_mode = 0600;
+  // With a certificate and key the tcp listener speaks TLS only; with
+  // peer_ca (tls-client-ca) every client must present a certificate it
+  // signed.
+  transport::TlsSettings tls;
 
   // What one client may take (server_limits in README). 0: no limit.
   int max_sessions = 256;             // sessions at once, all clients together

@@ -35,12 +35,22 @@ void run_worker(const ServerConfig& config, int channel) {
     RGPU_LOG(error, "backend '%s' failed to initialise the GPUs (error %d)", config.backend.c_str(), e);
     _exit(2);
   }
+  // Connections on the tcp port speak TLS when the server has a certificate;
+  // the handshake happens here, in the worker, never in the daemon.
+  std::unique_ptr<transport::Transport> network;
+  try {
+    network = config.tls.certificate.empty() ? transport::make_tcp_transport()
+                                             : transport::make_tls_server_transport(config.tls);
+  } catch (const transport::TransportError& e) {
+    RGPU_LOG(error, "%s", e.what());
+    _exit(2);
+  }
   char ready = 'r';
   if (write(channel, &ready, 1) != 1) _exit(0);
   // The channel stays open: the session asks the daemon for admission.
   int fd = recv_fd(channel);
   if (fd < 0) _exit(0);
-  auto conn = transport::adopt_socket(fd);
+  auto conn = transport::adopt_socket(fd, *network);
   serve_session(*backend, *conn, limits);
   conn.reset();
   backend.reset();

@@ -299,7 +299,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     std::unique_ptr<transport::Listener> join_listener;
     JoinPoint join{{}, random_secret()};
     try {
-      join_listener = transport::listen_beside(conn);
+      join_listener = conn.listen_beside();
       transport::Endpoint where = join_listener->local_endpoint();
       join.where = where.port ? transport::Endpoint{"", where.port} : where;
     } catch (const transport::TransportError& e) {

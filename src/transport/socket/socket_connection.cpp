@@ -2,10 +2,8 @@
 
 #include "transport/poll_window.hpp"
 #include "transport/socket/descriptor_passing.hpp"
+#include "transport/socket/socket_address.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -96,13 +94,7 @@ ssize_t SocketConnection::receive(char* into, size_t len) {
 }
 
 bool SocketConnection::wait_readable(int timeout_ms) {
-  if (buffered_begin_ < buffered_end_) return true;
-  pollfd pfd{fd_, POLLIN, 0};
-  int r;
-  do {
-    r = ::poll(&pfd, 1, timeout_ms);
-  } while (r < 0 && errno == EINTR);
-  return r > 0;
+  return buffered_begin_ < buffered_end_ || socket_readable(fd_, timeout_ms);
 }
 
 void SocketConnection::send_with_fd(std::span<const iovec> parts, int fd) {
@@ -131,24 +123,6 @@ bool SocketConnection::passes_descriptors() const {
 
 void SocketConnection::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
-std::string SocketConnection::peer() const {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
-  char host[INET6_ADDRSTRLEN] = "?";
-  uint16_t port = 0;
-  if (ss.ss_family == AF_INET) {
-    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-    port = ntohs(a->sin_port);
-  } else if (ss.ss_family == AF_UNIX) {
-    return "local";
-  } else if (ss.ss_family == AF_INET6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-    port = ntohs(a->sin6_port);
-  }
-  return Endpoint{host, port}.to_string();
-}
+std::string SocketConnection::peer() const { return socket_peer(fd_); }
 
 }  // namespace rgpu::transport

@@ -46,12 +46,14 @@ TcpListener::~TcpListener() {
 
 void TcpListener::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
-std::unique_ptr<Connection> TcpListener::accept() {
+std::unique_ptr<Connection> TcpListener::accept() { return std::make_unique<SocketConnection>(accept_socket()); }
+
+int TcpListener::accept_socket() {
   for (;;) {
     int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) {
       tune_tcp_socket(fd);
-      return std::make_unique<SocketConnection>(fd);
+      return fd;
     }
     if (errno == EINTR || errno == ECONNABORTED) continue;
     throw TransportError(std::string("accept failed: ") + strerror(errno));

@@ -12,6 +12,8 @@ class TcpListener final : public Listener {
   TcpListener& operator=(const TcpListener&) = delete;
 
   std::unique_ptr<Connection> accept() override;
+  // The accepted socket itself, with rgpu's TCP options.
+  int accept_socket();
   void shutdown() override;
   int native_handle() const override { return fd_; }
   Endpoint local_endpoint() const override;
