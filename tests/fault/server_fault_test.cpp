@@ -495,6 +495,8 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   // Conditional nodes: b's handle, none, bad types and sizes, bodies the client may not name.
   proto::Writer bh;
   bh.put(b_graph).put<uint32_t>(1).put<uint32_t>(0);
+  // b's second, so that a's first (made alike in its own worker) differs.
+  ASSERT_EQ(b->call(proto::kOpGraphConditionalHandleCreate, 0, bh.bytes(), {}, reply), cudaSuccess);
   ASSERT_EQ(b->call(proto::kOpGraphConditionalHandleCreate, 0, bh.bytes(), {}, reply), cudaSuccess);
   uint64_t b_handle = handle();
   proto::Writer ah;

@@ -30,7 +30,10 @@ bool is_unix_socket(int fd) {
 
 void Refusals::answer(Closing& c) {
   try {
-    auto conn = transport::adopt_socket(dup(c.fd));
+    // Plain tcp even on a TLS port: the daemon never runs a TLS handshake,
+    // so a TLS client sees its handshake fail instead of the reason.
+    auto tcp = transport::make_tcp_transport();
+    auto conn = transport::adopt_socket(dup(c.fd), *tcp);
     // No token asked for: the client sends its hello either way and then
     // reads the reason.
     proto::send_message(*conn, proto::kOpChallenge, proto::Challenge{proto::random_nonce(), 0});
