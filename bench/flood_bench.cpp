@@ -26,7 +26,7 @@ namespace {
 
 std::unique_ptr<client::Session> open(const transport::Endpoint& server) {
   std::string why;
-  auto s = client::Session::open(server, {0}, &why);
+  auto s = client::Session::open(server, "", {0}, &why);
   if (!s) fprintf(stderr, "rgpu-flood-bench: %s\n", why.c_str());
   return s;
 }

@@ -96,8 +96,9 @@ def main(argv):
                 if key in raw_tcp and key in raw_tls:
                     lines.append(f"| {label} | {raw_tcp[key]:.2f} | {raw_tls[key]:.2f} | "
                                  f"{raw_tls[key] / raw_tcp[key]:.2f} |")
-            lines.append(f"\nkernel TLS: send {raw_tls.get('kernel_tls_send')}, "
-                         f"receive {raw_tls.get('kernel_tls_recv')}.")
+            on = {True: "on", False: "off", None: "not reported"}
+            lines.append(f"\nkernel TLS (the `tls` module): send {on[raw_tls.get('kernel_tls_send')]}, "
+                         f"receive {on[raw_tls.get('kernel_tls_recv')]}.")
     with open(argv[2], "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -1,11 +1,12 @@
 // Raw transport figures with no GPU involved, to set rgpu's copy figures
 // against: 64-byte round-trip latency and bulk throughput over the same
 // transport implementation rgpu uses: loopback TCP, TLS over loopback TCP
-// (a throwaway certificate made with the openssl CLI), or the shm
-// transport's Unix socket. Bulk throughput is measured over one stream and,
-// for tcp and tls, also striped over RGPU_TCP_STRIPES connections at once as
-// rgpu stripes large pageable copies. Prints one JSON object.
-// usage: rgpu-transport-bench [tcp|tls|shm]
+// (a throwaway certificate made with the openssl CLI), the shm transport's
+// Unix socket, or ucx over loopback (whatever UCX picks; UCX_TLS narrows
+// it). Bulk throughput is measured over one stream and, for tcp and tls,
+// also striped over RGPU_TCP_STRIPES connections at once as rgpu stripes
+// large pageable copies. Prints one JSON object.
+// usage: rgpu-transport-bench [tcp|tls|shm|ucx]
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -125,14 +126,17 @@ int main(int argc, char** argv) {
   } else if (kind == "tcp" || shm) {
     transport = shm ? make_shm_transport() : make_tcp_transport();
     listening = shm ? make_shm_transport() : make_tcp_transport();
+  } else if (kind == "ucx") {
+    transport = make_ucx_transport();
+    listening = make_ucx_transport();
   } else {
-    fprintf(stderr, "usage: rgpu-transport-bench [tcp|tls|shm]\n");
+    fprintf(stderr, "usage: rgpu-transport-bench [tcp|tls|shm|ucx]\n");
     return 2;
   }
   std::string path = "/tmp/rgpu-transport-bench-" + std::to_string(getpid()) + ".sock";
   auto listener = listening->listen(shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", 0});
   Endpoint where = shm ? Endpoint{path, 0} : Endpoint{"127.0.0.1", listener->local_endpoint().port};
-  const size_t striped = shm ? 0 : stripes();
+  const size_t striped = kind == "tcp" || kind == "tls" ? stripes() : 0;
   std::thread server([&] {
     Connections one;
     one.push_back(listener->accept());

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU run in one command, on a machine with a GPU: builds rgpu,
 # starts rgpu-server on the GPU, runs the corpus locally and through rgpu
-# over tcp and shm (outputs compared), runs many clients at once, runs
+# over tcp, shm and ucx (outputs compared), runs many clients at once, runs
 # `rgpu bench` (local vs each transport, tcp with TLS too, vs the raw transport, same run) and
 # writes the report to OUT_DIR.
 #   usage: tools/gpu-suite.sh OUT_DIR     (RGPU_COMMIT names the commit measured)
@@ -16,7 +16,11 @@
 # slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
 # which this machine's image lacks: not run without them),
 # multi (one application on the GPUs of several servers, one server per GPU:
-# tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more).
+# tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more),
+# ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds;
+# `rgpu bench` has a ucx column whenever the ucx transport is built).
+# UCX is NVIDIA's CUDA-enabled build in .whl/ where tools/fetch-ucx.sh put it,
+# else the system's.
 #   tools/gpu-suite.sh --multi OUT_DIR   is RGPU_SUITE=multi.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +31,12 @@ fi
 out=$(mkdir -p "${1:?usage: gpu-suite.sh [--multi] OUT_DIR}" && cd "$1" && pwd)
 export PATH=/usr/local/cuda/bin:$PATH
 export RGPU_PORT=${RGPU_PORT:-18515}
+RGPU_UCX_PORT=${RGPU_UCX_PORT:-$((RGPU_PORT + 3))}
+ucx_bin=
+if [ -d .whl/libucx/lib ]; then
+  export LD_LIBRARY_PATH=$PWD/.whl/libucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  ucx_bin=$PWD/.whl/libucx/bin/
+fi
 build=build-gpu
 commit=${RGPU_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 
@@ -34,12 +44,12 @@ cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
 gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency bench ucx slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 # The server of every part but multi (which starts one per GPU).
 : >"$out/server.log"
 if [[ $parts != " multi " ]]; then
-  $build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --workers 4 \
+  $build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
     --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
   server=$!
   trap 'kill $server 2>/dev/null || true' EXIT
@@ -90,6 +100,31 @@ if part appbench; then
   kill $fresh 2>/dev/null
   rm -rf "$out/fresh-module-cache"
 fi
+# UCX: which transports it finds here, the corpus over it, and its own raw
+# figures (ucx_perftest on loopback: tag latency, bandwidth host to host and,
+# with CUDA, host to GPU memory) to set rgpu's ucx figures against.
+if part ucx; then
+  if [ -f $build/lib/librgpu-transport-ucx.so ]; then
+    ${ucx_bin}ucx_info -v >"$out/ucx-info.txt" 2>&1
+    ${ucx_bin}ucx_info -d >>"$out/ucx-info.txt" 2>&1
+    RGPU_TRANSPORT=ucx RGPU_PORT=$RGPU_UCX_PORT tests/gpu/run_corpus.sh $build "$out/corpus-ucx" | tee "$out/corpus-ucx.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+    perftest() {  # NAME ARGS...: one ucx_perftest run over loopback, its summary kept
+      local name=$1 port=$((RGPU_PORT + 40)); shift
+      ${ucx_bin}ucx_perftest -p $port >/dev/null 2>&1 &
+      local peer=$!
+      sleep 1
+      timeout 120 ${ucx_bin}ucx_perftest 127.0.0.1 -p $port "$@" >"$out/perftest-$name.txt" 2>&1
+      kill $peer 2>/dev/null; wait $peer 2>/dev/null
+    }
+    perftest tag_lat_64B -t tag_lat -s 64 -n 100000
+    perftest tag_bw_256MB -t tag_bw -s 268435456 -n 20
+    perftest get_bw_256MB -t ucp_get -s 268435456 -n 20
+    perftest tag_bw_256MB_host_to_cuda -t tag_bw -s 268435456 -n 20 -m host,cuda
+  else
+    echo "the ucx transport was not built (no UCX found): see $out/build.log" >"$out/ucx-info.txt"
+  fi
+fi
 if part bench; then
   # tcp with TLS beside plain tcp: a second server whose tcp port speaks TLS,
   # with a throwaway self-signed certificate for 127.0.0.1.
@@ -102,8 +137,10 @@ if part bench; then
     --module-cache "$out/module-cache" >"$out/tls-server.log" 2>&1 &
   tls_server=$!
   for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$tls_port) 2>/dev/null && break; sleep 0.1; done
+  ucx_bench=
+  [ -f $build/lib/librgpu-transport-ucx.so ] && ucx_bench="--ucx-port $RGPU_UCX_PORT"
   RGPU_TLS_CA="$out/tls/server.pem" $build/rgpu bench --server 127.0.0.1:"$RGPU_PORT" \
-    --tls-server 127.0.0.1:$tls_port --out "$out/bench" >"$out/bench.txt" 2>&1
+    --tls-server 127.0.0.1:$tls_port $ucx_bench --out "$out/bench" >"$out/bench.txt" 2>&1
   kill $tls_server 2>/dev/null
 fi
 multi_rc=0
@@ -152,7 +189,7 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
-  for t in tcp shm; do
+  for t in tcp shm ucx; do
     for kind in corpus static apps samples; do
       [ -f "$out/$kind-$t/corpus.md" ] || continue
       case $kind in
@@ -194,9 +231,25 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo
   fi
   if part bench; then
-    echo "## rgpu bench: local CUDA vs rgpu over tcp, shm and tcp with TLS vs the raw transports (same run; plot bench/bench.png)"
+    echo "## rgpu bench: local CUDA vs rgpu over tcp, shm, tcp with TLS and ucx vs the raw transports (same run; plot bench/bench.png)"
     echo
     cat "$out/bench/bench.md" 2>/dev/null || tail -5 "$out/bench.txt"
+    echo
+  fi
+  if [ -f "$out/ucx-info.txt" ]; then
+    echo "## UCX on this machine"
+    echo
+    rdma=$(grep -E "Transport: (rc|ud|dc)" "$out/ucx-info.txt" | sort -u)
+    echo "- transports \`ucx_info -d\` found: $(grep -o "Transport: .*" "$out/ucx-info.txt" | sort -u | cut -d' ' -f2 | tr '\n' ' ')"
+    if [ -z "$rdma" ]; then
+      echo "- **no RDMA device (InfiniBand/RoCE) found: RDMA was not measured**; ucx ran over what it found (shared memory, tcp, CUDA copies)"
+    fi
+    for f in "$out"/perftest-*.txt; do
+      [ -f "$f" ] || continue
+      echo "- ucx_perftest $(basename "$f" .txt | cut -d- -f2-): \`$(grep -E "^ *Final:|^\s+[0-9]+ +[0-9]" "$f" | tail -1 | tr -s ' ')\`"
+    done
+    echo
+    echo "\`ucx_info -d\` in full: ucx-info.txt"
     echo
   fi
   # Last, so that a --multi run's tables end the output.

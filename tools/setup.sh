@@ -17,7 +17,9 @@ export PATH="$CUDA_HOME/bin:$PATH"
 
 packages=(cmake ninja-build g++ libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev openssl pkg-config
           python3 python3-pip
-          slurmctld slurmd slurm-client munge)  # SLURM and munge: the slurm_pool test
+          libucx-dev  # UCX (Debian's 1.13): the ucx transport
+          slurmctld slurmd slurm-client munge  # SLURM and munge: the slurm_pool test
+          clang libclang-rt-dev)                # tools/fuzz.sh: libFuzzer and clang's sanitizers
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -22,12 +22,12 @@ namespace rgpu::cli {
 namespace {
 
 const char* kUsage =
-    "usage: rgpu bench [--server HOST[:PORT]] [--tls-server HOST[:PORT]] [--out DIR] [--max-bytes N]\n"
+    "usage: rgpu bench [--server HOST[:PORT]] [--tls-server HOST[:PORT]] [--ucx-port N] [--out DIR] [--max-bytes N]\n"
     "  Measures copy latency and bandwidth (4 KB to 1 GB, pinned and pageable, both\n"
     "  directions), kernel launch times and start-up, locally and through rgpu, and\n"
     "  the raw transport, in one run. Without --server it starts a local rgpu-server.\n"
     "  --tls-server adds the same over TLS to that server (its CA in RGPU_TLS_CA),\n"
-    "  with each figure's ratio to plain tcp.\n"
+    "  with each figure's ratio to plain tcp. --ucx-port adds ucx (the server's ucx port).\n"
     "  Writes DIR/bench.json, DIR/bench.md and DIR/bench.png (default DIR: rgpu-bench).\n";
 
 // Runs argv with extra environment, stdout to `out`; returns the exit status.
@@ -64,20 +64,30 @@ bool reachable(const std::string& server) {
   }
 }
 
+// The port --ucx-port gave (checked before anything starts).
+uint16_t ucx_endpoint_port(const std::string& port) { return transport::Endpoint::parse("host:" + port, 0).port; }
+
 }  // namespace
 
 int bench_command(int argc, char** argv) {
-  std::string server, tls_server, out = "rgpu-bench", max_bytes = std::to_string(size_t{1} << 30);
+  std::string server, tls_server, ucx_port, out = "rgpu-bench", max_bytes = std::to_string(size_t{1} << 30);
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--server" && i + 1 < argc) server = argv[++i];
     else if (a == "--tls-server" && i + 1 < argc) tls_server = argv[++i];
+    else if (a == "--ucx-port" && i + 1 < argc) ucx_port = argv[++i];
     else if (a == "--out" && i + 1 < argc) out = argv[++i];
     else if (a == "--max-bytes" && i + 1 < argc) max_bytes = argv[++i];
     else {
       fputs(kUsage, a == "--help" ? stdout : stderr);
       return a == "--help" ? 0 : 2;
     }
+  }
+  try {
+    if (!ucx_port.empty()) ucx_endpoint_port(ucx_port);
+  } catch (const transport::TransportError& e) {
+    fprintf(stderr, "rgpu bench: --ucx-port: %s\n", e.what());
+    return 2;
   }
   const std::string dir = executable_dir();
   mkdir(out.c_str(), 0755);
@@ -90,8 +100,12 @@ int bench_command(int argc, char** argv) {
       setpgid(0, 0);
       std::string log = out + "/server.log";
       if (!freopen(log.c_str(), "w", stderr)) _exit(126);
-      execl((dir + "/rgpu-server").c_str(), "rgpu-server", "--listen", "127.0.0.1", "--port", "18599", "--workers",
-            "2", nullptr);
+      std::vector<std::string> args{dir + "/rgpu-server", "--listen", "127.0.0.1", "--port", "18599", "--workers", "2"};
+      if (!ucx_port.empty()) args.insert(args.end(), {"--ucx-port", ucx_port});
+      std::vector<char*> argv_server;
+      for (auto& a : args) argv_server.push_back(a.data());
+      argv_server.push_back(nullptr);
+      execv(argv_server[0], argv_server.data());
       _exit(127);
     }
     for (int i = 0; i < 300 && !reachable(server); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -113,6 +127,8 @@ int bench_command(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> transports{{"tcp", server}};
   if (access(transport::default_shm_socket(endpoint.port).c_str(), F_OK) == 0) transports.emplace_back("shm", server);
   if (!tls_server.empty()) transports.emplace_back("tls", tls_server);
+  if (!ucx_port.empty())
+    transports.emplace_back("ucx", "ucx://" + transport::Endpoint{endpoint.host, ucx_endpoint_port(ucx_port)}.to_string());
   for (const auto& [t, where] : transports) {
     rc |= run_to_file(bench, {path, "RGPU_DEVICES=" + where + ":0", "RGPU_TRANSPORT=" + t}, out + "/" + t + ".json");
     rc |= run_to_file({dir + "/rgpu-transport-bench", t}, {}, out + "/raw_" + t + ".json");

@@ -12,6 +12,8 @@ constexpr uint32_t kFrameMagic = 0x55504752;  // "RGPU"
 // Bumped whenever a frame, an op number or an argument layout changes.
 constexpr uint32_t kProtocolVersion = 8;
 constexpr uint16_t kDefaultPort = 18515;
+// Where rgpu-server --ucx-port conventionally listens (it is off unless given).
+constexpr uint16_t kDefaultUcxPort = 18516;
 
 // Arguments are small (handles, sizes, a few structs); anything large travels
 // as payload, which handlers validate against the sizes in the arguments.

@@ -83,6 +83,9 @@ std::unique_ptr<Transport> make_tcp_transport();
 // Client and server on one host: a Unix socket (Endpoint::host is its path)
 // that can also pass shared-memory descriptors.
 std::unique_ptr<Transport> make_shm_transport();
+// UCX (InfiniBand, RoCE, shared memory, TCP: whatever UCX finds), from a
+// module loaded on first use; throws TransportError when it cannot load.
+std::unique_ptr<Transport> make_ucx_transport();
 // TLS 1.3 over TCP (src/transport/tls). Paths of PEM files.
 struct TlsSettings {
   std::string certificate;  // this side's certificate (chain); a server's is required

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   }
   setenv("RGPU_TRANSPORT", argv[2], 1);
   std::string why;
-  auto s = client::Session::open({"127.0.0.1", static_cast<uint16_t>(std::atoi(argv[1]))}, {0}, &why);
+  auto s = client::Session::open({"127.0.0.1", static_cast<uint16_t>(std::atoi(argv[1]))}, "", {0}, &why);
   if (!s) {
     fprintf(stderr, "%s\n", why.c_str());
     return 2;

@@ -35,7 +35,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport) {
   setenv("RGPU_TRANSPORT", transport, 1);
   std::string why;
-  auto s = client::Session::open({"127.0.0.1", port}, {0}, &why);
+  auto s = client::Session::open({"127.0.0.1", port}, "", {0}, &why);
   unsetenv("RGPU_TRANSPORT");
   EXPECT_TRUE(s) << why;
   return s;

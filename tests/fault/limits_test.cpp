@@ -31,7 +31,7 @@ class Limited {
   // A session over `transport`; null with *why when refused.
   std::unique_ptr<client::Session> open(const char* transport, std::string* why) const {
     setenv("RGPU_TRANSPORT", transport, 1);
-    auto s = client::Session::open({"127.0.0.1", port_}, {0}, why);
+    auto s = client::Session::open({"127.0.0.1", port_}, "", {0}, why);
     unsetenv("RGPU_TRANSPORT");
     return s;
   }

@@ -1,3 +1,4 @@
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include "protocol/codec.hpp"
@@ -40,6 +41,16 @@ TEST(Codec, HugeLengthPrefixDoesNotOverread) {
   w.put<uint32_t>(0xffffffffu).put<uint8_t>(1);
   Reader r(w.bytes());
   EXPECT_THROW(r.get_bytes(), DecodeError);
+}
+
+// Found by fuzzing the dispatcher (UBSan): an enum value off the wire that
+// no enumerator names was loaded as the enum, which is undefined.
+TEST(Codec, EnumValuesNoEnumeratorNamesAreReadAsNumbers) {
+  Writer w;
+  w.put<uint32_t>(8704);
+  Reader r(w.bytes());
+  EXPECT_EQ(static_cast<uint32_t>(r.get<cudaDeviceAttr>()), 8704u);
+  r.expect_end();
 }
 
 TEST(Codec, TrailingBytesAreRejected) {

@@ -24,6 +24,25 @@ TEST(DeviceList, RejectsEntriesWithoutGpu) {
   EXPECT_THROW(parse_device_list("gpu1:99999:0"), std::invalid_argument);
 }
 
+TEST(DeviceList, EntriesMayNameTheirTransport) {
+  // ucx entries default to the ucx port; entries without a transport take
+  // the one given (RGPU_TRANSPORT's).
+  auto d = parse_device_list("ucx://gpu1:0,tcp://gpu2:9000:1,gpu3:2", "ucx");
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].transport, "ucx");
+  EXPECT_EQ(d[0].server.port, 18516);
+  EXPECT_EQ(d[0].server_key(), "ucx://gpu1:18516");
+  EXPECT_EQ(d[1].transport, "tcp");
+  EXPECT_EQ(d[1].server.port, 9000);
+  EXPECT_EQ(d[2].transport, "ucx");
+  EXPECT_EQ(d[2].server.port, 18516);
+  EXPECT_EQ(parse_device_list("gpu1:0")[0].server_key(), "gpu1:18515");
+  EXPECT_THROW(parse_device_list("rdma://gpu1:0"), std::invalid_argument);
+  setenv("RGPU_TRANSPORT", "carrier-pigeon", 1);
+  EXPECT_THROW(device_list_from_environment(), std::invalid_argument);
+  unsetenv("RGPU_TRANSPORT");
+}
+
 TEST(DeviceList, AcceptsRcudaVariables) {
   unsetenv("RGPU_DEVICES");
   setenv("RCUDA_DEVICE_COUNT", "2", 1);

@@ -34,6 +34,18 @@ TEST(ServerConfig, RejectsUnknownAndMalformedSettings) {
   EXPECT_THROW(parse({"--port"}, &c), std::invalid_argument);
 }
 
+TEST(ServerConfig, UcxPortIsOffUnlessGivenAndDistinct) {
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({}, &c));
+  EXPECT_EQ(c.ucx_port, 0);
+  ASSERT_TRUE(parse({"--ucx-port", "18516"}, &c));
+  EXPECT_EQ(c.ucx_port, 18516);
+  server::ServerConfig same;
+  EXPECT_THROW(parse({"--port", "9000", "--ucx-port", "9000"}, &same), std::invalid_argument);
+  server::ServerConfig bad;
+  EXPECT_THROW(parse({"--ucx-port", "70000"}, &bad), std::invalid_argument);
+}
+
 // Nothing is open beyond this host and its user unless configured so.
 TEST(ServerConfig, DefaultsAdmitOnlyThisHostAndUser) {
   server::ServerConfig c;

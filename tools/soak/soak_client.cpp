@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   }
   auto server = transport::Endpoint::parse(argv[1], proto::kDefaultPort);
   std::string why;
-  auto s = client::Session::open(server, {0}, &why);
+  auto s = client::Session::open(server, "", {0}, &why);
   if (!s) {
     fprintf(stderr, "rgpu-soak-client: %s\n", why.c_str());
     return 2;

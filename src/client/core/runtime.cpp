@@ -61,17 +61,17 @@ void Runtime::init() {
   }
   // One session per server, asking for all of that server's GPUs at once.
   std::map<std::string, std::vector<int>> gpus_by_server;
-  std::map<std::string, transport::Endpoint> endpoints;
+  std::map<std::string, DeviceSpec> servers;
   for (const auto& s : specs) {
-    auto key = s.server.to_string();
+    auto key = s.server_key();
     auto& gpus = gpus_by_server[key];
     if (std::find(gpus.begin(), gpus.end(), s.gpu) == gpus.end()) gpus.push_back(s.gpu);
-    endpoints[key] = s.server;
+    servers[key] = s;
   }
   std::map<std::string, Session*> by_server;
   for (auto& [key, gpus] : gpus_by_server) {
     std::string why;
-    auto session = Session::open(endpoints[key], gpus, &why);
+    auto session = Session::open(servers[key].server, servers[key].transport, gpus, &why);
     if (!session) {
       RGPU_LOG(error, "%s", why.c_str());
       init_status_ = cudaErrorNoDevice;
@@ -82,7 +82,7 @@ void Runtime::init() {
   }
   for (const auto& s : specs) {
     auto d = std::make_unique<VirtualDevice>();
-    d->session = by_server[s.server.to_string()];
+    d->session = by_server[s.server_key()];
     d->remote = s.gpu;
     devices_.push_back(std::move(d));
   }

@@ -72,11 +72,11 @@ std::string client_token() {
 Session::Session(transport::Endpoint server, std::string transport_name)
     : server_(std::move(server)), transport_name_(std::move(transport_name)) {}
 
-std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const std::vector<int>& gpus,
-                                       std::string* why) {
+std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const std::string& transport,
+                                       const std::vector<int>& gpus, std::string* why) {
   try {
     std::string transport_name;
-    auto conn = connect_to(server, kConnectTimeoutMs, &transport_name);
+    auto conn = connect_to(server, transport, kConnectTimeoutMs, &transport_name);
     std::unique_ptr<Session> s(new Session(server, transport_name));
     std::vector<uint8_t> challenge_args;
     try {
@@ -222,7 +222,7 @@ std::unique_ptr<transport::Connection> Session::join(uint8_t purpose) {
   try {
     if (hello_.join_secret.empty()) throw transport::TransportError("the server offers no way to join");
     // A join takes the first connection's way: its own Unix socket over shm,
-    // a port on the server's host (with TLS if the first had it) otherwise.
+    // a port on the server's host (with TLS or UCX if the first had it) otherwise.
     auto conn = hello_.join_path.empty()
                     ? transport_named(transport_name_).connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
                     : transport_named("shm").connect({hello_.join_path, 0}, kConnectTimeoutMs);

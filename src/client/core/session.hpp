@@ -27,8 +27,9 @@ namespace rgpu::client {
 class Session {
  public:
   // Connects and shakes hands; on failure returns null and says why.
-  static std::unique_ptr<Session> open(const transport::Endpoint& server, const std::vector<int>& gpus,
-                                       std::string* why);
+  // `transport` as in DeviceSpec.
+  static std::unique_ptr<Session> open(const transport::Endpoint& server, const std::string& transport,
+                                       const std::vector<int>& gpus, std::string* why);
   // Applications keep their sessions for good; tests end theirs, and a
   // later session at the same address must not find this one's lanes.
   ~Session();

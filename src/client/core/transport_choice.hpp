@@ -1,8 +1,9 @@
-// Which transport reaches a server: RGPU_TRANSPORT=tcp|shm|tls forces one;
-// by default shm when the server is on this host (its Unix socket exists),
-// else tcp. tls takes its files from RGPU_TLS_CA (the CA that signed the
-// server's certificate; default: the system's), RGPU_TLS_CERT and
-// RGPU_TLS_KEY (a client certificate, for servers that ask for one).
+// Which transport reaches a server: the one asked for (RGPU_TRANSPORT or a
+// device entry's tcp://, shm://, tls:// or ucx://), by default shm when the
+// server is on this host (its Unix socket exists), else tcp. tls takes its
+// files from RGPU_TLS_CA (the CA that signed the server's certificate;
+// default: the system's), RGPU_TLS_CERT and RGPU_TLS_KEY (a client
+// certificate, for servers that ask for one).
 #pragma once
 #include <memory>
 #include <string>
@@ -11,12 +12,12 @@
 
 namespace rgpu::client {
 
-// Connects; falls back from an automatic shm choice to tcp if the socket is
-// stale. Throws TransportError.
-std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, int timeout_ms,
-                                                  std::string* transport_name);
+// Connects over `wanted` (empty: the default choice); falls back from an
+// automatic shm choice to tcp if the socket is stale. Throws TransportError.
+std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, const std::string& wanted,
+                                                  int timeout_ms, std::string* transport_name);
 
-// The process's transport of that name ("tcp", "shm" or "tls"), made once.
+// The process's transport of that name ("tcp", "shm", "tls" or "ucx"), made once.
 transport::Transport& transport_named(const std::string& name);
 
 }  // namespace rgpu::client

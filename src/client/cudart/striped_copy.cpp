@@ -46,7 +46,8 @@ bool striped_copy(int device, uint64_t remote_stream, void* dst, const void* src
                   bool sync, cudaError_t* status) {
   const unsigned stripes = static_cast<unsigned>(std::min<size_t>(tcp_stripes(), n / kMinStripeBytes));
   if (stripes < 2 || remote_stream == reinterpret_cast<uint64_t>(cudaStreamPerThread)) return false;
-  if (Runtime::get().device(device)->session->shares_memory()) return false;
+  // One TCP stream is what one core copies; shm and ucx move a copy at once.
+  if (Runtime::get().device(device)->session->transport_name() != "tcp") return false;
   const size_t stripe = (n / stripes + kPage - 1) / kPage * kPage;
   std::atomic<int> first_error{cudaSuccess};
   auto move = [&](unsigned i) {

@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
     if (tls) transport::make_tls_server_transport(config.tls);
     listeners.push_back(transport::make_tcp_transport()->listen(
         transport::Endpoint{config.listen, static_cast<uint16_t>(config.port)}));
+    // A plain TCP listener: the worker that takes the connection sets up
+    // UCX on it (the daemon never loads UCX, whose state must not be forked).
+    if (config.ucx_port)
+      listeners.push_back(transport::make_tcp_transport()->listen(
+          transport::Endpoint{config.listen, static_cast<uint16_t>(config.ucx_port)}));
     if (!config.unix_socket.empty()) {
       listeners.push_back(transport::make_shm_transport()->listen(transport::Endpoint{config.unix_socket, 0}));
       // The file mode says who on this host may connect (an abstract name
@@ -70,8 +75,9 @@ int main(int argc, char** argv) {
   if (config.token.empty() && config.tls.peer_ca.empty() && config.listen != "127.0.0.1" && config.listen != "::1" && config.listen != "localhost")
     RGPU_LOG(warn, "listening on %s with no token: any host that reaches port %d may use the GPUs "
                    "(give --token-file or --tls-client-ca)", config.listen.c_str(), config.port);
-  RGPU_LOG(info, "listening on %s:%d%s%s%s, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
-           tls ? " (TLS)" : "", config.unix_socket.empty() ? "" : " and ", config.unix_socket.c_str(), config.backend.c_str(),
+  RGPU_LOG(info, "listening on %s:%d%s%s%s%s, backend %s, %d pre-started workers", config.listen.c_str(), config.port,
+           tls ? " (TLS)" : "", config.unix_socket.empty() ? "" : " and ", config.unix_socket.c_str(),
+           config.ucx_port ? (", ucx on port " + std::to_string(config.ucx_port)).c_str() : "", config.backend.c_str(),
            config.workers);
   server::WorkerPool pool(config);
   server::Refusals refusals;

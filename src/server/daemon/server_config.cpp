@@ -20,6 +20,8 @@ const char* kUsage =
     "  --listen ADDR        address to listen on (default 127.0.0.1: this host only;\n"
     "                       0.0.0.0 serves every host that reaches the port: give a token)\n"
     "  --port N             TCP port (default 18515)\n"
+    "  --ucx-port N         also serve clients over UCX (InfiniBand, RoCE...) on port N\n"
+    "                       (clients' default for ucx is 18516; default: off)\n"
     "  --gpus LIST          GPUs to export, e.g. 0,1 (default: all)\n"
     "  --workers N          pre-started workers with CUDA initialised (default 2)\n"
     "  --backend NAME       cuda (default) or host-test (host memory, for tests only)\n"
@@ -97,6 +99,7 @@ int to_count(const std::string& key, const std::string& v) {
 void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   if (key == "listen") c->listen = v;
   else if (key == "port") c->port = to_int(key, v);
+  else if (key == "ucx-port") c->ucx_port = to_int(key, v);
   else if (key == "workers") c->workers = to_int(key, v);
   else if (key == "backend") c->backend = v;
   else if (key == "log-level") c->log_level = v;
@@ -191,6 +194,8 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
   }
   for (const auto& [k, v] : ordered) apply(config, k, v);
   if (config->port <= 0 || config->port > 65535) throw std::invalid_argument("port out of range");
+  if (config->ucx_port < 0 || config->ucx_port > 65535 || config->ucx_port == config->port)
+    throw std::invalid_argument("ucx-port out of range or the same as port");
   if (config->workers < 0) throw std::invalid_argument("workers must be >= 0");
   if (config->tls.certificate.empty() != config->tls.private_key.empty())
     throw std::invalid_argument("TLS needs both --tls-cert and --tls-key");

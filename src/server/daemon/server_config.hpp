@@ -14,6 +14,8 @@ struct ServerConfig {
   // default.
   std::string listen = "127.0.0.1";
   int port = 18515;
+  // Clients over UCX meet their worker on this TCP port first (0: off).
+  int ucx_port = 0;
   std::vector<int> gpus;  // empty: every GPU the backend sees
   int workers = 2;        // pre-forked, CUDA already initialised
   std::string backend = "cuda";

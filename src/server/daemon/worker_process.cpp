@@ -1,5 +1,7 @@
 #include "server/daemon/worker_process.hpp"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <memory>
@@ -10,6 +12,19 @@
 #include "server/worker/session_loop.hpp"
 
 namespace rgpu::server {
+namespace {
+
+// Whether the daemon accepted `fd` on its ucx port.
+bool reached_ucx_port(int fd, int ucx_port) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (ucx_port == 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return false;
+  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port) == ucx_port;
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port) == ucx_port;
+  return false;
+}
+
+}  // namespace
 
 void run_worker(const ServerConfig& config, int channel) {
   log::set_prefix("rgpu-worker");
@@ -45,13 +60,29 @@ void run_worker(const ServerConfig& config, int channel) {
     RGPU_LOG(error, "%s", e.what());
     _exit(2);
   }
+  // UCX starts here, before a client waits for it.
+  std::unique_ptr<transport::Transport> ucx;
+  if (config.ucx_port) {
+    try {
+      ucx = transport::make_ucx_transport();
+    } catch (const std::exception& e) {
+      RGPU_LOG(error, "%s", e.what());
+    }
+  }
   char ready = 'r';
   if (write(channel, &ready, 1) != 1) _exit(0);
   // The channel stays open: the session asks the daemon for admission.
   int fd = recv_fd(channel);
   if (fd < 0) _exit(0);
-  auto conn = transport::adopt_socket(fd, *network);
-  serve_session(*backend, *conn, limits);
+  std::unique_ptr<transport::Connection> conn;
+  try {
+    if (!reached_ucx_port(fd, config.ucx_port)) conn = transport::adopt_socket(fd, *network);
+    else if (ucx) conn = ucx->adopt(fd);
+    else RGPU_LOG(error, "a ucx client, but UCX did not start: session refused");
+  } catch (const std::exception& e) {
+    RGPU_LOG(warn, "cannot set up the session's connection: %s", e.what());
+  }
+  if (conn) serve_session(*backend, *conn, limits);
   conn.reset();
   backend.reset();
   _exit(0);

@@ -21,6 +21,11 @@ class Dispatcher {
   Dispatcher();
   void add(uint16_t op, Handler h);
   Handler find(uint16_t op) const { return handlers_[op]; }
+  // Runs a request's handler in the call's context (`green`: the session
+  // slot of its green context, 0 for the device's primary one; `current`:
+  // the device the calling thread has current, updated). Returns the call's
+  // status; malformed arguments are cudaErrorInvalidValue.
+  int32_t run(SessionContext& s, Request& req, proto::Writer& out, uint16_t green, int& current) const;
 
  private:
   std::vector<Handler> handlers_;

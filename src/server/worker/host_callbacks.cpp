@@ -10,9 +10,25 @@ void HostCallbacks::run(uint64_t id, uint64_t seq) {
   Due due{id, seq};
   std::unique_lock lock(mutex_);
   if (closed_) return;
+  if (!attached_) {
+    // Only a client that skipped the callback connection asks for this.
+    RGPU_LOG(warn, "host callback %llu not run: the client has no callback connection",
+             static_cast<unsigned long long>(id));
+    return;
+  }
   due_.push_back(&due);
   changed_.notify_all();
   changed_.wait(lock, [&] { return due.done; });
+}
+
+void HostCallbacks::attach() {
+  std::lock_guard lock(mutex_);
+  attached_ = true;
+}
+
+bool HostCallbacks::attached() {
+  std::lock_guard lock(mutex_);
+  return attached_;
 }
 
 void HostCallbacks::notify(uint64_t id, const cudaAsyncNotificationInfo_t& info) {

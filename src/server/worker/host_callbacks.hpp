@@ -21,6 +21,10 @@ class HostCallbacks {
   // On the thread where CUDA runs host functions: returns once the client
   // ran callback `id` (queued by request `seq`), or is gone.
   void run(uint64_t id, uint64_t seq);
+  // The client joined its callback connection (serve follows). Until then
+  // no callback can run: run returns at once rather than wait for ever.
+  void attach();
+  bool attached();
   // Queues a notification for client callback `id` and returns at once.
   void notify(uint64_t id, const cudaAsyncNotificationInfo_t& info);
   // Serves the client's callback connection until it closes.
@@ -40,6 +44,7 @@ class HostCallbacks {
   std::condition_variable changed_;
   std::deque<Due*> due_;
   std::deque<std::pair<uint64_t, cudaAsyncNotificationInfo_t>> notifications_;
+  bool attached_ = false;
   bool closed_ = false;
 };
 

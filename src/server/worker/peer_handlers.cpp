@@ -59,7 +59,8 @@ bool atomic_operations(Request& req, std::vector<cudaAtomicOperation>* ops) {
       bytes.size() / sizeof(cudaAtomicOperation) > kMaxAtomicOperations)
     return false;
   ops->resize(bytes.size() / sizeof(cudaAtomicOperation));
-  std::memcpy(ops->data(), bytes.data(), bytes.size());
+  // An empty list has no buffer to copy to (memcpy to null is undefined).
+  if (!ops->empty()) std::memcpy(ops->data(), bytes.data(), bytes.size());
   return true;
 }
 

@@ -116,22 +116,21 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
 }
 
 
-bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, const std::string& refusal,
-                 uint8_t* purpose) {
+std::optional<uint8_t> read_join(transport::Connection& conn, const std::vector<uint8_t>& secret) {
   auto join = first_message<proto::Join>(conn, proto::kOpJoin, "join");
-  *purpose = join.purpose;
-  proto::JoinReply reply;
   if (!proto::same_secret(join.secret, secret)) {
-    reply.status = cudaErrorNotPermitted;
-    reply.message = "not a connection of this session";
     RGPU_LOG(warn, "refused a join from %s: wrong secret", conn.peer().c_str());
-  } else if (!refusal.empty()) {
-    reply.status = cudaErrorDevicesUnavailable;
-    reply.message = refusal;
-    RGPU_LOG(warn, "refused a join from %s: %s", conn.peer().c_str(), refusal.c_str());
+    proto::send_message(conn, proto::kOpJoin, proto::JoinReply{cudaErrorNotPermitted, "not a connection of this session"});
+    return std::nullopt;
   }
-  proto::send_message(conn, proto::kOpJoin, reply);
-  return reply.status == cudaSuccess;
+  return join.purpose;
+}
+
+void admit_join(transport::Connection& conn) { proto::send_message(conn, proto::kOpJoin, proto::JoinReply{}); }
+
+void refuse_join(transport::Connection& conn, const std::string& why) {
+  RGPU_LOG(warn, "refused a join from %s: %s", conn.peer().c_str(), why.c_str());
+  proto::send_message(conn, proto::kOpJoin, proto::JoinReply{cudaErrorDevicesUnavailable, why});
 }
 
 }  // namespace rgpu::server

@@ -3,6 +3,7 @@
 // connection to it.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,14 @@ struct SessionGrant {
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
                               const JoinPoint& join);
 
-// True when the connection proved it belongs to the session (and says
-// what for, a proto::JoinPurpose) and `refusal` is empty; answers it, with
-// the refusal if any (a session limit).
-bool accept_join(transport::Connection& conn, const std::vector<uint8_t>& secret, const std::string& refusal,
-                 uint8_t* purpose);
+// A joining connection's first frame: what it joins for (a
+// proto::JoinPurpose) when it proved it belongs to the session; nothing when
+// it did not (and was told so) or said nothing in time.
+std::optional<uint8_t> read_join(transport::Connection& conn, const std::vector<uint8_t>& secret);
+// Tells a connection read_join accepted that it joined: from then on the
+// client may rely on what it joined for.
+void admit_join(transport::Connection& conn);
+// Tells a connection read_join accepted that a session limit keeps it out.
+void refuse_join(transport::Connection& conn, const std::string& why);
 
 }  // namespace rgpu::server

@@ -12,10 +12,10 @@
 #include "protocol/auth.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
-#include "protocol/op_names.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/device_output.hpp"
 #include "server/worker/dispatcher.hpp"
+#include "server/worker/frame_recorder.hpp"
 #include "server/worker/lane.hpp"
 #include "server/worker/reply.hpp"
 #include "server/worker/request.hpp"
@@ -33,7 +33,6 @@ constexpr auto kLaneDrainTimeout = std::chrono::seconds(5);
 
 // What every connection of one session shares.
 struct Session {
-  Backend& backend;
   SessionContext& context;
   const Dispatcher& dispatcher;
   SequenceGate& gate;
@@ -97,41 +96,6 @@ void send_device_output(Session& s, Lane& lane, const proto::FrameHeader& h, uin
   }
 }
 
-// Makes the call's context current to this thread: the device's primary
-// context (set_device, skipped when it already is), or the green context in
-// the session slot `green`, which may have been destroyed since the last
-// call and so is made current every time.
-int32_t enter_context(Session& s, int device, uint16_t green, int& current) {
-  if (green == 0) {
-    if (device == current) return cudaSuccess;
-    if (int32_t e = s.backend.set_device(device)) return e;
-    current = device;
-    return cudaSuccess;
-  }
-  GreenContextTable::Green g;
-  if (!s.context.green.find_green(green, &g) || g.device != device) return CUDA_ERROR_INVALID_CONTEXT;
-  current = -1;
-  return s.backend.green_contexts().make_current(g.handle);
-}
-
-int32_t run_request(Session& s, Request& req, proto::Writer& out, uint16_t green, int& current) {
-  const proto::FrameHeader& h = req.header();
-  Handler handler = s.dispatcher.find(h.op);
-  if (!handler) {
-    RGPU_LOG(warn, "unknown call %u from %s", h.op, req.connection().peer().c_str());
-    return cudaErrorNotSupported;
-  }
-  if (!s.context.has_gpu(h.device)) return cudaErrorInvalidDevice;
-  if (int32_t e = enter_context(s, h.device, green, current)) return e;
-  try {
-    return handler(s.context, req, out);
-  } catch (const proto::DecodeError& e) {
-    RGPU_LOG(warn, "malformed %s from %s: %s", proto::op_name(h.op), req.connection().peer().c_str(), e.what());
-    out.clear();
-    return cudaErrorInvalidValue;
-  }
-}
-
 // Whether the client closed the connection (or it broke), seen without
 // reading: a request waiting for its turn reads nothing meanwhile.
 bool peer_gone(transport::Connection& conn) {
@@ -141,11 +105,12 @@ bool peer_gone(transport::Connection& conn) {
 
 // Serves one connection's requests, in order, until it closes. The current
 // device is per thread in CUDA, so each connection has its own.
-void serve_lane(Session& s, Lane& lane) {
+void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
   transport::Connection& conn = lane.connection();
   std::vector<uint8_t> args;
   int current = -1;
   for (;;) {
+    if (recorder) recorder->frame_done("dispatcher");
     proto::FrameHeader h = proto::recv_header(conn);
     // Arguments are held in memory: past the limit they are dropped unread
     // and the call refused.
@@ -181,7 +146,7 @@ void serve_lane(Session& s, Lane& lane) {
     int32_t status;
     s.watch.request_started();
     try {
-      status = oversized ? cudaErrorInvalidValue : run_request(s, req, out, green, current);
+      status = oversized ? cudaErrorInvalidValue : s.dispatcher.run(s.context, req, out, green, current);
     } catch (...) {
       s.watch.request_ended();
       s.gate.started(h.seq);
@@ -209,11 +174,12 @@ void serve_lane(Session& s, Lane& lane) {
   }
 }
 
-// Runs serve_lane and reports how the connection ended.
-void serve_connection(Session& s, transport::Connection& conn) {
+// Runs serve_lane (recording the frames it reads, with a recorder around
+// `conn`) and reports how the connection ended.
+void serve_connection(Session& s, transport::Connection& conn, FrameRecorder* recorder) {
   try {
-    Lane lane(conn);
-    serve_lane(s, lane);
+    Lane lane(recorder ? *recorder : conn);
+    serve_lane(s, lane, recorder);
   } catch (const transport::TransportError& e) {
     RGPU_LOG(debug, "connection %s ended: %s", conn.peer().c_str(), e.what());
   } catch (const std::exception& e) {
@@ -239,14 +205,23 @@ class JoinedLanes {
     std::thread([this, it, refusal] {
       transport::Connection& c = **it;
       try {
-        uint8_t purpose;
-        if (accept_join(c, secret_, refusal, &purpose)) {
-          if (purpose == proto::kJoinCallbacks)
-            session_.context.host_callbacks.serve(c);
-          else if (purpose == proto::kJoinHeartbeats)
-            answer_heartbeats(c, session_.watch, session_.limits.peer_timeout_s);
-          else
-            serve_connection(session_, c);
+        auto recorder = FrameRecorder::from_env(c);
+        auto purpose = read_join(recorded(recorder, c), secret_);
+        if (recorder) recorder->frame_done("handshake");
+        if (purpose && !refusal.empty()) {
+          refuse_join(c, refusal);
+        } else if (purpose == proto::kJoinCallbacks) {
+          // Attached before the client hears it joined, and so before any
+          // request that needs it.
+          session_.context.host_callbacks.attach();
+          admit_join(c);
+          session_.context.host_callbacks.serve(c);
+        } else if (purpose == proto::kJoinHeartbeats) {
+          admit_join(c);
+          answer_heartbeats(c, session_.watch, session_.limits.peer_timeout_s);
+        } else if (purpose) {
+          admit_join(c);
+          serve_connection(session_, c, recorder.get());
         }
       } catch (const std::exception& e) {
         RGPU_LOG(warn, "dropping a join from %s: %s", c.peer().c_str(), e.what());
@@ -305,7 +280,9 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     } catch (const transport::TransportError& e) {
       RGPU_LOG(warn, "no join point for the session's other threads: %s", e.what());
     }
-    SessionGrant grant = open_session(backend, conn, limits, join);
+    auto recorder = FrameRecorder::from_env(conn);
+    SessionGrant grant = open_session(backend, recorded(recorder, conn), limits, join);
+    if (recorder) recorder->frame_done("handshake");
     if (grant.gpus.empty()) return;
     SessionContext context(backend, grant.gpus, limits.module_cache_dir);
     context.pipeline_block = grant.pipeline_block;
@@ -321,7 +298,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
       if (!client_silent) send_goodbye(conn, why);
       conn.shutdown();
     });
-    Session s{backend, context, dispatcher, gate, output, watch, limits};
+    Session s{context, dispatcher, gate, output, watch, limits};
     JoinedLanes joined(s, join.secret);
     std::thread acceptor;
     if (join_listener) {
@@ -333,7 +310,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
         }
       });
     }
-    serve_connection(s, conn);
+    serve_connection(s, conn, recorder.get());
     // The first connection lives as long as the application's session.
     gate.close();
     context.host_callbacks.close();

@@ -150,6 +150,8 @@ int32_t launch_host_func(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_STREAM(stream);
   auto id = req.args.get<uint64_t>();
   req.args.expect_end();
+  // The client joins its callback connection before its first callback.
+  if (!s.host_callbacks.attached()) return cudaErrorInvalidValue;
   // Captured, it becomes a graph's host node, which may run many times.
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   s.backend().cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &status);

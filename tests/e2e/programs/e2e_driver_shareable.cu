@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   int supported = -1;
   CU_OK(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0));
   int fd = -1;
-  if (over_tcp()) {
+  if (over_network()) {
     // A descriptor of the server's host cannot reach this process.
     CHECK(supported == 0);
     EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   cudaMemPoolPtrExportData export_data;
   OK(cudaMemPoolExportPointer(&export_data, d));
   int fd = -1;
-  if (over_tcp()) {
+  if (over_network()) {
     CHECK(!(types & cudaMemHandleTypePosixFileDescriptor));
     EXPECT_STATUS(cudaErrorNotSupported,
                   cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   cudaMemPool_t plain;
   props.handleTypes = cudaMemHandleTypeNone;
   OK(cudaMemPoolCreate(&plain, &props));
-  EXPECT_STATUS(over_tcp() ? cudaErrorNotSupported : cudaErrorInvalidValue,
+  EXPECT_STATUS(over_network() ? cudaErrorNotSupported : cudaErrorInvalidValue,
                 cudaMemPoolExportToShareableHandle(&fd, plain, cudaMemHandleTypePosixFileDescriptor, 0));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypeNone, 0));
   EXPECT_STATUS(cudaErrorInvalidValue,

@@ -1,5 +1,8 @@
 #include "server/backend/host/host_arrays.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -10,30 +13,13 @@ namespace {
 
 size_t at_least_one(size_t n) { return std::max<size_t>(n, 1); }
 
-constexpr size_t kMaxArrayBytes = 4ull << 30;  // the test device's memory
+constexpr size_t kMaxArrayBytes = 4ull << 30;  // the test device's memory, for all arrays together
 
 // The bytes an array of `spec` takes, laid out row by row, slice by slice.
 size_t array_bytes(const ArraySpec& spec) {
   const cudaExtent& e = spec.extent;
   return proto::channel_element_size(spec.format) * at_least_one(e.width) * at_least_one(e.height) *
          at_least_one(e.depth);
-}
-
-// Null when the array would not fit the test device (the worker has checked
-// that its size does not overflow). With `storage`, the array's bytes are
-// there (external memory) rather than its own.
-std::unique_ptr<HostArrays::Array> make_array(const ArraySpec& spec, uint8_t* storage = nullptr) {
-  auto a = std::make_unique<HostArrays::Array>();
-  a->spec = spec;
-  a->element = proto::channel_element_size(spec.format);
-  size_t bytes = array_bytes(spec);
-  if (bytes > kMaxArrayBytes) return nullptr;
-  if (!storage) {
-    a->bytes.resize(bytes);
-    storage = a->bytes.data();
-  }
-  a->data = storage;
-  return a;
 }
 
 // Level l of a mipmapped array: each dimension halved l times, never below
@@ -67,6 +53,40 @@ Layout layout(const CopySide& side) {
 
 }  // namespace
 
+std::shared_ptr<void> HostArrays::reserve(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t n = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+  if (n > kMaxArrayBytes) return nullptr;
+  if (own_bytes_.fetch_add(n) > kMaxArrayBytes - n) {
+    own_bytes_ -= n;
+    return nullptr;
+  }
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    own_bytes_ -= n;
+    return nullptr;
+  }
+  return {p, [this, n](void* p) {
+            munmap(p, n);
+            own_bytes_ -= n;
+          }};
+}
+
+std::unique_ptr<HostArrays::Array> HostArrays::make_array(const ArraySpec& spec, uint8_t* storage,
+                                                          std::shared_ptr<void> keep) {
+  auto a = std::make_unique<HostArrays::Array>();
+  a->spec = spec;
+  a->element = proto::channel_element_size(spec.format);
+  if (!storage) {
+    keep = reserve(array_bytes(spec));
+    if (!keep) return nullptr;
+    storage = static_cast<uint8_t*>(keep.get());
+  }
+  a->data = storage;
+  a->keep = std::move(keep);
+  return a;
+}
+
 int32_t HostArrays::array_create(const ArraySpec& spec, uint64_t* array) {
   auto a = make_array(spec);
   if (!a) return cudaErrorMemoryAllocation;
@@ -99,9 +119,8 @@ int32_t HostArrays::make_mipmap(const ArraySpec& spec, unsigned levels, uint8_t*
     ArraySpec level = level_spec(spec, l);
     size_t bytes = array_bytes(level);
     if (storage && bytes > available - used) return cudaErrorInvalidValue;
-    made.push_back(make_array(level, storage ? storage + used : nullptr));
+    made.push_back(storage ? make_array(level, storage + used, keep) : make_array(level));
     if (!made.back()) return cudaErrorMemoryAllocation;
-    made.back()->keep = keep;
     used += bytes;
   }
   std::lock_guard lock(mutex_);

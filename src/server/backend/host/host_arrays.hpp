@@ -2,6 +2,7 @@
 // slice; texture and surface objects as numbers, texture references as the
 // properties set on them (kernels never run here, so nothing samples them).
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,12 +43,21 @@ class HostArrays final : public ArrayApi {
   struct Array {
     ArraySpec spec;
     size_t element;
-    uint8_t* data = nullptr;      // bytes (its own, or external memory's)
-    std::vector<uint8_t> bytes;  // its own
-    std::shared_ptr<void> keep;  // external memory it lies in
+    uint8_t* data = nullptr;     // its bytes
+    std::shared_ptr<void> keep;  // the memory they lie in: its own, or external memory
   };
 
  private:
+  // Null when the array would not fit the test device (the worker has
+  // checked that its size does not overflow). With `storage`, the array's
+  // bytes are there, in memory `keep` holds, rather than its own.
+  std::unique_ptr<Array> make_array(const ArraySpec& spec, uint8_t* storage = nullptr,
+                                    std::shared_ptr<void> keep = nullptr);
+  // `bytes` of memory of the arrays' own, mapped (pages are taken only once
+  // written); null when all arrays together would pass the test device's
+  // memory.
+  std::shared_ptr<void> reserve(size_t bytes);
+
   int32_t make_mipmap(const ArraySpec& spec, unsigned levels, uint8_t* storage, size_t available,
                       std::shared_ptr<void> keep, uint64_t* mipmap);
 
@@ -59,6 +69,7 @@ class HostArrays final : public ArrayApi {
   // address modes).
   std::unordered_map<uint64_t, std::map<std::pair<proto::RefAttr, int32_t>, proto::RefValue>> references_;
   uint64_t next_object_ = 1;
+  std::atomic<size_t> own_bytes_{0};  // mapped by reserve, not yet released
 };
 
 }  // namespace rgpu::server

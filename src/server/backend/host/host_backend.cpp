@@ -283,7 +283,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     std::lock_guard lock(mutex_);
     for (auto& [p, size] : memory_[t_device]) {
       release_from_pool(p);
-      release_memory(p);
+      release_memory(p, size);
     }
     memory_[t_device].clear();
     used_[t_device] = 0;
@@ -297,8 +297,11 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     std::lock_guard lock(mutex_);
     if (size > kDeviceMemory - used_[t_device]) return cudaErrorMemoryAllocation;
     // Whole pages: an IPC export moves them into shared memory in place.
-    void* p = std::aligned_alloc(kPage, (size + kPage - 1) / kPage * kPage);
-    if (!p) return cudaErrorMemoryAllocation;
+    // Mapped, not committed: only the pages a test touches take memory, and
+    // whatever the device's amount, the worker's own heap stays small.
+    void* p = mmap(nullptr, whole_pages(std::max<size_t>(size, 1)), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
     memory_[t_device][reinterpret_cast<DevPtr>(p)] = size;
     used_[t_device] += size;
     *ptr = reinterpret_cast<DevPtr>(p);
@@ -322,7 +325,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
       auto it = m.find(ptr);
       if (it == m.end()) continue;
       used_[&m - memory_] -= it->second;
-      release_memory(ptr);
+      release_memory(ptr, it->second);
       if (auto ex = ipc_exports_.find(ptr); ex != ipc_exports_.end()) {
         shm_unlink(ex->second.c_str());
         ipc_exports_.erase(ex);
@@ -1392,10 +1395,10 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   // A shareable pool's stretch is only unmapped: importers may still map
   // its pages, which stay in the memfd (never handed out again) until the
   // pool and every mapping of it are gone.
-  void release_memory(DevPtr ptr) {
+  void release_memory(DevPtr ptr, size_t size) {
     auto view = pool_views_.find(ptr);
     if (view == pool_views_.end()) {
-      std::free(reinterpret_cast<void*>(ptr));
+      munmap(reinterpret_cast<void*>(ptr), whole_pages(std::max<size_t>(size, 1)));
       return;
     }
     munmap(reinterpret_cast<void*>(ptr), view->second.bytes);
