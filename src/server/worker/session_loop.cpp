@@ -12,6 +12,7 @@
 #include "protocol/auth.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
+#include "protocol/op_names.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/device_output.hpp"
 #include "server/worker/dispatcher.hpp"
