@@ -513,6 +513,9 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
   proto::Writer create;
   create.put<uint32_t>(0);
+  // The test backend's handles are addresses, and workers forked from one
+  // daemon allocate alike: b makes and destroys a graph first, so that its
+  // objects lie elsewhere than a's and neither holds the other's numbers.
   ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
   uint64_t graph = handle();
   // The workers are forks of one process, so their first objects may lie at
@@ -522,7 +525,11 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   stream.put<uint32_t>(0).put<int32_t>(0);
   ASSERT_EQ(b->call(proto::kOpStreamCreate, 0, stream.bytes(), {}, reply), cudaSuccess);
   ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  proto::Writer shift;
+  shift.put(handle());
+  ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
   uint64_t b_graph = handle();
+  ASSERT_EQ(b->call(proto::kOpGraphDestroy, 0, shift.bytes(), {}, reply), cudaSuccess);
   ASSERT_NE(graph, b_graph);
 
   // An empty node in a's graph.
@@ -632,6 +639,8 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   // Conditional nodes: b's handle, none, bad types and sizes, bodies the client may not name.
   proto::Writer bh;
   bh.put(b_graph).put<uint32_t>(1).put<uint32_t>(0);
+  // b's second, so that a's first (made alike in its own worker) differs.
+  ASSERT_EQ(b->call(proto::kOpGraphConditionalHandleCreate, 0, bh.bytes(), {}, reply), cudaSuccess);
   ASSERT_EQ(b->call(proto::kOpGraphConditionalHandleCreate, 0, bh.bytes(), {}, reply), cudaSuccess);
   uint64_t b_handle = handle();
   proto::Writer ah;
