@@ -32,6 +32,16 @@ cudaError_t put_mem_op(const CUstreamBatchMemOpParams& p, int device, proto::Wri
   return cudaSuccess;
 }
 
+cudaError_t post_mem_ops(cudaStream_t stream, std::span<const CUstreamBatchMemOpParams> ops, unsigned flags) {
+  Call call(proto::kOpStreamMemOps);
+  uint64_t s;
+  if (cudaError_t e = call.to_stream(stream, &s)) return e;
+  call.args().put<uint64_t>(s).put<uint32_t>(flags).put<uint32_t>(static_cast<uint32_t>(ops.size()));
+  for (const auto& p : ops)
+    if (cudaError_t e = put_mem_op(p, call.device_index(), call.args())) return e;
+  return call.post();
+}
+
 }  // namespace rgpu::client
 
 namespace {
@@ -40,15 +50,7 @@ CUresult post(CUstream stream, std::span<const CUstreamBatchMemOpParams> ops, un
   KeepLastError keep;
   if (CUresult e = driver_ready()) return e;
   if (ops.empty()) return CUDA_ERROR_INVALID_VALUE;
-  return to_cu(api([&]() -> cudaError_t {
-    Call call(proto::kOpStreamMemOps);
-    uint64_t s;
-    if (cudaError_t e = call.to_stream(reinterpret_cast<cudaStream_t>(stream), &s)) return e;
-    call.args().put<uint64_t>(s).put<uint32_t>(flags).put<uint32_t>(static_cast<uint32_t>(ops.size()));
-    for (const auto& p : ops)
-      if (cudaError_t e = put_mem_op(p, call.device_index(), call.args())) return e;
-    return call.post();
-  }));
+  return to_cu(api([&] { return post_mem_ops(reinterpret_cast<cudaStream_t>(stream), ops, flags); }));
 }
 
 CUresult one(CUstream stream, CUstreamBatchMemOpType type, CUdeviceptr addr, uint64_t value, unsigned flags) {

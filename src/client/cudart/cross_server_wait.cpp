@@ -6,10 +6,8 @@
 #include <mutex>
 #include <thread>
 
-#include "client/core/call.hpp"
 #include "client/cuda/stream_memops.hpp"
 #include "common/log.hpp"
-#include "protocol/ops.hpp"
 
 namespace rgpu::client {
 namespace {
@@ -21,12 +19,7 @@ cudaError_t post_mem_op(cudaStream_t stream, CUstreamBatchMemOpType type, void* 
   p.writeValue.address = reinterpret_cast<CUdeviceptr>(flag);
   p.writeValue.value = value;
   p.writeValue.flags = flags;
-  Call call(proto::kOpStreamMemOps);
-  uint64_t s;
-  if (cudaError_t e = call.to_stream(stream, &s)) return e;
-  call.args().put<uint64_t>(s).put<uint32_t>(0).put<uint32_t>(1);
-  if (cudaError_t e = put_mem_op(p, call.device_index(), call.args())) return e;
-  return call.post();
+  return post_mem_ops(stream, {&p, 1}, 0);
 }
 
 // One non-blocking stream per device for setting flags: the legacy stream

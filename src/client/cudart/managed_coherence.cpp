@@ -36,6 +36,8 @@ struct Registry {
   // while a fetch or flush holds `mutex`.
   std::mutex extent_mutex;
   std::map<uint64_t, size_t> extents;
+  // Every copy asks contains(): without such memory it takes no lock.
+  std::atomic<bool> any{false};
 };
 
 Registry& registry() {
@@ -174,6 +176,7 @@ bool add(uint64_t base, size_t size) {
   std::scoped_lock lock(reg.mutex, reg.extent_mutex);
   reg.ranges[base] = Range{size, std::vector<State>((size + kChunk - 1) / kChunk, State::invalid)};
   reg.extents[base] = size;
+  reg.any.store(true, std::memory_order_release);
   return true;
 }
 
@@ -182,11 +185,13 @@ void remove(uint64_t base) {
   std::scoped_lock lock(reg.mutex, reg.extent_mutex);
   auto node = reg.ranges.extract(base);
   reg.extents.erase(base);
+  reg.any.store(!reg.extents.empty(), std::memory_order_release);
   if (!node.empty()) munmap(reinterpret_cast<void*>(base), node.mapped().size);
 }
 
 bool contains(uint64_t ptr) {
   Registry& reg = registry();
+  if (!reg.any.load(std::memory_order_acquire)) return false;
   std::lock_guard lock(reg.extent_mutex);
   auto it = reg.extents.upper_bound(ptr);
   return it != reg.extents.begin() && ptr - std::prev(it)->first < std::prev(it)->second;
