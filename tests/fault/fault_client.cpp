@@ -19,9 +19,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: rgpu_fault_client PORT TRANSPORT idle|calls\n");
     return 2;
   }
-  setenv("RGPU_TRANSPORT", argv[2], 1);
   std::string why;
-  auto s = client::Session::open({"127.0.0.1", static_cast<uint16_t>(std::atoi(argv[1]))}, "", {0}, &why);
+  auto s = client::Session::open({"127.0.0.1", static_cast<uint16_t>(std::atoi(argv[1]))}, argv[2], {0}, &why);
   if (!s) {
     fprintf(stderr, "%s\n", why.c_str());
     return 2;

@@ -4,7 +4,6 @@
 // printed ("[measured] ...").
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,10 +32,8 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport) {
-  setenv("RGPU_TRANSPORT", transport, 1);
   std::string why;
-  auto s = client::Session::open({"127.0.0.1", port}, "", {0}, &why);
-  unsetenv("RGPU_TRANSPORT");
+  auto s = client::Session::open({"127.0.0.1", port}, transport, {0}, &why);
   EXPECT_TRUE(s) << why;
   return s;
 }
@@ -164,7 +161,9 @@ TEST(Lifecycle, WorkerKilledFailsOnlyItsClient) {
 
 // A worker that stops answering without closing (SIGSTOP: its sockets stay
 // open and its kernel still acknowledges, as across a network partition):
-// the client's blocked call fails within the peer timeout.
+// the client's blocked call fails within the peer timeout. The worker
+// stops as soon as the session is open: the client knows the server's
+// timeout (shorter than its own 30 s) from the start.
 TEST(Lifecycle, SilentServerIsFoundByItsClientWithinThePeerTimeout) {
   uint16_t port = free_port();
   ServerProcess server(port, {"--workers", "1", "--peer-timeout", "2"});
@@ -172,7 +171,6 @@ TEST(Lifecycle, SilentServerIsFoundByItsClientWithinThePeerTimeout) {
     SCOPED_TRACE(transport);
     auto s = open_session(port, transport);
     ASSERT_TRUE(s);
-    ASSERT_EQ(some_work(*s), cudaSuccess);
     pid_t worker = static_cast<pid_t>(s->hello().worker_pid);
     kill(worker, SIGSTOP);
     auto t0 = Clock::now();

@@ -3,7 +3,6 @@
 // idle-timeout): past each, the client is told which limit it met, and the
 // server and other clients carry on.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cuda_runtime_api.h>
 
@@ -30,10 +29,7 @@ class Limited {
   uint16_t port() const { return port_; }
   // A session over `transport`; null with *why when refused.
   std::unique_ptr<client::Session> open(const char* transport, std::string* why) const {
-    setenv("RGPU_TRANSPORT", transport, 1);
-    auto s = client::Session::open({"127.0.0.1", port_}, "", {0}, why);
-    unsetenv("RGPU_TRANSPORT");
-    return s;
+    return client::Session::open({"127.0.0.1", port_}, transport, {0}, why);
   }
 
  private:

@@ -74,6 +74,16 @@ transport::Endpoint server_endpoint(uint16_t port) {
   return {"127.0.0.1", over_ucx() ? ucx_ports().at(port) : port};
 }
 
+// A hello asking for GPU 0, as `name`.
+proto::Hello hello_for_gpu0(const char* name, uint32_t version = proto::kProtocolVersion) {
+  proto::Hello hello;
+  hello.protocol_version = version;
+  hello.cuda_runtime_version = CUDART_VERSION;
+  hello.gpus = {0};
+  hello.client_name = name;
+  return hello;
+}
+
 std::unique_ptr<client::Session> open_session(uint16_t port, const std::vector<int>& gpus, std::string* why) {
   return client::Session::open(server_endpoint(port), over_ucx() ? "ucx" : "", gpus, why);
 }
@@ -149,7 +159,7 @@ class ServerFault : public ::testing::Test {
   // goes to *reply when asked for.
   static std::unique_ptr<transport::Connection> raw_session(proto::HelloReply* reply = nullptr) {
     auto c = raw();
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "fault-test", {}};
+    proto::Hello hello = hello_for_gpu0("fault-test");
     proto::Writer w;
     hello.encode(w);
     proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
@@ -168,7 +178,7 @@ class ServerFault : public ::testing::Test {
     auto ch = proto::recv_header(*c);
     std::vector<uint8_t> args;
     proto::recv_args(*c, ch, args);
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "shm-fault", {}};
+    proto::Hello hello = hello_for_gpu0("shm-fault");
     proto::Writer hw;
     hello.encode(hw);
     proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, hw.bytes());
@@ -248,7 +258,7 @@ TEST_F(ServerFault, GarbageInsteadOfHelloClosesOnlyThatConnection) {
 TEST_F(ServerFault, TruncatedFramesAndVanishingClients) {
   for (size_t cut : {1, 10, 23, 30}) {
     auto c = raw();
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "cut", {}};
+    proto::Hello hello = hello_for_gpu0("cut");
     proto::Writer w;
     hello.encode(w);
     proto::FrameHeader h{proto::kFrameMagic, proto::kOpHello, 0, static_cast<uint32_t>(w.size()), 0, 0};
@@ -262,7 +272,7 @@ TEST_F(ServerFault, TruncatedFramesAndVanishingClients) {
 
 TEST_F(ServerFault, WrongProtocolVersionIsRefusedWithAReason) {
   auto c = raw();
-  proto::Hello hello{proto::kProtocolVersion + 100, CUDART_VERSION, {0}, "old", {}};
+  proto::Hello hello = hello_for_gpu0("old", proto::kProtocolVersion + 100);
   proto::Writer w;
   hello.encode(w);
   proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());

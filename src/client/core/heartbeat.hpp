@@ -21,6 +21,8 @@ class Heartbeat {
  public:
   // Null when the session cannot join a connection or RGPU_PEER_TIMEOUT is 0.
   static std::unique_ptr<Heartbeat> start(Session& session);
+  // `timeout_ms`: the shorter of the client's and the server's, as the
+  // first exchange (in start) learnt.
   Heartbeat(Session& session, std::unique_ptr<transport::Connection> conn, int timeout_ms);
   ~Heartbeat();
   Heartbeat(const Heartbeat&) = delete;
