@@ -6,14 +6,18 @@
 
 #include <cstddef>
 
+#include "protocol/wire_enum.hpp"
+
 namespace rgpu::proto {
 
 // 0 when rgpu does not handle the format: only plain signed, unsigned and
 // float channels of 8, 16 or 32 bits, one to four of them (x first), whose
 // element is 1, 2, 4, 8 or 16 bytes.
+// The format may come off the wire unchecked (wire_enum.hpp).
 inline size_t channel_element_size(const cudaChannelFormatDesc& d) {
-  if (d.f != cudaChannelFormatKindSigned && d.f != cudaChannelFormatKindUnsigned &&
-      d.f != cudaChannelFormatKindFloat)
+  const auto kind = enum_number(d.f);
+  if (kind != cudaChannelFormatKindSigned && kind != cudaChannelFormatKindUnsigned &&
+      kind != cudaChannelFormatKindFloat)
     return 0;
   int bits[4] = {d.x, d.y, d.z, d.w};
   size_t total = 0;

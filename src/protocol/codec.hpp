@@ -55,9 +55,8 @@ class Reader {
   template <typename T>
   T get() {
     static_assert(std::is_trivially_copyable_v<T>);
-    // CUDA's enums are C's, where any value of the underlying type may be
-    // passed: one no enumerator names is read as a number, and refused by
-    // whoever it reaches (CUDA itself), never loaded as an invalid enum.
+    // For enums from a trusted peer (the server's replies); a worker
+    // decodes the client's through wire_enum.hpp.
     if constexpr (std::is_enum_v<T>) return static_cast<T>(get<std::underlying_type_t<T>>());
     T value;
     std::memcpy(&value, take(sizeof value), sizeof value);

@@ -1,5 +1,6 @@
 #include "server/worker/launch_config.hpp"
 
+#include "protocol/wire_enum.hpp"
 #include "server/worker/session_context.hpp"
 
 namespace rgpu::server {
@@ -10,7 +11,7 @@ constexpr uint32_t kMaxAttributes = 64;
 
 int32_t check_attribute(SessionContext& s, const cudaLaunchAttribute& a) {
   auto event_ok = [&](cudaEvent_t e) { return s.valid_event(reinterpret_cast<uint64_t>(e)); };
-  switch (a.id) {
+  switch (proto::enum_number(a.id)) {  // any number off the wire (wire_enum.hpp)
     case cudaLaunchAttributeIgnore:
     case cudaLaunchAttributeCooperative:
     case cudaLaunchAttributeSynchronizationPolicy:

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -108,7 +109,7 @@ int32_t get_device_properties(SessionContext& s, Request& req, proto::Writer& ou
 }
 
 int32_t device_get_attribute(SessionContext& s, Request& req, proto::Writer& out) {
-  auto attr = req.args.get<cudaDeviceAttr>();
+  auto attr = proto::get_enum<cudaDeviceAttr>(req.args, 0, cudaDevAttrMax - 1);
   auto ordinal = req.args.get<int32_t>();
   req.args.expect_end();
   if (!s.has_gpu(ordinal)) return cudaErrorInvalidDevice;

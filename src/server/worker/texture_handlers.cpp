@@ -7,6 +7,7 @@
 
 #include "protocol/channel_format.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -17,7 +18,7 @@ uint64_t address(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
 int32_t check_resource(SessionContext& s, const cudaResourceDesc& r) {
   if (r.flags) return cudaErrorInvalidValue;
-  switch (r.resType) {
+  switch (proto::enum_number(r.resType)) {
     case cudaResourceTypeArray:
       return s.arrays.find(address(r.res.array.array)) ? cudaSuccess : cudaErrorInvalidResourceHandle;
     case cudaResourceTypeMipmappedArray:
@@ -40,13 +41,16 @@ int32_t check_resource(SessionContext& s, const cudaResourceDesc& r) {
   return cudaErrorInvalidValue;
 }
 
-// Enumerations in range; what their combinations allow is the driver's call.
+// Enumerations in range (read as numbers until they are); what their
+// combinations allow is the driver's call.
 int32_t check_texture(const cudaTextureDesc& t) {
-  for (cudaTextureAddressMode m : t.addressMode)
-    if (m < cudaAddressModeWrap || m > cudaAddressModeBorder) return cudaErrorInvalidValue;
-  for (cudaTextureFilterMode f : {t.filterMode, t.mipmapFilterMode})
+  for (const auto& m : t.addressMode)
+    if (auto n = proto::enum_number(m); n < cudaAddressModeWrap || n > cudaAddressModeBorder)
+      return cudaErrorInvalidValue;
+  for (auto f : {proto::enum_number(t.filterMode), proto::enum_number(t.mipmapFilterMode)})
     if (f != cudaFilterModePoint && f != cudaFilterModeLinear) return cudaErrorInvalidValue;
-  if (t.readMode != cudaReadModeElementType && t.readMode != cudaReadModeNormalizedFloat) return cudaErrorInvalidValue;
+  if (auto r = proto::enum_number(t.readMode); r != cudaReadModeElementType && r != cudaReadModeNormalizedFloat)
+    return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 
@@ -77,7 +81,7 @@ int32_t texture_destroy(SessionContext& s, Request& req, proto::Writer&) {
 int32_t surface_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto resource = req.args.get<cudaResourceDesc>();
   req.args.expect_end();
-  if (resource.resType != cudaResourceTypeArray || resource.flags) return cudaErrorInvalidValue;
+  if (proto::enum_number(resource.resType) != cudaResourceTypeArray || resource.flags) return cudaErrorInvalidValue;
   auto a = s.arrays.find(address(resource.res.array.array));
   if (!a) return cudaErrorInvalidResourceHandle;
   if (!(a->spec.flags & cudaArraySurfaceLoadStore)) return cudaErrorInvalidValue;

@@ -1,0 +1,34 @@
+// Enums off the wire. CUDA's enums are C's, where any number of the
+// underlying type may be passed and CUDA refuses those no enumerator names;
+// in C++ an enum holding a number beyond its enumerators' bit width is
+// undefined. So an enum argument is checked as a number before it becomes
+// an enum, and an enum field of a struct off the wire is read as a number
+// until it has been checked.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "protocol/codec.hpp"
+
+namespace rgpu::proto {
+
+template <typename E>
+  requires std::is_enum_v<E>
+std::underlying_type_t<E> enum_number(const E& field) {
+  std::underlying_type_t<E> n;
+  std::memcpy(&n, &field, sizeof n);
+  return n;
+}
+
+// An enum argument whose enumerators lie in [lowest, highest]; any other
+// number is malformed (the dispatcher answers cudaErrorInvalidValue).
+template <typename E>
+  requires std::is_enum_v<E>
+E get_enum(Reader& r, int64_t lowest, int64_t highest) {
+  const int64_t n = r.get<std::underlying_type_t<E>>();
+  if (n < lowest || n > highest) throw DecodeError("enum argument out of range");
+  return static_cast<E>(n);
+}
+
+}  // namespace rgpu::proto
