@@ -4,6 +4,7 @@
 // copy 64 MB blocks to the GPU without pause. Prints each case's victim
 // latency (median and 99th percentile) and its ratio to the victim alone.
 //   usage: rgpu-flood-bench HOST:PORT [SECONDS per case, default 5] [FLOODERS, default 4]
+// RGPU_TRANSPORT=tcp|shm|tls|ucx picks the transport (default: shm to a local server, else tcp).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -25,8 +26,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 std::unique_ptr<client::Session> open(const transport::Endpoint& server) {
+  const char* transport = std::getenv("RGPU_TRANSPORT");
   std::string why;
-  auto s = client::Session::open(server, "", {0}, &why);
+  auto s = client::Session::open(server, transport ? transport : "", {0}, &why);
   if (!s) fprintf(stderr, "rgpu-flood-bench: %s\n", why.c_str());
   return s;
 }

@@ -11,6 +11,7 @@
 # apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
+# flood (rgpu-flood-bench over tcp and shm: one client flooding the server against another's small calls),
 # soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
 # server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
 # slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
@@ -49,7 +50,7 @@ gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
 # Programs run through rgpu see every GPU of the server, as they do locally.
 SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
 export SUITE_GPUS
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm soak flood$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 # The server of every part but multi (which starts one per GPU).
 : >"$out/server.log"
@@ -197,6 +198,12 @@ if part soak; then
   done
   python3 tools/soak/soak.py $build "$out/soak" --backend cuda "$out/soak/bin"/* >"$out/soak.txt" 2>&1 || soak_rc=1
 fi
+# One client flooding the suite's server against another's small calls.
+if part flood; then
+  for t in tcp shm; do
+    RGPU_TRANSPORT=$t $build/rgpu-flood-bench 127.0.0.1:"$RGPU_PORT" 5 4 >"$out/flood-$t.txt" 2>&1
+  done
+fi
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -260,6 +267,18 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo "## Soak (tools/soak/soak.py; details in soak/soak.json)"
     echo
     cat "$out/soak/soak.md"
+    echo
+  fi
+  if part flood; then
+    echo "## One client flooding the server against another's small calls (rgpu-flood-bench, 4 flooders)"
+    for t in tcp shm; do
+      echo
+      echo "$t:"
+      echo
+      echo '```'
+      cat "$out/flood-$t.txt"
+      echo '```'
+    done
     echo
   fi
   if part bench; then
