@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # The test suite under gcc's sanitizers: the whole ctest suite built with
-# AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/), then the
-# multi-threaded client and worker tests with ThreadSanitizer (build-tsan/).
-# Every sanitizer report, from any process (workers, CUDA programs running on
-# rgpu's library), fails the run; they are kept in build-*/sanitizer-reports/.
+# AddressSanitizer and UndefinedBehaviorSanitizer (part asan, build-asan/),
+# then the multi-threaded client and worker tests with ThreadSanitizer (part
+# tsan, build-tsan/). Every sanitizer report, from any process (workers, CUDA
+# programs running on rgpu's library), fails the run; they are kept in
+# build-*/sanitizer-reports/.
+#   usage: tools/sanitize.sh [asan] [tsan]     (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+parts=" ${*:-asan tsan} "
 export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The CUDA programs nvcc builds are not instrumented: a sanitizer build takes
+# those the normal build (build/) has.
+nvcc_from_build() { echo "-DNVCC=$PWD/tools/prebuilt-nvcc.sh;$PWD/build;$PWD/$1"; }
 
 # Runs ctest in build dir $1 with args $2..., with sanitizer runtime library
 # $runtime preloaded: CUDA programs built by nvcc are not instrumented, and
@@ -33,19 +39,23 @@ run_ctest() {
 # the suite kills on purpose (servers, workers) end with their memory held.
 reports='log_path=sanitizer-reports/report:log_exe_name=1'
 
-cmake -S . -B build-asan -G Ninja -DRGPU_SANITIZE=address,undefined "${launcher[@]}" >/dev/null
-ninja -C build-asan
-ASAN_OPTIONS="detect_leaks=0:verify_asan_link_order=0:${reports/sanitizer-reports/$PWD/build-asan/sanitizer-reports}" \
-UBSAN_OPTIONS="print_stacktrace=1:${reports/sanitizer-reports/$PWD/build-asan/sanitizer-reports}" \
-  run_ctest build-asan libasan.so
+if [[ $parts == *" asan "* ]]; then
+  cmake -S . -B build-asan -G Ninja -DRGPU_SANITIZE=address,undefined "$(nvcc_from_build build-asan)" "${launcher[@]}" >/dev/null
+  ninja -C build-asan
+  ASAN_OPTIONS="detect_leaks=0:verify_asan_link_order=0:${reports/sanitizer-reports/$PWD/build-asan/sanitizer-reports}" \
+  UBSAN_OPTIONS="print_stacktrace=1:${reports/sanitizer-reports/$PWD/build-asan/sanitizer-reports}" \
+    run_ctest build-asan libasan.so
+fi
 
-# ThreadSanitizer: the tests where a session's threads (client and worker)
-# run at once: the concurrency and callback end-to-end programs over tcp,
-# the fault tests, and the ring and sequencing unit tests.
-tsan_programs=(threads thread_progress threads_per_thread_stream static_runtime_threads host_callbacks
-               external_semaphores async_pinned large_copy_3_stripes)
-cmake -S . -B build-tsan -G Ninja -DRGPU_SANITIZE=thread "${launcher[@]}" >/dev/null
-ninja -C build-tsan rgpu rgpu-server cuda rgpu_unit_tests rgpu_fault_tests "${tsan_programs[@]/#/e2e_}"
-tsan_tests="^(e2e\.tcp\.($(IFS='|'; echo "${tsan_programs[*]}"))|ServerFault\..*|ServerAuth\..*|ShmRing\..*|SequenceGate\..*)$"
-TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:${reports/sanitizer-reports/$PWD/build-tsan/sanitizer-reports}" \
-  run_ctest build-tsan libtsan.so -R "$tsan_tests"
+if [[ $parts == *" tsan "* ]]; then
+  # ThreadSanitizer: the tests where a session's threads (client and worker)
+  # run at once: the concurrency and callback end-to-end programs over tcp,
+  # the fault tests, and the ring and sequencing unit tests.
+  tsan_programs=(threads thread_progress threads_per_thread_stream static_runtime_threads host_callbacks
+                 external_semaphores async_pinned large_copy_3_stripes)
+  cmake -S . -B build-tsan -G Ninja -DRGPU_SANITIZE=thread "$(nvcc_from_build build-tsan)" "${launcher[@]}" >/dev/null
+  ninja -C build-tsan rgpu rgpu-server cuda rgpu_unit_tests rgpu_fault_tests "${tsan_programs[@]/#/e2e_}"
+  tsan_tests="^(e2e\.tcp\.($(IFS='|'; echo "${tsan_programs[*]}"))|ServerFault\..*|ServerAuth\..*|ShmRing\..*|SequenceGate\..*)$"
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:${reports/sanitizer-reports/$PWD/build-tsan/sanitizer-reports}" \
+    run_ctest build-tsan libtsan.so -R "$tsan_tests"
+fi

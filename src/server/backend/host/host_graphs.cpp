@@ -526,7 +526,7 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
   const GraphNodeParams& p = n.p;
   switch (p.type) {
     case cudaGraphNodeTypeKernel:
-      return hooks_.check_launch(p.function, LaunchConfig{p.grid, p.block, p.shared_mem, stream});
+      return hooks_.check_launch(p.function, LaunchConfig{p.grid, p.block, p.shared_mem, stream, false, {}});
     case cudaGraphNodeTypeMemcpy: {
       if (p.height == 0 || p.width == 0) return cudaSuccess;
       size_t dspan = (p.height - 1) * p.dst_pitch + p.width, sspan = (p.height - 1) * p.src_pitch + p.width;
