@@ -28,9 +28,10 @@ for t in "${targets[@]}"; do
   inputs=("build-fuzz/corpus/$t" "tests/fuzz/corpus/$t")
   [ -d "tests/fuzz/reproducers/$t" ] && inputs+=("tests/fuzz/reproducers/$t")
   # A session's objects live until its worker exits: the dispatcher target
-  # drops them with each input, which leak checking would report.
+  # drops them with each input, which leak checking (libFuzzer's during the
+  # run, LeakSanitizer's at its end) would report.
   leaks=1; [ "$t" = dispatcher ] && leaks=0
-  if "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ASAN_OPTIONS="detect_leaks=$leaks" "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
        -detect_leaks=$leaks -print_final_stats=1 -artifact_prefix="build-fuzz/findings/$t-" "${inputs[@]}" >"$log" 2>&1; then
     echo "fuzz $t: $(grep -o 'number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') runs in ${seconds} s, no finding"
   else

@@ -6,6 +6,7 @@
 #include "protocol/graph_node.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
+#include "server/worker/payload_blocks.hpp"
 #include "server/worker/session_context.hpp"
 
 namespace rgpu::server {
@@ -42,18 +43,18 @@ int32_t link(SessionContext& s, Request& req, proto::Writer& out) {
   auto count = req.args.get<uint32_t>();
   if (count == 0 || count > kMaxLinkInputs) return cudaErrorInvalidValue;
   std::vector<LinkInput> inputs(count);
+  std::vector<uint64_t> sizes(count);
   uint64_t total = 0;
-  for (auto& in : inputs) {
-    in.type = req.args.get<int32_t>();
-    in.name = req.args.get_string();
-    auto size = req.args.get<uint64_t>();
-    total += size;
-    if (size == 0 || total > kMaxLinkBytes) return cudaErrorInvalidValue;
-    in.data.resize(size);
+  for (uint32_t i = 0; i < count; ++i) {
+    inputs[i].type = req.args.get<int32_t>();
+    inputs[i].name = req.args.get_string();
+    sizes[i] = req.args.get<uint64_t>();
+    total += sizes[i];
+    if (sizes[i] == 0 || total > kMaxLinkBytes) return cudaErrorInvalidValue;
   }
   req.args.expect_end();
   if (total != req.payload_left()) return cudaErrorInvalidValue;
-  for (auto& in : inputs) req.read_payload(in.data.data(), in.data.size());
+  for (uint32_t i = 0; i < count; ++i) append_payload(req, sizes[i], &inputs[i].data);
   std::vector<uint8_t> image;
   if (int32_t e = s.backend().link(inputs, &image)) return e;
   out.put_bytes(image.data(), image.size());

@@ -4,6 +4,7 @@
 #include "server/worker/launch_config.hpp"
 #include "server/worker/module_cache.hpp"
 #include "server/worker/module_functions.hpp"
+#include "server/worker/payload_blocks.hpp"
 #include "server/worker/session_context.hpp"
 
 namespace rgpu::server {
@@ -21,8 +22,7 @@ int32_t image_for_load(SessionContext& s, Request& req, const std::string& hash,
   *missing = false;
   if (with_image) {
     if (req.payload_left() == 0 || req.payload_left() > kMaxImageBytes) return cudaErrorInvalidValue;
-    image->resize(req.payload_left());
-    req.read_payload(image->data(), image->size());
+    append_payload(req, req.payload_left(), image);
     cache.store(*image);
   } else if (auto cached = cache.find(hash)) {
     *image = std::move(*cached);
