@@ -60,6 +60,9 @@ if [ "$backend" = cuda ]; then
 else
   gpu_count=0 gpu_name="none: the server's $backend backend"
 fi
+# Programs run through rgpu see every GPU of the server, as they do locally.
+SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
+export SUITE_GPUS
 parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 if part pool && grep -q "built without cpp-httplib" $build/rgpu-server; then
