@@ -11,6 +11,8 @@
 # apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
+# soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
+# server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
 # slurm (tests/slurm's cluster test on this machine's GPUs 0 and 1: needs two GPUs, root,
 # and SLURM and munge installed, which this machine's image lacks: not run without them),
 # pool (exclusive and shared modes with real amounts, `rgpu smi` sampled while the
@@ -63,7 +65,7 @@ fi
 # Programs run through rgpu see every GPU of the server, as they do locally.
 SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
 export SUITE_GPUS
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 if part pool && grep -q "built without cpp-httplib" $build/rgpu-server; then
   echo "the pool part needs the metrics endpoint: put httplib.h in shared/include (see the top of $0)" >&2
@@ -210,6 +212,16 @@ if part slurm; then
     echo "not run: SLURM (slurmctld, slurmd, slurm-client) and munge are not installed here" >"$out/slurm.txt"
   fi
 fi
+# Soak: many clients at once for a long while against a server of its own;
+# tools/soak/soak.py says what it mixes and what it reports.
+soak_rc=0
+if part soak; then
+  mkdir -p "$out/soak/bin"
+  for p in vector_add matmul_tiled reduction streams_overlap stream_ordered_alloc; do
+    nvcc -cudart shared -O2 -arch=sm_90 -o "$out/soak/bin/$p" tests/gpu/corpus/$p.cu || soak_rc=1
+  done
+  python3 tools/soak/soak.py $build "$out/soak" --backend cuda "$out/soak/bin"/* >"$out/soak.txt" 2>&1 || soak_rc=1
+fi
 set -e
 
 crashes=$(grep -c "killed by signal" "$out/server.log" || true)
@@ -275,6 +287,12 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     grep -E "^(FAILED|measured|slurm pool)" "$out/slurm.txt" || tail -1 "$out/slurm.txt"
     echo
   fi
+  if [ -f "$out/soak/soak.md" ]; then
+    echo "## Soak (tools/soak/soak.py; details in soak/soak.json)"
+    echo
+    cat "$out/soak/soak.md"
+    echo
+  fi
   if part bench; then
     echo "## rgpu bench: local CUDA vs rgpu over tcp, shm, tcp with TLS and ucx vs the raw transports (same run; plot bench/bench.png)"
     echo
@@ -304,4 +322,4 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   fi
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ] && [ $pool_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ] && [ $pool_rc -eq 0 ] && [ $soak_rc -eq 0 ]

@@ -30,6 +30,7 @@
 #include "server/backend/host/host_graphs.hpp"
 #include "server/backend/host/host_green_contexts.hpp"
 #include "server/backend/host/host_tensor_maps.hpp"
+#include "server/worker/ipc_records.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -977,7 +978,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     std::lock_guard lock(mutex_);
     auto known = ipc_exports_.find(base);
     if (known == ipc_exports_.end()) {
-      std::string name = "/rgpu-host-test-ipc-" + std::to_string(getpid()) + "-" + std::to_string(ipc_export_count_++);
+      std::string name = "/" + ipc_shm_prefix(getpid()) + "host-test-" + std::to_string(ipc_export_count_++);
       size_t bytes = (size + page - 1) / page * page;
       int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
       if (fd < 0) return cudaErrorMemoryAllocation;
