@@ -49,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 
 # What an administrator installs: the scripts and rgpu.conf side by side,
-# slurm.conf naming them.
+# slurm.conf naming them, and cli_filter.lua beside slurm.conf.
 fill() {
   sed -e "s|@DIR@|$dir|g" -e "s|@CTLD_PORT@|$ctld_port|g" -e "s|@SLURMD_PORT@|$slurmd_port|g" \
       -e "s|@EXCLUSIVE_SERVER@|$exclusive_server|g" -e "s|@SHARED_SERVER@|$shared_server|g" \
@@ -59,6 +59,7 @@ mkdir "$dir/rgpu-slurm"
 cp "$source_root"/tools/slurm/* "$dir/rgpu-slurm/"
 fill "$here/rgpu.conf" >"$dir/rgpu-slurm/rgpu.conf"
 fill "$here/slurm.conf" >"$dir/slurm.conf"
+cp "$source_root/tools/slurm/cli_filter.lua" "$dir/"
 
 wait_for() {  # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds
   local seconds=$1 what=$2; shift 2
@@ -130,9 +131,10 @@ printed() { grep -q -- "$2" "$dir/jobs/$1"; }
 mib=$((1 << 20))
 
 # 1. Exclusive: a job asking for a remote GPU (-L rgpu:1) runs an
-#    end-to-end program through `rgpu run`; a second one waits for it.
+#    end-to-end program through `rgpu run`; a second one, asking as rCUDA's
+#    users do (--gres=rgpu:1), waits for it.
 exclusive_a=$(submit exclusive_a -L rgpu:1 -- "$rgpu run -- $memory_program && $rgpu run -- $alloc_program 8 4")
-exclusive_b=$(submit exclusive_b -L rgpu:1 -- "$rgpu run -- $alloc_program 8 0")
+exclusive_b=$(submit exclusive_b --gres=rgpu:1 -- "$rgpu run -- $alloc_program 8 0")
 # 2. Shared: two jobs of 64 MiB each (-L rgpu_mem:64) at once on the shared
 #    GPU, the second allocating past its amount; a third waits for memory.
 shared_a=$(submit shared_a -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 32 6")
@@ -175,13 +177,19 @@ expect_in shared_b "gpu=0 total=64 alloc=cudaErrorMemoryAllocation"
 out=$(srun --export=NONE -L rgpu_mem:16 "$rgpu" run -- "$alloc_program" 8 0 2>&1) || fail "srun -L rgpu_mem:16: $out"
 grep -q "gpu=0 total=16 alloc=cudaSuccess" <<<"$out" || fail "srun -L rgpu_mem:16: $out"
 
-# 3. Shared amounts on several GPUs (rCUDA's --gres=rgpu:2:32M): 64 MiB
-#    split over two shared GPUs, X's GPU 1 and S's GPU 0, 32 MiB each. The
-#    program holds 24 MiB of the first and asks 48 of the second: out of
-#    memory there, the first untouched. rCUDA's variables name the same
-#    GPUs: a program run with them alone sees both amounts.
-multi=$(submit multi -L rgpu_shared:2,rgpu_mem:64 -- "env | grep ^RCUDA_DEVICE | sort; $rgpu run -- $alloc_program 24,48 6 &&
+# 3. Shared amounts on several GPUs, asked as rCUDA's users do:
+#    --gres=rgpu:2:32M, which cli_filter.lua turns into 64 MiB split over
+#    two shared GPUs (-L rgpu_shared:2,rgpu_mem:64): X's GPU 1 and S's
+#    GPU 0, 32 MiB each. The program holds 24 MiB of the first and asks 48
+#    of the second: out of memory there, the first untouched. rCUDA's
+#    variables name the same GPUs: a program run with them alone sees both
+#    amounts. A malformed request is refused before it is submitted.
+out=$(sbatch --export=NONE --gres=rgpu:2:lots --wrap true 2>&1) && fail "--gres=rgpu:2:lots was submitted: $out"
+grep -q "SIZE as 512M, 2G or 1024K, not 'lots'" <<<"$out" || fail "--gres=rgpu:2:lots was refused without saying why: $out"
+multi=$(submit multi --gres=rgpu:2:32M -- "env | grep ^RCUDA_DEVICE | sort; $rgpu run -- $alloc_program 24,48 6 &&
   echo RCUDA only && env -u RGPU_DEVICES $rgpu run -- $alloc_program 8 0")
+licenses=$(scontrol -o show job "$multi" | tr ' ' '\n' | sed -n 's/^Licenses=//p')
+[ "$licenses" = rgpu_shared:2,rgpu_mem:64 ] || fail "--gres=rgpu:2:32M asked for licenses '$licenses'"
 wait_for 30 "the job on two shared GPUs did not allocate" grep -q "^gpu=1 total=" "$dir/jobs/multi"
 [ "$(smi_job "$exclusive_server" "$multi" 1)" = "$((24 * mib)) $((32 * mib))" ] ||
   fail "smi shows the job on X's GPU 1 as '$(smi_job "$exclusive_server" "$multi" 1)' (used, amount), not 24 of 32 MiB"
