@@ -8,7 +8,8 @@
 # The corpus's Python entries (numba) run with CORPUS_PYTHON (python3).
 # RGPU_SUITE lists the parts to run (default: all): corpus (shared-runtime
 # builds), static (the corpus built with nvcc's default static runtime),
-# apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
+# apps (PyTorch, CuPy, JAX, numba), mapped (JAX and PyTorch over tcp with every page-locked
+# allocation mapped, RGPU_PAGE_LOCKED_MAPPED=1), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
 # soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
@@ -65,7 +66,7 @@ fi
 # Programs run through rgpu see every GPU of the server, as they do locally.
 SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
 export SUITE_GPUS
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps mapped appbench concurrency pool bench ucx slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 if part pool && grep -q "built without cpp-httplib" $build/rgpu-server; then
   echo "the pool part needs the metrics endpoint: put httplib.h in shared/include (see the top of $0)" >&2
@@ -103,6 +104,14 @@ for t in tcp shm; do
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
   fi
 done
+# JAX's kernels take page-locked host pointers: over tcp every page-locked
+# allocation is made mapped (coherent device memory); PyTorch's pinned
+# copies go through such memory too.
+if part mapped; then
+  RGPU_PAGE_LOCKED_MAPPED=1 RGPU_TRANSPORT=tcp tests/gpu/run_apps.sh $build "$out/mapped-tcp" jax_ops torch_ops |
+    tee "$out/mapped-tcp.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+fi
 
 # Application timings: locally, then through rgpu over each transport.
 if part appbench; then
@@ -234,12 +243,13 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm ucx; do
-    for kind in corpus static apps samples; do
+    for kind in corpus static apps mapped samples; do
       [ -f "$out/$kind-$t/corpus.md" ] || continue
       case $kind in
         corpus) echo "## Corpus over $t (shared-runtime builds): each program run locally and through rgpu" ;;
         static) echo "## Corpus over $t, built with nvcc's default static runtime (NVIDIA's runtime on rgpu's driver)" ;;
         apps) echo "## Applications over $t (PyTorch, CuPy, JAX, numba): run locally and through rgpu" ;;
+        mapped) echo "## JAX and PyTorch over $t with every page-locked allocation mapped (RGPU_PAGE_LOCKED_MAPPED=1)" ;;
         samples) echo "## Programs built elsewhere over $t ($SAMPLES_DIR): run locally and through rgpu, verdicts compared" ;;
       esac
       echo
