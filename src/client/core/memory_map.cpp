@@ -1,6 +1,7 @@
 #include "client/core/memory_map.hpp"
 
 #include "client/core/address_range_lookup.hpp"
+#include "client/core/transport_choice.hpp"
 
 namespace rgpu::client {
 
@@ -86,8 +87,11 @@ void MemoryMap::forget_device(int device) {
 }
 
 void MemoryMap::add_host(uint64_t base, size_t size, unsigned flags, bool registered, int shared_fd) {
-  std::lock_guard lock(mutex_);
-  host_[base] = HostRange{base, size, flags, registered, shared_fd};
+  {
+    std::lock_guard lock(mutex_);
+    host_[base] = HostRange{base, size, flags, registered, shared_fd};
+  }
+  page_locked_added(base, size);
 }
 
 std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
@@ -97,7 +101,18 @@ std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
   return r;
 }
 
-std::optional<HostRange> MemoryMap::remove_host(uint64_t base) { return remove(host_, base); }
+std::optional<HostRange> MemoryMap::remove_host(uint64_t base) {
+  auto removed = remove(host_, base);
+  if (removed) page_locked_removed(base);
+  return removed;
+}
+
+std::vector<HostRange> MemoryMap::host_ranges() const {
+  std::lock_guard lock(mutex_);
+  std::vector<HostRange> ranges;
+  for (const auto& [base, r] : host_) ranges.push_back(r);
+  return ranges;
+}
 
 std::optional<HostRange> MemoryMap::find_host(uint64_t ptr) const {
   std::lock_guard lock(mutex_);
