@@ -45,6 +45,9 @@ cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
 gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
+# Programs run through rgpu see every GPU of the server, as they do locally.
+SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
+export SUITE_GPUS
 parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 # The server of every part but multi (which starts one per GPU).

@@ -83,6 +83,12 @@ int run(int argc, char** argv) {
   std::string preload = dir + "/libcudart.so.13";
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);
+  // The loader then asks rgpu's audit module where each library comes from:
+  // a path naming NVIDIA's driver or runtime gets rgpu's, and the libraries
+  // that drive a local GPU's video engines are not loaded (library_audit.cpp).
+  std::string audit = dir + "/librgpu-audit.so";
+  if (const char* old = getenv("LD_AUDIT"); old && *old) audit += std::string(":") + old;
+  setenv("LD_AUDIT", audit.c_str(), 1);
   execvp(argv[i], argv + i);
   perror(argv[i]);
   return 127;

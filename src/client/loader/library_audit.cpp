@@ -1,0 +1,84 @@
+// The dynamic loader's audit module (rtld-audit(7)) that `rgpu run` sets as
+// LD_AUDIT. The loader asks it for every library a process loads, before and
+// during each path search, so:
+// - rgpu's driver and runtime are the ones used even where a path names
+//   NVIDIA's: an absolute-path dlopen, or an RPATH searched before the library
+//   path (a library loaded by soname is already covered by LD_PRELOAD, but a
+//   path is matched to loaded libraries by file, not by name);
+// - the driver-side libraries that drive a local GPU's video and JPEG engines
+//   directly, not through the CUDA driver, are not loaded: under rgpu the
+//   process's GPUs are remote, and on a machine that has a local GPU too (the
+//   test machines) they would wait forever for a context of NVIDIA's driver
+//   (nvJPEG's hardware backend in libnvcuvid did). Without them NVIDIA's
+//   libraries do what they do on a machine without those engines (nvJPEG
+//   decodes with its CUDA backend).
+// It runs in a namespace of its own with its own C library, before the
+// program's libraries are set up: no C++ runtime, no allocation.
+#include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+
+namespace {
+
+constexpr const char* kRgpuLibraries[] = {"libcuda.so.1", "libcuda.so", "libcudart.so.13", "libcudart.so"};
+constexpr const char* kLocalEngineLibraries[] = {"libnvcuvid.so", "libnvidia-encode.so",
+                                                 "libnvidia-opticalflow.so"};
+constexpr size_t kPathMax = 4096;
+
+// rgpu's directory (this module's) and the full path of each of its libraries.
+size_t g_dir_length;
+char g_rgpu_paths[std::size(kRgpuLibraries)][kPathMax];
+bool g_engine_refusal_logged;
+
+bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
+
+void find_rgpu_libraries() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&find_rgpu_libraries), &info) || !info.dli_fname) return;
+  const char* slash = std::strrchr(info.dli_fname, '/');
+  if (!slash) return;
+  const size_t length = static_cast<size_t>(slash - info.dli_fname);
+  for (size_t i = 0; i < std::size(kRgpuLibraries); ++i)
+    if (std::snprintf(g_rgpu_paths[i], kPathMax, "%.*s/%s", static_cast<int>(length), info.dli_fname,
+                      kRgpuLibraries[i]) >= static_cast<int>(kPathMax))
+      return;
+  g_dir_length = length;
+}
+
+}  // namespace
+
+extern "C" unsigned int la_version(unsigned int) {
+  find_rgpu_libraries();
+  return LAV_CURRENT;
+}
+
+extern "C" char* la_objsearch(const char* name, uintptr_t*, unsigned int) {
+  const char* slash = std::strrchr(name, '/');
+  const char* base = slash ? slash + 1 : name;
+  for (const char* engine : kLocalEngineLibraries) {
+    if (!starts_with(base, engine)) continue;
+    if (!g_engine_refusal_logged) {
+      g_engine_refusal_logged = true;
+      std::fprintf(stderr,
+                   "[rgpu-client %d info] %s is not loaded: it drives a local GPU's video/JPEG engines, and "
+                   "this process's GPUs are remote (libraries fall back to their CUDA paths)\n",
+                   static_cast<int>(getpid()), base);
+    }
+    return nullptr;
+  }
+  // A name without a directory is searched for; each candidate path comes
+  // back here (flag LA_SER_RUNPATH, LA_SER_LIBPATH...) and is redirected then.
+  if (!slash || g_dir_length == 0) return const_cast<char*>(name);
+  for (size_t i = 0; i < std::size(kRgpuLibraries); ++i) {
+    if (std::strcmp(base, kRgpuLibraries[i]) != 0) continue;
+    const bool in_rgpu_dir = static_cast<size_t>(slash - name) == g_dir_length &&
+                             std::strncmp(name, g_rgpu_paths[i], g_dir_length) == 0;
+    return in_rgpu_dir ? const_cast<char*>(name) : g_rgpu_paths[i];
+  }
+  return const_cast<char*>(name);
+}
