@@ -11,8 +11,10 @@
 # apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
-# slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
-# which this machine's image lacks: not run without them),
+# soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
+# server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
+# slurm (tests/slurm's cluster test on this machine's GPUs 0 and 1: needs two GPUs, root,
+# and SLURM and munge installed, which this machine's image lacks: not run without them),
 # pool (exclusive and shared modes with real amounts, `rgpu smi` sampled while the
 # concurrency part runs, when both are chosen),
 # multi (one application on the GPUs of several servers, one server per GPU:
@@ -21,7 +23,16 @@
 # rgpu's bench program over ucx with zero copy on and off;
 # `rgpu bench` has a ucx column whenever the ucx transport is built).
 # UCX is NVIDIA's CUDA-enabled build in .whl/ where tools/fetch-ucx.sh put it,
-# else the system's.
+# else the system's. `rgpu smi` and the metrics need nlohmann's JSON and
+# cpp-httplib headers: where their packages are missing (the GPU image), the
+# build takes them from shared/include (ignored), filled on a Debian machine:
+#   mkdir -p shared/include && cp -r /usr/include/nlohmann shared/include/ &&
+#   git -C <cpp-httplib clone> show v0.11.4:httplib.h >shared/include/httplib.h
+# (upstream's single header: Debian's own is split from its library).
+# RGPU_SUITE_BACKEND=host-test walks the pool and concurrency parts through
+# on a machine without GPU (the server's test backend: kernels do not run, so
+# the concurrency clients' checks fail there); RGPU_BUILD_DIR=DIR uses that
+# existing build instead of configuring build-gpu.
 #   tools/gpu-suite.sh --multi OUT_DIR   is RGPU_SUITE=multi.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,22 +49,33 @@ if [ -d .whl/libucx/lib ]; then
   export LD_LIBRARY_PATH=$PWD/.whl/libucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   ucx_bin=$PWD/.whl/libucx/bin/
 fi
-build=build-gpu
+build=${RGPU_BUILD_DIR:-build-gpu}
+backend=${RGPU_SUITE_BACKEND:-cuda}
 commit=${RGPU_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 
-cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
+{ [ -n "${RGPU_BUILD_DIR:-}" ] ||
+    cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1; } &&
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
-gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
+if [ "$backend" = cuda ]; then
+  gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
+  gpu_name=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
+else
+  gpu_count=0 gpu_name="none: the server's $backend backend"
+fi
 # Programs run through rgpu see every GPU of the server, as they do locally.
 SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
 export SUITE_GPUS
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
+if part pool && grep -q "built without cpp-httplib" $build/rgpu-server; then
+  echo "the pool part needs the metrics endpoint: put httplib.h in shared/include (see the top of $0)" >&2
+  exit 1
+fi
 # The server of every part but multi (which starts one per GPU).
 : >"$out/server.log"
 if [[ $parts != " multi " ]]; then
-  $build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
+  $build/rgpu-server --backend "$backend" --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
     --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
   server=$!
   trap 'kill $server 2>/dev/null || true' EXIT
@@ -178,12 +200,17 @@ fi
 concurrency_rc=0
 for t in tcp shm; do
   part concurrency || continue
-  # `rgpu smi --json` every 2 s while the clients run (the pool part).
+  # `rgpu smi --json` every 2 s while the clients run (the pool part), and
+  # its table once, 10 s in.
   sampler=
   if part pool; then
     mkdir -p "$out/pool"
-    (while sleep 2; do $build/rgpu smi --json 127.0.0.1:"$RGPU_PORT" | tr -d '\n'; echo; done) \
-      >"$out/pool/smi-concurrency-$t.jsonl" 2>/dev/null &
+    (for i in $(seq 1000); do
+       sleep 2
+       [ "$i" -eq 5 ] && $build/rgpu smi 127.0.0.1:"$RGPU_PORT" >"$out/pool/smi-concurrency-$t.txt" 2>&1
+       $build/rgpu smi --json 127.0.0.1:"$RGPU_PORT" | tr -d '\n'
+       echo
+     done) >"$out/pool/smi-concurrency-$t.jsonl" 2>/dev/null &
     sampler=$!
   fi
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
@@ -193,21 +220,31 @@ done
 pool_rc=0
 if part pool; then
   mkdir -p "$out/pool"
-  tests/gpu/run_pool.sh $build "$out/pool" >"$out/pool/pool.txt" 2>&1 || pool_rc=1
+  RGPU_SUITE_BACKEND=$backend tests/gpu/run_pool.sh $build "$out/pool" >"$out/pool/pool.txt" 2>&1 || pool_rc=1
 fi
-# SLURM hands out this GPU: the CI's cluster test with the real GPU behind
-# both of its servers (exclusive and shared).
+# SLURM hands out these GPUs: the CI's cluster test with the real GPUs behind
+# its servers.
 slurm_rc=0
 if part slurm; then
   if command -v slurmctld >/dev/null && command -v munged >/dev/null; then
     mkdir -p "$out/slurm"
     { nvcc -cudart shared -std=c++17 -o "$out/slurm/memory" tests/e2e/programs/e2e_memory.cu &&
       nvcc -cudart shared -std=c++17 -Itests/e2e/programs -o "$out/slurm/pool_alloc" tests/slurm/pool_alloc.cu &&
-      RGPU_SLURM_BACKEND=cuda tests/slurm/slurm_pool_test.sh $build/rgpu $build/rgpu-server "$out/slurm/memory" \
+      RGPU_SLURM_BACKEND=$backend tests/slurm/slurm_pool_test.sh $build/rgpu $build/rgpu-server "$out/slurm/memory" \
         "$out/slurm/pool_alloc" $((RGPU_PORT + 10)); } >"$out/slurm.txt" 2>&1 || slurm_rc=1
   else
     echo "not run: SLURM (slurmctld, slurmd, slurm-client) and munge are not installed here" >"$out/slurm.txt"
   fi
+fi
+# Soak: many clients at once for a long while against a server of its own;
+# tools/soak/soak.py says what it mixes and what it reports.
+soak_rc=0
+if part soak; then
+  mkdir -p "$out/soak/bin"
+  for p in vector_add matmul_tiled reduction streams_overlap stream_ordered_alloc; do
+    nvcc -cudart shared -O2 -arch=sm_90 -o "$out/soak/bin/$p" tests/gpu/corpus/$p.cu || soak_rc=1
+  done
+  python3 tools/soak/soak.py $build "$out/soak" --backend cuda "$out/soak/bin"/* >"$out/soak.txt" 2>&1 || soak_rc=1
 fi
 set -e
 
@@ -217,7 +254,7 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo
   echo "- commit: \`$commit\`"
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+  echo "- GPU: $gpu_name"
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm ucx; do
@@ -250,7 +287,7 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo
   fi
   if part pool; then
-    echo "## Pool: exclusive and shared modes on the GPU (tests/e2e/pool_test.sh, cuda backend, 2 GiB amounts)"
+    echo "## Pool: exclusive and shared modes on the GPU (tests/e2e/pool_test.sh, $backend backend, 2 GiB amounts)"
     echo
     echo '```'
     grep -v "^\[rgpu" "$out/pool/pool.txt"
@@ -260,12 +297,24 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
       [ -s "$out/pool/smi-concurrency-$t.jsonl" ] || continue
       echo "rgpu smi during the concurrency test over $t: $(python3 tests/gpu/smi_summary.py "$out/pool/smi-concurrency-$t.jsonl")"
       echo
+      echo "\`rgpu smi\` 10 s into it:"
+      echo
+      echo '```'
+      cat "$out/pool/smi-concurrency-$t.txt" 2>/dev/null
+      echo '```'
+      echo
     done
   fi
   if [ -f "$out/slurm.txt" ]; then
     echo "## SLURM hands out the GPU (tests/slurm/slurm_pool_test.sh on the real GPU)"
     echo
     grep -E "^(FAILED|measured|slurm pool)" "$out/slurm.txt" || tail -1 "$out/slurm.txt"
+    echo
+  fi
+  if [ -f "$out/soak/soak.md" ]; then
+    echo "## Soak (tools/soak/soak.py; details in soak/soak.json)"
+    echo
+    cat "$out/soak/soak.md"
     echo
   fi
   if part bench; then
@@ -306,4 +355,4 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   fi
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ] && [ $pool_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ] && [ $pool_rc -eq 0 ] && [ $soak_rc -eq 0 ]

@@ -94,7 +94,7 @@ Join Join::decode(Reader& r) {
   auto secret = r.get_bytes();
   j.secret.assign(secret.begin(), secret.end());
   j.purpose = r.get<uint8_t>();
-  if (j.purpose > kJoinCallbacks) throw DecodeError("unknown join purpose");
+  if (j.purpose > kJoinHeartbeats) throw DecodeError("unknown join purpose");
   r.expect_end();
   return j;
 }

@@ -79,6 +79,7 @@ struct HelloReply {
 enum JoinPurpose : uint8_t {
   kJoinCalls = 0,      // an application thread's calls
   kJoinCallbacks = 1,  // the worker asks the application to run host callbacks
+  kJoinHeartbeats = 2,  // client and worker tell each other they are alive (heartbeat.hpp)
 };
 
 // The first frame of a joining connection, and the worker's answer.

@@ -13,6 +13,8 @@ enum Op : uint16_t {
   kOpJoin = 4,  // another connection of an application joins its session
   kOpHostCallback = 5,  // on the callback connection: run callback n / it ran
   kOpDeviceOutput = 6,  // ahead of a reply: what kernels printed (args: fd; payload: text)
+  kOpGoodbye = 7,       // the worker ends the session (a limit): args: why
+  kOpHeartbeat = 8,     // on the heartbeat connection: the client lives / the worker answers (its peer timeout, ms)
 
   kOpMalloc = 10,
   kOpFree = 11,

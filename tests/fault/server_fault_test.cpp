@@ -74,6 +74,16 @@ transport::Endpoint server_endpoint(uint16_t port) {
   return {"127.0.0.1", over_ucx() ? ucx_ports().at(port) : port};
 }
 
+// A hello asking for GPU 0, as `name`.
+proto::Hello hello_for_gpu0(const char* name, uint32_t version = proto::kProtocolVersion) {
+  proto::Hello hello;
+  hello.protocol_version = version;
+  hello.cuda_runtime_version = CUDART_VERSION;
+  hello.gpus = {0};
+  hello.client_name = name;
+  return hello;
+}
+
 std::unique_ptr<client::Session> open_session(uint16_t port, const std::vector<int>& gpus, std::string* why) {
   return client::Session::open(server_endpoint(port), over_ucx() ? "ucx" : "", gpus, why);
 }
@@ -149,7 +159,7 @@ class ServerFault : public ::testing::Test {
   // goes to *reply when asked for.
   static std::unique_ptr<transport::Connection> raw_session(proto::HelloReply* reply = nullptr) {
     auto c = raw();
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "fault-test", {}};
+    proto::Hello hello = hello_for_gpu0("fault-test");
     proto::Writer w;
     hello.encode(w);
     proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
@@ -168,7 +178,7 @@ class ServerFault : public ::testing::Test {
     auto ch = proto::recv_header(*c);
     std::vector<uint8_t> args;
     proto::recv_args(*c, ch, args);
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "shm-fault", {}};
+    proto::Hello hello = hello_for_gpu0("shm-fault");
     proto::Writer hw;
     hello.encode(hw);
     proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, hw.bytes());
@@ -248,7 +258,7 @@ TEST_F(ServerFault, GarbageInsteadOfHelloClosesOnlyThatConnection) {
 TEST_F(ServerFault, TruncatedFramesAndVanishingClients) {
   for (size_t cut : {1, 10, 23, 30}) {
     auto c = raw();
-    proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "cut", {}};
+    proto::Hello hello = hello_for_gpu0("cut");
     proto::Writer w;
     hello.encode(w);
     proto::FrameHeader h{proto::kFrameMagic, proto::kOpHello, 0, static_cast<uint32_t>(w.size()), 0, 0};
@@ -262,7 +272,7 @@ TEST_F(ServerFault, TruncatedFramesAndVanishingClients) {
 
 TEST_F(ServerFault, WrongProtocolVersionIsRefusedWithAReason) {
   auto c = raw();
-  proto::Hello hello{proto::kProtocolVersion + 100, CUDART_VERSION, {0}, "old", {}};
+  proto::Hello hello = hello_for_gpu0("old", proto::kProtocolVersion + 100);
   proto::Writer w;
   hello.encode(w);
   proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
@@ -513,6 +523,9 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
   proto::Writer create;
   create.put<uint32_t>(0);
+  // The test backend's handles are addresses, and workers forked from one
+  // daemon allocate alike: b makes and destroys a graph first, so that its
+  // objects lie elsewhere than a's and neither holds the other's numbers.
   ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
   uint64_t graph = handle();
   // The workers are forks of one process, so their first objects may lie at
@@ -522,7 +535,11 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   stream.put<uint32_t>(0).put<int32_t>(0);
   ASSERT_EQ(b->call(proto::kOpStreamCreate, 0, stream.bytes(), {}, reply), cudaSuccess);
   ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  proto::Writer shift;
+  shift.put(handle());
+  ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
   uint64_t b_graph = handle();
+  ASSERT_EQ(b->call(proto::kOpGraphDestroy, 0, shift.bytes(), {}, reply), cudaSuccess);
   ASSERT_NE(graph, b_graph);
 
   // An empty node in a's graph.
@@ -632,6 +649,8 @@ TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   // Conditional nodes: b's handle, none, bad types and sizes, bodies the client may not name.
   proto::Writer bh;
   bh.put(b_graph).put<uint32_t>(1).put<uint32_t>(0);
+  // b's second, so that a's first (made alike in its own worker) differs.
+  ASSERT_EQ(b->call(proto::kOpGraphConditionalHandleCreate, 0, bh.bytes(), {}, reply), cudaSuccess);
   ASSERT_EQ(b->call(proto::kOpGraphConditionalHandleCreate, 0, bh.bytes(), {}, reply), cudaSuccess);
   uint64_t b_handle = handle();
   proto::Writer ah;

@@ -105,3 +105,15 @@ TEST(GraphTable, AGraphsAllocationsItFreesItselfAreItsAlone) {
   t.clear();
   EXPECT_FALSE(t.freed_by_its_graph(0x3000));
 }
+
+TEST(GraphTable, AnExecsAllocationsGoWithIt) {
+  GraphTable t;
+  t.add_graph(100, 0);
+  t.add_exec(7, 100);
+  t.set_exec_allocations(7, {{0x1000, 64}, {0x2000, 128}});
+  t.remove_graph(100);  // the executable graph outlives its graph
+  EXPECT_EQ(t.exec_allocations(7), (std::vector<std::pair<uint64_t, size_t>>{{0x1000, 64}, {0x2000, 128}}));
+  EXPECT_TRUE(t.exec_allocations(8).empty());
+  EXPECT_TRUE(t.remove_exec(7));
+  EXPECT_TRUE(t.exec_allocations(7).empty());
+}

@@ -61,6 +61,31 @@ TEST(ServerConfig, DefaultsAdmitOnlyThisHostAndUser) {
   EXPECT_THROW(parse({"--unix-socket-mode", "1777"}, &c), std::invalid_argument);
 }
 
+TEST(ServerConfig, LimitsTakeCountsSizesAndSeconds) {
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({}, &c));
+  EXPECT_EQ(c.max_sessions, 256);
+  EXPECT_EQ(c.max_frame_bytes, 1u << 20);
+  EXPECT_EQ(c.max_session_memory, 0u);
+  ASSERT_TRUE(parse({"--max-sessions", "10", "--max-sessions-per-client", "0", "--max-session-connections", "8",
+                     "--max-frame-bytes", "64K", "--max-session-memory", "8G", "--idle-timeout", "600",
+                     "--peer-timeout", "5"},
+                    &c));
+  EXPECT_EQ(c.max_sessions, 10);
+  EXPECT_EQ(c.max_sessions_per_client, 0);
+  EXPECT_EQ(c.max_session_connections, 8);
+  EXPECT_EQ(c.max_frame_bytes, 64u << 10);
+  EXPECT_EQ(c.max_session_memory, 8ull << 30);
+  EXPECT_EQ(c.idle_timeout_s, 600);
+  EXPECT_EQ(c.peer_timeout_s, 5);
+  EXPECT_THROW(parse({"--max-sessions", "-1"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--max-session-memory", "12X"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--max-session-memory", "-5"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--max-session-memory", "99999999999T"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--max-frame-bytes", "2M"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--max-frame-bytes", "100"}, &c), std::invalid_argument);
+}
+
 TEST(ServerConfig, TlsNeedsCertificateAndKey) {
   std::string path = ::testing::TempDir() + "/rgpu-server-tls.conf";
   std::ofstream(path) << "tls-cert = /etc/rgpu/server.pem\ntls-key = /etc/rgpu/server.key\n";

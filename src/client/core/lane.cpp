@@ -29,6 +29,11 @@ void Lane::print_device_output(const proto::FrameHeader& h) {
 cudaError_t Lane::receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred) {
   auto h = proto::recv_header(*conn_);
   for (; h.op == proto::kOpDeviceOutput; h = proto::recv_header(*conn_)) print_device_output(h);
+  if (h.op == proto::kOpGoodbye) {
+    proto::recv_args(*conn_, h, reply_args);
+    proto::Reader r(reply_args);
+    return session_.lost(("the server ended the session: " + r.get_string()).c_str());
+  }
   if (h.op != proto::kOpReply) return session_.lost("unexpected frame instead of a reply");
   proto::recv_args(*conn_, h, reply_args);
   if (reply_args.size() < sizeof(proto::ReplyPrefix)) return session_.lost("short reply");

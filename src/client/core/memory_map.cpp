@@ -19,10 +19,15 @@ bool MemoryMap::insert_device(const DeviceRange& r) {
   std::erase_if(device_, [&](const auto& kv) {
     return kv.second.graph_memory && kv.second.device == r.device && overlaps(kv.second);
   });
-  auto it = device_.upper_bound(last);
-  if (it != device_.begin() && overlaps(std::prev(it)->second)) return false;
+  if (overlaps_known(r)) return false;
   device_[r.base] = r;
   return true;
+}
+
+bool MemoryMap::overlaps_known(const DeviceRange& r) const {
+  uint64_t last = r.base + (r.size ? r.size - 1 : 0);
+  auto it = device_.upper_bound(last);
+  return it != device_.begin() && std::prev(it)->second.base + std::prev(it)->second.size > r.base;
 }
 
 bool MemoryMap::add_device(uint64_t base, size_t size, int device) {
@@ -55,6 +60,30 @@ void MemoryMap::graph_destroyed(uint64_t graph) {
       ++it;
     }
   }
+}
+
+void MemoryMap::graph_instantiated(uint64_t graph, uint64_t exec) {
+  std::lock_guard lock(mutex_);
+  std::vector<DeviceRange> left;
+  for (const auto& [base, r] : device_)
+    if (r.graph_memory && r.graph == graph && !r.freed_in_graph) {
+      left.push_back(r);
+      left.back().graph = 0;  // the exec outlives its graph's tag
+    }
+  if (!left.empty()) exec_memory_[exec] = std::move(left);
+}
+
+void MemoryMap::graph_launched(uint64_t exec) {
+  std::lock_guard lock(mutex_);
+  auto it = exec_memory_.find(exec);
+  if (it == exec_memory_.end()) return;
+  for (const DeviceRange& r : it->second)
+    if (!overlaps_known(r)) device_.emplace(r.base, r);
+}
+
+void MemoryMap::exec_destroyed(uint64_t exec) {
+  std::lock_guard lock(mutex_);
+  exec_memory_.erase(exec);
 }
 
 std::optional<DeviceRange> MemoryMap::freeable(uint64_t base) const {

@@ -50,6 +50,12 @@ class MemoryMap {
   // `graph` is destroyed: what it allocated and frees itself is gone; what it
   // leaves allocated stays until the application frees it (CUDA's rule).
   void graph_destroyed(uint64_t graph);
+  // `exec` was made from `graph`: what the graph leaves allocated, each
+  // launch of exec allocates again, at its address, if the application freed it.
+  void graph_instantiated(uint64_t graph, uint64_t exec);
+  // `exec` is launched: its memory the application freed is known again.
+  void graph_launched(uint64_t exec);
+  void exec_destroyed(uint64_t exec);
   // The allocation starting at base that the application may free (cudaFree,
   // cudaFreeAsync): not one its own graph frees.
   std::optional<DeviceRange> freeable(uint64_t base) const;
@@ -69,10 +75,12 @@ class MemoryMap {
   template <typename R>
   std::optional<R> remove(std::map<uint64_t, R>& m, uint64_t base);
   bool insert_device(const DeviceRange& r);
+  bool overlaps_known(const DeviceRange& r) const;  // mutex_ held
 
   mutable std::mutex mutex_;
   std::map<uint64_t, DeviceRange> device_;
   std::map<uint64_t, HostRange> host_;
+  std::map<uint64_t, std::vector<DeviceRange>> exec_memory_;  // by executable graph
 };
 
 }  // namespace rgpu::client

@@ -153,6 +153,7 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     s->lanes_.push_back(std::make_unique<Lane>(*s, std::move(conn)));
     s->first_ = s->lanes_.back().get();
     s->idle_.push_back(s->first_);
+    if (!gpus.empty()) s->heartbeat_ = Heartbeat::start(*s);
     return s;
   } catch (const std::exception& e) {
     *why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "client/core/background_copies.hpp"
+#include "client/core/heartbeat.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/lane.hpp"
 #include "protocol/handshake.hpp"
@@ -130,6 +131,8 @@ class Session {
   std::atomic<bool> background_used_{false};
   std::once_flag callbacks_once_;
   std::unique_ptr<HostCallbackRunner> callbacks_;
+  // Last, so that it stops first.
+  std::unique_ptr<Heartbeat> heartbeat_;
 };
 
 }  // namespace rgpu::client

@@ -15,6 +15,8 @@ const char* op_name(uint16_t op) {
     case kOpJoin: return "Join";
     case kOpHostCallback: return "HostCallback";
     case kOpDeviceOutput: return "DeviceOutput";
+    case kOpGoodbye: return "Goodbye";
+    case kOpHeartbeat: return "Heartbeat";
     case kOpMalloc: return "Malloc";
     case kOpFree: return "Free";
     case kOpMallocPitch: return "MallocPitch";

@@ -15,6 +15,7 @@
 #ifdef RGPU_METRICS
 #include "server/daemon/metrics_endpoint.hpp"
 #endif
+#include "server/daemon/refusals.hpp"
 #include "server/daemon/server_config.hpp"
 #include "server/daemon/worker_pool.hpp"
 #include "transport/shm/unix_address.hpp"
@@ -93,14 +94,19 @@ int main(int argc, char** argv) {
     return 2;
   }
 #endif
+  server::Refusals refusals;
   pool.top_up();
   while (!g_stop) {
     std::vector<pollfd> fds;
     for (auto& l : listeners) fds.push_back({l->native_handle(), POLLIN, 0});
+    const size_t first_refused = fds.size();
+    for (int fd : refusals.descriptors()) fds.push_back({fd, POLLIN, 0});
+    const size_t first_channel = fds.size();
     for (int ch : pool.channels()) fds.push_back({ch, POLLIN, 0});
     int n = poll(fds.data(), fds.size(), 500);
     pool.reap();
     pool.stop_ended_jobs();
+    refusals.expire();
     if (n <= 0) continue;
     for (size_t i = 0; i < listeners.size(); ++i) {
       if (!(fds[i].revents & POLLIN)) continue;
@@ -109,12 +115,17 @@ int main(int argc, char** argv) {
         int fd = dup(conn->native_handle());
         RGPU_LOG(info, "client %s connected", conn->peer().c_str());
         conn.reset();
-        pool.hand_off(fd);
+        if (std::string why = pool.refusal_for_new_connection(); !why.empty())
+          refusals.refuse(fd, why);
+        else
+          pool.hand_off(fd);
       } catch (const std::exception& e) {
         RGPU_LOG(warn, "%s", e.what());
       }
     }
-    for (size_t i = listeners.size(); i < fds.size(); ++i)
+    for (size_t i = first_refused; i < first_channel; ++i)
+      if (fds[i].revents) refusals.on_readable(fds[i].fd);
+    for (size_t i = first_channel; i < fds.size(); ++i)
       if (fds[i].revents) pool.on_channel_readable(fds[i].fd);
     pool.top_up();
   }

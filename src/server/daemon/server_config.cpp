@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <stdexcept>
 
 #include "protocol/auth.hpp"
+#include "protocol/wire.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::server {
@@ -38,7 +40,17 @@ const char* kUsage =
     "  --tls-cert FILE      the tcp port speaks TLS 1.3 only, with this certificate (PEM)\n"
     "  --tls-key FILE       and its private key (PEM)\n"
     "  --tls-client-ca FILE clients must present a certificate signed by this CA\n"
-    "  --config FILE        read these settings (key = value) from FILE first\n";
+    "  --config FILE        read these settings (key = value) from FILE first\n"
+    "limits (0: none):\n"
+    "  --max-sessions N             sessions at once, all clients (default 256)\n"
+    "  --max-sessions-per-client N  sessions at once of one client: its credential,\n"
+    "                               else its host (tcp) or user (Unix socket) (default 64)\n"
+    "  --max-session-connections N  connections (application threads) of one session (default 256)\n"
+    "  --max-frame-bytes SIZE       arguments of one request (default 1M, at most 1M)\n"
+    "  --max-session-memory SIZE    device memory one session may allocate (default 0)\n"
+    "  --idle-timeout S             end a session that makes no call for S seconds (default 0)\n"
+    "  --peer-timeout S             end a session whose client is silent for S seconds, and\n"
+    "                               let clients find a silent server as fast (default 30)\n";
 
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r");
@@ -58,6 +70,37 @@ int to_int(const std::string& key, const std::string& v) {
   return n;
 }
 
+// "4096", "64K", "512M", "8G".
+uint64_t to_bytes(const std::string& key, const std::string& v) {
+  size_t used = 0;
+  uint64_t n = 0;
+  try {
+    n = std::stoull(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  int shift = 0;
+  if (used != 0 && used + 1 == v.size()) {
+    switch (v.back()) {
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
+      case 'T': case 't': shift = 40; break;
+      default: used = 0;
+    }
+    if (used) ++used;
+  }
+  if (used == 0 || used != v.size() || v[0] == '-' || n > (UINT64_MAX >> shift))
+    throw std::invalid_argument(key + " needs a size (bytes, or with K, M, G, T), not '" + v + "'");
+  return n << shift;
+}
+
+int to_count(const std::string& key, const std::string& v) {
+  int n = to_int(key, v);
+  if (n < 0) throw std::invalid_argument(key + " must not be negative");
+  return n;
+}
+
 void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   if (key == "listen") c->listen = v;
   else if (key == "port") c->port = to_int(key, v);
@@ -68,6 +111,18 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "log-level") c->log_level = v;
   else if (key == "module-cache") c->module_cache = v;
   else if (key == "unix-socket") c->unix_socket = v;
+  else if (key == "max-sessions") c->max_sessions = to_count(key, v);
+  else if (key == "max-sessions-per-client") c->max_sessions_per_client = to_count(key, v);
+  else if (key == "max-session-connections") c->max_session_connections = to_count(key, v);
+  else if (key == "max-session-memory") c->max_session_memory = to_bytes(key, v);
+  else if (key == "idle-timeout") c->idle_timeout_s = to_count(key, v);
+  else if (key == "peer-timeout") c->peer_timeout_s = to_count(key, v);
+  else if (key == "max-frame-bytes") {
+    uint64_t n = to_bytes(key, v);
+    if (n < 4096 || n > proto::kMaxArgsBytes)
+      throw std::invalid_argument(key + " must be between 4K and " + std::to_string(proto::kMaxArgsBytes >> 10) + "K");
+    c->max_frame_bytes = static_cast<uint32_t>(n);
+  }
   else if (key == "unix-socket-mode") {
     size_t used = 0;
     unsigned long mode = 0;

@@ -1,6 +1,7 @@
 // rgpu-server settings: from a config file (key = value lines, the same keys
 // as the flags), then from flags, which win.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,19 @@ struct ServerConfig {
   // peer_ca (tls-client-ca) every client must present a certificate it
   // signed.
   transport::TlsSettings tls;
+
+  // What one client may take (server_limits in README). 0: no limit.
+  int max_sessions = 256;             // sessions at once, all clients together
+  int max_sessions_per_client = 64;   // sessions at once of one client identity
+  // Connections of one session (one per application thread; each holds at
+  // most one request being served, the rest wait in its socket).
+  int max_session_connections = 256;
+  uint32_t max_frame_bytes = 1u << 20;  // arguments of one request, held in memory
+  uint64_t max_session_memory = 0;      // device memory of one session, bytes
+  int idle_timeout_s = 0;               // a session with no call for this long ends
+  // A session whose client sent no heartbeat for this long ends, and a
+  // client hears from its worker at least this often (0: off).
+  int peer_timeout_s = 30;
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.

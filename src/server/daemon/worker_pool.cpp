@@ -1,6 +1,7 @@
 #include "server/daemon/worker_pool.hpp"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <linux/close_range.h>
@@ -11,8 +12,10 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "server/daemon/admission.hpp"
 #include "server/daemon/fd_passing.hpp"
 #include "server/daemon/worker_process.hpp"
+#include "server/worker/ipc_records.hpp"
 
 namespace rgpu::server {
 
@@ -22,6 +25,7 @@ void WorkerPool::spawn() {
     RGPU_LOG(error, "socketpair failed: %s", strerror(errno));
     return;
   }
+  const pid_t daemon = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     RGPU_LOG(error, "fork failed: %s", strerror(errno));
@@ -30,6 +34,10 @@ void WorkerPool::spawn() {
     return;
   }
   if (pid == 0) {
+    // A worker never outlives its daemon: when the server dies its clients
+    // hear so at once, and a restarted server finds no stale workers.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != daemon) _exit(0);
     // The worker keeps only its channel: an inherited client socket would
     // keep that client's connection open after its own worker exits.
     if (sv[1] > 3) close_range(3, sv[1] - 1, 0);
@@ -53,6 +61,13 @@ void WorkerPool::top_up() {
   }
 }
 
+std::string WorkerPool::refusal_for_new_connection() const {
+  if (config_.max_sessions > 0 && serving_.size() + pending_.size() >= static_cast<size_t>(config_.max_sessions))
+    return "the server is serving its most sessions at once (max-sessions " + std::to_string(config_.max_sessions) +
+           "): try again later";
+  return "";
+}
+
 void WorkerPool::hand_off(int client_fd) {
   pending_.push_back(client_fd);
   dispatch();
@@ -62,10 +77,46 @@ void WorkerPool::hand_off(int client_fd) {
 std::vector<int> WorkerPool::channels() const {
   std::vector<int> out;
   for (const Worker& w : waiting_) out.push_back(w.channel);
+  for (const Serving& w : serving_) out.push_back(w.channel);
   return out;
 }
 
+void WorkerPool::admit(Serving& w) {
+  auto identity = read_admission_request(w.channel);
+  if (!identity) {
+    // The session is over (its worker exits) or its worker misbehaves.
+    forget_serving(w.pid);
+    return;
+  }
+  std::string refusal;
+  const size_t limit = static_cast<size_t>(config_.max_sessions_per_client);
+  if (!w.identity.empty()) {
+    refusal = "a session asks admission once";
+  } else if (limit > 0 && static_cast<size_t>(std::count_if(serving_.begin(), serving_.end(), [&](const Serving& o) {
+                             return o.identity == *identity;
+                           })) >= limit) {
+    refusal = "this client (" + *identity + ") has its most sessions at once (max-sessions-per-client " +
+              std::to_string(limit) + ")";
+    RGPU_LOG(warn, "refused a session of %s: %zu at once is the limit", identity->c_str(), limit);
+  } else {
+    w.identity = *identity;
+  }
+  answer_admission(w.channel, refusal);
+}
+
+void WorkerPool::forget_serving(pid_t pid) {
+  auto it = std::find_if(serving_.begin(), serving_.end(), [&](const Serving& w) { return w.pid == pid; });
+  if (it == serving_.end()) return;
+  close(it->channel);
+  serving_.erase(it);
+}
+
 void WorkerPool::on_channel_readable(int channel) {
+  if (auto s = std::find_if(serving_.begin(), serving_.end(), [&](const Serving& w) { return w.channel == channel; });
+      s != serving_.end()) {
+    admit(*s);
+    return;
+  }
   auto it = std::find_if(waiting_.begin(), waiting_.end(), [&](const Worker& w) { return w.channel == channel; });
   if (it == waiting_.end()) return;
   char c;
@@ -88,10 +139,11 @@ void WorkerPool::dispatch() {
     pending_.pop_front();
     bool ok = send_fd(it->channel, fd);
     close(fd);
-    close(it->channel);
     if (ok) {
-      ++serving_;
+      serving_.push_back(Serving{it->pid, it->channel, {}});
       RGPU_LOG(debug, "session handed to worker %d", it->pid);
+    } else {
+      close(it->channel);
     }
     waiting_.erase(it);
   }
@@ -102,8 +154,8 @@ void WorkerPool::reap() {
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     ledger_.session_ended(pid);
-    bool was_waiting = std::any_of(waiting_.begin(), waiting_.end(), [&](const Worker& w) { return w.pid == pid; });
-    if (!was_waiting && serving_ > 0) --serving_;
+    forget_serving(pid);
+    remove_ipc_records_of(pid);
     if (WIFSIGNALED(status))
       RGPU_LOG(warn, "worker %d killed by signal %d", pid, WTERMSIG(status));
     else if (WEXITSTATUS(status) != 0)
@@ -126,6 +178,8 @@ void WorkerPool::shutdown() {
     close(w.channel);
   }
   waiting_.clear();
+  for (const Serving& w : serving_) close(w.channel);
+  serving_.clear();
   for (int fd : pending_) close(fd);
   pending_.clear();
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "server/daemon/server_config.hpp"
@@ -21,9 +22,12 @@ class WorkerPool {
 
   // Keeps `workers` idle or starting workers.
   void top_up();
+  // Why a new connection cannot be served now (max-sessions), or "".
+  std::string refusal_for_new_connection() const;
   // Queues an accepted connection; it goes to the next ready worker.
   void hand_off(int client_fd);
-  // Control channels to watch for readiness or death.
+  // Control channels to watch: readiness or death of a starting worker,
+  // admission requests of serving ones (see admission.hpp).
   std::vector<int> channels() const;
   void on_channel_readable(int channel);
   void reap();
@@ -37,15 +41,22 @@ class WorkerPool {
     int channel;
     bool ready = false;
   };
+  struct Serving {
+    pid_t pid;
+    int channel;
+    std::string identity;  // set once admitted
+  };
   void spawn();
   void dispatch();
+  void admit(Serving& w);
+  void forget_serving(pid_t pid);
 
   const ServerConfig& config_;
   JobLedger& ledger_;
   ServerCounters& counters_;
   std::vector<Worker> waiting_;  // starting or ready, not yet serving
   std::deque<int> pending_;      // accepted connections waiting for a worker
-  int serving_ = 0;
+  std::vector<Serving> serving_;
   // After a worker fails to start (no GPU, bad backend) new ones wait a
   // while instead of forking in a tight loop.
   std::chrono::steady_clock::time_point retry_after_{};

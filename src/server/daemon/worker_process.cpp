@@ -37,6 +37,12 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   }
   SessionLimits limits{config.gpus, config.module_cache, config.token,
                        {config.job_key, static_cast<uint16_t>(config.port), config.gpu_modes, &ledger}, &counters};
+    limits.admission_channel = channel;
+  limits.max_connections = config.max_session_connections;
+  limits.max_frame_bytes = config.max_frame_bytes;
+  limits.max_memory = config.max_session_memory;
+  limits.idle_timeout_s = config.idle_timeout_s;
+  limits.peer_timeout_s = config.peer_timeout_s;
   if (limits.exported_gpus.empty()) {
     int n = 0;
     backend->device_count(&n);
@@ -73,8 +79,8 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   }
   char ready = 'r';
   if (write(channel, &ready, 1) != 1) _exit(0);
+  // The channel stays open: the session asks the daemon for admission.
   int fd = recv_fd(channel);
-  close(channel);
   if (fd < 0) _exit(0);
   std::unique_ptr<transport::Connection> conn;
   try {

@@ -111,7 +111,7 @@ int32_t memcpy3d_htod(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   Side d;
   if (int32_t e = check_side(s, dst, x, &d)) return e;
-  if (bytes != req.payload_left()) return cudaErrorInvalidValue;
+  if (bytes != req.payload_left() || x.width > kMaxStagedRow) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   return pipeline_in(s, req, bytes, x.width, stream, sync, [&](void* buf, size_t off, size_t len) {
     return copy_rows(s, d, x, buf, off, len, true, stream);
@@ -127,6 +127,7 @@ int32_t memcpy3d_dtoh(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   Side d;
   if (int32_t e = check_side(s, src, x, &d)) return e;
+  if (x.width > kMaxStagedRow) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   begin_streamed_reply(req.lane(), bytes);
   pipeline_out(s, req, bytes, x.width, stream, [&](void* buf, size_t off, size_t len) {

@@ -106,7 +106,7 @@ int32_t memcpy2d_htod(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   size_t bytes;
   if (int32_t e = check_region(s, dst, dpitch, width, height, &bytes)) return e;
-  if (bytes != req.payload_left()) return cudaErrorInvalidValue;
+  if (bytes != req.payload_left() || width > kMaxStagedRow) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   return pipeline_in(s, req, bytes, width, stream, sync, [&](void* buf, size_t off, size_t len) {
     return s.backend().memcpy2d_async(at(dst + off / width * dpitch), dpitch, buf, width, width, len / width,
@@ -123,6 +123,7 @@ int32_t memcpy2d_dtoh(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   size_t bytes;
   if (int32_t e = check_region(s, src, spitch, width, height, &bytes)) return e;
+  if (width > kMaxStagedRow) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   begin_streamed_reply(req.lane(), bytes);
   pipeline_out(s, req, bytes, width, stream, [&](void* buf, size_t off, size_t len) {

@@ -14,6 +14,11 @@ namespace rgpu::server {
 
 using IssueBlock = std::function<int32_t(void* staging, size_t offset, size_t len)>;
 
+// A block holds whole rows, so a staging buffer grows to the widest row: a
+// 2-D or 3-D copy whose rows are wider than this is refused, so that no
+// width from the wire sizes the worker's page-locked memory past it.
+constexpr size_t kMaxStagedRow = 64u << 20;
+
 // Host to device: the payload of `req` (total bytes) flows in. Blocks are
 // multiples of `granule` bytes (a row, for 2-D copies). When `sync`, returns
 // once the GPU finished.

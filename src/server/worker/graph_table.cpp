@@ -121,7 +121,20 @@ uint64_t GraphTable::exec_source(uint64_t exec) const {
 
 bool GraphTable::remove_exec(uint64_t exec) {
   std::lock_guard lock(mutex_);
+  exec_allocations_.erase(exec);
   return execs_.erase(exec) != 0;
+}
+
+void GraphTable::set_exec_allocations(uint64_t exec, std::vector<std::pair<uint64_t, size_t>> ranges) {
+  std::lock_guard lock(mutex_);
+  if (ranges.empty()) return;
+  exec_allocations_[exec] = std::move(ranges);
+}
+
+std::vector<std::pair<uint64_t, size_t>> GraphTable::exec_allocations(uint64_t exec) const {
+  std::lock_guard lock(mutex_);
+  auto it = exec_allocations_.find(exec);
+  return it == exec_allocations_.end() ? std::vector<std::pair<uint64_t, size_t>>{} : it->second;
 }
 
 void GraphTable::add_conditional(uint64_t handle, uint64_t graph) {
@@ -180,6 +193,7 @@ std::vector<uint64_t> GraphTable::self_freed_allocations(uint64_t graph) const {
 void GraphTable::clear() {
   std::lock_guard lock(mutex_);
   allocations_.clear();
+  exec_allocations_.clear();
   graphs_.clear();
   nodes_.clear();
   execs_.clear();

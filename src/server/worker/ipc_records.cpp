@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 namespace rgpu::server {
@@ -12,12 +13,18 @@ namespace {
 constexpr char kMagic[8] = {'R', 'G', 'P', 'U', 'I', 'P', 'C', '1'};
 constexpr size_t kMaxBlob = 4096;
 
+constexpr char kRecordDir[] = "/dev/shm";
+
+// A token starts with the writing worker's pid, so the daemon can remove
+// what a killed worker left (remove_ipc_records_of); the rest is random.
 std::string record_path(const IpcToken& token) {
   static const char* hex = "0123456789abcdef";
-  std::string path = "/dev/shm/rgpu-ipc-";
-  for (uint8_t b : token) {
-    path += hex[b >> 4];
-    path += hex[b & 15];
+  uint32_t pid;
+  std::memcpy(&pid, token.data(), sizeof pid);
+  std::string path = std::string(kRecordDir) + "/" + ipc_shm_prefix(static_cast<pid_t>(pid));
+  for (size_t i = sizeof pid; i < token.size(); ++i) {
+    path += hex[token[i] >> 4];
+    path += hex[token[i] & 15];
   }
   return path;
 }
@@ -36,7 +43,9 @@ uint64_t ipc_server_identity() {
 
 bool write_ipc_record(const IpcRecord& record, IpcToken* token, std::string* path) {
   std::random_device random;
-  for (size_t i = 0; i < token->size(); i += 4) {
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  std::memcpy(token->data(), &pid, sizeof pid);
+  for (size_t i = sizeof pid; i < token->size(); i += 4) {
     uint32_t r = random();
     std::memcpy(token->data() + i, &r, 4);
   }
@@ -74,6 +83,16 @@ std::optional<IpcRecord> read_ipc_record(const IpcToken& token) {
   if (len > kMaxBlob || static_cast<size_t>(n) != kHeader + len) return std::nullopt;
   r.blob.assign(bytes.begin() + kHeader, bytes.begin() + kHeader + len);
   return r;
+}
+
+std::string ipc_shm_prefix(pid_t worker) { return "rgpu-ipc-" + std::to_string(worker) + "-"; }
+
+void remove_ipc_records_of(pid_t worker) {
+  const std::string prefix = ipc_shm_prefix(worker);
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(kRecordDir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    if (it->path().filename().string().rfind(prefix, 0) == 0) unlink(it->path().c_str());
 }
 
 IpcExports::~IpcExports() {

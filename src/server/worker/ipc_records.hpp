@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ uint64_t ipc_server_identity();
 // Writes a record under a new token; the path goes to `path`.
 bool write_ipc_record(const IpcRecord& record, IpcToken* token, std::string* path);
 std::optional<IpcRecord> read_ipc_record(const IpcToken& token);
+// Every /dev/shm name a worker makes for IPC starts with this (the
+// records, and the test backend's exported memory).
+std::string ipc_shm_prefix(pid_t worker);
+// Removes the names a worker left (the daemon calls it once the worker
+// has gone: one that was killed could not).
+void remove_ipc_records_of(pid_t worker);
 
 // The records a session wrote; they go with the session.
 class IpcExports {

@@ -14,6 +14,8 @@ constexpr uint64_t kCountedPitch = 512;
 int32_t malloc_linear(SessionContext& s, Request& req, proto::Writer& out) {
   auto size = req.args.get<uint64_t>();
   req.args.expect_end();
+  MemoryReservation held(s.allocations, size);
+  if (!held) return refuse_past_memory_limit(s, size);
   DevPtr p = 0;
   if (int32_t e = s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &p,
                                    [&] { return s.backend().malloc(&p, size); }))
@@ -27,6 +29,10 @@ int32_t malloc_pitch(SessionContext& s, Request& req, proto::Writer& out) {
   auto width = req.args.get<uint64_t>();
   auto height = req.args.get<uint64_t>();
   req.args.expect_end();
+  // The pitch is not known yet: the rows themselves are held.
+  if (height && width > UINT64_MAX / height) return cudaErrorMemoryAllocation;
+  MemoryReservation held(s.allocations, width * height);
+  if (!held) return refuse_past_memory_limit(s, width * height);
   DevPtr p = 0;
   size_t pitch = 0;
   // Counted at the pitch CUDA's devices align rows to; the GPU may pad more.

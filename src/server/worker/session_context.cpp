@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "common/log.hpp"
+
 namespace rgpu::server {
 
 SessionContext::~SessionContext() {
@@ -11,6 +13,12 @@ SessionContext::~SessionContext() {
     backend_.host_unregister(region.local);
     munmap(region.local, region.size);
   }
+}
+
+int32_t refuse_past_memory_limit(const SessionContext& s, uint64_t size) {
+  RGPU_LOG(warn, "allocation of %llu bytes refused: the session holds its most memory (max-session-memory %llu)",
+           static_cast<unsigned long long>(size), static_cast<unsigned long long>(s.allocations.limit()));
+  return cudaErrorMemoryAllocation;
 }
 
 void* SessionContext::shared_host(uint64_t client_ptr, size_t n) const {

@@ -173,4 +173,8 @@ class SessionContext {
   std::map<int, uint64_t> resets_;
 };
 
+// An allocation past the session's max-session-memory: logged with the
+// limit, answered as CUDA answers a full device.
+int32_t refuse_past_memory_limit(const SessionContext& s, uint64_t size);
+
 }  // namespace rgpu::server

@@ -1,30 +1,28 @@
 #include "server/worker/session_handshake.hpp"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "common/log.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/message_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "server/pool/pool_status.hpp"
+#include "server/daemon/admission.hpp"
 
 namespace rgpu::server {
 namespace {
-// A joining connection that says nothing is dropped after this long.
-constexpr int kJoinTimeoutMs = 10000;
-
-template <typename M>
-void send_message(transport::Connection& conn, uint16_t op, const M& m) {
-  proto::Writer w;
-  m.encode(w);
-  proto::send_frame(conn, proto::FrameHeader{.op = op}, w.bytes());
-}
+// A connection that says nothing, first or joining, is dropped after this
+// long: a silent client pins no worker.
+constexpr int kFirstFrameTimeoutMs = 10000;
 
 // The connection's first frame, which must carry an `op` message.
 template <typename M>
 M first_message(transport::Connection& conn, uint16_t op, const char* what) {
+  if (!conn.wait_readable(kFirstFrameTimeoutMs)) throw transport::TransportError(std::string("no ") + what + " in time");
   auto h = proto::recv_header(conn);
   if (h.op != op || h.payload_len != 0) throw proto::DecodeError(std::string("first frame is not a ") + what);
   std::vector<uint8_t> args;
@@ -44,6 +42,22 @@ void answer_end_job(const SessionLimits& limits, const proto::Hello& hello, cons
   }
   int open = limits.pool.ledger->end_job(hello.job);
   reply.message = "job " + hello.job + " ended: " + std::to_string(open) + " session(s) stopped";
+}
+
+// Who the client is, for the per-client session limit: its host over tcp,
+// its user over the Unix socket.
+std::string client_identity(const transport::Connection& conn) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  const int fd = conn.native_handle();
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 && ss.ss_family == AF_UNIX) {
+    ucred cred{};
+    socklen_t n = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0) return "user " + std::to_string(cred.uid);
+    return "local";
+  }
+  std::string peer = conn.peer();
+  return "host " + peer.substr(0, peer.rfind(':'));
 }
 
 }  // namespace
@@ -108,6 +122,12 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
     }
   }
   const bool asks_session = hello.request == proto::kRequestSession && !hello.gpus.empty();
+  if (reply.status == cudaSuccess && asks_session && limits.admission_channel >= 0) {
+    if (std::string refusal = ask_admission(limits.admission_channel, client_identity(conn)); !refusal.empty()) {
+      reply.status = cudaErrorDevicesUnavailable;
+      reply.message = refusal;
+    }
+  }
   if (reply.status == cudaSuccess && asks_session && limits.pool.ledger) {
     claim.gpus = hello.gpus;
     claim.amounts.resize(claim.gpus.size());
@@ -139,16 +159,20 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
 
 
 std::optional<uint8_t> read_join(transport::Connection& conn, const std::vector<uint8_t>& secret) {
-  if (!conn.wait_readable(kJoinTimeoutMs)) return std::nullopt;
   auto join = first_message<proto::Join>(conn, proto::kOpJoin, "join");
   if (!proto::same_secret(join.secret, secret)) {
     RGPU_LOG(warn, "refused a join from %s: wrong secret", conn.peer().c_str());
-    send_message(conn, proto::kOpJoin, proto::JoinReply{cudaErrorNotPermitted, "not a connection of this session"});
+    proto::send_message(conn, proto::kOpJoin, proto::JoinReply{cudaErrorNotPermitted, "not a connection of this session"});
     return std::nullopt;
   }
   return join.purpose;
 }
 
-void admit_join(transport::Connection& conn) { send_message(conn, proto::kOpJoin, proto::JoinReply{}); }
+void admit_join(transport::Connection& conn) { proto::send_message(conn, proto::kOpJoin, proto::JoinReply{}); }
+
+void refuse_join(transport::Connection& conn, const std::string& why) {
+  RGPU_LOG(warn, "refused a join from %s: %s", conn.peer().c_str(), why.c_str());
+  proto::send_message(conn, proto::kOpJoin, proto::JoinReply{cudaErrorDevicesUnavailable, why});
+}
 
 }  // namespace rgpu::server

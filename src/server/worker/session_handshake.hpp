@@ -35,5 +35,7 @@ std::optional<uint8_t> read_join(transport::Connection& conn, const std::vector<
 // Tells a connection read_join accepted that it joined: from then on the
 // client may rely on what it joined for.
 void admit_join(transport::Connection& conn);
+// Tells a connection read_join accepted that a session limit keeps it out.
+void refuse_join(transport::Connection& conn, const std::string& why);
 
 }  // namespace rgpu::server

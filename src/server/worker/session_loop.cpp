@@ -12,6 +12,7 @@
 #include "protocol/auth.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
+#include "protocol/op_names.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/device_output.hpp"
 #include "server/worker/dispatcher.hpp"
@@ -22,6 +23,7 @@
 #include "server/worker/sequence_gate.hpp"
 #include "server/worker/session_context.hpp"
 #include "server/worker/session_handshake.hpp"
+#include "server/worker/session_watch.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -36,6 +38,8 @@ struct Session {
   const Dispatcher& dispatcher;
   SequenceGate& gate;
   DeviceOutput& output;
+  SessionWatch& watch;
+  const SessionLimits& limits;
 };
 
 // Calls during which CUDA prints what kernels wrote with printf.
@@ -109,6 +113,15 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
   for (;;) {
     if (recorder) recorder->frame_done("dispatcher");
     proto::FrameHeader h = proto::recv_header(conn);
+    // Arguments are held in memory: past the limit they are dropped unread
+    // and the call refused.
+    const bool oversized = s.limits.max_frame_bytes && h.args_len > s.limits.max_frame_bytes;
+    if (oversized) {
+      RGPU_LOG(warn, "%s from %s has %u bytes of arguments, past max-frame-bytes %u: refused",
+               proto::op_name(h.op), conn.peer().c_str(), h.args_len, s.limits.max_frame_bytes);
+      proto::discard(conn, h.args_len);
+      h.args_len = 0;
+    }
     proto::recv_args(conn, h, args);
     const uint16_t green = proto::header_green_slot(h.device);
     h.device = proto::header_ordinal(h.device);
@@ -132,12 +145,15 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
     // only for that context's work.
     const uint64_t kernels_before = !green && prints_all_queued(h.op) ? s.output.kernels_queued(h.device) : 0;
     int32_t status;
+    s.watch.request_started();
     try {
-      status = s.dispatcher.run(s.context, req, out, green, current);
+      status = oversized ? cudaErrorInvalidValue : s.dispatcher.run(s.context, req, out, green, current);
     } catch (...) {
+      s.watch.request_ended();
       s.gate.started(h.seq);
       throw;
     }
+    s.watch.request_ended();
     if (queues_kernels(h.op)) s.output.kernel_queued(h.device);
     if (s.context.counters) {
       s.context.counters->call(h.op, status != cudaSuccess);
@@ -185,18 +201,29 @@ class JoinedLanes {
   void start(std::unique_ptr<transport::Connection> conn) {
     std::lock_guard lock(mutex_);
     auto it = conns_.insert(conns_.end(), std::move(conn));
-    std::thread([this, it] {
+    // Each connection holds at most one request being served: this bounds
+    // the requests a session has outstanding.
+    const int limit = session_.limits.max_connections;
+    std::string refusal;
+    if (limit > 0 && conns_.size() + 1 > static_cast<size_t>(limit))
+      refusal = "the session has its most connections (max-session-connections " + std::to_string(limit) + ")";
+    std::thread([this, it, refusal] {
       transport::Connection& c = **it;
       try {
         auto recorder = FrameRecorder::from_env(c);
         auto purpose = read_join(recorded(recorder, c), secret_);
         if (recorder) recorder->frame_done("handshake");
-        if (purpose == proto::kJoinCallbacks) {
+        if (purpose && !refusal.empty()) {
+          refuse_join(c, refusal);
+        } else if (purpose == proto::kJoinCallbacks) {
           // Attached before the client hears it joined, and so before any
           // request that needs it.
           session_.context.host_callbacks.attach();
           admit_join(c);
           session_.context.host_callbacks.serve(c);
+        } else if (purpose == proto::kJoinHeartbeats) {
+          admit_join(c);
+          answer_heartbeats(c, session_.watch, session_.limits.peer_timeout_s);
         } else if (purpose) {
           admit_join(c);
           serve_connection(session_, c, recorder.get());
@@ -226,6 +253,18 @@ class JoinedLanes {
   std::list<std::unique_ptr<transport::Connection>> conns_;
 };
 
+// Tells the client why the server ends its session (a limit), ahead of
+// closing; it reads this where it expects its next reply.
+void send_goodbye(transport::Connection& conn, const std::string& why) {
+  proto::Writer w;
+  w.put_string(why);
+  try {
+    proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpGoodbye}, w.bytes());
+  } catch (const transport::TransportError&) {
+    // gone already
+  }
+}
+
 std::vector<uint8_t> random_secret() {
   auto nonce = proto::random_nonce();
   return {nonce.begin(), nonce.end()};
@@ -253,11 +292,19 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     SessionContext context(backend, grant.gpus, limits.module_cache_dir, limits.pool.ledger);
     context.pipeline_block = grant.pipeline_block;
     context.counters = limits.counters;
+    context.allocations.set_limit(limits.max_memory);
     Dispatcher dispatcher;
     SequenceGate gate;
     DeviceOutput output;
     if (!output.capture()) RGPU_LOG(warn, "device printf output stays on the server: cannot capture it");
-    Session s{context, dispatcher, gate, output};
+    SessionWatch watch(limits.idle_timeout_s, limits.peer_timeout_s, [&](const std::string& why, bool client_silent) {
+      RGPU_LOG(warn, "ending the session with %s: %s", conn.peer().c_str(), why.c_str());
+      // A silent client may read nothing more: the reason goes only to one
+      // that listens.
+      if (!client_silent) send_goodbye(conn, why);
+      conn.shutdown();
+    });
+    Session s{context, dispatcher, gate, output, watch, limits};
     JoinedLanes joined(s, join.secret);
     std::thread acceptor;
     if (join_listener) {

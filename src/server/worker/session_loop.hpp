@@ -1,6 +1,7 @@
 // A worker serving one client: handshake, then requests until the client
 // leaves. Runs in the worker process that owns the backend.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,12 +12,20 @@
 
 namespace rgpu::server {
 
+// What the server offers and what one session may take (server_config.hpp
+// says what each limit means; 0: none).
 struct SessionLimits {
   std::vector<int> exported_gpus;  // what this server offers
   std::string module_cache_dir;
   std::string token;  // empty: no authentication
   PoolPolicy pool;
   ServerCounters* counters = nullptr;  // null outside a daemon
+  int admission_channel = -1;  // to the daemon (admission.hpp); -1: none asked
+  int max_connections = 0;
+  uint32_t max_frame_bytes = 0;
+  uint64_t max_memory = 0;
+  int idle_timeout_s = 0;
+  int peer_timeout_s = 0;
 };
 
 // Returns when the session ends (client gone, or a frame so malformed that

@@ -1,0 +1,162 @@
+#include "test_server.hpp"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+
+#include "protocol/frame_io.hpp"
+#include "protocol/ops.hpp"
+#include "transport/transport.hpp"
+
+namespace rgpu::test {
+
+uint16_t free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+pid_t start_server(uint16_t port, std::vector<std::string> extra, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (!freopen(log.empty() ? "/dev/null" : log.c_str(), "w", stderr)) _exit(126);
+    std::vector<std::string> args{RGPU_SERVER_BIN, "--backend", "host-test", "--listen", "127.0.0.1",
+                                  "--port", std::to_string(port), "--module-cache", ""};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(RGPU_SERVER_BIN, argv.data());
+    _exit(127);
+  }
+  for (int i = 0; i < 100; ++i) {
+    try {
+      transport::make_tcp_transport()->connect({"127.0.0.1", port}, 1000);
+      // Listening, and it is this daemon that listens (another test's
+      // server may have taken the port meanwhile).
+      if (waitpid(pid, nullptr, WNOHANG) != 0) ADD_FAILURE() << "rgpu-server on port " << port << " exited";
+      return pid;
+    } catch (const transport::TransportError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ADD_FAILURE() << "server did not start";
+  return pid;
+}
+
+void stop_server(pid_t pid, int signal) {
+  kill(-pid, signal);
+  waitpid(pid, nullptr, 0);
+}
+
+size_t workers_of(pid_t daemon) {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string pid, name, state;
+    pid_t parent = 0;
+    if (stat >> pid >> name >> state >> parent && parent == daemon) ++n;
+  }
+  return n;
+}
+
+size_t open_descriptors(pid_t pid) {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++n;
+  return n;
+}
+
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string id, name, state;
+  return stat >> id >> name >> state && state != "Z" && state != "X";
+}
+
+ClientProcess start_client(uint16_t port, const char* transport, const char* mode) {
+  int out[2];
+  if (pipe(out) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    close(out[1]);
+    if (!freopen("/dev/null", "w", stderr)) _exit(126);
+    std::string p = std::to_string(port);
+    execl(RGPU_FAULT_CLIENT_BIN, RGPU_FAULT_CLIENT_BIN, p.c_str(), transport, mode, nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  char line[32] = {};
+  size_t got = 0;
+  while (got < sizeof line - 1) {
+    ssize_t n = read(out[0], line + got, sizeof line - 1 - got);
+    if (n <= 0 || line[got + n - 1] == '\n') {
+      got += n > 0 ? n : 0;
+      break;
+    }
+    got += n;
+  }
+  close(out[0]);
+  ClientProcess c{pid, -1};
+  if (got > 0) c.worker = static_cast<pid_t>(std::atoi(line));
+  return c;
+}
+
+std::unique_ptr<transport::Connection> connect_raw(uint16_t port) {
+  auto c = transport::make_tcp_transport()->connect({"127.0.0.1", port}, 1000);
+  auto h = proto::recv_header(*c);
+  EXPECT_EQ(h.op, proto::kOpChallenge);
+  std::vector<uint8_t> args;
+  proto::recv_args(*c, h, args);
+  return c;
+}
+
+std::unique_ptr<transport::Connection> open_raw_session(uint16_t port, proto::HelloReply* reply, uint32_t version) {
+  auto c = connect_raw(port);
+  proto::Hello hello{version, CUDART_VERSION, {0}, "fault-test", {}};
+  proto::Writer w;
+  hello.encode(w);
+  proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+  auto h = proto::recv_header(*c);
+  std::vector<uint8_t> args;
+  proto::recv_args(*c, h, args);
+  if (reply) {
+    proto::Reader r(args);
+    *reply = proto::HelloReply::decode(r);
+  }
+  return c;
+}
+
+int32_t reply_status(transport::Connection& c) {
+  auto h = proto::recv_header(c);
+  std::vector<uint8_t> args;
+  proto::recv_args(c, h, args);
+  EXPECT_EQ(h.op, proto::kOpReply);
+  EXPECT_EQ(h.payload_len, 0u);
+  proto::ReplyPrefix p;
+  std::memcpy(&p, args.data(), sizeof p);
+  return p.status;
+}
+
+}  // namespace rgpu::test

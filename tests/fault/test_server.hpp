@@ -1,0 +1,61 @@
+// Running rgpu-server (host-test backend) from fault tests.
+#pragma once
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/handshake.hpp"
+#include "protocol/wire.hpp"
+#include "transport/transport.hpp"
+
+namespace rgpu::test {
+
+// A TCP port nothing listens on now.
+uint16_t free_port();
+// Starts rgpu-server on 127.0.0.1:port (host-test backend, its own process
+// group, stderr to `log` or nowhere) and waits until it accepts connections.
+pid_t start_server(uint16_t port, std::vector<std::string> extra, const std::string& log = "");
+// Signals the server's whole process group and reaps the daemon.
+void stop_server(pid_t pid, int signal = SIGTERM);
+// A server stopped when its test ends, by a failed assertion too (its
+// daemon would otherwise hold the test's output open).
+class ServerProcess {
+ public:
+  ServerProcess(uint16_t port, std::vector<std::string> extra) : pid_(start_server(port, std::move(extra))) {}
+  ~ServerProcess() { stop_server(pid_); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
+// The worker processes the daemon has (idle ones ready and ones serving).
+size_t workers_of(pid_t daemon);
+// Descriptors process `pid` holds open.
+size_t open_descriptors(pid_t pid);
+// Whether process `pid` exists (and is not a zombie).
+bool running(pid_t pid);
+
+// A client process (fault_client.cpp) with a session open.
+struct ClientProcess {
+  pid_t pid = -1;
+  pid_t worker = -1;  // the worker serving its session; -1: none
+};
+ClientProcess start_client(uint16_t port, const char* transport, const char* mode);
+
+// A raw tcp connection to the server on `port`, past its challenge.
+std::unique_ptr<transport::Connection> connect_raw(uint16_t port);
+// A raw connection that has completed the handshake (asking for GPU 0,
+// saying it speaks `version`); the server's answer goes to *reply when
+// asked for.
+std::unique_ptr<transport::Connection> open_raw_session(uint16_t port, proto::HelloReply* reply = nullptr,
+                                                        uint32_t version = proto::kProtocolVersion);
+// Reads a reply with no outputs and returns its status.
+int32_t reply_status(transport::Connection& c);
+
+}  // namespace rgpu::test

@@ -1,0 +1,238 @@
+// One soak session (tools/soak/soak.py): random valid calls, whose results
+// are checked, mixed with invalid ones (pointers of no allocation, sizes
+// past an allocation, unknown calls, malformed arguments, double frees),
+// each of which must get its error while the session goes on; now and then
+// a malformed frame on a connection of its own, which the server must drop.
+// Prints one JSON line of counts; exits 1 when a result was wrong.
+//   usage: rgpu-soak-client HOST:PORT CALLS SEED
+//          rgpu-soak-client HOST:PORT --memory   (free and total bytes of GPU 0)
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "client/core/session.hpp"
+#include "protocol/frame_io.hpp"
+#include "protocol/handshake.hpp"
+#include "protocol/ops.hpp"
+#include "transport/transport.hpp"
+
+using namespace rgpu;
+
+namespace {
+
+struct Counts {
+  uint64_t calls = 0;      // calls made
+  uint64_t errors = 0;     // errors returned, each the one expected
+  uint64_t wrong = 0;      // a valid call failed, data came back wrong, or an invalid call passed
+  uint64_t malformed = 0;  // malformed frames sent, each dropped by the server
+};
+
+struct Allocation {
+  uint64_t ptr;
+  uint64_t size;
+  std::vector<uint8_t> contents;  // what the device holds, as far as written
+};
+
+class Soak {
+ public:
+  Soak(client::Session& s, transport::Endpoint server, uint32_t seed) : s_(s), server_(std::move(server)), rng_(seed) {}
+
+  void step() {
+    switch (std::uniform_int_distribution<int>(0, 11)(rng_)) {
+      case 0: case 1: allocate(); break;
+      case 2: case 3: write_and_read_back(); break;
+      case 4: set_and_read_back(); break;
+      case 5: release(); break;
+      case 6: expect(cudaErrorInvalidValue, copy_out(0xdead0000, 64, nullptr)); break;
+      case 7: past_the_end(); break;
+      case 8: expect(cudaErrorNotSupported, call(900 + std::uniform_int_distribution<int>(0, 90)(rng_), {})); break;
+      case 9: expect(cudaErrorInvalidValue, call(proto::kOpMalloc, {1, 2, 3})); break;
+      case 10: double_free(); break;
+      case 11:
+        if (std::uniform_int_distribution<int>(0, 9)(rng_) == 0) malformed_frame();
+        else expect(cudaSuccess, call(proto::kOpDeviceSynchronize, {}));
+        break;
+    }
+  }
+  void finish() {
+    while (!live_.empty()) release();
+  }
+  const Counts& counts() const { return counts_; }
+
+ private:
+  cudaError_t call(uint16_t op, const std::vector<uint8_t>& args, std::vector<uint8_t>* out = nullptr) {
+    std::vector<uint8_t> reply;
+    ++counts_.calls;
+    cudaError_t e = s_.call(op, 0, args, {}, reply);
+    if (out) *out = reply;
+    return e;
+  }
+  void expect(cudaError_t wanted, cudaError_t got) {
+    if (got != wanted) {
+      ++counts_.wrong;
+      fprintf(stderr, "soak: got %d, expected %d\n", got, wanted);
+    } else if (got != cudaSuccess) {
+      ++counts_.errors;
+    }
+  }
+  static std::vector<uint8_t> args_of(std::initializer_list<uint64_t> words) {
+    proto::Writer w;
+    for (uint64_t v : words) w.put<uint64_t>(v);
+    return w.bytes();
+  }
+  cudaError_t copy_in(uint64_t ptr, const std::vector<uint8_t>& data) {
+    proto::Writer w;
+    w.put<uint64_t>(ptr).put<uint64_t>(0).put<uint8_t>(1);
+    iovec v{const_cast<uint8_t*>(data.data()), data.size()};
+    std::vector<uint8_t> reply;
+    ++counts_.calls;
+    return s_.call(proto::kOpMemcpyHtoD, 0, w.bytes(), {&v, 1}, reply);
+  }
+  cudaError_t copy_out(uint64_t ptr, uint64_t n, std::vector<uint8_t>* into) {
+    std::vector<uint8_t> local(n), reply;
+    ++counts_.calls;
+    cudaError_t e = s_.call_into(proto::kOpMemcpyDtoH, 0, args_of({ptr, n, 0}), local.data(), n, reply);
+    if (into) *into = std::move(local);
+    return e;
+  }
+  Allocation* pick() {
+    if (live_.empty()) return nullptr;
+    return &live_[std::uniform_int_distribution<size_t>(0, live_.size() - 1)(rng_)];
+  }
+  std::vector<uint8_t> random_bytes(size_t n) {
+    std::vector<uint8_t> v(n);
+    for (auto& b : v) b = static_cast<uint8_t>(rng_());
+    return v;
+  }
+
+  void allocate() {
+    if (live_.size() >= 16) return release();
+    uint64_t size = std::uniform_int_distribution<uint64_t>(1, 1 << 20)(rng_);
+    std::vector<uint8_t> out;
+    cudaError_t e = call(proto::kOpMalloc, args_of({size}), &out);
+    expect(cudaSuccess, e);
+    if (e != cudaSuccess) return;
+    proto::Reader r(out);
+    uint64_t ptr = r.get<uint64_t>();
+    // A freed address may come back: it is no longer one to free twice.
+    std::erase(freed_, ptr);
+    live_.push_back({ptr, size, {}});
+  }
+  void write_and_read_back() {
+    Allocation* a = pick();
+    if (!a) return allocate();
+    a->contents = random_bytes(a->size);
+    expect(cudaSuccess, copy_in(a->ptr, a->contents));
+    std::vector<uint8_t> back;
+    expect(cudaSuccess, copy_out(a->ptr, a->size, &back));
+    if (back != a->contents) {
+      ++counts_.wrong;
+      fprintf(stderr, "soak: %llu bytes read back differ\n", static_cast<unsigned long long>(a->size));
+    }
+  }
+  void set_and_read_back() {
+    Allocation* a = pick();
+    if (!a) return allocate();
+    uint8_t value = static_cast<uint8_t>(rng_());
+    proto::Writer w;
+    w.put<uint64_t>(a->ptr).put<int32_t>(value).put<uint64_t>(a->size).put<uint64_t>(0);
+    expect(cudaSuccess, call(proto::kOpMemset, w.bytes()));
+    a->contents.assign(a->size, value);
+    std::vector<uint8_t> back;
+    expect(cudaSuccess, copy_out(a->ptr, a->size, &back));
+    if (back != a->contents) ++counts_.wrong;
+  }
+  void release() {
+    if (live_.empty()) return;
+    expect(cudaSuccess, call(proto::kOpFree, args_of({live_.back().ptr})));
+    freed_.push_back(live_.back().ptr);
+    live_.pop_back();
+  }
+  void past_the_end() {
+    Allocation* a = pick();
+    if (!a) return allocate();
+    expect(cudaErrorInvalidValue, copy_out(a->ptr, a->size + 1, nullptr));
+    expect(cudaErrorInvalidValue, copy_in(a->ptr + 1, std::vector<uint8_t>(a->size)));
+  }
+  void double_free() {
+    if (freed_.empty()) return release();
+    expect(cudaErrorInvalidValue, call(proto::kOpFree, args_of({freed_.back()})));
+  }
+  // A frame the server cannot trust, on a session of its own: it must close
+  // that connection (or refuse the frame) and nothing else.
+  void malformed_frame() {
+    ++counts_.malformed;
+    try {
+      auto c = transport::make_tcp_transport()->connect(server_, 5000);
+      std::vector<uint8_t> args;
+      auto h = proto::recv_header(*c);
+      proto::recv_args(*c, h, args);
+      proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "soak-malformed", {}};
+      proto::Writer w;
+      hello.encode(w);
+      proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+      h = proto::recv_header(*c);
+      proto::recv_args(*c, h, args);
+      std::vector<uint8_t> junk = random_bytes(std::uniform_int_distribution<size_t>(1, 200)(rng_));
+      proto::FrameHeader bad{.magic = static_cast<uint32_t>(rng_()), .op = proto::kOpMalloc};
+      iovec parts[2] = {{&bad, sizeof bad}, {junk.data(), junk.size()}};
+      c->send(parts);
+      if (c->wait_readable(5000)) {
+        char b;
+        c->recv(&b, 1);  // the server must close, not answer
+        ++counts_.wrong;
+      } else {
+        ++counts_.wrong;
+        fprintf(stderr, "soak: the server kept a connection after a bad frame\n");
+      }
+    } catch (const transport::TransportError&) {
+      // closed by the server, as it should
+    }
+  }
+
+  client::Session& s_;
+  transport::Endpoint server_;
+  std::mt19937 rng_;
+  std::vector<Allocation> live_;
+  std::vector<uint64_t> freed_;
+  Counts counts_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: rgpu-soak-client HOST:PORT CALLS SEED | HOST:PORT --memory\n");
+    return 2;
+  }
+  auto server = transport::Endpoint::parse(argv[1], proto::kDefaultPort);
+  std::string why;
+  auto s = client::Session::open(server, "", {0}, &why);
+  if (!s) {
+    fprintf(stderr, "rgpu-soak-client: %s\n", why.c_str());
+    return 2;
+  }
+  if (std::string(argv[2]) == "--memory") {
+    std::vector<uint8_t> reply;
+    if (s->call(proto::kOpMemGetInfo, 0, {}, {}, reply) != cudaSuccess) return 2;
+    proto::Reader r(reply);
+    uint64_t free = r.get<uint64_t>(), total = r.get<uint64_t>();
+    printf("{\"free\": %llu, \"total\": %llu}\n", static_cast<unsigned long long>(free),
+           static_cast<unsigned long long>(total));
+    return 0;
+  }
+  Soak soak(*s, server, static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10)));
+  const long calls = std::atol(argv[2]);
+  while (soak.counts().calls < static_cast<uint64_t>(calls) && !s->dead()) soak.step();
+  if (!s->dead()) soak.finish();
+  const Counts& c = soak.counts();
+  printf("{\"calls\": %llu, \"errors\": %llu, \"wrong\": %llu, \"malformed\": %llu, \"lost\": %d}\n",
+         static_cast<unsigned long long>(c.calls), static_cast<unsigned long long>(c.errors),
+         static_cast<unsigned long long>(c.wrong), static_cast<unsigned long long>(c.malformed), s->dead() ? 1 : 0);
+  return c.wrong || s->dead() ? 1 : 0;
+}
