@@ -8,15 +8,16 @@
 # The corpus's Python entries (numba) run with CORPUS_PYTHON (python3).
 # RGPU_SUITE lists the parts to run (default: all): corpus (shared-runtime
 # builds), static (the corpus built with nvcc's default static runtime),
-# apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
+# apps (PyTorch, CuPy, JAX, numba), mapped (JAX and PyTorch over tcp with every page-locked
+# allocation mapped, RGPU_PAGE_LOCKED_MAPPED=1), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
 # soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
 # server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
 # slurm (tests/slurm's cluster test on this machine's GPUs 0 and 1: needs two GPUs, root,
 # and SLURM and munge installed, which this machine's image lacks: not run without them),
-# pool (exclusive and shared modes with real amounts, `rgpu smi` sampled while the
-# concurrency part runs, when both are chosen),
+# pool (exclusive and shared modes with real amounts, `rgpu smi` and the server's metrics
+# sampled while the concurrency part runs, when both are chosen),
 # multi (one application on the GPUs of several servers, one server per GPU:
 # tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more),
 # ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds,
@@ -66,17 +67,20 @@ fi
 # Programs run through rgpu see every GPU of the server, as they do locally.
 SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
 export SUITE_GPUS
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps mapped appbench concurrency pool bench ucx slurm soak$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 if part pool && grep -q "built without cpp-httplib" $build/rgpu-server; then
   echo "the pool part needs the metrics endpoint: put httplib.h in shared/include (see the top of $0)" >&2
   exit 1
 fi
-# The server of every part but multi (which starts one per GPU).
+# The server of every part but multi (which starts one per GPU); with the
+# pool part, its metrics are scraped while the concurrency part runs.
 : >"$out/server.log"
+metrics_port=$((RGPU_PORT + 4)) metrics=()
+part pool && metrics=(--metrics-port $metrics_port)
 if [[ $parts != " multi " ]]; then
   $build/rgpu-server --backend "$backend" --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
-    --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
+    "${metrics[@]}" --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
   server=$!
   trap 'kill $server 2>/dev/null || true' EXIT
   for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
@@ -104,6 +108,14 @@ for t in tcp shm; do
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
   fi
 done
+# JAX's kernels take page-locked host pointers: over tcp every page-locked
+# allocation is made mapped (coherent device memory); PyTorch's pinned
+# copies go through such memory too.
+if part mapped; then
+  RGPU_PAGE_LOCKED_MAPPED=1 RGPU_TRANSPORT=tcp tests/gpu/run_apps.sh $build "$out/mapped-tcp" jax_ops torch_ops |
+    tee "$out/mapped-tcp.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+fi
 
 # Application timings: locally, then through rgpu over each transport.
 if part appbench; then
@@ -201,13 +213,17 @@ concurrency_rc=0
 for t in tcp shm; do
   part concurrency || continue
   # `rgpu smi --json` every 2 s while the clients run (the pool part), and
-  # its table once, 10 s in.
+  # its table and the metrics once, 10 s in.
   sampler=
   if part pool; then
     mkdir -p "$out/pool"
     (for i in $(seq 1000); do
        sleep 2
-       [ "$i" -eq 5 ] && $build/rgpu smi 127.0.0.1:"$RGPU_PORT" >"$out/pool/smi-concurrency-$t.txt" 2>&1
+       if [ "$i" -eq 5 ]; then
+         $build/rgpu smi 127.0.0.1:"$RGPU_PORT" >"$out/pool/smi-concurrency-$t.txt" 2>&1
+         python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+           "http://127.0.0.1:$metrics_port/metrics" >"$out/pool/metrics-concurrency-$t.txt" 2>&1
+       fi
        $build/rgpu smi --json 127.0.0.1:"$RGPU_PORT" | tr -d '\n'
        echo
      done) >"$out/pool/smi-concurrency-$t.jsonl" 2>/dev/null &
@@ -258,12 +274,13 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm ucx; do
-    for kind in corpus static apps samples; do
+    for kind in corpus static apps mapped samples; do
       [ -f "$out/$kind-$t/corpus.md" ] || continue
       case $kind in
         corpus) echo "## Corpus over $t (shared-runtime builds): each program run locally and through rgpu" ;;
         static) echo "## Corpus over $t, built with nvcc's default static runtime (NVIDIA's runtime on rgpu's driver)" ;;
         apps) echo "## Applications over $t (PyTorch, CuPy, JAX, numba): run locally and through rgpu" ;;
+        mapped) echo "## JAX and PyTorch over $t with every page-locked allocation mapped (RGPU_PAGE_LOCKED_MAPPED=1)" ;;
         samples) echo "## Programs built elsewhere over $t ($SAMPLES_DIR): run locally and through rgpu, verdicts compared" ;;
       esac
       echo
@@ -297,10 +314,13 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
       [ -s "$out/pool/smi-concurrency-$t.jsonl" ] || continue
       echo "rgpu smi during the concurrency test over $t: $(python3 tests/gpu/smi_summary.py "$out/pool/smi-concurrency-$t.jsonl")"
       echo
-      echo "\`rgpu smi\` 10 s into it:"
+      echo "\`rgpu smi\` 10 s into it, and the server's metrics then (sessions, bytes, utilisation, the most frequent calls):"
       echo
       echo '```'
       cat "$out/pool/smi-concurrency-$t.txt" 2>/dev/null
+      echo
+      grep -E "^rgpu_(sessions|bytes_total|gpu_utilization_percent)" "$out/pool/metrics-concurrency-$t.txt" 2>/dev/null
+      grep "^rgpu_calls_total" "$out/pool/metrics-concurrency-$t.txt" 2>/dev/null | sort -k2 -n -r | head -5
       echo '```'
       echo
     done

@@ -115,12 +115,26 @@ void MemoryMap::forget_device(int device) {
   std::erase_if(device_, [device](const auto& kv) { return kv.second.device == device; });
 }
 
-void MemoryMap::add_host(uint64_t base, size_t size, unsigned flags, bool registered, int shared_fd) {
+namespace {
+
+// The counter of the kind of page-locked range r is (null for coherent ones).
+std::atomic<int>* host_kind(const HostRange& r, std::atomic<int>& unshared, std::atomic<int>& shared) {
+  if (r.coherent) return nullptr;
+  return r.shared_fd >= 0 ? &shared : &unshared;
+}
+
+}  // namespace
+
+void MemoryMap::add_host(const HostRange& r) {
   {
     std::lock_guard lock(mutex_);
-    host_[base] = HostRange{base, size, flags, registered, shared_fd};
+    if (auto it = host_.find(r.base); it != host_.end())
+      if (auto* kind = host_kind(it->second, unshared_host_, shared_host_)) kind->fetch_sub(1);
+    host_.insert_or_assign(r.base, r);
+    if (auto* kind = host_kind(r, unshared_host_, shared_host_)) kind->fetch_add(1);
   }
-  page_locked_added(base, size);
+  // Coherent ranges change under software coherence: never kept registered.
+  if (!r.coherent) page_locked_added(r.base, r.size);
 }
 
 std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
@@ -131,15 +145,17 @@ std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
 }
 
 std::optional<HostRange> MemoryMap::remove_host(uint64_t base) {
-  auto removed = remove(host_, base);
-  if (removed) page_locked_removed(base);
-  return removed;
+  auto r = remove(host_, base);
+  if (auto* kind = r ? host_kind(*r, unshared_host_, shared_host_) : nullptr) kind->fetch_sub(1);
+  if (r && !r->coherent) page_locked_removed(base);
+  return r;
 }
 
-std::vector<HostRange> MemoryMap::host_ranges() const {
+std::vector<HostRange> MemoryMap::page_locked_ranges() const {
   std::lock_guard lock(mutex_);
   std::vector<HostRange> ranges;
-  for (const auto& [base, r] : host_) ranges.push_back(r);
+  for (const auto& [base, r] : host_)
+    if (!r.coherent) ranges.push_back(r);
   return ranges;
 }
 

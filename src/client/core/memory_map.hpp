@@ -4,6 +4,7 @@
 // before a round trip. Page-locked ranges are handed to the transports that
 // register memory as they come and go (transport_choice.hpp).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -31,6 +32,9 @@ struct HostRange {
   unsigned flags;
   bool registered;  // cudaHostRegister (true) or allocated by us (false)
   int shared_fd;    // memfd shared with shm servers, or -1
+  // Mapped memory where the GPU cannot reach this process: device memory at
+  // this same address, kept coherent in software (coherent_memory.hpp).
+  bool coherent = false;
 };
 
 class MemoryMap {
@@ -64,12 +68,21 @@ class MemoryMap {
   std::optional<DeviceRange> find_device(uint64_t ptr, size_t n = 1) const;
   void forget_device(int device);
 
-  void add_host(uint64_t base, size_t size, unsigned flags, bool registered, int shared_fd = -1);
+  void add_host(const HostRange& r);
+  // Whether some page-locked memory is out of reach of a GPU whose session
+  // shares memory (shm) or not: memory neither shared nor coherent, or
+  // shared memory for a GPU that does not share. Lock-free: every kernel
+  // launch asks it before looking at its arguments.
+  bool may_hold_unreachable_host(bool shares_memory) const {
+    return unshared_host_.load(std::memory_order_acquire) > 0 ||
+           (!shares_memory && shared_host_.load(std::memory_order_acquire) > 0);
+  }
   // The page-locked range shared with shm servers that holds [ptr, ptr + n).
   std::optional<HostRange> find_shared(uint64_t ptr, size_t n) const;
   std::optional<HostRange> remove_host(uint64_t base);
   std::optional<HostRange> find_host(uint64_t ptr) const;
-  std::vector<HostRange> host_ranges() const;
+  // Page-locked ranges, coherent ones left out.
+  std::vector<HostRange> page_locked_ranges() const;
 
  private:
   template <typename R>
@@ -80,6 +93,7 @@ class MemoryMap {
   mutable std::mutex mutex_;
   std::map<uint64_t, DeviceRange> device_;
   std::map<uint64_t, HostRange> host_;
+  std::atomic<int> unshared_host_{0}, shared_host_{0};  // host_'s ranges of each kind
   std::map<uint64_t, std::vector<DeviceRange>> exec_memory_;  // by executable graph
 };
 

@@ -52,7 +52,7 @@ std::unique_ptr<transport::Transport> make_client_ucx() {
   // meanwhile is then seen by one side or the other (registering is
   // idempotent).
   ucx_made = ucx.get();
-  for (const HostRange& r : MemoryMap::get().host_ranges()) register_page_locked(*ucx, r.base, r.size);
+  for (const HostRange& r : MemoryMap::get().page_locked_ranges()) register_page_locked(*ucx, r.base, r.size);
   return ucx;
 }
 
