@@ -171,10 +171,10 @@ if part ucx; then
       --log-level info >"$zc/staged-server.log" 2>&1 &
     staged_server=$!
     for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$staged_port) 2>/dev/null && break; sleep 0.1; done
-    $build/rgpu-bench-cuda >"$zc/local.json" 2>"$zc/local.err"
+    $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/local.json" 2>"$zc/local.err"
     for run in zero-copy:$RGPU_UCX_PORT staged:$((staged_port + 1)); do
       LD_LIBRARY_PATH=$build/lib:$LD_LIBRARY_PATH RGPU_TRANSPORT=ucx RGPU_DEVICES=ucx://127.0.0.1:${run#*:}:0 \
-        $build/rgpu-bench-cuda >"$zc/${run%:*}.json" 2>"$zc/${run%:*}.err"
+        $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/${run%:*}.json" 2>"$zc/${run%:*}.err"
     done
     kill $staged_server 2>/dev/null
     python3 -c 'import json, sys; d = sys.argv[1]
