@@ -82,4 +82,23 @@ TEST(MemoryMapTest, EachLaunchAllocatesAgainWhatTheApplicationFreed) {
   EXPECT_FALSE(m.freeable(0x10000));
 }
 
+TEST(MemoryMapTest, PageLockedMemoryOutOfAGpusReachIsCounted) {
+  using rgpu::client::HostRange;
+  MemoryMap m;
+  EXPECT_FALSE(m.may_hold_unreachable_host(false));
+  m.add_host(HostRange{0x10000, 0x1000, 0, false, 5});  // shared with shm servers
+  EXPECT_FALSE(m.may_hold_unreachable_host(true));
+  EXPECT_TRUE(m.may_hold_unreachable_host(false));
+  m.add_host(HostRange{0x20000, 0x1000, 0, false, -1, true});  // coherent: every GPU's
+  m.remove_host(0x10000);
+  EXPECT_FALSE(m.may_hold_unreachable_host(false));
+  m.add_host(HostRange{0x30000, 0x1000, 0, true, -1});  // registered: out of every GPU's reach
+  EXPECT_TRUE(m.may_hold_unreachable_host(true));
+  m.add_host(HostRange{0x30000, 0x1000, 0, false, 6});  // the same base again, now shared
+  EXPECT_FALSE(m.may_hold_unreachable_host(true));
+  m.remove_host(0x30000);
+  m.remove_host(0x20000);
+  EXPECT_FALSE(m.may_hold_unreachable_host(false));
+}
+
 }  // namespace

@@ -41,7 +41,8 @@ struct Registry {
   std::map<uint64_t, size_t> extents;
   // Every copy asks contains(): without such memory it takes no lock.
   std::atomic<bool> any{false};
-  std::map<int, cudaStream_t> streams;  // by device, under `mutex`
+  std::mutex stream_mutex;
+  std::map<int, cudaStream_t> streams;  // by device, under stream_mutex
 };
 
 Registry& registry() {
@@ -186,8 +187,9 @@ bool reserve(uint64_t base, size_t size) {
 }
 
 // The current device's copy stream, made at its first range (not in the
-// fault handler). Registry locked.
+// fault handler).
 cudaStream_t copy_stream(Registry& reg) {
+  std::lock_guard lock(reg.stream_mutex);
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
   auto [it, fresh] = reg.streams.try_emplace(device, nullptr);
@@ -198,37 +200,60 @@ cudaStream_t copy_stream(Registry& reg) {
   return it->second;
 }
 
+// Device memory whose range (`bytes` from its first page boundary) is free
+// here too, reserved; false when this process uses an address in it.
+// *memory is the allocation either way.
+cudaError_t allocate_reachable(size_t bytes, size_t page, void** memory, uint64_t* start, bool* reserved) {
+  if (cudaError_t e = cudaMalloc(memory, bytes)) return e;
+  // A GPU packs small allocations closer than pages: the range then starts
+  // at the first page boundary of an allocation a page larger.
+  if (reinterpret_cast<uint64_t>(*memory) % page) {
+    cudaFree(*memory);
+    if (cudaError_t e = cudaMalloc(memory, bytes + page)) return e;
+  }
+  *start = (reinterpret_cast<uint64_t>(*memory) + page - 1) / page * page;
+  *reserved = reserve(*start, bytes);
+  return cudaSuccess;
+}
+
 }  // namespace
 
 cudaError_t allocate(size_t size, uint64_t* base) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t bytes = (size + page - 1) / page * page;
-  void* memory = nullptr;
-  if (cudaError_t e = cudaMalloc(&memory, bytes)) return e;
-  auto allocation = reinterpret_cast<uint64_t>(memory);
-  // A GPU packs small allocations closer than pages: the range then starts
-  // at the first page boundary of an allocation a page larger.
-  if (allocation % page) {
-    cudaFree(memory);
-    if (cudaError_t e = cudaMalloc(&memory, bytes + page)) return e;
-    allocation = reinterpret_cast<uint64_t>(memory);
-  }
-  const uint64_t start = (allocation + page - 1) / page * page;
+  constexpr int kAttempts = 8;
   install_once();
   Registry& reg = registry();
-  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+  // No registry lock across calls to the server: another thread's call
+  // must be able to write its dirty chunks back meanwhile.
   cudaStream_t stream = copy_stream(reg);
-  if (!stream || !reserve(start, bytes)) {
-    RGPU_LOG(warn, "the GPU's address 0x%llx is taken in this process: its memory cannot be reached here",
-             static_cast<unsigned long long>(start));
-    cudaFree(memory);
-    return cudaErrorMemoryAllocation;
+  if (!stream) return cudaErrorMemoryAllocation;
+  // Where this process uses the GPU's address, the GPU's next allocation
+  // gives another: the ones in the way are held until then.
+  std::vector<void*> in_the_way;
+  cudaError_t e = cudaErrorMemoryAllocation;
+  for (int i = 0; i < kAttempts; ++i) {
+    void* memory = nullptr;
+    uint64_t start = 0;
+    bool reserved = false;
+    if ((e = allocate_reachable(bytes, page, &memory, &start, &reserved))) break;
+    if (!reserved) {
+      RGPU_LOG(warn, "the GPU's address 0x%llx is taken in this process: trying another",
+               static_cast<unsigned long long>(start));
+      in_the_way.push_back(memory);
+      e = cudaErrorMemoryAllocation;
+      continue;
+    }
+    std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+    reg.ranges[start] = Range{bytes, reinterpret_cast<uint64_t>(memory), stream,
+                              std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid)};
+    reg.extents[start] = bytes;
+    reg.any.store(true, std::memory_order_release);
+    *base = start;
+    break;
   }
-  reg.ranges[start] = Range{bytes, allocation, stream, std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid)};
-  reg.extents[start] = bytes;
-  reg.any.store(true, std::memory_order_release);
-  *base = start;
-  return cudaSuccess;
+  for (void* memory : in_the_way) cudaFree(memory);
+  return e;
 }
 
 cudaError_t release(uint64_t base) {

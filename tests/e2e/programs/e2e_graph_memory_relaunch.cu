@@ -18,16 +18,6 @@ static cudaMemAllocNodeParams alloc_params() {
   return ap;
 }
 
-static cudaMemsetParams memset_params(void* dst, unsigned char value) {
-  cudaMemsetParams m{};
-  m.dst = dst;
-  m.value = value;
-  m.elementSize = 1;
-  m.width = n;
-  m.height = 1;
-  return m;
-}
-
 // Frees outside the graph, the i-th time with the i-th way of freeing.
 static void free_outside(void* p, cudaStream_t s, int i) {
   switch (i % 3) {
@@ -55,7 +45,7 @@ int main() {
   OK(cudaGraphCreate(&g, 0));
   cudaGraphNode_t alloc, set;
   OK(cudaGraphAddMemAllocNode(&alloc, g, nullptr, 0, &ap));
-  cudaMemsetParams m = memset_params(ap.dptr, 0x21);
+  cudaMemsetParams m = byte_memset(ap.dptr, 0x21, n);
   OK(cudaGraphAddMemsetNode(&set, g, &alloc, 1, &m));
   cudaGraphExec_t x;
   OK(cudaGraphInstantiate(&x, g, 0));
@@ -102,7 +92,7 @@ int main() {
   OK(cudaGraphCreate(&fg, 0));
   cudaGraphNode_t falloc, fset, fcopy, ffree;
   OK(cudaGraphAddMemAllocNode(&falloc, fg, nullptr, 0, &ap));
-  m = memset_params(ap.dptr, 0x41);
+  m = byte_memset(ap.dptr, 0x41, n);
   OK(cudaGraphAddMemsetNode(&fset, fg, &falloc, 1, &m));
   OK(cudaGraphAddMemcpyNode1D(&fcopy, fg, &fset, 1, b, ap.dptr, n, cudaMemcpyDeviceToDevice));
   OK(cudaGraphAddMemFreeNode(&ffree, fg, &fcopy, 1, ap.dptr));
