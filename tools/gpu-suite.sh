@@ -8,22 +8,33 @@
 # The corpus's Python entries (numba) run with CORPUS_PYTHON (python3).
 # RGPU_SUITE lists the parts to run (default: all): corpus (shared-runtime
 # builds), static (the corpus built with nvcc's default static runtime),
-# apps (PyTorch, CuPy, JAX, numba), appbench (application timings), concurrency, bench,
+# apps (PyTorch, CuPy, JAX, numba), mapped (JAX and PyTorch over tcp with every page-locked
+# allocation mapped, RGPU_PAGE_LOCKED_MAPPED=1), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
 # flood (rgpu-flood-bench over tcp and shm: one client flooding the server against another's small calls),
 # soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
 # server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
-# slurm (tests/slurm's cluster test on this GPU: needs root, and SLURM and munge installed,
-# which this machine's image lacks: not run without them),
-# pool (exclusive and shared modes with real amounts, `rgpu smi` sampled while the
-# concurrency part runs, when both are chosen),
+# slurm (tests/slurm's cluster test on this machine's GPUs 0 and 1: needs two GPUs, root,
+# and SLURM and munge installed, which this machine's image lacks: not run without them),
+# pool (exclusive and shared modes with real amounts, `rgpu smi` and the server's metrics
+# sampled while the concurrency part runs, when both are chosen),
 # multi (one application on the GPUs of several servers, one server per GPU:
 # tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more),
-# ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds;
+# ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds,
+# rgpu's bench program over ucx with zero copy on and off;
 # `rgpu bench` has a ucx column whenever the ucx transport is built).
 # UCX is NVIDIA's CUDA-enabled build in .whl/ where tools/fetch-ucx.sh put it,
-# else the system's.
+# else the system's. `rgpu smi` and the metrics need nlohmann's JSON and
+# cpp-httplib headers: where their packages are missing (the GPU image), the
+# build takes them from shared/include (ignored), filled on a Debian machine:
+#   mkdir -p shared/include && cp -r /usr/include/nlohmann shared/include/ &&
+#   git -C <cpp-httplib clone> show v0.11.4:httplib.h >shared/include/httplib.h
+# (upstream's single header: Debian's own is split from its library).
+# RGPU_SUITE_BACKEND=host-test walks the pool and concurrency parts through
+# on a machine without GPU (the server's test backend: kernels do not run, so
+# the concurrency clients' checks fail there); RGPU_BUILD_DIR=DIR uses that
+# existing build instead of configuring build-gpu.
 #   tools/gpu-suite.sh --multi OUT_DIR   is RGPU_SUITE=multi.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,23 +51,37 @@ if [ -d .whl/libucx/lib ]; then
   export LD_LIBRARY_PATH=$PWD/.whl/libucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   ucx_bin=$PWD/.whl/libucx/bin/
 fi
-build=build-gpu
+build=${RGPU_BUILD_DIR:-build-gpu}
+backend=${RGPU_SUITE_BACKEND:-cuda}
 commit=${RGPU_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 
-cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
+{ [ -n "${RGPU_BUILD_DIR:-}" ] ||
+    cmake -S . -B $build -G Ninja -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1; } &&
   ninja -C $build >>"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
-gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
+if [ "$backend" = cuda ]; then
+  gpu_count=$(nvidia-smi -L | grep -c '^GPU ')
+  gpu_name=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
+else
+  gpu_count=0 gpu_name="none: the server's $backend backend"
+fi
 # Programs run through rgpu see every GPU of the server, as they do locally.
 SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
 export SUITE_GPUS
-parts=" ${RGPU_SUITE:-corpus static apps appbench concurrency pool bench ucx slurm soak flood$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps mapped appbench concurrency pool bench ucx slurm soak flood$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
-# The server of every part but multi (which starts one per GPU).
+if part pool && grep -q "built without cpp-httplib" $build/rgpu-server; then
+  echo "the pool part needs the metrics endpoint: put httplib.h in shared/include (see the top of $0)" >&2
+  exit 1
+fi
+# The server of every part but multi (which starts one per GPU); with the
+# pool part, its metrics are scraped while the concurrency part runs.
 : >"$out/server.log"
+metrics_port=$((RGPU_PORT + 4)) metrics=()
+part pool && metrics=(--metrics-port $metrics_port)
 if [[ $parts != " multi " ]]; then
-  $build/rgpu-server --backend cuda --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
-    --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
+  $build/rgpu-server --backend "$backend" --listen 127.0.0.1 --port "$RGPU_PORT" --ucx-port "$RGPU_UCX_PORT" --workers 4 \
+    "${metrics[@]}" --module-cache "$out/module-cache" --log-level info >"$out/server.log" 2>&1 &
   server=$!
   trap 'kill $server 2>/dev/null || true' EXIT
   for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$RGPU_PORT") 2>/dev/null && break; sleep 0.1; done
@@ -84,6 +109,14 @@ for t in tcp shm; do
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
   fi
 done
+# JAX's kernels take page-locked host pointers: over tcp every page-locked
+# allocation is made mapped (coherent device memory); PyTorch's pinned
+# copies go through such memory too.
+if part mapped; then
+  RGPU_PAGE_LOCKED_MAPPED=1 RGPU_TRANSPORT=tcp tests/gpu/run_apps.sh $build "$out/mapped-tcp" jax_ops torch_ops |
+    tee "$out/mapped-tcp.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+fi
 
 # Application timings: locally, then through rgpu over each transport.
 if part appbench; then
@@ -127,6 +160,29 @@ if part ucx; then
     perftest tag_bw_256MB -t tag_bw -s 268435456 -n 20
     perftest get_bw_256MB -t ucp_get -s 268435456 -n 20
     perftest tag_bw_256MB_host_to_cuda -t tag_bw -s 268435456 -n 20 -m host,cuda
+    perftest get_bw_256MB_cuda_from_host -t ucp_get -s 268435456 -n 20 -m cuda,host
+    # Zero copy (bulk copies read and written in place in GPU memory, where
+    # UCX knows CUDA memory) against staging: rgpu's bench program over ucx
+    # to the suite's server, then to one started with RGPU_UCX_ZERO_COPY=0.
+    zc=$out/ucx-zero-copy
+    mkdir -p "$zc"
+    staged_port=$((RGPU_PORT + 41))
+    RGPU_UCX_ZERO_COPY=0 $build/rgpu-server --backend cuda --listen 127.0.0.1 --port $staged_port \
+      --ucx-port $((staged_port + 1)) --workers 2 --unix-socket none --module-cache "$out/module-cache" \
+      --log-level info >"$zc/staged-server.log" 2>&1 &
+    staged_server=$!
+    for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$staged_port) 2>/dev/null && break; sleep 0.1; done
+    $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/local.json" 2>"$zc/local.err"
+    for run in zero-copy:$RGPU_UCX_PORT staged:$((staged_port + 1)); do
+      LD_LIBRARY_PATH=$build/lib:$LD_LIBRARY_PATH RGPU_TRANSPORT=ucx RGPU_DEVICES=ucx://127.0.0.1:${run#*:}:0 \
+        $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/${run%:*}.json" 2>"$zc/${run%:*}.err"
+    done
+    kill $staged_server 2>/dev/null
+    python3 -c 'import json, sys; d = sys.argv[1]
+print(json.dumps({k: json.load(open(f"{d}/{f}.json")) for k, f in
+                  (("local", "local"), ("ucx zero copy", "zero-copy"), ("ucx staged", "staged"))}))' "$zc" \
+      >"$zc/bench.json" && python3 bench/plot_bench.py "$zc/bench.json" "$zc/bench.md" "$zc/bench.png" \
+      >/dev/null 2>"$zc/plot.err"
   else
     echo "the ucx transport was not built (no UCX found): see $out/build.log" >"$out/ucx-info.txt"
   fi
@@ -157,12 +213,21 @@ fi
 concurrency_rc=0
 for t in tcp shm; do
   part concurrency || continue
-  # `rgpu smi --json` every 2 s while the clients run (the pool part).
+  # `rgpu smi --json` every 2 s while the clients run (the pool part), and
+  # its table and the metrics once, 10 s in.
   sampler=
   if part pool; then
     mkdir -p "$out/pool"
-    (while sleep 2; do $build/rgpu smi --json 127.0.0.1:"$RGPU_PORT" | tr -d '\n'; echo; done) \
-      >"$out/pool/smi-concurrency-$t.jsonl" 2>/dev/null &
+    (for i in $(seq 1000); do
+       sleep 2
+       if [ "$i" -eq 5 ]; then
+         $build/rgpu smi 127.0.0.1:"$RGPU_PORT" >"$out/pool/smi-concurrency-$t.txt" 2>&1
+         python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+           "http://127.0.0.1:$metrics_port/metrics" >"$out/pool/metrics-concurrency-$t.txt" 2>&1
+       fi
+       $build/rgpu smi --json 127.0.0.1:"$RGPU_PORT" | tr -d '\n'
+       echo
+     done) >"$out/pool/smi-concurrency-$t.jsonl" 2>/dev/null &
     sampler=$!
   fi
   RGPU_TRANSPORT=$t tests/gpu/run_concurrency.sh $build "$out/concurrency-$t" "${RGPU_CLIENTS:-32}" \
@@ -172,17 +237,17 @@ done
 pool_rc=0
 if part pool; then
   mkdir -p "$out/pool"
-  tests/gpu/run_pool.sh $build "$out/pool" >"$out/pool/pool.txt" 2>&1 || pool_rc=1
+  RGPU_SUITE_BACKEND=$backend tests/gpu/run_pool.sh $build "$out/pool" >"$out/pool/pool.txt" 2>&1 || pool_rc=1
 fi
-# SLURM hands out this GPU: the CI's cluster test with the real GPU behind
-# both of its servers (exclusive and shared).
+# SLURM hands out these GPUs: the CI's cluster test with the real GPUs behind
+# its servers.
 slurm_rc=0
 if part slurm; then
   if command -v slurmctld >/dev/null && command -v munged >/dev/null; then
     mkdir -p "$out/slurm"
     { nvcc -cudart shared -std=c++17 -o "$out/slurm/memory" tests/e2e/programs/e2e_memory.cu &&
       nvcc -cudart shared -std=c++17 -Itests/e2e/programs -o "$out/slurm/pool_alloc" tests/slurm/pool_alloc.cu &&
-      RGPU_SLURM_BACKEND=cuda tests/slurm/slurm_pool_test.sh $build/rgpu $build/rgpu-server "$out/slurm/memory" \
+      RGPU_SLURM_BACKEND=$backend tests/slurm/slurm_pool_test.sh $build/rgpu $build/rgpu-server "$out/slurm/memory" \
         "$out/slurm/pool_alloc" $((RGPU_PORT + 10)); } >"$out/slurm.txt" 2>&1 || slurm_rc=1
   else
     echo "not run: SLURM (slurmctld, slurmd, slurm-client) and munge are not installed here" >"$out/slurm.txt"
@@ -196,7 +261,7 @@ if part soak; then
   for p in vector_add matmul_tiled reduction streams_overlap stream_ordered_alloc; do
     nvcc -cudart shared -O2 -arch=sm_90 -o "$out/soak/bin/$p" tests/gpu/corpus/$p.cu || soak_rc=1
   done
-  python3 tools/soak/soak.py $build "$out/soak" --backend cuda "$out/soak/bin"/* >"$out/soak.txt" 2>&1 || soak_rc=1
+  python3 tools/soak/soak.py $build "$out/soak" --backend "$backend" "$out/soak/bin"/* >"$out/soak.txt" 2>&1 || soak_rc=1
 fi
 # One client flooding the suite's server against another's small calls.
 if part flood; then
@@ -212,16 +277,17 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo
   echo "- commit: \`$commit\`"
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+  echo "- GPU: $gpu_name"
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm ucx; do
-    for kind in corpus static apps samples; do
+    for kind in corpus static apps mapped samples; do
       [ -f "$out/$kind-$t/corpus.md" ] || continue
       case $kind in
         corpus) echo "## Corpus over $t (shared-runtime builds): each program run locally and through rgpu" ;;
         static) echo "## Corpus over $t, built with nvcc's default static runtime (NVIDIA's runtime on rgpu's driver)" ;;
         apps) echo "## Applications over $t (PyTorch, CuPy, JAX, numba): run locally and through rgpu" ;;
+        mapped) echo "## JAX and PyTorch over $t with every page-locked allocation mapped (RGPU_PAGE_LOCKED_MAPPED=1)" ;;
         samples) echo "## Programs built elsewhere over $t ($SAMPLES_DIR): run locally and through rgpu, verdicts compared" ;;
       esac
       echo
@@ -245,7 +311,7 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo
   fi
   if part pool; then
-    echo "## Pool: exclusive and shared modes on the GPU (tests/e2e/pool_test.sh, cuda backend, 2 GiB amounts)"
+    echo "## Pool: exclusive and shared modes on the GPU (tests/e2e/pool_test.sh, $backend backend, 2 GiB amounts)"
     echo
     echo '```'
     grep -v "^\[rgpu" "$out/pool/pool.txt"
@@ -254,6 +320,15 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     for t in tcp shm; do
       [ -s "$out/pool/smi-concurrency-$t.jsonl" ] || continue
       echo "rgpu smi during the concurrency test over $t: $(python3 tests/gpu/smi_summary.py "$out/pool/smi-concurrency-$t.jsonl")"
+      echo
+      echo "\`rgpu smi\` 10 s into it, and the server's metrics then (sessions, bytes, utilisation, the most frequent calls):"
+      echo
+      echo '```'
+      cat "$out/pool/smi-concurrency-$t.txt" 2>/dev/null
+      echo
+      grep -E "^rgpu_(sessions|bytes_total|gpu_utilization_percent)" "$out/pool/metrics-concurrency-$t.txt" 2>/dev/null
+      grep "^rgpu_calls_total" "$out/pool/metrics-concurrency-$t.txt" 2>/dev/null | sort -k2 -n -r | head -5
+      echo '```'
       echo
     done
   fi
@@ -302,6 +377,15 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo
     echo "\`ucx_info -d\` in full: ucx-info.txt"
     echo
+    if [ -f "$out/ucx-zero-copy/bench.md" ]; then
+      echo "### ucx bulk copies: zero copy (in place in GPU memory) vs staged (RGPU_UCX_ZERO_COPY=0), same run"
+      echo
+      echo "- the workers said: zero-copy server \`$(grep -ho "bulk copies over this transport: .*" "$out/server.log" | sort -u | tr '\n' ' ')\`," \
+        "staged server \`$(grep -ho "bulk copies over this transport: .*" "$out/ucx-zero-copy/staged-server.log" | sort -u | tr '\n' ' ')\`"
+      echo
+      cat "$out/ucx-zero-copy/bench.md"
+      echo
+    fi
   fi
   # Last, so that a --multi run's tables end the output.
   if part multi; then

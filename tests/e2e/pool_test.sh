@@ -82,7 +82,8 @@ holding "$dir/b.out"
 RGPU_CREDENTIAL=$job_a RGPU_DEVICES=$s:0 POOL_AMOUNT=$amount "$rgpu" run -- "$quota" >"$dir/a.out" 2>&1 ||
   fail "job A's quota run: $(cat "$dir/a.out")"
 grep -q "RESULT PASS" "$dir/a.out" || fail "job A: $(cat "$dir/a.out")"
-echo "shared: job A was held to its amount on every path"
+echo "shared: job A was held to its amount of $mib MiB on every path while job B held $((mib / 2)) MiB of its own:"
+grep -E "^(holding|cudaMalloc)" "$dir/a.out"
 
 # The exclusive GPU of X: job C holds it, job D is refused there.
 job_c=$(credential 12 "$dir/key" 600 "$x:0")
@@ -95,7 +96,7 @@ holding "$dir/c.out"
 out=$(RGPU_CREDENTIAL=$job_d RGPU_DEVICES=$x:0 POOL_HOLD=1 "$rgpu" run -- "$hold" 2>&1) &&
   fail "job D was admitted to job C's exclusive GPU"
 grep -q "GPU 0 is held exclusively by job 12" <<<"$out" || fail "exclusive refusal: $out"
-echo "exclusive: a second job was refused"
+echo "exclusive: while job 12 runs, job 13 was refused: $(grep -o "server [^ ]* refused: .*" <<<"$out" | head -1)"
 
 # `rgpu smi --json` (by the job key) and the metrics, against what runs now.
 "$rgpu" smi --json --key-file "$dir/key" "$s" "$x" >"$dir/smi.json" || fail "rgpu smi: $(cat "$dir/smi.json")"
@@ -114,13 +115,16 @@ c = gx["jobs"]["12"]
 assert c["amount"] == 0 and c["used"] == 1 << 20 and len(c["sessions"]) == 1, c
 assert (gs["utilization"] is None) == (backend == "host-test"), gs
 PY
-"$rgpu" smi --key-file "$dir/key" "$s" | grep -q "job 11 .*$((mib / 2)) MiB used of $mib MiB" || fail "smi table"
+"$rgpu" smi --key-file "$dir/key" "$s" "$x" >"$dir/smi.txt" || fail "rgpu smi: $(cat "$dir/smi.txt")"
+grep -q "job 11 .*$((mib / 2)) MiB used of $mib MiB" "$dir/smi.txt" || fail "smi table: $(cat "$dir/smi.txt")"
 # A job's own credential admits it to smi; no credential does not.
 RGPU_CREDENTIAL=$job_b "$rgpu" smi --json "$s" >/dev/null || fail "smi with a credential was refused"
 "$rgpu" smi --json "$s" >/dev/null 2>&1 && fail "smi without credential or key was admitted"
-python3 - "$metrics" "$amount" <<'PY' || fail "metrics"
-import re, sys, urllib.request
-text, amount = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode(), int(sys.argv[2])
+python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+  "$metrics" >"$dir/metrics.txt" || fail "metrics endpoint"
+python3 - "$dir/metrics.txt" "$amount" <<'PY' || fail "metrics: $(cat "$dir/metrics.txt")"
+import re, sys
+text, amount = open(sys.argv[1]).read(), int(sys.argv[2])
 def value(name, **labels):
     want = ",".join(f'{k}="{v}"' for k, v in labels.items())
     m = re.search(rf"^{name}{{{re.escape(want)}}} (\d+)$" if labels else rf"^{name} (\d+)$", text, re.M)
@@ -136,7 +140,10 @@ assert value("rgpu_job_memory_amount_bytes", job=11, gpu=0) == amount
 assert value("rgpu_bytes_total", direction="to_server", transport="tcp") > 0
 assert "# TYPE rgpu_gpu_utilization_percent gauge" in text
 PY
-echo "smi and metrics: jobs, sessions and memory as they run"
+echo "smi and metrics: jobs, sessions and memory as they run. rgpu smi:"
+cat "$dir/smi.txt"
+echo "S's metrics (sessions, jobs' memory, errors, utilisation):"
+grep -E "^rgpu_(sessions|job_memory|call_errors_total|gpu_utilization)" "$dir/metrics.txt"
 
 # Job B was untouched by A: it takes 3/8 of its amount more.
 touch "$dir/release-b"

@@ -2,9 +2,9 @@
 # SLURM hands out remote GPUs: real munged, slurmctld and slurmd on
 # localhost, configured by tests/slurm/slurm.conf and rgpu.conf with the
 # scripts of tools/slurm installed as an administrator would, and a pool of
-# two rgpu-servers, one GPU each: one exclusive, one shared (on the
-# host-memory test backend, or RGPU_SLURM_BACKEND=cuda on a GPU machine,
-# where both serve its GPU 0). Real jobs ask SLURM for GPUs and run CUDA
+# two rgpu-servers: X with GPU 0 exclusive and GPU 1 shared, S with GPU 0
+# shared (on the host-memory test backend, or RGPU_SLURM_BACKEND=cuda on a
+# machine with two GPUs). Real jobs ask SLURM for GPUs and run CUDA
 # programs through `rgpu run` with nothing else set up.
 #   usage: slurm_pool_test.sh RGPU RGPU_SERVER MEMORY_PROGRAM ALLOC_PROGRAM BASE_PORT
 # (MEMORY_PROGRAM: an end-to-end program; ALLOC_PROGRAM: pool_alloc.cu;
@@ -49,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 
 # What an administrator installs: the scripts and rgpu.conf side by side,
-# slurm.conf naming them.
+# slurm.conf naming them, and cli_filter.lua beside slurm.conf.
 fill() {
   sed -e "s|@DIR@|$dir|g" -e "s|@CTLD_PORT@|$ctld_port|g" -e "s|@SLURMD_PORT@|$slurmd_port|g" \
       -e "s|@EXCLUSIVE_SERVER@|$exclusive_server|g" -e "s|@SHARED_SERVER@|$shared_server|g" \
@@ -59,6 +59,7 @@ mkdir "$dir/rgpu-slurm"
 cp "$source_root"/tools/slurm/* "$dir/rgpu-slurm/"
 fill "$here/rgpu.conf" >"$dir/rgpu-slurm/rgpu.conf"
 fill "$here/slurm.conf" >"$dir/slurm.conf"
+cp "$source_root/tools/slurm/cli_filter.lua" "$dir/"
 
 wait_for() {  # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds
   local seconds=$1 what=$2; shift 2
@@ -75,15 +76,18 @@ daemons+=($!)
 wait_for 10 "munged did not start" test -S "$dir/munge.sock"
 
 "$rgpu" token "$dir/job.key" >/dev/null
-start_server() {  # start_server MODE HOST:PORT METRICS_PORT: GPU 0 in MODE, jobs only
-  "$server" --backend "${RGPU_SLURM_BACKEND:-host-test}" --listen 127.0.0.1 --port "${2#*:}" --gpus 0 \
-    --gpu-mode "0=$1" --job-key-file "$dir/job.key" --metrics-port "$3" --workers 2 --unix-socket none \
-    --module-cache "$dir/modules-$1" --log-level info >"$dir/log/rgpu-server-$1.log" 2>&1 &
+start_server() {  # start_server NAME HOST:PORT METRICS_PORT GPUS GPU=MODE...: jobs only
+  local name=$1 port=${2#*:} metrics_port=$3 gpus=$4 modes=()
+  shift 4
+  for m in "$@"; do modes+=(--gpu-mode "$m"); done
+  "$server" --backend "${RGPU_SLURM_BACKEND:-host-test}" --listen 127.0.0.1 --port "$port" --gpus "$gpus" \
+    "${modes[@]}" --job-key-file "$dir/job.key" --metrics-port "$metrics_port" --workers 2 --unix-socket none \
+    --module-cache "$dir/modules-$name" --log-level info >"$dir/log/rgpu-server-$name.log" 2>&1 &
   daemons+=($!)
-  wait_for 30 "rgpu-server $1 did not start" port_open "${2#*:}"
+  wait_for 30 "rgpu-server $name did not start" port_open "$port"
 }
-start_server exclusive "$exclusive_server" "$exclusive_metrics"
-start_server shared "$shared_server" "$shared_metrics"
+start_server exclusive "$exclusive_server" "$exclusive_metrics" 0,1 0=exclusive 1=shared
+start_server shared "$shared_server" "$shared_metrics" 0 0=shared
 
 slurmctld -D -i >"$dir/log/slurmctld.out" 2>&1 &
 daemons+=($!)
@@ -110,24 +114,27 @@ expect_in() { grep -q -- "$2" "$dir/jobs/$1" || fail "job $1 printed no '$2'"; }
 
 # The pool as `rgpu smi --json` shows it, admitted by the job key.
 smi_json() { "$rgpu" smi --json --key-file "$dir/job.key" "$exclusive_server" "$shared_server"; }
-# smi_job SERVER JOB: "USED AMOUNT" (bytes) of the job on the server's
-# GPU 0, or "none" when it has neither sessions nor memory there.
+# smi_job SERVER JOB [GPU]: "USED AMOUNT" (bytes) of the job on the
+# server's GPU (0 unless named), or "none" when it has neither sessions nor
+# memory there.
 smi_job() {
   smi_json | python3 -c '
 import json, sys
 server = next(s for s in json.load(sys.stdin)["servers"] if s["server"] == sys.argv[1])
-job = server["gpus"][0]["jobs"].get(sys.argv[2])
-print("%d %d" % (job["used"], job["amount"]) if job and (job["sessions"] or job["used"]) else "none")' "$1" "$2"
+gpu = next(g for g in server["gpus"] if g["gpu"] == int(sys.argv[3]))
+job = gpu["jobs"].get(sys.argv[2])
+print("%d %d" % (job["used"], job["amount"]) if job and (job["sessions"] or job["used"]) else "none")' "$1" "$2" "${3:-0}"
 }
-holds() { local got; got=$(smi_job "$1" "$2"); [ "$got" != none ] && [ "${got% *}" -ge "$3" ]; }
+holds() { local got; got=$(smi_job "$1" "$2" "${4:-0}"); [ "$got" != none ] && [ "${got% *}" -ge "$3" ]; }
 holds_nothing() { [ "$(smi_job "$1" "$2")" = none ]; }
 printed() { grep -q -- "$2" "$dir/jobs/$1"; }
 mib=$((1 << 20))
 
 # 1. Exclusive: a job asking for a remote GPU (-L rgpu:1) runs an
-#    end-to-end program through `rgpu run`; a second one waits for it.
+#    end-to-end program through `rgpu run`; a second one, asking as rCUDA's
+#    users do (--gres=rgpu:1), waits for it.
 exclusive_a=$(submit exclusive_a -L rgpu:1 -- "$rgpu run -- $memory_program && $rgpu run -- $alloc_program 8 4")
-exclusive_b=$(submit exclusive_b -L rgpu:1 -- "$rgpu run -- $alloc_program 8 0")
+exclusive_b=$(submit exclusive_b --gres=rgpu:1 -- "$rgpu run -- $alloc_program 8 0")
 # 2. Shared: two jobs of 64 MiB each (-L rgpu_mem:64) at once on the shared
 #    GPU, the second allocating past its amount; a third waits for memory.
 shared_a=$(submit shared_a -L rgpu_mem:64 -- "$rgpu run -- $alloc_program 32 6")
@@ -170,7 +177,38 @@ expect_in shared_b "gpu=0 total=64 alloc=cudaErrorMemoryAllocation"
 out=$(srun --export=NONE -L rgpu_mem:16 "$rgpu" run -- "$alloc_program" 8 0 2>&1) || fail "srun -L rgpu_mem:16: $out"
 grep -q "gpu=0 total=16 alloc=cudaSuccess" <<<"$out" || fail "srun -L rgpu_mem:16: $out"
 
-# 3. Cancel: a job with GPUs of both servers starts a program that leaves
+# 3. Shared amounts on several GPUs, asked as rCUDA's users do:
+#    --gres=rgpu:2:32M, which cli_filter.lua turns into 64 MiB split over
+#    two shared GPUs (-L rgpu_shared:2,rgpu_mem:64): X's GPU 1 and S's
+#    GPU 0, 32 MiB each. The program holds 24 MiB of the first and asks 48
+#    of the second: out of memory there, the first untouched. rCUDA's
+#    variables name the same GPUs: a program run with them alone sees both
+#    amounts. A malformed request is refused before it is submitted.
+out=$(sbatch --export=NONE --gres=rgpu:2:lots --wrap true 2>&1) && fail "--gres=rgpu:2:lots was submitted: $out"
+grep -q "SIZE as 512M, 2G or 1024K, not 'lots'" <<<"$out" || fail "--gres=rgpu:2:lots was refused without saying why: $out"
+multi=$(submit multi --gres=rgpu:2:32M -- "env | grep ^RCUDA_DEVICE | sort; $rgpu run -- $alloc_program 24,48 6 &&
+  echo RCUDA only && env -u RGPU_DEVICES $rgpu run -- $alloc_program 8 0")
+licenses=$(scontrol -o show job "$multi" | tr ' ' '\n' | sed -n 's/^Licenses=//p')
+[ "$licenses" = rgpu_shared:2,rgpu_mem:64 ] || fail "--gres=rgpu:2:32M asked for licenses '$licenses'"
+wait_for 30 "the job on two shared GPUs did not allocate" grep -q "^gpu=1 total=" "$dir/jobs/multi"
+[ "$(smi_job "$exclusive_server" "$multi" 1)" = "$((24 * mib)) $((32 * mib))" ] ||
+  fail "smi shows the job on X's GPU 1 as '$(smi_job "$exclusive_server" "$multi" 1)' (used, amount), not 24 of 32 MiB"
+[ "$(smi_job "$shared_server" "$multi")" = "0 $((32 * mib))" ] ||
+  fail "smi shows the job on S's GPU 0 as '$(smi_job "$shared_server" "$multi")' (used, amount), not 0 of 32 MiB"
+wait_for 60 "the job on two shared GPUs did not end" job_done "$multi"
+[ "$(job_state "$multi")" = COMPLETED ] || fail "the job on two shared GPUs did not complete"
+expect_in multi "RGPU_DEVICES=$exclusive_server:1,$shared_server:0\$"
+expect_in multi "^RCUDA_DEVICE_COUNT=2\$"
+expect_in multi "^RCUDA_DEVICE_0=$exclusive_server:1\$"
+expect_in multi "^RCUDA_DEVICE_1=$shared_server:0\$"
+[ "$(sed -n '/^RCUDA only/q;p' "$dir/jobs/multi" | grep -E '^gpu=|^RESULT' | tr '\n' ' ')" = \
+  "gpu=0 total=32 alloc=cudaSuccess gpu=1 total=32 alloc=cudaErrorMemoryAllocation RESULT PASS " ] ||
+  fail "the job on two shared GPUs: $(cat "$dir/jobs/multi")"
+[ "$(sed -n '/^RCUDA only/,$p' "$dir/jobs/multi" | grep -E '^gpu=|^RESULT' | tr '\n' ' ')" = \
+  "gpu=0 total=32 alloc=cudaSuccess gpu=1 total=32 alloc=cudaSuccess RESULT PASS " ] ||
+  fail "the job's program with rCUDA's variables only: $(cat "$dir/jobs/multi")"
+
+# 4. Cancel: a job with GPUs of both servers starts a program that leaves
 #    the job (double fork: SLURM's process tracking loses it) and holds
 #    memory on each. scancel runs the epilog, whose `rgpu job-end` ends its
 #    sessions on both servers while the program still lives, and refuses
@@ -190,7 +228,7 @@ awk -v a="$cancelled" -v b="$(date +%s.%N)" 'BEGIN { printf "measured: a cancell
 kill -0 "$escaped" 2>/dev/null || fail "the escaped program died: the test shows nothing of rgpu job-end"
 kill "$escaped"
 
-# 4. Sessions without a credential, with a foreign one, with one for
+# 5. Sessions without a credential, with a foreign one, with one for
 #    another GPU or of an ended job are refused, with a clear error.
 refused() {  # refused WHAT EXPECTED_ERROR ENV...: a client of the exclusive server
   local out
@@ -207,7 +245,7 @@ refused "with a credential for another GPU" "does not name GPU 0 of this server"
   RGPU_CREDENTIAL="$("$rgpu" credential --key-file "$dir/job.key" --job 4243 --expires 60 --gpu "$shared_server:0=64M")"
 refused "with the credential of an ended job" "job $both has ended" RGPU_CREDENTIAL="$(cat "$dir/jobs/both.credential")"
 
-# 5. The metrics endpoints count what ran: sessions admitted (exclusive:
+# 6. The metrics endpoints count what ran: sessions admitted (exclusive:
 #    exclusive_a's two programs, exclusive_b, both; shared: shared_a..c,
 #    both) and refused, calls, the out-of-memory error; no job holds
 #    memory any more.

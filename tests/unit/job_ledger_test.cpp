@@ -42,6 +42,31 @@ TEST(JobLedger, AmountIsOneBudgetAcrossTheJobsSessions) {
   EXPECT_FALSE(ledger.quota(101, 1, &amount, &used));  // no amount on GPU 1
 }
 
+TEST(JobLedger, EachGpuOfAJobHasItsOwnAmount) {
+  JobLedger ledger;
+  std::vector<GpuMode> modes{GpuMode::shared, GpuMode::shared};
+  ASSERT_EQ(ledger.admit(101, job_claim("a", {0, 1}, {1000, 300}), modes), "");
+  EXPECT_TRUE(ledger.charge(101, 0, 800));
+  EXPECT_FALSE(ledger.charge(101, 1, 301));  // past GPU 1's amount, though GPU 0 has 200 left
+  EXPECT_TRUE(ledger.charge(101, 1, 300));
+  EXPECT_TRUE(ledger.charge(101, 0, 200));  // GPU 1 being full leaves GPU 0's budget alone
+  EXPECT_FALSE(ledger.charge(101, 0, 1));
+  uint64_t amount = 0, used = 0;
+  ASSERT_TRUE(ledger.quota(101, 1, &amount, &used));
+  EXPECT_EQ(amount, 300u);
+  EXPECT_EQ(used, 300u);
+  // Another session of the job on GPU 1 alone shares that GPU's budget.
+  ASSERT_EQ(ledger.admit(102, job_claim("a", {1}, {300}), modes), "");
+  EXPECT_FALSE(ledger.charge(102, 1, 1));
+  ledger.session_ended(101);  // returns what it held on both GPUs
+  ASSERT_TRUE(ledger.quota(102, 1, &amount, &used));
+  EXPECT_EQ(used, 0u);
+  ASSERT_TRUE(ledger.quota(102, 0, &amount, &used));
+  EXPECT_EQ(amount, 1000u);
+  EXPECT_EQ(used, 0u);
+  EXPECT_TRUE(ledger.charge(102, 1, 300));
+}
+
 TEST(JobLedger, ExclusiveGpuServesOneJob) {
   JobLedger ledger;
   std::vector<GpuMode> modes{GpuMode::exclusive, GpuMode::shared};

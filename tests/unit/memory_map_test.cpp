@@ -60,4 +60,45 @@ TEST(MemoryMapTest, ItsDeviceReusingAGraphAllocationsAddressProvesItGone) {
   EXPECT_FALSE(m.add_graph_memory(0x10000, 0x100, 0, kGraph));
 }
 
+TEST(MemoryMapTest, EachLaunchAllocatesAgainWhatTheApplicationFreed) {
+  constexpr uint64_t kExec = 0x3000;
+  MemoryMap m;
+  ASSERT_TRUE(m.add_graph_memory(0x10000, 0x100, 0, kGraph));
+  ASSERT_TRUE(m.add_graph_memory(0x20000, 0x100, 0, kGraph));
+  m.graph_frees(0x20000, kGraph);  // the graph's own: not the application's after a launch
+  m.graph_instantiated(kGraph, kExec);
+  m.graph_launched(kExec);
+  ASSERT_TRUE(m.freeable(0x10000));
+  EXPECT_TRUE(m.remove_device(0x10000));
+  EXPECT_FALSE(m.freeable(0x10000));
+  m.graph_destroyed(kGraph);  // the executable graph still allocates it
+  m.graph_launched(kExec);
+  ASSERT_TRUE(m.freeable(0x10000));
+  EXPECT_EQ(m.find_device(0x10080)->size, 0x100u);
+  EXPECT_FALSE(m.find_device(0x20000));
+  EXPECT_TRUE(m.remove_device(0x10000));
+  m.exec_destroyed(kExec);
+  m.graph_launched(kExec);
+  EXPECT_FALSE(m.freeable(0x10000));
+}
+
+TEST(MemoryMapTest, PageLockedMemoryOutOfAGpusReachIsCounted) {
+  using rgpu::client::HostRange;
+  MemoryMap m;
+  EXPECT_FALSE(m.may_hold_unreachable_host(false));
+  m.add_host(HostRange{0x10000, 0x1000, 0, false, 5});  // shared with shm servers
+  EXPECT_FALSE(m.may_hold_unreachable_host(true));
+  EXPECT_TRUE(m.may_hold_unreachable_host(false));
+  m.add_host(HostRange{0x20000, 0x1000, 0, false, -1, true});  // coherent: every GPU's
+  m.remove_host(0x10000);
+  EXPECT_FALSE(m.may_hold_unreachable_host(false));
+  m.add_host(HostRange{0x30000, 0x1000, 0, true, -1});  // registered: out of every GPU's reach
+  EXPECT_TRUE(m.may_hold_unreachable_host(true));
+  m.add_host(HostRange{0x30000, 0x1000, 0, false, 6});  // the same base again, now shared
+  EXPECT_FALSE(m.may_hold_unreachable_host(true));
+  m.remove_host(0x30000);
+  m.remove_host(0x20000);
+  EXPECT_FALSE(m.may_hold_unreachable_host(false));
+}
+
 }  // namespace

@@ -387,6 +387,7 @@ cudaError_t graph_instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned
   call.args().put<uint64_t>(flags);
   if (cudaError_t e = call.run()) return e;
   *exec = graph_exec_handles().intern(o.device, call.reply().get<uint64_t>());
+  MemoryMap::get().graph_instantiated(reinterpret_cast<uint64_t>(graph), reinterpret_cast<uint64_t>(*exec));
   return cudaSuccess;
 }
 
@@ -395,7 +396,10 @@ cudaError_t graph_exec_destroy(cudaGraphExec_t exec) {
   RemoteObject o;
   if (cudaError_t e = on_object(graph_exec_handles(), exec, call, &o)) return e;
   cudaError_t e = call.run();
-  if (e == cudaSuccess) graph_exec_handles().forget(exec);
+  if (e == cudaSuccess) {
+    MemoryMap::get().exec_destroyed(reinterpret_cast<uint64_t>(exec));
+    graph_exec_handles().forget(exec);
+  }
   return e;
 }
 
@@ -415,8 +419,11 @@ cudaError_t post_on_stream(uint16_t op, cudaGraphExec_t exec, cudaStream_t strea
 
 }  // namespace
 
+// A launch allocates again what the application freed of the graph's memory.
 cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream) {
-  return post_on_stream(proto::kOpGraphLaunch, exec, stream);
+  cudaError_t e = post_on_stream(proto::kOpGraphLaunch, exec, stream);
+  if (e == cudaSuccess) MemoryMap::get().graph_launched(reinterpret_cast<uint64_t>(exec));
+  return e;
 }
 
 cudaError_t graph_upload(cudaGraphExec_t exec, cudaStream_t stream) {

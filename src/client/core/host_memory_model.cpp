@@ -4,15 +4,18 @@
 
 namespace rgpu::client {
 
+const char* const kHostMemoryReach =
+    "the GPU reaches the application's memory only where cudaHostAlloc/cudaMallocHost made it: any page-locked "
+    "allocation over the shm transport (client on the server's host), elsewhere one made mapped "
+    "(cudaHostAllocMapped, CU_MEMHOSTALLOC_DEVICEMAP; all of them with RGPU_PAGE_LOCKED_MAPPED=1)";
+
 void adjust_host_memory_facts(cudaDeviceProp& p, bool shares_memory) {
   p.pageableMemoryAccess = 0;
   p.pageableMemoryAccessUsesHostPageTables = 0;
   p.canUseHostPointerForRegisteredMem = 0;
   p.hostNativeAtomicSupported = 0;
-  if (!shares_memory) {
-    p.canMapHostMemory = 0;
-    p.concurrentManagedAccess = 0;  // managed memory is coherent in software there
-  }
+  // Managed and mapped memory are coherent in software there.
+  if (!shares_memory) p.concurrentManagedAccess = 0;
 }
 
 std::optional<int> host_memory_attribute(cudaDeviceAttr attr, bool shares_memory) {
@@ -25,7 +28,6 @@ std::optional<int> host_memory_attribute(cudaDeviceAttr attr, bool shares_memory
     // call a function in a remote GPU's memory.
     case cudaDevAttrReserved129:
       return 0;
-    case cudaDevAttrCanMapHostMemory:
     case cudaDevAttrConcurrentManagedAccess:
       if (!shares_memory) return 0;
       return std::nullopt;

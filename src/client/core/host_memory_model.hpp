@@ -1,7 +1,8 @@
 // What a remote GPU can do with the application's host memory, which differs
 // from what it can do on its own host: it never reaches the application's
-// pageable memory or registered buffers, and over tcp no page-locked memory
-// is mapped and there is no managed memory at all. The device facts that
+// pageable memory or registered buffers, and over tcp managed and mapped
+// memory are device memory kept coherent with the application's copy in
+// software, not concurrently accessible. The device facts that
 // describe this (cudaDeviceProp fields, device attributes) are answered for
 // rgpu's model, so programs choose a path that works instead of failing.
 // File descriptors cross between application and server only over shm, so
@@ -12,6 +13,9 @@
 #include <optional>
 
 namespace rgpu::client {
+
+// Which page-locked memory a GPU reaches (logged where memory is refused).
+extern const char* const kHostMemoryReach;
 
 // shares_memory: the device's session maps the application's page-locked
 // memory (shm).

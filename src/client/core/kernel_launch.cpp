@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
 #include "common/log.hpp"
 
@@ -30,16 +31,17 @@ cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uin
 
 cudaError_t check_host_pointer_args(const LoadedKernel& k, const std::vector<uint8_t>& packed,
                                     bool shares_memory) {
+  // Each argument's look-up locks the memory map: skipped at once where all
+  // page-locked memory is in the GPU's reach (none, shared over shm, mapped).
+  if (!MemoryMap::get().may_hold_unreachable_host(shares_memory)) return cudaSuccess;
   for (size_t i = 0; i < k.params.size(); ++i) {
     if (k.params[i].size != sizeof(uint64_t)) continue;
     uint64_t v;
     std::memcpy(&v, packed.data() + k.params[i].offset, sizeof v);
     auto range = MemoryMap::get().find_host(v);
-    if (!range || (shares_memory && range->shared_fd >= 0)) continue;
-    RGPU_LOG(warn,
-             "kernel launch refused: argument %zu points at the application's page-locked memory (0x%llx), which "
-             "the GPU reaches only over the shm transport and only when it comes from cudaHostAlloc/cudaMallocHost",
-             i, static_cast<unsigned long long>(v));
+    if (!range || range->coherent || (shares_memory && range->shared_fd >= 0)) continue;
+    RGPU_LOG(warn, "kernel launch refused: argument %zu points at the application's page-locked memory (0x%llx): %s",
+             i, static_cast<unsigned long long>(v), kHostMemoryReach);
     return cudaErrorNotSupported;
   }
   return cudaSuccess;

@@ -1,6 +1,7 @@
 #include "client/core/memory_map.hpp"
 
 #include "client/core/address_range_lookup.hpp"
+#include "client/core/transport_choice.hpp"
 
 namespace rgpu::client {
 
@@ -18,10 +19,15 @@ bool MemoryMap::insert_device(const DeviceRange& r) {
   std::erase_if(device_, [&](const auto& kv) {
     return kv.second.graph_memory && kv.second.device == r.device && overlaps(kv.second);
   });
-  auto it = device_.upper_bound(last);
-  if (it != device_.begin() && overlaps(std::prev(it)->second)) return false;
+  if (overlaps_known(r)) return false;
   device_[r.base] = r;
   return true;
+}
+
+bool MemoryMap::overlaps_known(const DeviceRange& r) const {
+  uint64_t last = r.base + (r.size ? r.size - 1 : 0);
+  auto it = device_.upper_bound(last);
+  return it != device_.begin() && std::prev(it)->second.base + std::prev(it)->second.size > r.base;
 }
 
 bool MemoryMap::add_device(uint64_t base, size_t size, int device) {
@@ -56,6 +62,30 @@ void MemoryMap::graph_destroyed(uint64_t graph) {
   }
 }
 
+void MemoryMap::graph_instantiated(uint64_t graph, uint64_t exec) {
+  std::lock_guard lock(mutex_);
+  std::vector<DeviceRange> left;
+  for (const auto& [base, r] : device_)
+    if (r.graph_memory && r.graph == graph && !r.freed_in_graph) {
+      left.push_back(r);
+      left.back().graph = 0;  // the exec outlives its graph's tag
+    }
+  if (!left.empty()) exec_memory_[exec] = std::move(left);
+}
+
+void MemoryMap::graph_launched(uint64_t exec) {
+  std::lock_guard lock(mutex_);
+  auto it = exec_memory_.find(exec);
+  if (it == exec_memory_.end()) return;
+  for (const DeviceRange& r : it->second)
+    if (!overlaps_known(r)) device_.emplace(r.base, r);
+}
+
+void MemoryMap::exec_destroyed(uint64_t exec) {
+  std::lock_guard lock(mutex_);
+  exec_memory_.erase(exec);
+}
+
 std::optional<DeviceRange> MemoryMap::freeable(uint64_t base) const {
   std::lock_guard lock(mutex_);
   auto it = device_.find(base);
@@ -85,9 +115,26 @@ void MemoryMap::forget_device(int device) {
   std::erase_if(device_, [device](const auto& kv) { return kv.second.device == device; });
 }
 
-void MemoryMap::add_host(uint64_t base, size_t size, unsigned flags, bool registered, int shared_fd) {
-  std::lock_guard lock(mutex_);
-  host_[base] = HostRange{base, size, flags, registered, shared_fd};
+namespace {
+
+// The counter of the kind of page-locked range r is (null for coherent ones).
+std::atomic<int>* host_kind(const HostRange& r, std::atomic<int>& unshared, std::atomic<int>& shared) {
+  if (r.coherent) return nullptr;
+  return r.shared_fd >= 0 ? &shared : &unshared;
+}
+
+}  // namespace
+
+void MemoryMap::add_host(const HostRange& r) {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = host_.find(r.base); it != host_.end())
+      if (auto* kind = host_kind(it->second, unshared_host_, shared_host_)) kind->fetch_sub(1);
+    host_.insert_or_assign(r.base, r);
+    if (auto* kind = host_kind(r, unshared_host_, shared_host_)) kind->fetch_add(1);
+  }
+  // Coherent ranges change under software coherence: never kept registered.
+  if (!r.coherent) page_locked_added(r.base, r.size);
 }
 
 std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
@@ -97,7 +144,20 @@ std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
   return r;
 }
 
-std::optional<HostRange> MemoryMap::remove_host(uint64_t base) { return remove(host_, base); }
+std::optional<HostRange> MemoryMap::remove_host(uint64_t base) {
+  auto r = remove(host_, base);
+  if (auto* kind = r ? host_kind(*r, unshared_host_, shared_host_) : nullptr) kind->fetch_sub(1);
+  if (r && !r->coherent) page_locked_removed(base);
+  return r;
+}
+
+std::vector<HostRange> MemoryMap::page_locked_ranges() const {
+  std::lock_guard lock(mutex_);
+  std::vector<HostRange> ranges;
+  for (const auto& [base, r] : host_)
+    if (!r.coherent) ranges.push_back(r);
+  return ranges;
+}
 
 std::optional<HostRange> MemoryMap::find_host(uint64_t ptr) const {
   std::lock_guard lock(mutex_);

@@ -1,13 +1,16 @@
 // Which address ranges the application holds: device allocations (and on
 // which virtual device) and page-locked host memory. Used to resolve
 // cudaMemcpyDefault, answer cudaPointerGetAttributes and reject bad pointers
-// before a round trip.
+// before a round trip. Page-locked ranges are handed to the transports that
+// register memory as they come and go (transport_choice.hpp).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace rgpu::client {
 
@@ -29,6 +32,9 @@ struct HostRange {
   unsigned flags;
   bool registered;  // cudaHostRegister (true) or allocated by us (false)
   int shared_fd;    // memfd shared with shm servers, or -1
+  // Mapped memory where the GPU cannot reach this process: device memory at
+  // this same address, kept coherent in software (coherent_memory.hpp).
+  bool coherent = false;
 };
 
 class MemoryMap {
@@ -48,6 +54,12 @@ class MemoryMap {
   // `graph` is destroyed: what it allocated and frees itself is gone; what it
   // leaves allocated stays until the application frees it (CUDA's rule).
   void graph_destroyed(uint64_t graph);
+  // `exec` was made from `graph`: what the graph leaves allocated, each
+  // launch of exec allocates again, at its address, if the application freed it.
+  void graph_instantiated(uint64_t graph, uint64_t exec);
+  // `exec` is launched: its memory the application freed is known again.
+  void graph_launched(uint64_t exec);
+  void exec_destroyed(uint64_t exec);
   // The allocation starting at base that the application may free (cudaFree,
   // cudaFreeAsync): not one its own graph frees.
   std::optional<DeviceRange> freeable(uint64_t base) const;
@@ -56,20 +68,33 @@ class MemoryMap {
   std::optional<DeviceRange> find_device(uint64_t ptr, size_t n = 1) const;
   void forget_device(int device);
 
-  void add_host(uint64_t base, size_t size, unsigned flags, bool registered, int shared_fd = -1);
+  void add_host(const HostRange& r);
+  // Whether some page-locked memory is out of reach of a GPU whose session
+  // shares memory (shm) or not: memory neither shared nor coherent, or
+  // shared memory for a GPU that does not share. Lock-free: every kernel
+  // launch asks it before looking at its arguments.
+  bool may_hold_unreachable_host(bool shares_memory) const {
+    return unshared_host_.load(std::memory_order_acquire) > 0 ||
+           (!shares_memory && shared_host_.load(std::memory_order_acquire) > 0);
+  }
   // The page-locked range shared with shm servers that holds [ptr, ptr + n).
   std::optional<HostRange> find_shared(uint64_t ptr, size_t n) const;
   std::optional<HostRange> remove_host(uint64_t base);
   std::optional<HostRange> find_host(uint64_t ptr) const;
+  // Page-locked ranges, coherent ones left out.
+  std::vector<HostRange> page_locked_ranges() const;
 
  private:
   template <typename R>
   std::optional<R> remove(std::map<uint64_t, R>& m, uint64_t base);
   bool insert_device(const DeviceRange& r);
+  bool overlaps_known(const DeviceRange& r) const;  // mutex_ held
 
   mutable std::mutex mutex_;
   std::map<uint64_t, DeviceRange> device_;
   std::map<uint64_t, HostRange> host_;
+  std::atomic<int> unshared_host_{0}, shared_host_{0};  // host_'s ranges of each kind
+  std::map<uint64_t, std::vector<DeviceRange>> exec_memory_;  // by executable graph
 };
 
 }  // namespace rgpu::client

@@ -18,7 +18,11 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
   if (!data) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   auto device = MemoryMap::get().find_device(ptr);
-  auto host = device ? std::nullopt : MemoryMap::get().find_host(ptr);
+  auto host = MemoryMap::get().find_host(ptr);
+  // Both: host memory the GPU reaches at its own address (coherent device
+  // memory over tcp, mapped in place over shm), of its device all the same;
+  // unless another server's device memory merely has the same address.
+  if (device && host && mapped_device_address(ptr) != ptr) host = std::nullopt;
   // Memory CUDA never saw.
   if (!device && !host) return CUDA_ERROR_INVALID_VALUE;
   switch (attribute) {
@@ -26,11 +30,11 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       *static_cast<CUcontext*>(data) = primary_context(device ? device->device : Runtime::current_device());
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-      *static_cast<CUmemorytype*>(data) = device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+      *static_cast<CUmemorytype*>(data) = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-      // Page-locked memory has a device address only where the GPU maps it (shm).
-      if (!device) {
+      // Page-locked memory has a device address only where the GPU maps it.
+      if (host) {
         auto mapped = mapped_device_address(ptr);
         if (!mapped) return CUDA_ERROR_INVALID_VALUE;
         *static_cast<CUdeviceptr*>(data) = *mapped;
@@ -46,16 +50,16 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       *static_cast<int*>(data) = device ? device->device : Runtime::current_device();
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-      *static_cast<CUdeviceptr*>(data) = device ? device->base : host->base;
+      *static_cast<CUdeviceptr*>(data) = host ? host->base : device->base;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-      *static_cast<size_t*>(data) = device ? device->size : host->size;
+      *static_cast<size_t*>(data) = host ? host->size : device->size;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
       // Unique among live allocations, which is what the driver promises
       // (cuFFT keys its plans' buffers by it).
-      *static_cast<unsigned long long*>(data) = device ? device->base : host->base;
+      *static_cast<unsigned long long*>(data) = host ? host->base : device->base;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MAPPED:
       *static_cast<bool*>(data) = true;

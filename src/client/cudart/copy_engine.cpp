@@ -9,7 +9,7 @@
 #include "client/core/per_thread_stream.hpp"
 #include "client/core/staged_graph_copy.hpp"
 #include "client/cudart/cross_server_copy.hpp"
-#include "client/cudart/managed_coherence.hpp"
+#include "client/cudart/coherent_memory.hpp"
 #include "client/cudart/staging_ring.hpp"
 #include "client/cudart/striped_copy.hpp"
 #include "protocol/ops.hpp"
@@ -31,9 +31,10 @@ cudaError_t direction(const void* dst, const void* src, cudaMemcpyKind kind, Dir
   bool device_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   bool device_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
   if ((device_src && page_locked_host(src)) || (device_dst && page_locked_host(dst))) kind = cudaMemcpyDefault;
-  // Managed memory may be named as either side; its copy here is not read.
-  if (managed_coherence::contains(reinterpret_cast<uint64_t>(src)) ||
-      managed_coherence::contains(reinterpret_cast<uint64_t>(dst)))
+  // Managed and mapped memory may be named as either side; the copy here is
+  // not read (it went back to the GPU before this call).
+  if (coherent_memory::contains(reinterpret_cast<uint64_t>(src)) ||
+      coherent_memory::contains(reinterpret_cast<uint64_t>(dst)))
     kind = cudaMemcpyDefault;
   switch (kind) {
     case cudaMemcpyHostToHost: *out = Dir::h2h; return cudaSuccess;

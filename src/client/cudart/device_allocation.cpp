@@ -6,8 +6,11 @@
 
 namespace rgpu::client {
 
-cudaError_t remember_allocation(Call& call, uint64_t ptr, size_t size) {
-  if (MemoryMap::get().add_device(ptr, size, call.device_index())) return cudaSuccess;
+cudaError_t remember_allocation(Call& call, uint64_t ptr, size_t size, uint64_t graph) {
+  MemoryMap& map = MemoryMap::get();
+  if (graph ? map.add_graph_memory(ptr, size, call.device_index(), graph)
+            : map.add_device(ptr, size, call.device_index()))
+    return cudaSuccess;
   RGPU_LOG(error, "device %d returned address 0x%lx that another server's GPU also uses; refusing it",
            call.device_index(), static_cast<unsigned long>(ptr));
   Call undo(proto::kOpFree);

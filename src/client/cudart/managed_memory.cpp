@@ -12,7 +12,7 @@
 #include "client/core/address_range_lookup.hpp"
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
-#include "client/cudart/managed_coherence.hpp"
+#include "client/cudart/coherent_memory.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 
@@ -105,19 +105,12 @@ void remember(uint64_t base, size_t bytes, int device, int fd) {
 }
 
 // Where some GPU cannot reach this process's pages: device memory of the
-// current device with a software-coherent copy here (managed_coherence.hpp).
+// current device with a software-coherent copy here (coherent_memory.hpp).
 cudaError_t malloc_coherent(void** ptr, size_t bytes) {
-  void* device_memory = nullptr;
-  if (cudaError_t e = cudaMalloc(&device_memory, bytes)) return e;
-  auto base = reinterpret_cast<uint64_t>(device_memory);
-  if (!managed_coherence::add(base, bytes)) {
-    RGPU_LOG(warn, "cudaMallocManaged: the GPU's address 0x%llx is taken in this process",
-             static_cast<unsigned long long>(base));
-    cudaFree(device_memory);
-    return cudaErrorMemoryAllocation;
-  }
+  uint64_t base = 0;
+  if (cudaError_t e = coherent_memory::allocate(bytes, &base)) return e;
   remember(base, bytes, Runtime::current_device(), -1);
-  *ptr = device_memory;
+  *ptr = reinterpret_cast<void*>(base);
   return cudaSuccess;
 }
 
@@ -190,10 +183,7 @@ cudaError_t free_managed(uint64_t base) {
     int32_t remote;
     if (sync.to_device(i, &remote) == cudaSuccess) sync.run();
   }
-  if (r.fd < 0) {
-    managed_coherence::remove(base);
-    return cudaFree(reinterpret_cast<void*>(base));  // no longer managed: plain device memory
-  }
+  if (r.fd < 0) return coherent_memory::release(base);
   MemoryMap::get().remove_device(base);
   unmap_on_servers(base, rt.sharing_sessions().size());
   munmap(reinterpret_cast<void*>(base), r.size);

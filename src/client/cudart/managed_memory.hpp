@@ -4,7 +4,7 @@
 // the host and on the device, and both always see the same pages, so the
 // memory is coherent at all times (GPU accesses cross PCIe; nothing
 // migrates). Where a server is reached over another transport, it is device
-// memory with a software-coherent copy here (managed_coherence.hpp).
+// memory with a software-coherent copy here (coherent_memory.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 

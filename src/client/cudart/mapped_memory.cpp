@@ -2,12 +2,15 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/cudart/coherent_memory.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 
@@ -16,9 +19,21 @@ using namespace rgpu::client;
 
 namespace rgpu::client {
 
-const char* const kMappedNeedsShm =
-    "the GPU can reach client memory only over the shm transport (client on the server's host) and "
-    "only memory from cudaHostAlloc/cudaMallocHost, which is shared with the server";
+bool coherent_page_locked(unsigned flags) {
+  static const bool all = [] {
+    const char* v = std::getenv("RGPU_PAGE_LOCKED_MAPPED");
+    return v && *v && *v != '0';
+  }();
+  return all || (flags & cudaHostAllocMapped);
+}
+
+cudaError_t alloc_coherent(void** ptr, size_t size, unsigned flags) {
+  uint64_t base = 0;
+  if (cudaError_t e = coherent_memory::allocate(size, &base)) return e;
+  MemoryMap::get().add_host({base, size, flags, false, -1, true});
+  *ptr = reinterpret_cast<void*>(base);
+  return cudaSuccess;
+}
 
 namespace {
 
@@ -37,10 +52,14 @@ cudaError_t device_pointer(void** device, void* host) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
   auto range = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(host));
   if (!range) return cudaErrorInvalidValue;
+  if (range->coherent) {  // one address on both sides
+    *device = host;
+    return cudaSuccess;
+  }
   Call call(proto::kOpHostGetDevicePointer);
   if (cudaError_t e = call.to_current_device()) return e;
   if (range->shared_fd < 0 || !call.device()->session->shares_memory()) {
-    RGPU_LOG(warn, "cudaHostGetDevicePointer: not supported: %s", kMappedNeedsShm);
+    RGPU_LOG(warn, "cudaHostGetDevicePointer: not supported: %s", kHostMemoryReach);
     return cudaErrorNotSupported;
   }
   call.args().put<uint64_t>(reinterpret_cast<uint64_t>(host));
@@ -66,6 +85,7 @@ cudaError_t device_pointer(void** device, void* host) {
 std::optional<uint64_t> mapped_device_address(uint64_t host) {
   auto range = MemoryMap::get().find_host(host);
   if (!range) return std::nullopt;
+  if (range->coherent) return host;
   std::lock_guard lock(mappings().mutex);
   auto it = mappings().device_base.find(range->base);
   if (it == mappings().device_base.end()) return std::nullopt;
@@ -73,6 +93,7 @@ std::optional<uint64_t> mapped_device_address(uint64_t host) {
 }
 
 std::optional<uint64_t> mapped_host_address(uint64_t device) {
+  if (auto host = MemoryMap::get().find_host(device); host && host->coherent) return device;
   auto range = MemoryMap::get().find_device(device);
   if (!range) return std::nullopt;
   std::lock_guard lock(mappings().mutex);

@@ -2,15 +2,26 @@
 // cudaHostAlloc is shared memory the server has mapped and pinned, so the
 // GPU reaches it in place: its device address is real and kernels' writes
 // land in the application's memory. Over other transports the GPU cannot
-// reach client memory and mapping fails with cudaErrorNotSupported.
+// reach client memory: memory allocated mapped (cudaHostAllocMapped,
+// CU_MEMHOSTALLOC_DEVICEMAP; every page-locked allocation with
+// RGPU_PAGE_LOCKED_MAPPED=1) is device memory at the same address as the
+// application's, kept coherent in software (coherent_memory.hpp), so its
+// device pointer is its host pointer, as under unified addressing. Memory
+// the application registers has no device address there.
 #pragma once
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <optional>
 
 namespace rgpu::client {
 
-// Why mapping is refused (logged with the refused call's name).
-extern const char* const kMappedNeedsShm;
+// Whether a page-locked allocation with `flags` that the GPU could not reach
+// is made coherent device memory instead.
+bool coherent_page_locked(unsigned flags);
+// Page-locked memory as coherent device memory of the current device
+// (coherent_memory::release frees it).
+cudaError_t alloc_coherent(void** ptr, size_t size, unsigned flags);
 
 // cudaFreeHost of a range: drops the device addresses handed out for it.
 void forget_mapped(uint64_t host_base);

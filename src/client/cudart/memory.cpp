@@ -9,6 +9,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/cudart/coherent_memory.hpp"
 #include "client/cudart/device_allocation.hpp"
 #include "client/cudart/managed_memory.hpp"
 #include "client/cudart/mapped_memory.hpp"
@@ -66,6 +67,9 @@ extern "C" cudaError_t cudaFree(void* devPtr) {
     if (cudaError_t e = call.to_current_device()) return e;
     if (!devPtr) return cudaSuccess;
     if (find_managed(reinterpret_cast<uint64_t>(devPtr))) return free_managed(reinterpret_cast<uint64_t>(devPtr));
+    // Mapped memory's device memory goes with cudaFreeHost only.
+    if (auto host = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(devPtr)); host && host->coherent)
+      return cudaErrorInvalidValue;
     auto range = MemoryMap::get().freeable(reinterpret_cast<uint64_t>(devPtr));
     if (!range) return cudaErrorInvalidValue;
     Call on_owner(proto::kOpFree);
@@ -132,7 +136,7 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
     try {
       auto m = transport::create_shared_memory(size);
       if (share_with_servers(m)) {
-        MemoryMap::get().add_host(reinterpret_cast<uint64_t>(m.base), size, flags, false, m.fd);
+        MemoryMap::get().add_host({reinterpret_cast<uint64_t>(m.base), size, flags, false, m.fd});
         *ptr = m.base;
         return cudaSuccess;
       }
@@ -141,13 +145,10 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
       RGPU_LOG(warn, "page-locked memory not shared with the server: %s", e.what());
     }
   }
-  if (flags & cudaHostAllocMapped) {
-    RGPU_LOG(warn, "cudaHostAlloc(cudaHostAllocMapped): not supported: %s", kMappedNeedsShm);
-    return cudaErrorNotSupported;
-  }
+  if (coherent_page_locked(flags)) return alloc_coherent(ptr, size, flags);
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
-  MemoryMap::get().add_host(reinterpret_cast<uint64_t>(p), size, flags, false);
+  MemoryMap::get().add_host({reinterpret_cast<uint64_t>(p), size, flags, false, -1});
   *ptr = p;
   return cudaSuccess;
 }
@@ -174,6 +175,7 @@ extern "C" cudaError_t cudaFreeHost(void* ptr) {
       return cudaErrorInvalidValue;
     Runtime::get().finish_background_copies();
     MemoryMap::get().remove_host(range->base);
+    if (range->coherent) return coherent_memory::release(range->base);
     forget_mapped(range->base);
     if (range->shared_fd >= 0) {
       unshare_with_servers(range->base, Runtime::get().sharing_sessions().size());
@@ -194,7 +196,7 @@ extern "C" cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int fla
     // says so, while programs that only ask for the flag keep working.
     if (MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
       return cudaErrorHostMemoryAlreadyRegistered;
-    MemoryMap::get().add_host(reinterpret_cast<uint64_t>(ptr), size, flags, true);
+    MemoryMap::get().add_host({reinterpret_cast<uint64_t>(ptr), size, flags, true, -1});
     return cudaSuccess;
   });
 }

@@ -8,6 +8,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/graph_calls.hpp"
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/shareable_handle.hpp"
@@ -37,8 +38,11 @@ cudaError_t malloc_async(void** ptr, size_t size, cudaMemPool_t pool, cudaStream
   call.args().put<uint64_t>(size).put<uint64_t>(remote_pool).put<uint64_t>(s);
   if (cudaError_t e = call.run()) return e;
   uint64_t p = call.reply().get<uint64_t>();
+  // Captured, it is the capture's graph's allocation (see MemoryMap).
+  Capture capture;
+  uint64_t graph = capture_of(stream, &capture) ? reinterpret_cast<uint64_t>(capture.graph) : 0;
   if (p)
-    if (cudaError_t e = remember_allocation(call, p, size)) return e;
+    if (cudaError_t e = remember_allocation(call, p, size, graph)) return e;
   *ptr = reinterpret_cast<void*>(p);
   return cudaSuccess;
 }
@@ -91,9 +95,15 @@ extern "C" cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
     if (!range) return cudaErrorInvalidValue;
     if (call.device_index() != range->device) return cudaErrorInvalidValue;
     call.args().put<uint64_t>(range->base).put<uint64_t>(s);
-    // Forgotten now: the server may hand the address out again to the next
-    // allocation in stream order.
-    MemoryMap::get().remove_device(range->base);
+    // A captured free of the capture's own allocation: only its graph frees
+    // it. Otherwise forgotten now: the server may hand the address out again
+    // to the next allocation in stream order.
+    Capture capture;
+    if (range->graph_memory && capture_of(hStream, &capture) &&
+        range->graph == reinterpret_cast<uint64_t>(capture.graph))
+      MemoryMap::get().graph_frees(range->base, range->graph);
+    else
+      MemoryMap::get().remove_device(range->base);
     return call.post();
   });
 }

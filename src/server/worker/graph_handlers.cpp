@@ -366,6 +366,22 @@ int32_t conditional_handle_create(SessionContext& s, Request& req, proto::Writer
   return cudaSuccess;
 }
 
+// The allocations each launch of `g` leaves to the application.
+std::vector<std::pair<uint64_t, size_t>> graph_left_allocated(SessionContext& s, uint64_t g) {
+  std::vector<uint64_t> nodes;
+  if (graphs(s).nodes(g, &nodes)) return {};
+  std::vector<GraphMemoryNode> memory;
+  for (uint64_t n : nodes) {
+    int32_t type = 0;
+    GraphNodeParams p;
+    if (graphs(s).node_type(n, &type) ||
+        (type != cudaGraphNodeTypeMemAlloc && type != cudaGraphNodeTypeMemFree) || graphs(s).node_params(n, &p))
+      continue;
+    memory.push_back({p.dst, p.width, type == cudaGraphNodeTypeMemFree});
+  }
+  return left_allocated(memory);
+}
+
 int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_GRAPH(g);
   auto flags = req.args.get<uint64_t>();
@@ -373,6 +389,7 @@ int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
   uint64_t x = 0;
   if (int32_t e = graphs(s).instantiate(&x, g, flags)) return e;
   s.graphs.add_exec(x, g);
+  s.graphs.set_exec_allocations(x, graph_left_allocated(s, g));
   out.put(x);
   return cudaSuccess;
 }
@@ -390,6 +407,25 @@ int32_t exec_on_stream(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_STREAM(stream);
   req.args.expect_end();
   return (graphs(s).*OnStream)(x, stream);
+}
+
+// A launch allocates again what the application freed of the graph's memory
+// outside it since the last one (CUDA allows that after any launch): the
+// session owns it, and its job is charged for it, once more.
+int32_t graph_launch(SessionContext& s, Request& req, proto::Writer&) {
+  RGPU_EXEC(x);
+  RGPU_STREAM(stream);
+  req.args.expect_end();
+  for (const auto& [allocated, size] : s.graphs.exec_allocations(x)) {
+    uint64_t base = allocated;
+    if (s.allocations.contains(base, 1)) continue;
+    auto own = [&, bytes = size] {
+      s.allocations.add(base, bytes);
+      return int32_t{cudaSuccess};
+    };
+    if (int32_t e = s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &base, own)) return e;
+  }
+  return graphs(s).launch_graph(x, stream);
 }
 
 int32_t graph_exec_update(SessionContext& s, Request& req, proto::Writer& out) {
@@ -700,7 +736,7 @@ void register_graph_handlers(Dispatcher& d) {
   d.add(proto::kOpGraphConditionalHandleCreate, conditional_handle_create);
   d.add(proto::kOpGraphInstantiate, graph_instantiate);
   d.add(proto::kOpGraphExecDestroy, graph_exec_destroy);
-  d.add(proto::kOpGraphLaunch, exec_on_stream<&GraphBackend::launch_graph>);
+  d.add(proto::kOpGraphLaunch, graph_launch);
   d.add(proto::kOpGraphUpload, exec_on_stream<&GraphBackend::upload>);
   d.add(proto::kOpGraphExecUpdate, graph_exec_update);
   d.add(proto::kOpGraphExecNodeSetParams, graph_exec_node_set_params);

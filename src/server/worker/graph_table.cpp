@@ -1,5 +1,7 @@
 #include "server/worker/graph_table.hpp"
 
+#include <algorithm>
+#include <map>
 #include <vector>
 
 namespace rgpu::server {
@@ -121,7 +123,20 @@ uint64_t GraphTable::exec_source(uint64_t exec) const {
 
 bool GraphTable::remove_exec(uint64_t exec) {
   std::lock_guard lock(mutex_);
+  exec_allocations_.erase(exec);
   return execs_.erase(exec) != 0;
+}
+
+void GraphTable::set_exec_allocations(uint64_t exec, std::vector<std::pair<uint64_t, size_t>> ranges) {
+  std::lock_guard lock(mutex_);
+  if (ranges.empty()) return;
+  exec_allocations_[exec] = std::move(ranges);
+}
+
+std::vector<std::pair<uint64_t, size_t>> GraphTable::exec_allocations(uint64_t exec) const {
+  std::lock_guard lock(mutex_);
+  auto it = exec_allocations_.find(exec);
+  return it == exec_allocations_.end() ? std::vector<std::pair<uint64_t, size_t>>{} : it->second;
 }
 
 void GraphTable::add_conditional(uint64_t handle, uint64_t graph) {
@@ -180,11 +195,33 @@ std::vector<uint64_t> GraphTable::self_freed_allocations(uint64_t graph) const {
 void GraphTable::clear() {
   std::lock_guard lock(mutex_);
   allocations_.clear();
+  exec_allocations_.clear();
   graphs_.clear();
   nodes_.clear();
   execs_.clear();
   user_refs_.clear();
   conditionals_.clear();
+}
+
+std::vector<std::pair<uint64_t, size_t>> left_allocated(std::span<const GraphMemoryNode> nodes) {
+  struct Live {
+    int count = 0;
+    size_t size = 0;
+  };
+  std::map<uint64_t, Live> at;
+  for (const GraphMemoryNode& n : nodes) {
+    Live& l = at[n.base];
+    if (n.frees) {
+      --l.count;
+    } else {
+      ++l.count;
+      l.size = std::max(l.size, n.size);
+    }
+  }
+  std::vector<std::pair<uint64_t, size_t>> left;
+  for (const auto& [base, l] : at)
+    if (l.count > 0) left.emplace_back(base, l.size);
+  return left;
 }
 
 }  // namespace rgpu::server

@@ -3,10 +3,13 @@
 // child graph to the node embedding it; destroying a graph forgets its nodes
 // and what they embed.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace rgpu::server {
@@ -41,6 +44,11 @@ class GraphTable {
   // The graph an executable graph was instantiated from (0 once destroyed).
   uint64_t exec_source(uint64_t exec) const;
   bool remove_exec(uint64_t exec);
+  // What each launch of an executable graph leaves allocated (its allocation
+  // nodes that no free node of its graph frees), base -> size: a launch
+  // allocates them again after the application freed them outside the graph.
+  void set_exec_allocations(uint64_t exec, std::vector<std::pair<uint64_t, size_t>> ranges);
+  std::vector<std::pair<uint64_t, size_t>> exec_allocations(uint64_t exec) const;
 
   // Conditional handles, each made for a graph; they go with it.
   void add_conditional(uint64_t handle, uint64_t graph);
@@ -79,6 +87,7 @@ class GraphTable {
   std::unordered_map<uint64_t, Graph> graphs_;
   std::unordered_map<uint64_t, uint64_t> nodes_;  // node -> graph
   std::unordered_map<uint64_t, uint64_t> execs_;  // exec -> source graph
+  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, size_t>>> exec_allocations_;
   std::unordered_map<uint64_t, uint64_t> user_refs_;  // user object -> the application's references
   std::unordered_map<uint64_t, uint64_t> conditionals_;  // conditional handle -> its graph
   struct GraphAllocation {
@@ -87,5 +96,17 @@ class GraphTable {
   };
   std::unordered_map<uint64_t, GraphAllocation> allocations_;  // base -> its graph
 };
+
+// A graph's memory node: an allocation of `size` bytes at `base`, or a free
+// of `base`.
+struct GraphMemoryNode {
+  uint64_t base;
+  size_t size;
+  bool frees;
+};
+// What each launch of a graph leaves allocated, base -> size, from its memory
+// nodes in any order: the addresses its allocations outnumber its frees at
+// (CUDA may allocate an address the graph frees again in the same graph).
+std::vector<std::pair<uint64_t, size_t>> left_allocated(std::span<const GraphMemoryNode> nodes);
 
 }  // namespace rgpu::server

@@ -42,6 +42,17 @@ inline std::vector<unsigned char> read_back(const void* d, size_t n) {
   return h;
 }
 
+// A graph memset node's parameters: n bytes of `value` at dst.
+inline cudaMemsetParams byte_memset(void* dst, unsigned char value, size_t n) {
+  cudaMemsetParams m{};
+  m.dst = dst;
+  m.value = value;
+  m.elementSize = 1;
+  m.width = n;
+  m.height = 1;
+  return m;
+}
+
 static int finish() {
   std::printf("RESULT %s\n", g_failures ? "FAIL" : "PASS");
   return g_failures ? 1 : 0;

@@ -1,7 +1,7 @@
 // Driver API memory of issue 4: stream-ordered allocation and pools
 // (cuMemAllocAsync, cuMemPool*, the device and location pool queries),
 // 16- and 32-bit 2-D memsets, peers between the primary contexts of two GPUs
-// of one server, and mapped host memory (over shm; refused over tcp).
+// of one server, and mapped host memory (in place over shm, coherent in software over tcp).
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -157,22 +157,35 @@ static void peers() {
   CU_OK(cuDevicePrimaryCtxRelease(0));
 }
 
+// Over tcp mapped memory is device memory at the host address, coherent in
+// software: the same checks hold, and the device pointer is the host's.
 static void mapped_host_memory(bool shm) {
   void* host = nullptr;
-  CUresult alloc = cuMemHostAlloc(&host, 8192, CU_MEMHOSTALLOC_DEVICEMAP);
-  if (!shm) {
-    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, alloc);
-    return;
-  }
-  CU_OK(alloc);
+  CU_OK(cuMemHostAlloc(&host, 8192, CU_MEMHOSTALLOC_DEVICEMAP));
   unsigned flags = 0;
   CU_OK(cuMemHostGetFlags(&flags, host));
   CHECK(flags == CU_MEMHOSTALLOC_DEVICEMAP);
   CUdeviceptr mapped = 0;
   CU_OK(cuMemHostGetDevicePointer(&mapped, host, 0));
+  if (!shm) CHECK(mapped == reinterpret_cast<CUdeviceptr>(host));
+  static_cast<unsigned*>(host)[1] = 7;
+  CU_OK(cuMemsetD32(mapped, 0xabcdef01u, 1));
+  CU_OK(cuCtxSynchronize());
+  CHECK(static_cast<unsigned*>(host)[0] == 0xabcdef01u && static_cast<unsigned*>(host)[1] == 7);
   CU_OK(cuMemsetD32(mapped, 0xabcdef01u, 2048));
   CU_OK(cuCtxSynchronize());
   CHECK(static_cast<unsigned*>(host)[0] == 0xabcdef01u && static_cast<unsigned*>(host)[2047] == 0xabcdef01u);
+  // The driver's attributes: host memory, with both pointers.
+  CUmemorytype type{};
+  CU_OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(host)));
+  CHECK(type == CU_MEMORYTYPE_HOST);
+  CUdeviceptr device_pointer = 0;
+  CU_OK(cuPointerGetAttribute(&device_pointer, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                              reinterpret_cast<CUdeviceptr>(host) + 16));
+  CHECK(device_pointer == mapped + 16);
+  void* host_pointer = nullptr;
+  CU_OK(cuPointerGetAttribute(&host_pointer, CU_POINTER_ATTRIBUTE_HOST_POINTER, reinterpret_cast<CUdeviceptr>(host)));
+  CHECK(host_pointer == host);
   CU_OK(cuMemFreeHost(host));
 }
 

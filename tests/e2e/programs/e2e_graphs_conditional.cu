@@ -26,12 +26,7 @@ static cudaGraphNode_t add_conditional(cudaGraph_t g, cudaGraphConditionalHandle
 }
 
 static void add_memset(cudaGraph_t g, void* dst, unsigned char value, size_t n) {
-  cudaMemsetParams m{};
-  m.dst = dst;
-  m.value = value;
-  m.elementSize = 1;
-  m.width = n;
-  m.height = 1;
+  cudaMemsetParams m = byte_memset(dst, value, n);
   cudaGraphNode_t node;
   OK(cudaGraphAddMemsetNode(&node, g, nullptr, 0, &m));
 }

@@ -23,10 +23,14 @@ int main() {
   OK(cudaMemGetInfo(&free, &total));
   CHECK(total == amount);
   CHECK(free == amount - amount / 2);
+  std::printf("holding %zu MiB: cudaMemGetInfo says total %zu MiB, free %zu MiB\n", (amount / 2) >> 20,
+              total >> 20, free >> 20);
 
   // Past the amount, on each path: nothing is allocated, the error is the API's.
   void* p = nullptr;
-  EXPECT_STATUS(cudaErrorMemoryAllocation, cudaMalloc(&p, amount / 2 + 4096));
+  cudaError_t past = cudaMalloc(&p, amount / 2 + 4096);
+  std::printf("cudaMalloc of %zu MiB + 4 KiB more: %s\n", (amount / 2) >> 20, cudaGetErrorName(past));
+  CHECK(past == cudaErrorMemoryAllocation);
   cudaGetLastError();
   size_t pitch = 0;
   EXPECT_STATUS(cudaErrorMemoryAllocation, cudaMallocPitch(&p, &pitch, 1 << 20, amount / (1 << 20)));

@@ -1,9 +1,9 @@
 // Zero-copy mapped host memory: a kernel reads its input from and writes
 // its output to page-locked host memory through device pointers from
 // cudaHostGetDevicePointer; the host sees the results with no copy.
-// Through rgpu this needs the client on the GPU's host (shm): the manifest
-// runs it over shm only (over tcp, rgpu refuses cudaHostAllocMapped with
-// cudaErrorNotSupported, which the end-to-end tests check).
+// Through rgpu over shm the GPU maps the application's pages in place; over
+// tcp mapped memory is device memory at the host address, coherent in
+// software at every call.
 #include "corpus.h"
 
 __global__ void square_plus(const int* in, int* out, int n) {

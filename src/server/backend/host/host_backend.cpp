@@ -222,6 +222,7 @@ thread_local int t_device = 0;
 class HostTestBackend final : public Backend, private HostGraphHooks, private HostGreenHooks {
  public:
   std::string name() const override { return "host-test"; }
+  transport::MemoryKind device_memory() const override { return transport::MemoryKind::host; }
   int32_t init(const std::vector<int>& gpus) override {
     for (int g : gpus)
       if (g < 0 || g >= kDevices) return cudaErrorInvalidDevice;
@@ -295,16 +296,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
 
   int32_t malloc(DevPtr* ptr, size_t size) override {
     std::lock_guard lock(mutex_);
-    if (size > kDeviceMemory - used_[t_device]) return cudaErrorMemoryAllocation;
-    // Whole pages: an IPC export moves them into shared memory in place.
-    // Mapped, not committed: only the pages a test touches take memory, and
-    // whatever the device's amount, the worker's own heap stays small.
-    void* p = mmap(nullptr, whole_pages(std::max<size_t>(size, 1)), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
-    memory_[t_device][reinterpret_cast<DevPtr>(p)] = size;
-    used_[t_device] += size;
-    *ptr = reinterpret_cast<DevPtr>(p);
+    if (int32_t e = map_device_memory(nullptr, size, ptr)) return e;
     notify_over_budget(t_device);
     return cudaSuccess;
   }
@@ -1333,6 +1325,11 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     as<Event>(event)->at = std::chrono::steady_clock::now();
   }
   int32_t allocate(uint64_t* ptr, size_t size) override { return malloc(ptr, size); }
+  int32_t allocate_at(uint64_t ptr, size_t size) override {
+    std::lock_guard lock(mutex_);
+    DevPtr got = 0;
+    return map_device_memory(reinterpret_cast<void*>(ptr), size, &got);
+  }
   int32_t run_semaphores(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops) override {
     return type == cudaGraphNodeTypeExtSemaphoreSignal ? external_.run_signal(ops) : external_.run_wait(ops);
   }
@@ -1395,6 +1392,25 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   // A shareable pool's stretch is only unmapped: importers may still map
   // its pages, which stay in the memfd (never handed out again) until the
   // pool and every mapping of it are gone.
+  // Device memory of the current device at `want` (anywhere when null), with
+  // mutex_ held. Whole pages: an IPC export moves them into shared memory in
+  // place. Mapped, not committed: only the pages a test touches take memory,
+  // and whatever the device's amount, the worker's own heap stays small.
+  int32_t map_device_memory(void* want, size_t size, DevPtr* ptr) {
+    if (size > kDeviceMemory - used_[t_device]) return cudaErrorMemoryAllocation;
+    size_t bytes = whole_pages(std::max<size_t>(size, 1));
+    int fixed = want ? MAP_FIXED_NOREPLACE : 0;
+    void* p = mmap(want, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0);
+    if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
+    if (want && p != want) {  // a kernel without MAP_FIXED_NOREPLACE took it as a hint
+      munmap(p, bytes);
+      return cudaErrorMemoryAllocation;
+    }
+    memory_[t_device][reinterpret_cast<DevPtr>(p)] = size;
+    used_[t_device] += size;
+    *ptr = reinterpret_cast<DevPtr>(p);
+    return cudaSuccess;
+  }
   void release_memory(DevPtr ptr, size_t size) {
     auto view = pool_views_.find(ptr);
     if (view == pool_views_.end()) {

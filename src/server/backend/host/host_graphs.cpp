@@ -548,6 +548,8 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
           std::memcpy(as<char>(p.dst + r * p.dst_pitch + x * p.element_size), &p.value, p.element_size);
       return cudaSuccess;
     }
+    case cudaGraphNodeTypeMemAlloc:
+      return hooks_.live(p.dst, p.width) ? cudaSuccess : hooks_.allocate_at(p.dst, p.width);
     case cudaGraphNodeTypeGraph:
       return run(*n.child, stream);
     case cudaGraphNodeTypeConditional:

@@ -3,7 +3,8 @@
 // nodes instead of running; launching an executable graph runs its nodes in
 // dependency order (copies and memsets for real, kernels validated only, as
 // host-test does for launches). A memory allocation node's memory is
-// allocated when the node is made and stays until the application frees it.
+// allocated when the node is made and stays until the application frees it;
+// a launch after such a free allocates it again at its address, as CUDA's.
 // Conditional nodes run their bodies by their handle's value; since kernels
 // do not run here, that value is the default each launch assigns (a WHILE
 // entered with a non-zero value could never end: it fails instead).
@@ -30,6 +31,9 @@ class HostGraphHooks {
   virtual bool host_live(uint64_t ptr, size_t n) = 0;
   // Device memory for a graph's allocation node, on the current device.
   virtual int32_t allocate(uint64_t* ptr, size_t size) = 0;
+  // The same memory again at ptr, where the application freed it outside
+  // its graph: the graph's next launch allocates it at its address.
+  virtual int32_t allocate_at(uint64_t ptr, size_t size) = 0;
   // An external semaphore signal or wait node (`type`) reached. A wait
   // holds the graph, and the session's graph calls with it, until ready.
   virtual int32_t run_semaphores(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops) = 0;

@@ -1,4 +1,4 @@
-#include "client/cudart/managed_coherence.hpp"
+#include "client/cudart/coherent_memory.hpp"
 
 #include <cuda_runtime_api.h>
 #include <signal.h>
@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "client/core/call.hpp"
+#include "common/log.hpp"
 
-namespace rgpu::client::managed_coherence {
+namespace rgpu::client::coherent_memory {
 namespace {
 
 constexpr size_t kChunk = 1 << 20;
@@ -23,6 +24,8 @@ enum class State : uint8_t { invalid, clean, dirty };
 
 struct Range {
   size_t size;
+  uint64_t allocation;  // the device allocation holding it (freed with it)
+  cudaStream_t stream;  // its device's copy stream
   std::vector<State> chunks;
 };
 
@@ -38,6 +41,8 @@ struct Registry {
   std::map<uint64_t, size_t> extents;
   // Every copy asks contains(): without such memory it takes no lock.
   std::atomic<bool> any{false};
+  std::mutex stream_mutex;
+  std::map<int, cudaStream_t> streams;  // by device, under stream_mutex
 };
 
 Registry& registry() {
@@ -56,6 +61,12 @@ struct Busy {
 
 size_t chunk_bytes(const Range& r, size_t i) { return std::min(kChunk, r.size - i * kChunk); }
 
+// A fetch or write-back, complete when it returns, ordered after no other work.
+cudaError_t copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream) {
+  if (cudaError_t e = cudaMemcpyAsync(dst, src, n, kind, stream)) return e;
+  return cudaStreamSynchronize(stream);
+}
+
 // Dirty chunks to the GPU, then no host copy left. Registry locked.
 void flush_and_drop(Registry& reg) {
   std::vector<uint8_t> staging;
@@ -69,7 +80,9 @@ void flush_and_drop(Registry& reg) {
         // handler instead of landing after the copy.
         mprotect(p, n, PROT_READ);
         staging.assign(p, p + n);
-        cudaMemcpy(p, staging.data(), n, cudaMemcpyHostToDevice);
+        if (cudaError_t e = copy(p, staging.data(), n, cudaMemcpyHostToDevice, r.stream))
+          RGPU_LOG(error, "coherent memory: writing back 0x%llx failed (%d): the GPU keeps older data",
+                   static_cast<unsigned long long>(base + i * kChunk), static_cast<int>(e));
       }
       mprotect(p, n, PROT_NONE);
       r.chunks[i] = State::invalid;
@@ -113,7 +126,7 @@ bool serve_fault(uint64_t address, bool write) {
     // Filled aside and moved in whole, so no thread sees a partial chunk.
     void* fresh = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (fresh == MAP_FAILED) return false;
-    if (cudaMemcpy(fresh, p, n, cudaMemcpyDeviceToHost) != cudaSuccess || mprotect(fresh, n, access) != 0 ||
+    if (copy(fresh, p, n, cudaMemcpyDeviceToHost, r.stream) != cudaSuccess || mprotect(fresh, n, access) != 0 ||
         mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
       munmap(fresh, n);
       return false;
@@ -161,9 +174,8 @@ void install_once() {
   });
 }
 
-}  // namespace
-
-bool add(uint64_t base, size_t size) {
+// Reserves [base, base + size) here, with no access until a fault fetches it.
+bool reserve(uint64_t base, size_t size) {
   void* want = reinterpret_cast<void*>(base);
   void* p = mmap(want, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
   if (p == MAP_FAILED) return false;
@@ -171,22 +183,92 @@ bool add(uint64_t base, size_t size) {
     munmap(p, size);
     return false;
   }
-  install_once();
-  Registry& reg = registry();
-  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
-  reg.ranges[base] = Range{size, std::vector<State>((size + kChunk - 1) / kChunk, State::invalid)};
-  reg.extents[base] = size;
-  reg.any.store(true, std::memory_order_release);
   return true;
 }
 
-void remove(uint64_t base) {
+// The current device's copy stream, made at its first range (not in the
+// fault handler).
+cudaStream_t copy_stream(Registry& reg) {
+  std::lock_guard lock(reg.stream_mutex);
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
+  auto [it, fresh] = reg.streams.try_emplace(device, nullptr);
+  if (fresh && cudaStreamCreateWithFlags(&it->second, cudaStreamNonBlocking) != cudaSuccess) {
+    reg.streams.erase(it);
+    return nullptr;
+  }
+  return it->second;
+}
+
+// Device memory whose range (`bytes` from its first page boundary) is free
+// here too, reserved; false when this process uses an address in it.
+// *memory is the allocation either way.
+cudaError_t allocate_reachable(size_t bytes, size_t page, void** memory, uint64_t* start, bool* reserved) {
+  if (cudaError_t e = cudaMalloc(memory, bytes)) return e;
+  // A GPU packs small allocations closer than pages: the range then starts
+  // at the first page boundary of an allocation a page larger.
+  if (reinterpret_cast<uint64_t>(*memory) % page) {
+    cudaFree(*memory);
+    if (cudaError_t e = cudaMalloc(memory, bytes + page)) return e;
+  }
+  *start = (reinterpret_cast<uint64_t>(*memory) + page - 1) / page * page;
+  *reserved = reserve(*start, bytes);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t allocate(size_t size, uint64_t* base) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = (size + page - 1) / page * page;
+  constexpr int kAttempts = 8;
+  install_once();
   Registry& reg = registry();
-  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
-  auto node = reg.ranges.extract(base);
-  reg.extents.erase(base);
-  reg.any.store(!reg.extents.empty(), std::memory_order_release);
-  if (!node.empty()) munmap(reinterpret_cast<void*>(base), node.mapped().size);
+  // No registry lock across calls to the server: another thread's call
+  // must be able to write its dirty chunks back meanwhile.
+  cudaStream_t stream = copy_stream(reg);
+  if (!stream) return cudaErrorMemoryAllocation;
+  // Where this process uses the GPU's address, the GPU's next allocation
+  // gives another: the ones in the way are held until then.
+  std::vector<void*> in_the_way;
+  cudaError_t e = cudaErrorMemoryAllocation;
+  for (int i = 0; i < kAttempts; ++i) {
+    void* memory = nullptr;
+    uint64_t start = 0;
+    bool reserved = false;
+    if ((e = allocate_reachable(bytes, page, &memory, &start, &reserved))) break;
+    if (!reserved) {
+      RGPU_LOG(warn, "the GPU's address 0x%llx is taken in this process: trying another",
+               static_cast<unsigned long long>(start));
+      in_the_way.push_back(memory);
+      e = cudaErrorMemoryAllocation;
+      continue;
+    }
+    std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+    reg.ranges[start] = Range{bytes, reinterpret_cast<uint64_t>(memory), stream,
+                              std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid)};
+    reg.extents[start] = bytes;
+    reg.any.store(true, std::memory_order_release);
+    *base = start;
+    break;
+  }
+  for (void* memory : in_the_way) cudaFree(memory);
+  return e;
+}
+
+cudaError_t release(uint64_t base) {
+  Registry& reg = registry();
+  uint64_t allocation;
+  {
+    std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+    auto node = reg.ranges.extract(base);
+    if (node.empty()) return cudaErrorInvalidValue;
+    reg.extents.erase(base);
+    reg.any.store(!reg.extents.empty(), std::memory_order_release);
+    munmap(reinterpret_cast<void*>(base), node.mapped().size);
+    allocation = node.mapped().allocation;
+  }
+  return cudaFree(reinterpret_cast<void*>(allocation));
 }
 
 bool contains(uint64_t ptr) {
@@ -197,4 +279,4 @@ bool contains(uint64_t ptr) {
   return it != reg.extents.begin() && ptr - std::prev(it)->first < std::prev(it)->second;
 }
 
-}  // namespace rgpu::client::managed_coherence
+}  // namespace rgpu::client::coherent_memory

@@ -1,0 +1,30 @@
+// Device memory the application also uses at the same address, where the GPU
+// cannot reach the application's pages (a server over tcp): managed memory,
+// and mapped page-locked host memory (its device pointer is its host
+// pointer, as under unified addressing). This process keeps a copy of it,
+// coherent in software the way CUDA kept managed memory on GPUs without
+// concurrent managed access. The range is reserved here with no access; the
+// first host read of a 1 MiB chunk fetches it from the GPU (read-only), the
+// first write makes it writable and dirty; before any call that may let a GPU
+// touch memory, dirty chunks go back to the GPU and every host copy is
+// dropped. Fetches and write-backs run on a stream of their own that waits
+// for no other work, so a kernel that waits for a flag the host writes gets
+// it at the host's next CUDA call instead of deadlocking the copy. Host
+// access while GPU work runs is the application's race, as on such GPUs.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rgpu::client::coherent_memory {
+
+// Device memory of the current device, `size` bytes from a page boundary
+// *base, reserved at the same address here. cudaErrorMemoryAllocation when
+// this process already uses an address in it.
+cudaError_t allocate(size_t size, uint64_t* base);
+// Drops the range at base and its host copies, and frees its device memory.
+cudaError_t release(uint64_t base);
+bool contains(uint64_t ptr);
+
+}  // namespace rgpu::client::coherent_memory
