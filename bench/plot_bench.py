@@ -7,7 +7,9 @@ BENCH.json is {"local": {...}, "tcp": {...}, "raw_tcp": {...}} as written by
 `rgpu bench`: rgpu_bench.cu's figures for local CUDA and for each rgpu path,
 and rgpu-transport-bench's for each raw transport. Every rgpu figure is shown
 with its ratio to local and, where one applies, to the raw transport; with
-both tcp and tls, a second table gives each tls figure beside tcp's. The
+both tcp and tls, a second table gives each tls figure beside tcp's (and
+each "ucx zero copy" figure beside "ucx staged"'s, as tools/gpu-suite.sh
+measures them). The
 plot draws bandwidth against copy size, one line per path and kind.
 """
 import json
@@ -42,6 +44,16 @@ def raw_for(raw, key):
     if key.startswith("bw"):
         return raw.get("bulk_send_gbs_256MB" if "h2d" in key else "bulk_recv_gbs_256MB")
     return None
+
+
+def beside(rows, base, other, title):
+    """A table of each figure of path `other` beside path `base`'s."""
+    lines = ["", f"{title} (same run; latencies: lower is better, bandwidths: higher):", "",
+             f"| figure | {base} | {other} | {other}/{base} |", "|---|---:|---:|---:|"]
+    for key, label, loc, per_path in rows:
+        lines.append(f"| {label} | {per_path[base]:.2f} | {per_path[other]:.2f} | "
+                     f"{per_path[other] / per_path[base]:.2f} |")
+    return lines
 
 
 def main(argv):
@@ -80,12 +92,10 @@ def main(argv):
             lines.append(f"raw {p} striped over {raw['stripes']} connections, as rgpu stripes large pageable "
                          f"copies: {raw['striped_send_gbs_256MB']:.2f} GB/s send, "
                          f"{raw['striped_recv_gbs_256MB']:.2f} GB/s receive; rgpu's ratios to it: {ratios}.")
+    if "ucx zero copy" in paths and "ucx staged" in paths:
+        lines += beside(rows, "ucx staged", "ucx zero copy", "ucx bulk copies in place beside staged ones")
     if "tls" in paths and "tcp" in paths:
-        lines += ["", "tcp with TLS beside plain tcp (same run; latencies: lower is better, bandwidths: higher):", "",
-                  "| figure | tcp | tls | tls/tcp |", "|---|---:|---:|---:|"]
-        for key, label, loc, per_path in rows:
-            lines.append(f"| {label} | {per_path['tcp']:.2f} | {per_path['tls']:.2f} | "
-                         f"{per_path['tls'] / per_path['tcp']:.2f} |")
+        lines += beside(rows, "tcp", "tls", "tcp with TLS beside plain tcp")
         raw_tcp, raw_tls = data.get("raw_tcp"), data.get("raw_tls")
         if raw_tcp and raw_tls:
             for key, label in (("rtt64_us", "raw 64 B round trip (us)"),

@@ -20,7 +20,8 @@
 # sampled while the concurrency part runs, when both are chosen),
 # multi (one application on the GPUs of several servers, one server per GPU:
 # tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more),
-# ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds;
+# ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds,
+# rgpu's bench program over ucx with zero copy on and off;
 # `rgpu bench` has a ucx column whenever the ucx transport is built).
 # UCX is NVIDIA's CUDA-enabled build in .whl/ where tools/fetch-ucx.sh put it,
 # else the system's. `rgpu smi` and the metrics need nlohmann's JSON and
@@ -158,6 +159,29 @@ if part ucx; then
     perftest tag_bw_256MB -t tag_bw -s 268435456 -n 20
     perftest get_bw_256MB -t ucp_get -s 268435456 -n 20
     perftest tag_bw_256MB_host_to_cuda -t tag_bw -s 268435456 -n 20 -m host,cuda
+    perftest get_bw_256MB_cuda_from_host -t ucp_get -s 268435456 -n 20 -m cuda,host
+    # Zero copy (bulk copies read and written in place in GPU memory, where
+    # UCX knows CUDA memory) against staging: rgpu's bench program over ucx
+    # to the suite's server, then to one started with RGPU_UCX_ZERO_COPY=0.
+    zc=$out/ucx-zero-copy
+    mkdir -p "$zc"
+    staged_port=$((RGPU_PORT + 41))
+    RGPU_UCX_ZERO_COPY=0 $build/rgpu-server --backend cuda --listen 127.0.0.1 --port $staged_port \
+      --ucx-port $((staged_port + 1)) --workers 2 --unix-socket none --module-cache "$out/module-cache" \
+      --log-level info >"$zc/staged-server.log" 2>&1 &
+    staged_server=$!
+    for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$staged_port) 2>/dev/null && break; sleep 0.1; done
+    $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/local.json" 2>"$zc/local.err"
+    for run in zero-copy:$RGPU_UCX_PORT staged:$((staged_port + 1)); do
+      LD_LIBRARY_PATH=$build/lib:$LD_LIBRARY_PATH RGPU_TRANSPORT=ucx RGPU_DEVICES=ucx://127.0.0.1:${run#*:}:0 \
+        $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/${run%:*}.json" 2>"$zc/${run%:*}.err"
+    done
+    kill $staged_server 2>/dev/null
+    python3 -c 'import json, sys; d = sys.argv[1]
+print(json.dumps({k: json.load(open(f"{d}/{f}.json")) for k, f in
+                  (("local", "local"), ("ucx zero copy", "zero-copy"), ("ucx staged", "staged"))}))' "$zc" \
+      >"$zc/bench.json" && python3 bench/plot_bench.py "$zc/bench.json" "$zc/bench.md" "$zc/bench.png" \
+      >/dev/null 2>"$zc/plot.err"
   else
     echo "the ucx transport was not built (no UCX found): see $out/build.log" >"$out/ucx-info.txt"
   fi
@@ -334,6 +358,15 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo
     echo "\`ucx_info -d\` in full: ucx-info.txt"
     echo
+    if [ -f "$out/ucx-zero-copy/bench.md" ]; then
+      echo "### ucx bulk copies: zero copy (in place in GPU memory) vs staged (RGPU_UCX_ZERO_COPY=0), same run"
+      echo
+      echo "- the workers said: zero-copy server \`$(grep -ho "bulk copies over this transport: .*" "$out/server.log" | sort -u | tr '\n' ' ')\`," \
+        "staged server \`$(grep -ho "bulk copies over this transport: .*" "$out/ucx-zero-copy/staged-server.log" | sort -u | tr '\n' ' ')\`"
+      echo
+      cat "$out/ucx-zero-copy/bench.md"
+      echo
+    fi
   fi
   # Last, so that a --multi run's tables end the output.
   if part multi; then

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "transport/memory_kind.hpp"
+
 namespace rgpu::transport {
 
 struct TransportError : std::runtime_error {
@@ -53,6 +55,19 @@ class Connection {
   // it speaks: a new port on its local address, or a new abstract Unix
   // socket; local_endpoint() says which.
   virtual std::unique_ptr<Listener> listen_beside() const;
+
+  // Zero copy: bulk bytes moved straight between the wire and memory the
+  // caller names, no host staging on this side. Whether this connection can
+  // for host memory, or for GPU memory of this process's devices (ucx with
+  // UCX's CUDA support); byte-stream transports cannot.
+  virtual bool zero_copy(MemoryKind) const { return false; }
+  // Receives up to len bytes in place while they arrive as a piece the
+  // transport reads remotely; returns how many (0: the next bytes come
+  // otherwise, recv() them through host memory).
+  virtual size_t recv_zero_copy(void* /*dst*/, size_t /*len*/) { return 0; }
+  // Sends len bytes the peer reads in place (recv() as usual on its side);
+  // false, with nothing sent, when the transport cannot reach that memory.
+  virtual bool send_zero_copy(const void* /*src*/, size_t /*len*/) { return false; }
 };
 
 class Listener {
@@ -73,10 +88,17 @@ class Transport {
   virtual std::unique_ptr<Listener> listen(const Endpoint& where) = 0;
   // Wraps a handle received from another process (see native_handle).
   virtual std::unique_ptr<Connection> adopt(int handle) = 0;
-  // Makes host memory a fast source/target for transfers. Byte-stream
-  // transports need nothing; shared-memory and RDMA transports map or pin it.
+  // Makes host memory a fast source/target for transfers, until
+  // unregistered. Byte-stream transports need nothing; ucx registers it once
+  // for all its copies (throws TransportError when it cannot).
   virtual void register_memory(void* /*base*/, size_t /*len*/) {}
   virtual void unregister_memory(void* /*base*/) {}
+  // Registrations made (memory pinned for the fabric, by register_memory or
+  // for one copy), copies that reused a registered range, and releases.
+  struct RegistrationCounts {
+    uint64_t made = 0, reused = 0, released = 0;
+  };
+  virtual RegistrationCounts registration_counts() const { return {}; }
 };
 
 std::unique_ptr<Transport> make_tcp_transport();

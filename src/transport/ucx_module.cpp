@@ -42,6 +42,17 @@ class UcxModuleConnection final : public Connection {
   int take_fd() override { return -1; }
   bool passes_descriptors() const override { return false; }
   std::unique_ptr<Listener> listen_beside() const override;
+  bool zero_copy(MemoryKind kind) const override { return c_->zero_copy(kind == MemoryKind::gpu); }
+  size_t recv_zero_copy(void* dst, size_t len) override {
+    size_t received = 0;
+    check(c_->recv_zero_copy(dst, len, &received));
+    return received;
+  }
+  bool send_zero_copy(const void* src, size_t len) override {
+    bool sent = false;
+    check(c_->send_zero_copy(src, len, &sent));
+    return sent;
+  }
 
  private:
   std::unique_ptr<ucx_abi::Connection> c_;
@@ -87,6 +98,13 @@ class UcxModuleTransport final : public Transport {
     ucx_abi::Connection* c = nullptr;
     check(t_->adopt(handle, &c));
     return std::make_unique<UcxModuleConnection>(c);
+  }
+  void register_memory(void* base, size_t len) override { check(t_->register_memory(base, len)); }
+  void unregister_memory(void* base) override { t_->unregister_memory(base); }
+  RegistrationCounts registration_counts() const override {
+    RegistrationCounts c;
+    t_->registration_counts(&c.made, &c.reused, &c.released);
+    return c;
   }
 
  private:

@@ -117,3 +117,18 @@ TEST(GraphTable, AnExecsAllocationsGoWithIt) {
   EXPECT_TRUE(t.remove_exec(7));
   EXPECT_TRUE(t.exec_allocations(7).empty());
 }
+
+TEST(GraphTable, WhatAGraphLeavesAllocatedCountsReusedAddresses) {
+  using rgpu::server::GraphMemoryNode;
+  // NVIDIA's graphMemoryNodes: d_input is freed in the graph and d_negSquare
+  // allocated after it at the same address, never freed in the graph.
+  std::vector<GraphMemoryNode> nodes{{0x1000, 256, false}, {0x2000, 256, false}, {0x1000, 0, true},
+                                     {0x1000, 256, false}, {0x2000, 0, true}, {0x3000, 64, false}};
+  EXPECT_EQ(rgpu::server::left_allocated(nodes),
+            (std::vector<std::pair<uint64_t, size_t>>{{0x1000, 256}, {0x3000, 64}}));
+  // Order does not matter: the free may come first in the node list.
+  std::vector<GraphMemoryNode> reordered{{0x1000, 0, true}, {0x1000, 256, false}, {0x1000, 256, false}};
+  EXPECT_EQ(rgpu::server::left_allocated(reordered), (std::vector<std::pair<uint64_t, size_t>>{{0x1000, 256}}));
+  EXPECT_TRUE(rgpu::server::left_allocated(std::vector<GraphMemoryNode>{{0x1000, 8, false}, {0x1000, 0, true}})
+                  .empty());
+}

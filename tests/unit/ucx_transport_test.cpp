@@ -4,6 +4,7 @@
 // wait/shutdown behaviour, and refusal of peers that are not rgpu's.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <numeric>
@@ -173,4 +174,60 @@ TEST_F(UcxTransport, APeerThatIsNotRgpusIsRefused) {
   });
   EXPECT_THROW(listener_->accept(), transport::TransportError);
   garbage.join();
+}
+
+// The registration cache (both ends of the pair share this process's):
+// page-locked memory the client announces is registered once, its copies
+// reuse that registration, other memory is registered per copy, and the
+// announced range's registration goes when the application frees it.
+TEST_F(UcxTransport, PageLockedMemoryIsRegisteredOnceUntilFreed) {
+  auto ucx = transport::make_ucx_transport();
+  // The application's page-locked range is storage's first 4 MB.
+  auto storage = pattern(5 << 20, 30), other = pattern(1 << 20, 31);
+  uint8_t* pinned = storage.data();
+  const size_t pinned_len = 4 << 20;
+  std::vector<uint8_t> got(2 << 20);
+  // One copy of `len` bytes at `from`, client to server.
+  auto copy_up = [&](const uint8_t* from, size_t len) {
+    std::thread sender([&] {
+      iovec v{const_cast<uint8_t*>(from), len};
+      pair_.client->send({&v, 1});
+    });
+    pair_.server->recv(got.data(), len);
+    sender.join();
+    EXPECT_TRUE(std::equal(got.begin(), got.begin() + len, from));
+  };
+  const auto start = ucx->registration_counts();
+  // Registrations made, reused and released since the start.
+  auto since = [&] {
+    auto c = ucx->registration_counts();
+    return std::array<uint64_t, 3>{c.made - start.made, c.reused - start.reused, c.released - start.released};
+  };
+  using Counts = std::array<uint64_t, 3>;
+
+  ucx->register_memory(pinned, pinned_len);
+  ucx->register_memory(pinned, pinned_len);  // again: nothing new
+  EXPECT_EQ(since(), (Counts{1, 0, 0}));
+  // Hits: the range's registration serves copies of any part of it.
+  copy_up(pinned, 1 << 20);
+  copy_up(pinned + (3 << 20), 1 << 20);
+  copy_up(pinned + 4096, 512 * 1024);
+  EXPECT_EQ(since(), (Counts{1, 3, 0}));
+  // Misses, registered for the one copy: other memory, a copy past the end.
+  copy_up(other.data(), other.size());
+  EXPECT_EQ(since(), (Counts{2, 3, 1}));
+  copy_up(pinned + (3 << 20) + 4096, 1 << 20);
+  EXPECT_EQ(since(), (Counts{3, 3, 2}));
+  // Receiving into the range reuses its registration (the sender's is
+  // per copy).
+  std::thread down([&] { send_all(*pair_.server, other); });
+  pair_.client->recv(pinned, other.size());
+  down.join();
+  EXPECT_TRUE(std::equal(other.begin(), other.end(), pinned));
+  EXPECT_EQ(since(), (Counts{4, 4, 3}));
+  // Freed: released at once; a later copy from there registers anew.
+  ucx->unregister_memory(pinned);
+  EXPECT_EQ(since(), (Counts{4, 4, 4}));
+  copy_up(pinned, 1 << 20);
+  EXPECT_EQ(since(), (Counts{5, 4, 5}));
 }

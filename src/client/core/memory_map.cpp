@@ -1,6 +1,7 @@
 #include "client/core/memory_map.hpp"
 
 #include "client/core/address_range_lookup.hpp"
+#include "client/core/transport_choice.hpp"
 
 namespace rgpu::client {
 
@@ -125,11 +126,15 @@ std::atomic<int>* host_kind(const HostRange& r, std::atomic<int>& unshared, std:
 }  // namespace
 
 void MemoryMap::add_host(const HostRange& r) {
-  std::lock_guard lock(mutex_);
-  if (auto it = host_.find(r.base); it != host_.end())
-    if (auto* kind = host_kind(it->second, unshared_host_, shared_host_)) kind->fetch_sub(1);
-  host_.insert_or_assign(r.base, r);
-  if (auto* kind = host_kind(r, unshared_host_, shared_host_)) kind->fetch_add(1);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = host_.find(r.base); it != host_.end())
+      if (auto* kind = host_kind(it->second, unshared_host_, shared_host_)) kind->fetch_sub(1);
+    host_.insert_or_assign(r.base, r);
+    if (auto* kind = host_kind(r, unshared_host_, shared_host_)) kind->fetch_add(1);
+  }
+  // Coherent ranges change under software coherence: never kept registered.
+  if (!r.coherent) page_locked_added(r.base, r.size);
 }
 
 std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
@@ -142,7 +147,16 @@ std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
 std::optional<HostRange> MemoryMap::remove_host(uint64_t base) {
   auto r = remove(host_, base);
   if (auto* kind = r ? host_kind(*r, unshared_host_, shared_host_) : nullptr) kind->fetch_sub(1);
+  if (r && !r->coherent) page_locked_removed(base);
   return r;
+}
+
+std::vector<HostRange> MemoryMap::page_locked_ranges() const {
+  std::lock_guard lock(mutex_);
+  std::vector<HostRange> ranges;
+  for (const auto& [base, r] : host_)
+    if (!r.coherent) ranges.push_back(r);
+  return ranges;
 }
 
 std::optional<HostRange> MemoryMap::find_host(uint64_t ptr) const {

@@ -1,7 +1,8 @@
 // Which address ranges the application holds: device allocations (and on
 // which virtual device) and page-locked host memory. Used to resolve
 // cudaMemcpyDefault, answer cudaPointerGetAttributes and reject bad pointers
-// before a round trip.
+// before a round trip. Page-locked ranges are handed to the transports that
+// register memory as they come and go (transport_choice.hpp).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -80,6 +81,8 @@ class MemoryMap {
   std::optional<HostRange> find_shared(uint64_t ptr, size_t n) const;
   std::optional<HostRange> remove_host(uint64_t base);
   std::optional<HostRange> find_host(uint64_t ptr) const;
+  // Page-locked ranges, coherent ones left out.
+  std::vector<HostRange> page_locked_ranges() const;
 
  private:
   template <typename R>

@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+
+#include "client/core/memory_map.hpp"
+#include "common/log.hpp"
 
 namespace rgpu::client {
 namespace {
@@ -25,12 +29,31 @@ std::unique_ptr<transport::Transport> make_tls_from_environment() {
 // would call the CUDA driver this process has (rgpu's own), without UCX's
 // handlers of the application's crash signals, and without UCX's hooks on
 // mmap/mremap (rgpu's managed memory remaps pages inside a fault handler).
+// The ucx transport once made, for page_locked_added/removed.
+std::atomic<transport::Transport*> ucx_made{nullptr};
+
+void register_page_locked(transport::Transport& t, uint64_t base, size_t size) {
+  try {
+    t.register_memory(reinterpret_cast<void*>(base), size);
+  } catch (const transport::TransportError& e) {
+    // Its copies then register it each time, as other memory.
+    RGPU_LOG(warn, "page-locked memory at 0x%llx not kept registered: %s", static_cast<unsigned long long>(base),
+             e.what());
+  }
+}
+
 std::unique_ptr<transport::Transport> make_client_ucx() {
   // Read by UCX when it loads; a user's own settings stay.
   setenv("UCX_MODULES", "^cu*", 0);
   setenv("UCX_ERROR_SIGNALS", "", 0);
   setenv("UCX_MEM_EVENTS", "no", 0);
-  return transport::make_ucx_transport();
+  auto ucx = transport::make_ucx_transport();
+  // Published before the memory already held is listed: a range added
+  // meanwhile is then seen by one side or the other (registering is
+  // idempotent).
+  ucx_made = ucx.get();
+  for (const HostRange& r : MemoryMap::get().page_locked_ranges()) register_page_locked(*ucx, r.base, r.size);
+  return ucx;
 }
 
 }  // namespace
@@ -48,6 +71,14 @@ transport::Transport& transport_named(const std::string& name) {
   // Made at first use: a process that never asks for TLS reads no certificates.
   static const auto tls = make_tls_from_environment();
   return *tls;
+}
+
+void page_locked_added(uint64_t base, size_t size) {
+  if (transport::Transport* ucx = ucx_made) register_page_locked(*ucx, base, size);
+}
+
+void page_locked_removed(uint64_t base) {
+  if (transport::Transport* ucx = ucx_made) ucx->unregister_memory(reinterpret_cast<void*>(base));
 }
 
 std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, const std::string& want,

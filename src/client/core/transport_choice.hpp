@@ -20,4 +20,10 @@ std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& ser
 // The process's transport of that name ("tcp", "shm", "tls" or "ucx"), made once.
 transport::Transport& transport_named(const std::string& name);
 
+// Page-locked host memory the application holds (memory_map.hpp): the
+// transports that register memory (ucx, once this process uses it) keep it
+// registered until it goes, so its copies register nothing of their own.
+void page_locked_added(uint64_t base, size_t size);
+void page_locked_removed(uint64_t base);
+
 }  // namespace rgpu::client

@@ -18,6 +18,7 @@
 #include "server/backend/generated/forwarded_api.hpp"
 #include "server/backend/graph_backend.hpp"
 #include "server/backend/green_context_api.hpp"
+#include "transport/memory_kind.hpp"
 
 namespace rgpu::server {
 
@@ -77,6 +78,9 @@ class Backend : public ForwardedApi {
   ~Backend() override = default;
 
   virtual std::string name() const = 0;
+  // Where device memory lives: GPU memory, or this process's own host memory
+  // (host-test), which a zero-copy transport reaches as such.
+  virtual transport::MemoryKind device_memory() const = 0;
   // Runs once per worker before it serves anyone: initialises the GPUs so a
   // client never waits for CUDA start-up.
   virtual int32_t init(const std::vector<int>& gpus) = 0;

@@ -38,9 +38,12 @@ int32_t memcpy_htod(SessionContext& s, Request& req, proto::Writer&) {
   size_t n = req.payload_left();
   if (!s.owns(dst, n)) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
-  return pipeline_in(s, req, n, 1, stream, sync, [&](void* buf, size_t off, size_t len) {
-    return s.backend().memcpy_async(at(dst + off), buf, len, cudaMemcpyHostToDevice, stream);
-  });
+  return pipeline_in(
+      s, req, n, 1, stream, sync,
+      [&](void* buf, size_t off, size_t len) {
+        return s.backend().memcpy_async(at(dst + off), buf, len, cudaMemcpyHostToDevice, stream);
+      },
+      at(dst));
 }
 
 // A device-to-host copy the client does not wait for: queued on the GPU
@@ -71,9 +74,12 @@ int32_t memcpy_dtoh(SessionContext& s, Request& req, proto::Writer&) {
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   if (req.is_async()) return queued_download(s, req, src, n, stream);
   begin_streamed_reply(req.lane(), n);
-  pipeline_out(s, req, n, 1, stream, [&](void* buf, size_t off, size_t len) {
-    return s.backend().memcpy_async(buf, at(src + off), len, cudaMemcpyDeviceToHost, stream);
-  });
+  pipeline_out(
+      s, req, n, 1, stream,
+      [&](void* buf, size_t off, size_t len) {
+        return s.backend().memcpy_async(buf, at(src + off), len, cudaMemcpyDeviceToHost, stream);
+      },
+      at(src));
   return cudaSuccess;
 }
 

@@ -29,10 +29,17 @@ size_t block_bytes(size_t total, size_t granule, size_t asked) {
   return std::max(granule, block / granule * granule);
 }
 
+// Whether a copy of more than kDirectBytes moves in place: then the
+// stream's earlier work is done first.
+bool in_place(SessionContext& s, Request& req, const void* device, Handle stream) {
+  return device && zero_copy_applies(s.zero_copy, req.connection(), s.backend(), stream) &&
+         s.backend().stream_synchronize(stream) == cudaSuccess;
+}
+
 }  // namespace
 
 int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
-                    const IssueBlock& issue) {
+                    const IssueBlock& issue, void* device) {
   if (s.counters) s.counters->bytes(transport_kind(req.connection()), Direction::to_client, total);
   if (total <= kDirectBytes) {
     // As a local synchronous copy from pageable memory: the stream's earlier
@@ -46,14 +53,18 @@ int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granul
   }
   StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
   const size_t block = block_bytes(total, granule, s.pipeline_block);
+  const bool zero_copy = in_place(s, req, device, stream);
   int32_t err = cudaSuccess;
   size_t i = 0;
   for (size_t off = 0; off < total && !err; off += block, ++i) {
     size_t len = std::min(block, total - off);
+    // What does not arrive in place (bytes the peer sent as a copy) is staged.
+    size_t landed = zero_copy ? req.read_payload_zero_copy(static_cast<uint8_t*>(device) + off, len) : 0;
+    if (landed == len) continue;
     StagingPool::Slot* slot;
-    if ((err = pool.acquire(i, len, &slot))) break;
-    req.read_payload(slot->buffer, len);
-    if ((err = issue(slot->buffer, off, len))) break;
+    if ((err = pool.acquire(i, len - landed, &slot))) break;
+    req.read_payload(slot->buffer, len - landed);
+    if ((err = issue(slot->buffer, off + landed, len - landed))) break;
     err = pool.release_after(*slot, stream);
   }
   if (!err && sync) err = s.backend().stream_synchronize(stream);
@@ -61,13 +72,19 @@ int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granul
 }
 
 void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream,
-                  const IssueBlock& issue) {
+                  const IssueBlock& issue, const void* device) {
   if (total <= kDirectBytes) {
     uint8_t* buf = direct_buffer();
     int32_t err = issue(buf, 0, total);
     if (!err) err = s.backend().stream_synchronize(stream);
     iovec parts[2] = {{buf, total}, {&err, sizeof err}};
     req.connection().send(parts);
+    return;
+  }
+  if (in_place(s, req, device, stream) && req.connection().send_zero_copy(device, total)) {
+    int32_t err = cudaSuccess;
+    iovec tail{&err, sizeof err};
+    req.connection().send({&tail, 1});
     return;
   }
   StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));

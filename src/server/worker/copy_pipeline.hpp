@@ -1,7 +1,9 @@
 // Bulk copies in blocks through the staging pool, overlapping the network
 // with the GPU's copies. `issue` queues the GPU copy of one block: it gets
 // the staging buffer, the block's byte offset in the whole transfer and its
-// length.
+// length. `device`, for a contiguous copy, is its device memory: where the
+// connection reaches it (zero_copy.hpp) the bytes move in place instead,
+// once the stream's earlier work is done, as the GPU's copy would wait.
 #pragma once
 #include <functional>
 
@@ -21,11 +23,11 @@ constexpr size_t kMaxStagedRow = 64u << 20;
 // multiples of `granule` bytes (a row, for 2-D copies). When `sync`, returns
 // once the GPU finished.
 int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
-                    const IssueBlock& issue);
+                    const IssueBlock& issue, void* device = nullptr);
 
 // Device to host: streams `total` bytes as the reply's payload, then the
 // final status. The reply header must already be sent.
 void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream,
-                  const IssueBlock& issue);
+                  const IssueBlock& issue, const void* device = nullptr);
 
 }  // namespace rgpu::server

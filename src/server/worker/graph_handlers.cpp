@@ -2,8 +2,6 @@
 // event, function and device range a request names is checked against the
 // session's tables before the backend sees it; handles the backend hands out
 // enter the tables as they reach the client.
-#include <map>
-
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
@@ -368,26 +366,20 @@ int32_t conditional_handle_create(SessionContext& s, Request& req, proto::Writer
   return cudaSuccess;
 }
 
-// The allocations each launch of `g` leaves to the application: its
-// allocation nodes' memory that no free node of g frees.
-std::vector<std::pair<uint64_t, size_t>> left_allocated(SessionContext& s, uint64_t g) {
+// The allocations each launch of `g` leaves to the application.
+std::vector<std::pair<uint64_t, size_t>> graph_left_allocated(SessionContext& s, uint64_t g) {
   std::vector<uint64_t> nodes;
   if (graphs(s).nodes(g, &nodes)) return {};
-  std::map<uint64_t, size_t> allocated;
-  std::vector<uint64_t> freed;
+  std::vector<GraphMemoryNode> memory;
   for (uint64_t n : nodes) {
     int32_t type = 0;
     GraphNodeParams p;
     if (graphs(s).node_type(n, &type) ||
         (type != cudaGraphNodeTypeMemAlloc && type != cudaGraphNodeTypeMemFree) || graphs(s).node_params(n, &p))
       continue;
-    if (type == cudaGraphNodeTypeMemAlloc)
-      allocated[p.dst] = p.width;
-    else
-      freed.push_back(p.dst);
+    memory.push_back({p.dst, p.width, type == cudaGraphNodeTypeMemFree});
   }
-  for (uint64_t base : freed) allocated.erase(base);
-  return {allocated.begin(), allocated.end()};
+  return left_allocated(memory);
 }
 
 int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
@@ -397,7 +389,7 @@ int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
   uint64_t x = 0;
   if (int32_t e = graphs(s).instantiate(&x, g, flags)) return e;
   s.graphs.add_exec(x, g);
-  s.graphs.set_exec_allocations(x, left_allocated(s, g));
+  s.graphs.set_exec_allocations(x, graph_left_allocated(s, g));
   out.put(x);
   return cudaSuccess;
 }

@@ -1,5 +1,7 @@
 #include "server/worker/graph_table.hpp"
 
+#include <algorithm>
+#include <map>
 #include <vector>
 
 namespace rgpu::server {
@@ -199,6 +201,27 @@ void GraphTable::clear() {
   execs_.clear();
   user_refs_.clear();
   conditionals_.clear();
+}
+
+std::vector<std::pair<uint64_t, size_t>> left_allocated(std::span<const GraphMemoryNode> nodes) {
+  struct Live {
+    int count = 0;
+    size_t size = 0;
+  };
+  std::map<uint64_t, Live> at;
+  for (const GraphMemoryNode& n : nodes) {
+    Live& l = at[n.base];
+    if (n.frees) {
+      --l.count;
+    } else {
+      ++l.count;
+      l.size = std::max(l.size, n.size);
+    }
+  }
+  std::vector<std::pair<uint64_t, size_t>> left;
+  for (const auto& [base, l] : at)
+    if (l.count > 0) left.emplace_back(base, l.size);
+  return left;
 }
 
 }  // namespace rgpu::server

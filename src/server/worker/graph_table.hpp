@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -95,5 +96,17 @@ class GraphTable {
   };
   std::unordered_map<uint64_t, GraphAllocation> allocations_;  // base -> its graph
 };
+
+// A graph's memory node: an allocation of `size` bytes at `base`, or a free
+// of `base`.
+struct GraphMemoryNode {
+  uint64_t base;
+  size_t size;
+  bool frees;
+};
+// What each launch of a graph leaves allocated, base -> size, from its memory
+// nodes in any order: the addresses its allocations outnumber its frees at
+// (CUDA may allocate an address the graph frees again in the same graph).
+std::vector<std::pair<uint64_t, size_t>> left_allocated(std::span<const GraphMemoryNode> nodes);
 
 }  // namespace rgpu::server

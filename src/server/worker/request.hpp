@@ -26,6 +26,13 @@ class Request {
     lane_.connection().recv(dst, n);
     payload_left_ -= n;
   }
+  // Reads up to n payload bytes in place (zero copy); returns how many.
+  size_t read_payload_zero_copy(void* dst, size_t n) {
+    if (n > payload_left_) throw proto::DecodeError("payload shorter than the call says");
+    size_t got = lane_.connection().recv_zero_copy(dst, n);
+    payload_left_ -= got;
+    return got;
+  }
   transport::Connection& connection() { return lane_.connection(); }
   Lane& lane() { return lane_; }
   // For an asynchronous request whose handler goes on after its GPU work

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "server/worker/host_callbacks.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "server/worker/vmm_table.hpp"
+#include "server/worker/zero_copy.hpp"
 
 namespace rgpu::server {
 
@@ -140,6 +142,8 @@ class SessionContext {
   ServerCounters* counters = nullptr;
   // Bytes per block of a pipelined copy the client asked for; 0: by size.
   size_t pipeline_block = 0;
+  // Contiguous bulk copies in place where the connection can (zero_copy.hpp).
+  bool zero_copy = zero_copy_enabled(std::getenv("RGPU_UCX_ZERO_COPY"));
   // CUDA arrays (levels of mipmapped arrays too), mipmapped arrays, texture
   // and surface objects (array_handlers.cpp, texture_handlers.cpp).
   ArrayTable arrays;

@@ -26,6 +26,10 @@ class Connection {
   // The peer's address as text (never null).
   virtual const char* peer() noexcept = 0;
   virtual const char* listen_beside(Listener** out) noexcept = 0;
+  // transport.hpp's zero-copy calls.
+  virtual bool zero_copy(bool gpu_memory) const noexcept = 0;
+  virtual const char* recv_zero_copy(void* dst, size_t len, size_t* received) noexcept = 0;
+  virtual const char* send_zero_copy(const void* src, size_t len, bool* sent) noexcept = 0;
 };
 
 class Listener {
@@ -45,6 +49,10 @@ class Transport {
   virtual const char* connect(const char* host, uint16_t port, int timeout_ms, Connection** out) noexcept = 0;
   virtual const char* listen(const char* host, uint16_t port, Listener** out) noexcept = 0;
   virtual const char* adopt(int handle, Connection** out) noexcept = 0;
+  // transport.hpp's memory registration (registration_cache.hpp).
+  virtual const char* register_memory(void* base, size_t len) noexcept = 0;
+  virtual void unregister_memory(void* base) noexcept = 0;
+  virtual void registration_counts(uint64_t* made, uint64_t* reused, uint64_t* released) noexcept = 0;
 };
 
 // The module's one export: its transport, or null with *error set.

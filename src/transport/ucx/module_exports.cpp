@@ -4,6 +4,7 @@
 #include <string>
 
 #include "transport/ucx/module_abi.hpp"
+#include "transport/ucx/registration_cache.hpp"
 #include "transport/ucx/ucx_connection.hpp"
 #include "transport/ucx/ucx_context.hpp"
 #include "transport/ucx/ucx_listener.hpp"
@@ -48,6 +49,15 @@ class ExportedConnection final : public ucx_abi::Connection {
     return peer_.c_str();
   }
   const char* listen_beside(ucx_abi::Listener** out) noexcept override;
+  bool zero_copy(bool gpu_memory) const noexcept override {
+    return c_->zero_copy(gpu_memory ? MemoryKind::gpu : MemoryKind::host);
+  }
+  const char* recv_zero_copy(void* dst, size_t len, size_t* received) noexcept override {
+    return guarded(error_, [&] { *received = c_->recv_zero_copy(dst, len); });
+  }
+  const char* send_zero_copy(const void* src, size_t len, bool* sent) noexcept override {
+    return guarded(error_, [&] { *sent = c_->send_zero_copy(src, len); });
+  }
 
  private:
   std::unique_ptr<transport::Connection> c_;
@@ -99,6 +109,16 @@ class ExportedTransport final : public ucx_abi::Transport {
   // The server's end of a connection the daemon accepted on its ucx port.
   const char* adopt(int handle, ucx_abi::Connection** out) noexcept override {
     return guarded(error_, [&] { *out = new ExportedConnection(std::make_unique<UcxConnection>(make_tcp_transport()->adopt(handle))); });
+  }
+  const char* register_memory(void* base, size_t len) noexcept override {
+    return guarded(error_, [&] { RegistrationCache::get().add(base, len); });
+  }
+  void unregister_memory(void* base) noexcept override { RegistrationCache::get().release(base); }
+  void registration_counts(uint64_t* made, uint64_t* reused, uint64_t* released) noexcept override {
+    RegistrationCounts c = RegistrationCache::get().counts();
+    *made = c.made;
+    *reused = c.reused;
+    *released = c.released;
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "transport/poll_window.hpp"
+#include "transport/ucx/registration_cache.hpp"
 #include "transport/ucx/ucx_context.hpp"
 #include "transport/ucx/ucx_listener.hpp"
 
@@ -197,17 +198,18 @@ void UcxConnection::flush_gathered() {
 }
 
 bool UcxConnection::send_registered(const iovec& piece) {
-  ucp_mem_map_params_t map{};
-  map.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-  map.address = piece.iov_base;
-  map.length = piece.iov_len;
-  ucp_mem_h memh = nullptr;
+  RegistrationCache& cache = RegistrationCache::get();
+  ucp_mem_h cached = cache.find(piece.iov_base, piece.iov_len);
   // Memory UCX cannot register (read-only pages on some fabrics) is copied.
-  if (ucp_mem_map(context(), &map, &memh) != UCS_OK) return false;
+  ucp_mem_h memh = cached ? cached : cache.map_once(piece.iov_base, piece.iov_len);
+  if (!memh) return false;
+  auto release = [&] {
+    if (!cached) cache.unmap_once(memh);
+  };
   void* rkey = nullptr;
   size_t rkey_len = 0;
   if (ucp_rkey_pack(context(), memh, &rkey, &rkey_len) != UCS_OK) {
-    ucp_mem_unmap(context(), memh);
+    release();
     return false;
   }
   std::vector<char> descriptor(2 * sizeof(uint64_t) + rkey_len);
@@ -222,10 +224,10 @@ bool UcxConnection::send_registered(const iovec& piece) {
     ucp_request_param_t param{};
     wait_request(ucp_tag_recv_nbx(worker_, &taken, sizeof taken, kTagTaken, kExact, &param), "receive");
   } catch (...) {
-    ucp_mem_unmap(context(), memh);
+    release();
     throw;
   }
-  ucp_mem_unmap(context(), memh);
+  release();
   return true;
 }
 
@@ -282,9 +284,22 @@ void UcxConnection::take_offer(const std::vector<char>& descriptor) {
   offer_ = Offer{where[0], where[1], 0, rkey};
 }
 
-void UcxConnection::read_offer(char* dst, size_t len) {
+void* UcxConnection::start_read(char* dst, size_t len) {
   ucp_request_param_t param{};
-  wait_request(ucp_get_nbx(ep_, dst, len, offer_.address + offer_.taken, offer_.rkey, &param), "read");
+  // Into cached page-locked memory, UCX need not register the target.
+  if (ucp_mem_h memh = RegistrationCache::get().find(dst, len)) {
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMH;
+    param.memh = memh;
+  }
+  return ucp_get_nbx(ep_, dst, len, offer_.address + offer_.taken, offer_.rkey, &param);
+}
+
+void UcxConnection::read_offer(char* dst, size_t len) {
+  wait_request(start_read(dst, len), "read");
+  finish_read(len);
+}
+
+void UcxConnection::finish_read(size_t len) {
   offer_.taken += len;
   if (offer_.taken < offer_.length) return;
   ucp_rkey_destroy(offer_.rkey);
@@ -316,6 +331,38 @@ void UcxConnection::recv(void* dst, size_t len) {
       next_message();
     }
   }
+}
+
+bool UcxConnection::zero_copy(MemoryKind kind) const { return kind == MemoryKind::host || reaches_gpu_memory(); }
+
+size_t UcxConnection::recv_zero_copy(void* dst, size_t len) {
+  std::lock_guard lock(mutex_);
+  flush_gathered();
+  auto p = static_cast<char*>(dst);
+  size_t got = 0;
+  // Only offered bytes land in place: gathered ones are host memory here
+  // and go through recv().
+  while (got < len && received_begin_ == received_.size()) {
+    if (!offer_.rkey) {
+      next_message();
+      continue;
+    }
+    size_t take = std::min<uint64_t>(len - got, offer_.length - offer_.taken);
+    void* read = start_read(p + got, take);
+    // Memory UCX cannot write (no protocol for it): recv() takes the rest.
+    if (UCS_PTR_IS_ERR(read)) break;
+    wait_request(read, "read");
+    finish_read(take);
+    got += take;
+  }
+  return got;
+}
+
+bool UcxConnection::send_zero_copy(const void* src, size_t len) {
+  std::lock_guard lock(mutex_);
+  fail_if_lost();
+  flush_gathered();
+  return send_registered({const_cast<void*>(src), len});
 }
 
 bool UcxConnection::wait_readable(int timeout_ms) {

@@ -41,6 +41,10 @@ class UcxConnection final : public Connection {
   int take_fd() override { return -1; }
   bool passes_descriptors() const override { return false; }
   std::unique_ptr<Listener> listen_beside() const override;
+  // Host memory always; GPU memory where UCX knows it (ucx_context.hpp).
+  bool zero_copy(MemoryKind kind) const override;
+  size_t recv_zero_copy(void* dst, size_t len) override;
+  bool send_zero_copy(const void* src, size_t len) override;
 
  private:
   // A large piece the peer offered, read from as recv() asks.
@@ -58,7 +62,11 @@ class UcxConnection final : public Connection {
   bool send_registered(const iovec& piece);
   void next_message();
   void take_offer(const std::vector<char>& descriptor);
+  // Reads len bytes of the offer into dst: start_read's request (or an
+  // error status), then finish_read once it is done.
   void read_offer(char* dst, size_t len);
+  void* start_read(char* dst, size_t len);
+  void finish_read(size_t len);
   // Progresses the worker until done() holds; sleeps when nothing happens
   // after the poll window. Throws when the peer is gone. With timeout_ms >= 0
   // returns false once that passes. Called with mutex_ held; lets it go

@@ -32,4 +32,13 @@ ucp_context_h context() {
   return context;
 }
 
+bool reaches_gpu_memory() {
+  static const bool reaches = [] {
+    ucp_context_attr_t attr{};
+    attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+    return ucp_context_query(context(), &attr) == UCS_OK && (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA));
+  }();
+  return reaches;
+}
+
 }  // namespace rgpu::transport::ucx

@@ -9,4 +9,9 @@ namespace rgpu::transport::ucx {
 
 ucp_context_h context();
 
+// Whether UCX reaches CUDA memory in this process (its CUDA modules loaded:
+// cuda_copy, cuda_ipc, or an RDMA device with GPUDirect), as the context
+// reports the memory types of its memory domains.
+bool reaches_gpu_memory();
+
 }  // namespace rgpu::transport::ucx

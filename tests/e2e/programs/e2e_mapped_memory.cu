@@ -15,6 +15,9 @@ __global__ void touch(int* p) { *p = 1; }
 int main() {
   const char* transport = std::getenv("RGPU_TRANSPORT");
   bool shm = transport && std::strcmp(transport, "shm") == 0;
+  // RGPU_PAGE_LOCKED_MAPPED=1: over tcp every page-locked allocation is mapped.
+  const char* all = std::getenv("RGPU_PAGE_LOCKED_MAPPED");
+  bool all_mapped = all && std::strcmp(all, "1") == 0;
   const size_t n = (3 << 20) + 4096;  // over tcp: four 1 MiB chunks, the last a page
 
   // What the GPU can do with this process's memory is rgpu's answer (the
@@ -55,10 +58,21 @@ int main() {
   OK(cudaHostUnregister(local.data()));
 
   unsigned char* host = nullptr;
-  if (!shm) {
+  if (!shm && !all_mapped) {
     touch<<<1, 1>>>(static_cast<int*>(plain));
     EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
     EXPECT_STATUS(cudaErrorNotSupported, cudaHostGetDevicePointer(&dev, plain, 0));
+  } else if (!shm) {
+    // As under unified addressing: a kernel may be handed it unmapped.
+    touch<<<1, 1>>>(static_cast<int*>(plain));
+    OK(cudaGetLastError());
+    OK(cudaHostGetDevicePointer(&dev, plain, 0));
+    CHECK(dev == plain);
+    std::memset(plain, 0x42, n);
+    OK(cudaMemset(static_cast<char*>(plain) + 10, 0x43, 5));
+    OK(cudaDeviceSynchronize());
+    const auto* bytes = static_cast<const unsigned char*>(plain);
+    CHECK(bytes[9] == 0x42 && bytes[10] == 0x43 && bytes[14] == 0x43 && bytes[15] == 0x42 && bytes[n - 1] == 0x42);
   }
 
   OK(cudaHostAlloc(reinterpret_cast<void**>(&host), n, cudaHostAllocMapped));
@@ -110,7 +124,7 @@ int main() {
         back[n - 1] == 0x7a);
   // Its device memory is the host memory's: cudaFreeHost frees it, cudaFree does not.
   EXPECT_STATUS(cudaErrorInvalidValue, cudaFree(host));
-  if (shm) {
+  if (shm || all_mapped) {
     // Plain page-locked memory from cudaHostAlloc is mapped too (as with
     // unified addressing).
     OK(cudaHostGetDevicePointer(&dev, plain, 0));

@@ -71,6 +71,7 @@ void* handle_in(const ShareableHandle& h) {
 class CudaBackend final : public CudaForwardedApi {
  public:
   std::string name() const override { return "cuda"; }
+  transport::MemoryKind device_memory() const override { return transport::MemoryKind::gpu; }
 
   int32_t init(const std::vector<int>& gpus) override {
     for (int g : gpus) {

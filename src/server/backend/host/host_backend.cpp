@@ -222,6 +222,7 @@ thread_local int t_device = 0;
 class HostTestBackend final : public Backend, private HostGraphHooks, private HostGreenHooks {
  public:
   std::string name() const override { return "host-test"; }
+  transport::MemoryKind device_memory() const override { return transport::MemoryKind::host; }
   int32_t init(const std::vector<int>& gpus) override {
     for (int g : gpus)
       if (g < 0 || g >= kDevices) return cudaErrorInvalidDevice;
