@@ -11,7 +11,8 @@
 # apps (PyTorch, CuPy, JAX, numba), mapped (JAX and PyTorch over tcp with every page-locked
 # allocation mapped, RGPU_PAGE_LOCKED_MAPPED=1), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
-# every executable under SAMPLES_DIR, compared by verdict; skipped without SAMPLES_DIR),
+# every executable under SAMPLES_DIR, or only those SAMPLES_NAMES lists (space-separated),
+# compared by verdict; skipped without SAMPLES_DIR),
 # flood (rgpu-flood-bench over tcp and shm: one client flooding the server against another's small calls),
 # soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
 # server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
@@ -105,7 +106,7 @@ for t in tcp shm; do
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
   fi
   if part samples && [ -n "${SAMPLES_DIR:-}" ]; then
-    RGPU_TRANSPORT=$t tests/gpu/run_samples.sh $build "$out/samples-$t" "$SAMPLES_DIR" | tee "$out/samples-$t.txt"
+    RGPU_TRANSPORT=$t tests/gpu/run_samples.sh $build "$out/samples-$t" "$SAMPLES_DIR" ${SAMPLES_NAMES:-} | tee "$out/samples-$t.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
   fi
 done

@@ -10,7 +10,6 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
-#include "client/core/staged_graph_copy.hpp"
 #include "common/log.hpp"
 
 namespace rgpu::client {
@@ -23,8 +22,9 @@ enum class Side { device, shared_host, pageable_host };
 
 // A copy's side of `span` bytes: device memory of `device` (cudaMemcpyDefault
 // asks the memory map; other kinds say it), page-locked host memory the
-// device's worker maps, or other host memory, which a graph reaches through
-// staging over shm (staged_graph_copy.hpp) and not at all over tcp.
+// device's worker maps (shm), or other host memory, which a graph reaches
+// through staging (staged_graph_copy.hpp); over tcp and ucx all host memory
+// is that.
 cudaError_t copy_side(int device, const void* p, size_t span, bool kind_says_device, bool default_kind, Side* side) {
   auto range = MemoryMap::get().find_device(addr(p));
   bool on_device = default_kind ? range.has_value() : kind_says_device;
@@ -33,16 +33,15 @@ cudaError_t copy_side(int device, const void* p, size_t span, bool kind_says_dev
     return range && range->device != device ? cudaErrorInvalidValue : cudaSuccess;
   VirtualDevice* dev = Runtime::get().device(device);
   if (!dev) return cudaErrorInvalidDevice;
-  if (!dev->session->shares_memory()) {
-    log_host_copies_need_shm();
-    return cudaErrorNotSupported;
-  }
-  if (MemoryMap::get().find_shared(addr(p), span)) {
+  const bool shares = dev->session->shares_memory();
+  if (shares && MemoryMap::get().find_shared(addr(p), span)) {
     *side = Side::shared_host;
     return cudaSuccess;
   }
-  // Starting in shared page-locked memory and running past its end.
-  if (auto host = MemoryMap::get().find_host(addr(p)); host && host->shared_fd >= 0) return cudaErrorInvalidValue;
+  // Starting in page-locked memory and running past its end.
+  if (auto host = MemoryMap::get().find_host(addr(p));
+      host && (shares ? host->shared_fd >= 0 : addr(p) - host->base + span > host->size))
+    return cudaErrorInvalidValue;
   *side = Side::pageable_host;
   return cudaSuccess;
 }

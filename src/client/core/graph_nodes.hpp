@@ -1,11 +1,10 @@
 // Graph node parameters from what the application gives (runtime or driver
 // structures, already taken apart) to the wire form, for a graph on
 // `device`, and back. What cannot run on the server is refused here with the
-// reason logged: copies touching application host memory over tcp (it is
-// not on the server, and a graph replays a copy long after the call). Over
-// shm, a copy side in page-locked memory shared with the server is marked
-// kHost*, and one in other host memory kHost* and kPageable*: such a node
-// becomes a staged copy (staged_graph_copy.hpp).
+// reason logged. Over shm, a copy side in page-locked memory shared with the
+// server is marked kHost*; one in other host memory (over tcp and ucx, any
+// host memory) kHost* and kPageable*: such a node becomes a staged copy
+// (staged_graph_copy.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 

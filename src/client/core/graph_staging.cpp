@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "client/core/device_shared_memory.hpp"
+#include "client/core/runtime.hpp"
+#include "client/core/session.hpp"
 
 namespace rgpu::client {
 
@@ -37,8 +39,15 @@ void StagingBlocks::give_back(StagingBlock b) {
 
 namespace {
 
-// A slab of memory the device's server maps and page-locks, or null.
-char* shared_slab(int device, size_t bytes) {
+DeviceStaging g_device_staging;
+
+// A slab of memory the device's server maps and page-locks, or else one of
+// the device's own memory; null when there is none.
+char* slab(int device, size_t bytes) {
+  VirtualDevice* dev = Runtime::get().device(device);
+  if (!dev) return nullptr;
+  if (!dev->session->shares_memory())
+    return g_device_staging.allocate ? g_device_staging.allocate(device, bytes) : nullptr;
   auto m = share_with_device(device, bytes, "staging memory for graph copies");
   return m ? static_cast<char*>(m->base) : nullptr;
 }
@@ -50,8 +59,12 @@ StagingBlocks& graph_staging(int device) {
   static auto* pools = new std::map<int, std::unique_ptr<StagingBlocks>>;
   std::lock_guard lock(mutex);
   auto& pool = (*pools)[device];
-  if (!pool) pool = std::make_unique<StagingBlocks>([device](size_t bytes) { return shared_slab(device, bytes); });
+  if (!pool) pool = std::make_unique<StagingBlocks>([device](size_t bytes) { return slab(device, bytes); });
   return *pool;
 }
+
+void set_device_staging(const DeviceStaging& staging) { g_device_staging = staging; }
+
+const DeviceStaging& device_staging() { return g_device_staging; }
 
 }  // namespace rgpu::client

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "client/core/lane.hpp"
 #include "client/core/session.hpp"
 #include "common/log.hpp"
 #include "protocol/frame_io.hpp"
@@ -74,6 +75,8 @@ void HostCallbackRunner::drop(uint64_t id) {
 }
 
 void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
+  // A graph's host node may call the server while the graph's stream waits for it.
+  Lane::unnumbered_on_this_thread();
   try {
     std::vector<uint8_t> args;
     for (;;) {

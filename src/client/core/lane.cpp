@@ -12,6 +12,11 @@
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
+namespace {
+thread_local bool t_unnumbered = false;
+}
+
+void Lane::unnumbered_on_this_thread() { t_unnumbered = true; }
 
 void Lane::print_device_output(const proto::FrameHeader& h) {
   std::vector<uint8_t> args;
@@ -61,7 +66,7 @@ cudaError_t Lane::exchange(uint64_t seq, uint64_t* used, F&& f) {
   std::lock_guard lock(mutex_);
   if (session_.dead()) return cudaErrorDevicesUnavailable;
   // Numbered under the lock: a lane's requests leave in number order.
-  if (seq == 0) seq = session_.next_seq();
+  if (seq == 0 && !t_unnumbered) seq = session_.next_seq();
   if (used) *used = seq;
   try {
     return f(seq);

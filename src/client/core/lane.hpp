@@ -41,6 +41,14 @@ class Lane {
   cudaError_t post_answered(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                             std::span<const iovec> payload, void* dst, size_t n, uint64_t seq);
 
+  // From now on the calling thread's requests go unnumbered (sequence 0):
+  // the worker starts them at once, behind no other thread's request, and
+  // they wait for no background copy. For rgpu's host-callback thread only,
+  // whose calls (a graph's staged copy, staged_graph_copy.hpp) run while an
+  // application stream waits for them: numbered, they could wait behind a
+  // request that itself waits for that stream.
+  static void unnumbered_on_this_thread();
+
   // Makes a call blocked on this connection fail (the server is lost).
   void shutdown() { conn_->shutdown(); }
 

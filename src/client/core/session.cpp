@@ -233,8 +233,9 @@ void Session::drop_fd(int* fd) {
 }
 
 cudaError_t Session::settle(cudaError_t status, uint64_t seq) {
-  // A query answering "not ready" promises nothing about earlier work.
-  if (!background_used_ || dead_ || status == cudaErrorNotReady) return status;
+  // A query answering "not ready" promises nothing about earlier work; an
+  // unnumbered request (seq 0) is ordered after nothing.
+  if (!background_used_ || dead_ || status == cudaErrorNotReady || seq == 0) return status;
   cudaError_t copies = background_->settle(seq);
   return status == cudaSuccess ? copies : status;
 }

@@ -29,11 +29,25 @@ struct StagedCopy {
   size_t host_pitch = 0;
   StagingBlock staging;
   HostCallbackRunner* runner = nullptr;
+  int device = 0;
   uint64_t callback = 0;  // the host function's number
   cudaUserObject_t object = nullptr;  // named only while this thread holds its first reference
 
+  bool on_device = false;  // the block is device memory (tcp, ucx), else shared host memory
+
   void move() const {
     if (!host) return;
+    if (on_device) {
+      char* staged = staging.base;
+      cudaError_t e = upload ? device_staging().move(device, staged, app.width, host, host_pitch, app.width,
+                                                     app.height, true)
+                             : device_staging().move(device, host, host_pitch, staged, app.width, app.width,
+                                                     app.height, false);
+      // A host function has no way to fail the graph.
+      if (e) RGPU_LOG(error, "a graph's copy of pageable host memory through device staging failed: %s",
+                      cudaGetErrorName(e));
+      return;
+    }
     for (uint64_t r = 0; r < app.height; ++r) {
       char* staged = staging.base + r * app.width;
       char* at = host + r * host_pitch;
@@ -82,6 +96,8 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
   c->app.host_sides &= ~(proto::kPageableDst | proto::kPageableSrc);
   c->copy = c->app;
   c->upload = p.host_sides & proto::kPageableSrc;
+  c->device = device;
+  c->on_device = !dev->session->shares_memory();
   if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
     size_t bytes;
     if (__builtin_mul_overflow(p.width, p.height, &bytes)) return cudaErrorInvalidValue;
@@ -94,11 +110,13 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
       c->host_pitch = p.src_pitch;
       c->copy.src = staging;
       c->copy.src_pitch = p.width;
+      if (c->on_device) c->copy.host_sides &= ~proto::kHostSrc;
     } else {
       c->host = reinterpret_cast<char*>(p.dst);
       c->host_pitch = p.dst_pitch;
       c->copy.dst = staging;
       c->copy.dst_pitch = p.width;
+      if (c->on_device) c->copy.host_sides &= ~proto::kHostDst;
     }
   }
   c->runner = &dev->session->host_callbacks();
@@ -169,14 +187,6 @@ std::shared_ptr<StagedCopy> staged_in(int device, const GraphNodeParams& child, 
 }
 
 }  // namespace
-
-void log_host_copies_need_shm() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    RGPU_LOG(warn, "graph copies of host memory need the shm transport: over tcp the server cannot reach the "
-                   "application's memory when the graph runs, long after the call; such copies are refused");
-  });
-}
 
 bool names_pageable(const GraphNodeParams& p) {
   return p.type == cudaGraphNodeTypeMemcpy && (p.host_sides & (proto::kPageableDst | proto::kPageableSrc));
@@ -254,10 +264,6 @@ bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitc
                         size_t width, size_t height, bool to_device, cudaError_t* status) {
   Capture capture;
   if (!capture_of(stream, &capture)) return false;
-  if (!Runtime::get().device(device)->session->shares_memory()) {
-    log_host_copies_need_shm();
-    return false;
-  }
   GraphNodeParams p;
   *status = copy_node(device, dst, dpitch, src, spitch, width, height,
                       to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, &p);

@@ -1,12 +1,22 @@
-// Graph copy nodes on pageable application memory, over shm.
+// Graph copy nodes on pageable application memory.
 //
 // A graph replays its copies long after the call, each time reading or
 // writing the host memory as it is then. Pageable memory is not on the
 // server, so such a copy becomes a child graph node of two nodes: a host
 // node, which runs in this process when the graph gets there and moves the
-// bytes between the application's memory and a staging block shared with
-// the worker (graph_staging.hpp), and a copy between that block and the
-// device; the host node goes first for uploads and last for downloads.
+// bytes between the application's memory and a staging block
+// (graph_staging.hpp), and a copy between that block and the device; the
+// host node goes first for uploads and last for downloads. Over shm the
+// block is host memory shared with the worker and the host node copies with
+// memcpy; where the server cannot reach this process (tcp, ucx) the block is
+// device memory and the host node copies through the runtime's own calls, on
+// a non-blocking stream of the device's: nothing it does waits for the
+// graph's stream, which waits for it. Its calls go unnumbered
+// (Lane::unnumbered_on_this_thread), so the worker starts them behind no
+// other request (one of which may wait for that stream: a large pageable
+// copy queued after the launch waits for its staging buffers), and they wait
+// for no background copy; the worker serves them on their own connection's
+// thread, which no other thread's blocking call holds.
 //
 // Each set of parameters (a staged copy) has its own staging block and host
 // function, kept by a CUDA user object that the node's graph holds: CUDA
@@ -25,9 +35,6 @@ namespace rgpu::client {
 
 using proto::GraphNodeParams;
 
-// Says once why graph copies of host memory are refused over tcp.
-void log_host_copies_need_shm();
-
 // Whether a copy node's parameters name pageable host memory (copy_node's marks).
 bool names_pageable(const GraphNodeParams& p);
 
@@ -45,9 +52,8 @@ cudaError_t exec_set_staged_copy(cudaGraphExec_t exec, cudaGraphNode_t node, int
 
 // A copy between device memory of `device` and host memory the server does
 // not map, queued on `stream`: when the stream is capturing it becomes a
-// staged copy node of the capture (over shm; over tcp the limitation is
-// logged and the server refuses it, which invalidates the capture), and true
-// is returned with the call's result in *status. False: not capturing.
+// staged copy node of the capture, and true is returned with the call's
+// result in *status. False: not capturing.
 bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
                         size_t width, size_t height, bool to_device, cudaError_t* status);
 

@@ -197,20 +197,15 @@ int main() {
   CU_OK(cuThreadExchangeStreamCaptureMode(&mode));
   CHECK(mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
 
-  // Pageable host memory is a graph copy's over shm only
-  // (e2e_driver_graphs_pageable.cu); bogus handles are refused.
+  // Pageable host memory is a graph copy's too (e2e_driver_graphs_pageable.cu);
+  // bogus handles are refused.
   std::vector<unsigned char> host_buf(bytes);
   CUDA_MEMCPY3D from_host = cp;
   from_host.srcMemoryType = CU_MEMORYTYPE_HOST;
   from_host.srcHost = host_buf.data();
   CUgraphNode bad;
-  const char* transport = std::getenv("RGPU_TRANSPORT");
-  if (transport && std::strcmp(transport, "shm") == 0) {
-    CU_OK(cuGraphAddMemcpyNode(&bad, g, nullptr, 0, &from_host, ctx));
-    CU_OK(cuGraphDestroyNode(bad));
-  } else {
-    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuGraphAddMemcpyNode(&bad, g, nullptr, 0, &from_host, ctx));
-  }
+  CU_OK(cuGraphAddMemcpyNode(&bad, g, nullptr, 0, &from_host, ctx));
+  CU_OK(cuGraphDestroyNode(bad));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphDestroy(reinterpret_cast<CUgraph>(0x1234)));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuGraphLaunch(reinterpret_cast<CUgraphExec>(0x1234), s));
   kp.func = reinterpret_cast<CUfunction>(0x4321);

@@ -374,16 +374,6 @@ int main() {
   OK(cudaGraphAddNode(&gen_free, mg, &gen_alloc, nullptr, 1, &gfree));
   OK(cudaGraphDestroy(mg));
 
-  // Copies with pageable host memory are graph nodes over shm only
-  // (e2e_graphs_pageable.cu).
-  const char* transport = std::getenv("RGPU_TRANSPORT");
-  if (!transport || std::strcmp(transport, "shm") != 0) {
-    std::vector<unsigned char> host_buf(n);
-    EXPECT_STATUS(cudaErrorNotSupported,
-                  cudaGraphAddMemcpyNode1D(&bad, gen, nullptr, 0, a, host_buf.data(), n, cudaMemcpyHostToDevice));
-    EXPECT_STATUS(cudaErrorNotSupported,
-                  cudaGraphAddMemcpyNode1D(&bad, gen, nullptr, 0, host_buf.data(), a, n, cudaMemcpyDefault));
-  }
   // Memory the session does not own, nor past an allocation.
   EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphAddMemcpyNode1D(&bad, gen, nullptr, 0, a, b, n + 1,
                                                                 cudaMemcpyDeviceToDevice));

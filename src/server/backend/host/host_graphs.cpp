@@ -558,7 +558,15 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
       hooks_.record_event(p.handle);
       return cudaSuccess;
     case cudaGraphNodeTypeHost:
-      if (host_node_runner_) host_node_runner_(p.handle);
+      if (host_node_runner_) {
+        // The host function runs in the client, which may call this backend
+        // from other threads meanwhile (a staged graph copy over tcp copies
+        // through it); CUDA holds no lock of the caller's while a host
+        // function runs either. launch_graph holds the lock once.
+        mutex_.unlock();
+        host_node_runner_(p.handle);
+        mutex_.lock();
+      }
       return cudaSuccess;
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
