@@ -164,21 +164,21 @@ if part ucx; then
     perftest get_bw_256MB_cuda_from_host -t ucp_get -s 268435456 -n 20 -m cuda,host
     # Zero copy (bulk copies read and written in place in GPU memory, where
     # UCX knows CUDA memory) against staging: rgpu's bench program over ucx
-    # to the suite's server, then to one started with RGPU_UCX_ZERO_COPY=0.
+    # to one started with RGPU_UCX_ZERO_COPY=1, then to the suite's server.
     zc=$out/ucx-zero-copy
     mkdir -p "$zc"
-    staged_port=$((RGPU_PORT + 41))
-    RGPU_UCX_ZERO_COPY=0 $build/rgpu-server --backend cuda --listen 127.0.0.1 --port $staged_port \
-      --ucx-port $((staged_port + 1)) --workers 2 --unix-socket none --module-cache "$out/module-cache" \
-      --log-level info >"$zc/staged-server.log" 2>&1 &
-    staged_server=$!
-    for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$staged_port) 2>/dev/null && break; sleep 0.1; done
+    zc_port=$((RGPU_PORT + 41))
+    RGPU_UCX_ZERO_COPY=1 $build/rgpu-server --backend cuda --listen 127.0.0.1 --port $zc_port \
+      --ucx-port $((zc_port + 1)) --workers 2 --unix-socket none --module-cache "$out/module-cache" \
+      --log-level info >"$zc/zero-copy-server.log" 2>&1 &
+    zc_server=$!
+    for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$zc_port) 2>/dev/null && break; sleep 0.1; done
     $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/local.json" 2>"$zc/local.err"
-    for run in zero-copy:$RGPU_UCX_PORT staged:$((staged_port + 1)); do
+    for run in zero-copy:$((zc_port + 1)) staged:$RGPU_UCX_PORT; do
       LD_LIBRARY_PATH=$build/lib:$LD_LIBRARY_PATH RGPU_TRANSPORT=ucx RGPU_DEVICES=ucx://127.0.0.1:${run#*:}:0 \
         $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/${run%:*}.json" 2>"$zc/${run%:*}.err"
     done
-    kill $staged_server 2>/dev/null
+    kill $zc_server 2>/dev/null
     python3 -c 'import json, sys; d = sys.argv[1]
 print(json.dumps({k: json.load(open(f"{d}/{f}.json")) for k, f in
                   (("local", "local"), ("ucx zero copy", "zero-copy"), ("ucx staged", "staged"))}))' "$zc" \
@@ -379,10 +379,10 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     echo "\`ucx_info -d\` in full: ucx-info.txt"
     echo
     if [ -f "$out/ucx-zero-copy/bench.md" ]; then
-      echo "### ucx bulk copies: zero copy (in place in GPU memory) vs staged (RGPU_UCX_ZERO_COPY=0), same run"
+      echo "### ucx bulk copies: zero copy (in place in GPU memory, RGPU_UCX_ZERO_COPY=1) vs staged (the default), same run"
       echo
-      echo "- the workers said: zero-copy server \`$(grep -ho "bulk copies over this transport: .*" "$out/server.log" | sort -u | tr '\n' ' ')\`," \
-        "staged server \`$(grep -ho "bulk copies over this transport: .*" "$out/ucx-zero-copy/staged-server.log" | sort -u | tr '\n' ' ')\`"
+      echo "- the workers said: zero-copy server \`$(grep -ho "bulk copies over this transport: .*" "$out/ucx-zero-copy/zero-copy-server.log" | sort -u | tr '\n' ' ')\`," \
+        "staged server \`$(grep -ho "bulk copies over this transport: .*" "$out/server.log" | sort -u | tr '\n' ' ')\`"
       echo
       cat "$out/ucx-zero-copy/bench.md"
       echo

@@ -51,6 +51,9 @@ std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
 
 class UcxZeroCopy : public ::testing::Test {
  protected:
+  // On, as RGPU_UCX_ZERO_COPY=1 makes it (off by default).
+  UcxZeroCopy() { session.zero_copy = true; }
+
   // Runs a host-to-device copy of `data`, the client sending it in pieces of
   // `piece` bytes; returns the bytes that went through staging blocks.
   size_t copy_in(const std::vector<uint8_t>& data, size_t piece) {
@@ -114,11 +117,12 @@ class UcxZeroCopy : public ::testing::Test {
 
   std::unique_ptr<Backend> backend = make_host_test_backend();
   SessionContext session{*backend, {0}, ""};
+
   Pair pair = ucx_pair();
 };
 
-TEST(ZeroCopyDecision, OnUnlessTurnedOff) {
-  EXPECT_TRUE(zero_copy_enabled(nullptr));
+TEST(ZeroCopyDecision, OffUnlessTurnedOn) {
+  EXPECT_FALSE(zero_copy_enabled(nullptr));
   EXPECT_TRUE(zero_copy_enabled("1"));
   EXPECT_FALSE(zero_copy_enabled("0"));
 }

@@ -17,12 +17,12 @@ void say_once(const char* how) {
 
 }  // namespace
 
-bool zero_copy_enabled(const char* setting) { return !setting || std::string_view(setting) != "0"; }
+bool zero_copy_enabled(const char* setting) { return setting && std::string_view(setting) == "1"; }
 
 bool zero_copy_applies(bool enabled, const transport::Connection& c, Backend& backend, Handle stream) {
   if (!c.zero_copy(transport::MemoryKind::host)) return false;
   if (!enabled) {
-    say_once("staged (RGPU_UCX_ZERO_COPY=0)");
+    say_once("staged (RGPU_UCX_ZERO_COPY is not 1)");
     return false;
   }
   if (!c.zero_copy(backend.device_memory())) {

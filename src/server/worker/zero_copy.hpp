@@ -2,15 +2,17 @@
 // memory (ucx: host-test's host memory always, GPU memory where UCX has its
 // CUDA support) moves a contiguous copy's bytes straight between the wire
 // and device memory, skipping the staging buffers (GPUDirect RDMA where the
-// fabric has it). RGPU_UCX_ZERO_COPY=0 in the server's environment turns it
-// off, so the two can be measured against each other.
+// fabric has it). Off unless RGPU_UCX_ZERO_COPY=1 is in the server's
+// environment: on the H200 machine (UCX 1.22 over tcp and cuda_copy, no
+// RDMA) UCX found no protocol to read into GPU memory from host memory and
+// the sessions failed; it is for fabrics whose NICs reach GPU memory.
 #pragma once
 #include "server/backend/backend.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::server {
 
-// RGPU_UCX_ZERO_COPY's value (null: unset): on unless "0".
+// RGPU_UCX_ZERO_COPY's value (null: unset): on only for "1".
 bool zero_copy_enabled(const char* setting);
 
 // Whether a copy of `stream` may move in place over `c`: enabled, the
