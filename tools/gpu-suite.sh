@@ -124,7 +124,7 @@ if part appbench; then
   python=${APPS_PYTHON:-$([ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
   $python bench/apps_bench.py >"$out/appbench-local.json" 2>"$out/appbench-local.err"
   for t in shm tcp; do
-    RGPU_TRANSPORT=$t $build/rgpu run --server 127.0.0.1:"$RGPU_PORT" -- $python bench/apps_bench.py \
+    RGPU_TRANSPORT=$t $build/rgpu run --server 127.0.0.1:"$RGPU_PORT" --gpus "$SUITE_GPUS" -- $python bench/apps_bench.py \
       >"$out/appbench-$t.json" 2>"$out/appbench-$t.err"
   done
   python3 bench/apps_bench_report.py "$out/appbench-local.json" shm="$out/appbench-shm.json" \
@@ -135,7 +135,7 @@ if part appbench; then
     --module-cache "$out/fresh-module-cache" >"$out/fresh-server.log" 2>&1 &
   fresh=$!
   for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$fresh_port) 2>/dev/null && break; sleep 0.1; done
-  RGPU_TRANSPORT=shm $build/rgpu run --server 127.0.0.1:$fresh_port -- $python bench/apps_bench.py first-call \
+  RGPU_TRANSPORT=shm $build/rgpu run --server 127.0.0.1:$fresh_port --gpus "$SUITE_GPUS" -- $python bench/apps_bench.py first-call \
     >"$out/appbench-fresh-shm.json" 2>"$out/appbench-fresh-shm.err"
   kill $fresh 2>/dev/null
   rm -rf "$out/fresh-module-cache"
