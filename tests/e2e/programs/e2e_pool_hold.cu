@@ -1,5 +1,6 @@
 // A job's long-running session (issue 11): holds POOL_HOLD bytes on its
-// GPU, says HOLDING, and waits until the file POOL_RELEASE appears. Then it
+// GPU, writes a page of it (bytes the server's metrics count whatever its
+// module cache holds), says HOLDING, and waits until the file POOL_RELEASE appears. Then it
 // allocates POOL_MORE bytes more (its amount untouched by other jobs) and
 // frees all. A session its job's end cut off finds its calls failing and
 // says LOST.
@@ -18,6 +19,8 @@ int main() {
     std::printf("RESULT FAIL: cannot hold %zu bytes\n", hold);
     return 1;
   }
+  static char page[4096];
+  if (hold) OK(cudaMemcpy(p, page, hold < sizeof page ? hold : sizeof page, cudaMemcpyHostToDevice));
   std::printf("HOLDING\n");
   std::fflush(stdout);
   for (int i = 0; i < 600 && !(release && access(release, F_OK) == 0); ++i) {
