@@ -108,6 +108,8 @@ std::unique_ptr<Transport> make_shm_transport();
 // UCX (InfiniBand, RoCE, shared memory, TCP: whatever UCX finds), from a
 // module loaded on first use; throws TransportError when it cannot load.
 std::unique_ptr<Transport> make_ucx_transport();
+// Where that module is, found without loading it (empty: not built here).
+std::string ucx_module_path();
 // TLS 1.3 over TCP (src/transport/tls). Paths of PEM files.
 struct TlsSettings {
   std::string certificate;  // this side's certificate (chain); a server's is required

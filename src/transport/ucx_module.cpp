@@ -5,9 +5,11 @@
 // beside lib/, the tests' folder), and brings libucx with it: clients and
 // servers that never ask for ucx never load either.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "transport/transport.hpp"
 #include "transport/ucx/module_abi.hpp"
@@ -111,14 +113,19 @@ class UcxModuleTransport final : public Transport {
   ucx_abi::Transport* t_;  // the module's, never unloaded
 };
 
-ucx_abi::Transport* load_module() {
+// Where the module may be: beside rgpu's own file, in lib/ below it, or in ../lib/.
+std::vector<std::string> module_candidates() {
   Dl_info self{};
   if (!dladdr(reinterpret_cast<void*>(&make_ucx_transport), &self) || !self.dli_fname)
     throw TransportError("ucx transport: cannot find rgpu's own folder");
   std::string dir = self.dli_fname;
   dir = dir.substr(0, dir.rfind('/') + 1);
+  return {dir + kModule, dir + "lib/" + kModule, dir + "../lib/" + kModule};
+}
+
+ucx_abi::Transport* load_module() {
   std::string why;
-  for (const std::string& path : {dir + kModule, dir + "lib/" + kModule, dir + "../lib/" + kModule}) {
+  for (const std::string& path : module_candidates()) {
     if (void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       auto make = reinterpret_cast<ucx_abi::MakeTransport>(dlsym(lib, ucx_abi::kMakeTransport));
       if (!make) throw TransportError(path + " has no " + ucx_abi::kMakeTransport);
@@ -133,6 +140,12 @@ ucx_abi::Transport* load_module() {
 }
 
 }  // namespace
+
+std::string ucx_module_path() {
+  for (const std::string& path : module_candidates())
+    if (access(path.c_str(), R_OK) == 0) return path;
+  return {};
+}
 
 std::unique_ptr<Transport> make_ucx_transport() {
   static std::mutex mutex;

@@ -45,6 +45,12 @@ int main(int argc, char** argv) {
     RGPU_LOG(warn, "module cache %s unusable: %s", config.module_cache.c_str(), strerror(errno));
     config.module_cache.clear();
   }
+  // Said once here rather than by every worker that would try to load it.
+  if (config.ucx_port && transport::ucx_module_path().empty()) {
+    RGPU_LOG(error, "--ucx-port %d: rgpu was built without the ucx transport (no UCX found at build time: "
+             "see docs/ucx.md); not serving ucx", config.ucx_port);
+    config.ucx_port = 0;
+  }
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa{};
   sa.sa_handler = on_signal;
