@@ -231,6 +231,28 @@ TEST(Lifecycle, RestartedDaemonServesNewSessions) {
   }
 }
 
+// Workers that start slowly, one at a time (as CUDA contexts are created
+// on a GPU machine): clients that leave while queued must not take the
+// workers starting meanwhile, or every client behind them waits for their
+// starts too. On the 2-GPU soak such queued clients (killed ones, and ones
+// that had given up waiting) made the wait grow past the clients' 60 s.
+TEST(Lifecycle, ClientsThatLeftWhileQueuedTakeNoWorker) {
+  constexpr int kStartMs = 400, kGone = 8;
+  uint16_t port = free_port();
+  setenv("RGPU_HOST_TEST_START_MS", std::to_string(kStartMs).c_str(), 1);
+  ServerProcess server(port, {"--workers", "0"});
+  unsetenv("RGPU_HOST_TEST_START_MS");
+  for (int i = 0; i < kGone; ++i) transport::make_tcp_transport()->connect({"127.0.0.1", port}, 1000);
+  auto t0 = Clock::now();
+  auto s = open_session(port, "tcp");
+  ASSERT_TRUE(s);
+  double took = seconds_since(t0);
+  measured("session behind clients that left, workers starting 0.4 s one at a time", took);
+  // Served by one of the first workers to start, not the (kGone + 1)th.
+  EXPECT_LT(took, 3 * kStartMs / 1000.0);
+  EXPECT_EQ(some_work(*s), cudaSuccess);
+}
+
 // Sessions ending every way: closed, their client killed, their worker
 // killed (with IPC exports, whose names the daemon removes). Afterwards
 // the daemon is back to its idle workers and its own descriptors, no

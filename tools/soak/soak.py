@@ -5,14 +5,15 @@ Each slot runs, one after another until the time is up: a valid program
 through `rgpu run` (it must exit 0 and print "RESULT PASS"), a soak client
 (rgpu-soak-client: random valid calls checked, invalid calls each expecting
 its error, malformed frames the server must drop), or either of them killed
-partway. The report gives calls made, errors returned, wrong results, the
-daemon's and workers' crashes (the server's log) and GPU 0's free memory
+partway. The report gives calls made, errors returned, wrong results, clients
+that hung, how long soak clients waited for their session (the server's
+worker start-up under load), the daemon's and workers' crashes (the server's log) and GPU 0's free memory
 before and after (cuMemGetInfo through a session; nvidia-smi when present).
 
 usage: soak.py BUILD_DIR OUT_DIR --backend cuda|host-test [--sessions N]
                [--seconds D] [--port P] PROGRAM...
-Exit status 0 when nothing crashed, no result was wrong, no program failed,
-and the memory came back.
+Exit status 0 when nothing crashed, no result was wrong, no client hung or
+failed, and the memory came back.
 """
 import argparse
 import json
@@ -64,8 +65,9 @@ class Totals:
     def __init__(self):
         self.lock = threading.Lock()
         self.n = dict(calls=0, errors=0, wrong=0, malformed=0, program_runs=0, program_failures=0,
-                      soak_clients=0, soak_failures=0, clients_killed=0)
+                      soak_clients=0, soak_failures=0, clients_killed=0, hung=0)
         self.failures = []
+        self.open_s = []  # each soak client's wait for its session
 
     def add(self, **kw):
         with self.lock:
@@ -101,8 +103,8 @@ def run_slot(slot, args, server, deadline, totals):
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            totals.fail(f"{' '.join(cmd)} hung past {args.call_timeout} s")
-            totals.add(wrong=1)
+            totals.fail(f"{' '.join(cmd)} hung past {args.call_timeout} s: {err[-400:]}")
+            totals.add(hung=1)
             continue
         if kind == "program":
             ok = proc.returncode == 0 and "RESULT PASS" in out
@@ -118,6 +120,8 @@ def run_slot(slot, args, server, deadline, totals):
             if counts:
                 totals.add(calls=counts["calls"], errors=counts["errors"], wrong=counts["wrong"],
                            malformed=counts["malformed"])
+                with totals.lock:
+                    totals.open_s.append(counts["open_s"])
             if proc.returncode != 0 or not counts:
                 totals.add(soak_failures=1)
                 totals.fail(f"soak client exited {proc.returncode}: {err[-400:]}")
@@ -179,13 +183,15 @@ def main():
     worker_crashes = len(re.findall(r"worker \d+ (killed by signal|exited with status)", log))
     memory_back = bool(before and after and after["free"] >= before["free"])
     n = totals.n
+    waits = sorted(totals.open_s)
+    open_median, open_max = (waits[len(waits) // 2], waits[-1]) if waits else (None, None)
     report = dict(backend=args.backend, sessions=args.sessions, seconds=round(elapsed, 1), **n,
                   daemon_alive=daemon_alive, daemon_exit=daemon.returncode, worker_crashes=worker_crashes,
                   free_before=before and before["free"], free_after=after and after["free"],
                   total=before and before["total"], nvidia_smi_used_mib_before=smi_before,
                   nvidia_smi_used_mib_after=smi_after, memory_back=memory_back,
-                  failures=totals.failures[:20])
-    ok = (daemon_alive and worker_crashes == 0 and n["wrong"] == 0 and n["program_failures"] == 0
+                  session_open_s_median=open_median, session_open_s_max=open_max, failures=totals.failures)
+    ok = (daemon_alive and worker_crashes == 0 and n["wrong"] == 0 and n["hung"] == 0 and n["program_failures"] == 0
           and n["soak_failures"] == 0 and memory_back)
     report["pass"] = ok
     with open(os.path.join(args.out, "soak.json"), "w") as f:
@@ -195,7 +201,8 @@ def main():
                 f"{n['calls']} soak calls ({n['errors']} errors returned, each the one expected; "
                 f"{n['malformed']} malformed frames dropped), {n['program_runs']} program runs "
                 f"({n['program_failures']} failed), {n['clients_killed']} clients killed; wrong results "
-                f"{n['wrong']}; daemon {'alive' if daemon_alive else 'DEAD'}, worker crashes {worker_crashes}; "
+                f"{n['wrong']}; clients hung {n['hung']}; session open wait median {open_median} s, max {open_max} s; "
+                f"daemon {'alive' if daemon_alive else 'DEAD'}, worker crashes {worker_crashes}; "
                 f"GPU 0 free before {report['free_before']} B, after {report['free_after']} B"
                 + (f" (nvidia-smi used {smi_before} MiB before, {smi_after} MiB after)" if smi_before is not None else "")
                 + f"; {'PASS' if ok else 'FAIL'}\n")

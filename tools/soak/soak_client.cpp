@@ -8,6 +8,7 @@
 //          rgpu-soak-client HOST:PORT --memory   (free and total bytes of GPU 0)
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -212,9 +213,13 @@ int main(int argc, char** argv) {
   }
   auto server = transport::Endpoint::parse(argv[1], proto::kDefaultPort);
   std::string why;
+  // How long the server took to give this client a session: under load, the
+  // wait for a worker to start (its CUDA contexts) shows here.
+  const auto t0 = std::chrono::steady_clock::now();
   auto s = client::Session::open(server, "", {0}, &why);
+  const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!s) {
-    fprintf(stderr, "rgpu-soak-client: %s\n", why.c_str());
+    fprintf(stderr, "rgpu-soak-client: %s (after %.1f s)\n", why.c_str(), open_s);
     return 2;
   }
   if (std::string(argv[2]) == "--memory") {
@@ -231,8 +236,8 @@ int main(int argc, char** argv) {
   while (soak.counts().calls < static_cast<uint64_t>(calls) && !s->dead()) soak.step();
   if (!s->dead()) soak.finish();
   const Counts& c = soak.counts();
-  printf("{\"calls\": %llu, \"errors\": %llu, \"wrong\": %llu, \"malformed\": %llu, \"lost\": %d}\n",
+  printf("{\"calls\": %llu, \"errors\": %llu, \"wrong\": %llu, \"malformed\": %llu, \"lost\": %d, \"open_s\": %.3f}\n",
          static_cast<unsigned long long>(c.calls), static_cast<unsigned long long>(c.errors),
-         static_cast<unsigned long long>(c.wrong), static_cast<unsigned long long>(c.malformed), s->dead() ? 1 : 0);
+         static_cast<unsigned long long>(c.wrong), static_cast<unsigned long long>(c.malformed), s->dead() ? 1 : 0, open_s);
   return c.wrong || s->dead() ? 1 : 0;
 }

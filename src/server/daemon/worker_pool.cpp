@@ -1,5 +1,6 @@
 #include "server/daemon/worker_pool.hpp"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -51,6 +52,7 @@ void WorkerPool::spawn() {
 }
 
 void WorkerPool::top_up() {
+  drop_departed_clients();
   // At least one worker for each queued client, plus the idle reserve.
   size_t want = static_cast<size_t>(config_.workers) + pending_.size();
   if (std::chrono::steady_clock::now() < retry_after_) return;
@@ -131,7 +133,21 @@ void WorkerPool::on_channel_readable(int channel) {
   waiting_.erase(it);
 }
 
+void WorkerPool::drop_departed_clients() {
+  if (pending_.empty()) return;
+  std::vector<pollfd> fds;
+  for (int fd : pending_) fds.push_back({fd, POLLRDHUP, 0});
+  if (poll(fds.data(), fds.size(), 0) <= 0) return;
+  for (const pollfd& p : fds) {
+    if (!(p.revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
+    RGPU_LOG(info, "a client left before a worker was free for it");
+    std::erase(pending_, p.fd);
+    close(p.fd);
+  }
+}
+
 void WorkerPool::dispatch() {
+  drop_departed_clients();
   while (!pending_.empty()) {
     auto it = std::find_if(waiting_.begin(), waiting_.end(), [](const Worker& w) { return w.ready; });
     if (it == waiting_.end()) return;

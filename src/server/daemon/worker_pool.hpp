@@ -48,6 +48,10 @@ class WorkerPool {
   };
   void spawn();
   void dispatch();
+  // Closes queued connections whose client has gone (killed, or tired of
+  // waiting): a worker start is the scarce thing under load, and one spent
+  // on a gone client delays every client queued behind it.
+  void drop_departed_clients();
   void admit(Serving& w);
   void forget_serving(pid_t pid);
 

@@ -28,6 +28,7 @@
 #include "server/backend/host/host_device_attributes.hpp"
 #include "server/backend/host/host_external.hpp"
 #include "server/backend/host/host_graphs.hpp"
+#include "server/backend/host/host_start_delay.hpp"
 #include "server/backend/host/host_green_contexts.hpp"
 #include "server/backend/host/host_tensor_maps.hpp"
 #include "server/worker/ipc_records.hpp"
@@ -226,6 +227,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   int32_t init(const std::vector<int>& gpus) override {
     for (int g : gpus)
       if (g < 0 || g >= kDevices) return cudaErrorInvalidDevice;
+    host_test_start_delay();
     return cudaSuccess;
   }
   int32_t set_device(int ordinal) override {
