@@ -31,6 +31,7 @@
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "protocol/texture_reference_wire.hpp"
+#include "test_server.hpp"
 #include "transport/transport.hpp"
 
 using namespace rgpu;
@@ -42,18 +43,6 @@ uint64_t loaded_module(const std::vector<uint8_t>& reply) {
   proto::Reader r(reply);
   EXPECT_EQ(r.get<uint8_t>(), 0);
   return r.get<uint64_t>();
-}
-
-uint16_t free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
 }
 
 // The transport these tests reach servers by: RGPU_TRANSPORT=ucx runs them
@@ -94,42 +83,17 @@ std::unique_ptr<transport::Connection> connect_raw(const transport::Endpoint& wh
   return (over_ucx() ? transport::make_ucx_transport() : transport::make_tcp_transport())->connect(where, 1000);
 }
 
-// Starts rgpu-server (host-test backend) in its own process group and waits
-// until it accepts connections.
+// rgpu-server as test_server.hpp starts it; over ucx, also on a ucx port of its own.
 pid_t start_server(uint16_t port, std::vector<std::string> extra) {
   if (over_ucx()) {
-    ucx_ports()[port] = free_port();
+    ucx_ports()[port] = test::free_port();
     extra.insert(extra.end(), {"--ucx-port", std::to_string(ucx_ports()[port])});
   }
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (!freopen("/dev/null", "w", stderr)) _exit(126);
-    std::vector<std::string> args{RGPU_SERVER_BIN, "--backend", "host-test", "--listen", "127.0.0.1",
-                                  "--port", std::to_string(port), "--module-cache", ""};
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(RGPU_SERVER_BIN, argv.data());
-    _exit(127);
-  }
-  for (int i = 0; i < 100; ++i) {
-    try {
-      transport::make_tcp_transport()->connect({"127.0.0.1", port}, 1000);
-      return pid;
-    } catch (const transport::TransportError&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  ADD_FAILURE() << "server did not start";
-  return pid;
+  return test::start_server(port, std::move(extra));
 }
 
-void stop_server(pid_t pid, int signal = SIGTERM) {
-  kill(-pid, signal);
-  waitpid(pid, nullptr, 0);
-}
+using test::free_port;
+using test::stop_server;
 
 class ServerFault : public ::testing::Test {
  protected:
