@@ -24,6 +24,7 @@ enum class State : uint8_t { invalid, clean, dirty };
 
 struct Range {
   size_t size;
+  uint64_t device;      // its device memory's address: the base, or where adopted memory lies
   uint64_t allocation;  // the device allocation holding it (freed with it)
   cudaStream_t stream;  // its device's copy stream
   std::vector<State> chunks;
@@ -60,6 +61,7 @@ struct Busy {
 };
 
 size_t chunk_bytes(const Range& r, size_t i) { return std::min(kChunk, r.size - i * kChunk); }
+void* device_chunk(const Range& r, size_t i) { return reinterpret_cast<void*>(r.device + i * kChunk); }
 
 // A fetch or write-back, complete when it returns, ordered after no other work.
 cudaError_t copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream) {
@@ -80,7 +82,7 @@ void flush_and_drop(Registry& reg) {
         // handler instead of landing after the copy.
         mprotect(p, n, PROT_READ);
         staging.assign(p, p + n);
-        if (cudaError_t e = copy(p, staging.data(), n, cudaMemcpyHostToDevice, r.stream))
+        if (cudaError_t e = copy(device_chunk(r, i), staging.data(), n, cudaMemcpyHostToDevice, r.stream))
           RGPU_LOG(error, "coherent memory: writing back 0x%llx failed (%d): the GPU keeps older data",
                    static_cast<unsigned long long>(base + i * kChunk), static_cast<int>(e));
       }
@@ -126,7 +128,7 @@ bool serve_fault(uint64_t address, bool write) {
     // Filled aside and moved in whole, so no thread sees a partial chunk.
     void* fresh = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (fresh == MAP_FAILED) return false;
-    if (copy(fresh, p, n, cudaMemcpyDeviceToHost, r.stream) != cudaSuccess || mprotect(fresh, n, access) != 0 ||
+    if (copy(fresh, device_chunk(r, i), n, cudaMemcpyDeviceToHost, r.stream) != cudaSuccess || mprotect(fresh, n, access) != 0 ||
         mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
       munmap(fresh, n);
       return false;
@@ -216,6 +218,14 @@ cudaError_t allocate_reachable(size_t bytes, size_t page, void** memory, uint64_
   return cudaSuccess;
 }
 
+void add_range(Registry& reg, uint64_t base, size_t bytes, uint64_t device, uint64_t allocation, cudaStream_t stream) {
+  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+  reg.ranges[base] = Range{bytes, device, allocation, stream,
+                           std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid)};
+  reg.extents[base] = bytes;
+  reg.any.store(true, std::memory_order_release);
+}
+
 }  // namespace
 
 cudaError_t allocate(size_t size, uint64_t* base) {
@@ -244,16 +254,36 @@ cudaError_t allocate(size_t size, uint64_t* base) {
       e = cudaErrorMemoryAllocation;
       continue;
     }
-    std::scoped_lock lock(reg.mutex, reg.extent_mutex);
-    reg.ranges[start] = Range{bytes, reinterpret_cast<uint64_t>(memory), stream,
-                              std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid)};
-    reg.extents[start] = bytes;
-    reg.any.store(true, std::memory_order_release);
+    add_range(reg, start, bytes, start, reinterpret_cast<uint64_t>(memory), stream);
     *base = start;
     break;
   }
   for (void* memory : in_the_way) cudaFree(memory);
   return e;
+}
+
+cudaError_t adopt(uint64_t base, size_t size, uint64_t* device) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (base % page) return cudaErrorInvalidValue;
+  const size_t bytes = (size + page - 1) / page * page;
+  install_once();
+  Registry& reg = registry();
+  cudaStream_t stream = copy_stream(reg);
+  if (!stream) return cudaErrorMemoryAllocation;
+  void* memory = nullptr;
+  if (cudaError_t e = cudaMalloc(&memory, bytes)) return e;
+  if (cudaError_t e = copy(memory, reinterpret_cast<void*>(base), size, cudaMemcpyHostToDevice, stream)) {
+    cudaFree(memory);
+    return e;
+  }
+  // The host's pages are the device's now: the next host access fetches.
+  if (mprotect(reinterpret_cast<void*>(base), bytes, PROT_NONE) != 0) {
+    cudaFree(memory);
+    return cudaErrorMemoryAllocation;
+  }
+  add_range(reg, base, bytes, reinterpret_cast<uint64_t>(memory), reinterpret_cast<uint64_t>(memory), stream);
+  *device = reinterpret_cast<uint64_t>(memory);
+  return cudaSuccess;
 }
 
 cudaError_t release(uint64_t base) {

@@ -23,6 +23,11 @@ namespace rgpu::client::coherent_memory {
 // *base, reserved at the same address here. cudaErrorMemoryAllocation when
 // this process already uses an address in it.
 cudaError_t allocate(size_t size, uint64_t* base);
+// Page-locked memory this process already holds at [base, base + size)
+// (base page-aligned) made coherent device memory of the current device:
+// its contents go there, and the host's pages fetch them back when touched.
+// *device: the device memory's address.
+cudaError_t adopt(uint64_t base, size_t size, uint64_t* device);
 // Drops the range at base and its host copies, and frees its device memory.
 cudaError_t release(uint64_t base);
 bool contains(uint64_t ptr);

@@ -27,6 +27,16 @@ bool page_locked_host(const void* p) {
   return !is_device(p) && MemoryMap::get().find_host(reinterpret_cast<uint64_t>(p)).has_value();
 }
 
+// Promoted page-locked memory is copied where the GPU has it: its host pages
+// only fetch from there. Either side moved makes the kind cudaMemcpyDefault.
+void to_device_side(void** dst, const void** src, cudaMemcpyKind* kind) {
+  auto d = MemoryMap::get().device_side(reinterpret_cast<uint64_t>(*dst));
+  auto s = MemoryMap::get().device_side(reinterpret_cast<uint64_t>(*src));
+  if (d) *dst = reinterpret_cast<void*>(*d);
+  if (s) *src = reinterpret_cast<const void*>(*s);
+  if (d || s) *kind = cudaMemcpyDefault;
+}
+
 cudaError_t direction(const void* dst, const void* src, cudaMemcpyKind kind, Dir* out) {
   bool device_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   bool device_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
@@ -147,6 +157,7 @@ cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t 
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
                         bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
+  to_device_side(&dst, &src, &kind);
   Dir dir;
   if (cudaError_t e = direction(dst, src, kind, &dir)) return e;
   if (n == 0) return cudaSuccess;
@@ -207,6 +218,7 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
                     cudaMemcpyKind kind, cudaStream_t stream, bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
   if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
+  to_device_side(&dst, &src, &kind);
   Dir dir;
   if (cudaError_t e = direction(dst, src, kind, &dir)) return e;
   if (width == 0 || height == 0) return cudaSuccess;
