@@ -12,6 +12,7 @@
 #include "client/cudart/coherent_memory.hpp"
 #include "client/cudart/staging_ring.hpp"
 #include "client/cudart/striped_copy.hpp"
+#include "common/log.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
@@ -73,8 +74,11 @@ cudaError_t wait_stream(cudaStream_t stream) { return cudaStreamSynchronize(stre
 
 }  // namespace
 
-// Routes to the device that owns the memory; a stream, if one is named, must
-// belong to that device.
+// Routes to the device that owns the memory, or to the named stream's. As
+// locally, the stream may belong to another device (cuFFT's multi-GPU
+// copies name one device's memory on another's stream): its worker reaches
+// that memory when both GPUs are the same server's. Across servers nothing
+// could order the copy on the stream, so it is refused.
 cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_t* remote_stream) {
   stream = effective_stream(stream);
   if (is_default_stream(stream)) {
@@ -83,7 +87,13 @@ cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_
     return call.to_device(device, &remote_device);
   }
   if (cudaError_t e = call.to_stream(stream, remote_stream)) return e;
-  return call.device_index() == device ? cudaSuccess : cudaErrorInvalidValue;
+  if (call.device_index() == device) return cudaSuccess;
+  VirtualDevice* memory_device = Runtime::get().device(device);
+  if (memory_device && memory_device->session == call.device()->session) return cudaSuccess;
+  RGPU_LOG(error, "a copy of device %d's memory on a stream of device %d: the devices are on different servers, "
+           "and rgpu cannot order the copy on that stream; use a stream of device %d",
+           device, call.device_index(), device);
+  return cudaErrorInvalidValue;
 }
 
 namespace {

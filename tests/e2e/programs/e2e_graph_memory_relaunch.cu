@@ -59,6 +59,27 @@ int main() {
     CHECK(all(read_back(b, n), 0x22));
     free_outside(ap.dptr, s, i);
   }
+  // A graph of one free node, made while the application has freed the
+  // memory (graphMemoryNodes' "freed in a different graph"): it frees what
+  // the next launch allocated.
+  cudaGraph_t free_graph;
+  OK(cudaGraphCreate(&free_graph, 0));
+  cudaGraphNode_t free_node;
+  OK(cudaGraphAddMemFreeNode(&free_node, free_graph, nullptr, 0, ap.dptr));
+  cudaGraphExec_t free_exec;
+  OK(cudaGraphInstantiate(&free_exec, free_graph, 0));
+  for (int i = 0; i < 2; ++i) {
+    OK(cudaGraphLaunch(x, s));
+    OK(cudaStreamSynchronize(s));
+    CHECK(all(read_back(ap.dptr, n), 0x21));
+    OK(cudaGraphLaunch(free_exec, s));
+    OK(cudaStreamSynchronize(s));
+    EXPECT_STATUS(cudaErrorInvalidValue, cudaFree(ap.dptr));
+    cudaGetLastError();
+  }
+  OK(cudaGraphExecDestroy(free_exec));
+  OK(cudaGraphDestroy(free_graph));
+
   // The graph destroyed, its executable graph still allocates at each launch.
   OK(cudaGraphDestroy(g));
   OK(cudaGraphLaunch(x, s));
