@@ -180,7 +180,12 @@ void GraphTable::allocation_freed_in(uint64_t base, uint64_t graph) {
 
 bool GraphTable::graph_allocation(uint64_t base) const {
   std::lock_guard lock(mutex_);
-  return allocations_.count(base) != 0;
+  if (allocations_.count(base)) return true;
+  // Its graph may be gone while an executable graph still allocates it.
+  for (const auto& [exec, effect] : exec_memory_)
+    for (const auto& [allocated, size] : effect.allocated)
+      if (allocated == base) return true;
+  return false;
 }
 
 bool GraphTable::freed_by_its_graph(uint64_t base) const {

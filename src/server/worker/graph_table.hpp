@@ -79,7 +79,8 @@ class GraphTable {
   // is that graph's alone (nothing else may free it) and ends with it; the
   // others outlive their graph until the application frees them, and a free
   // node may name them while the application has freed them (a launch of
-  // their graph allocates them again).
+  // their graph, or of an executable graph made from it, allocates them
+  // again).
   void add_allocation(uint64_t base, uint64_t graph);
   bool graph_allocation(uint64_t base) const;
   void allocation_freed_in(uint64_t base, uint64_t graph);

@@ -60,8 +60,9 @@ int main() {
     free_outside(ap.dptr, s, i);
   }
   // A graph of one free node, made while the application has freed the
-  // memory (graphMemoryNodes' "freed in a different graph"): it frees what
-  // the next launch allocated.
+  // memory and the graph that allocates it is gone (graphMemoryNodes' "freed
+  // in a different graph"): it frees what the next launch allocated.
+  OK(cudaGraphDestroy(g));
   cudaGraph_t free_graph;
   OK(cudaGraphCreate(&free_graph, 0));
   cudaGraphNode_t free_node;
@@ -81,7 +82,6 @@ int main() {
   OK(cudaGraphDestroy(free_graph));
 
   // The graph destroyed, its executable graph still allocates at each launch.
-  OK(cudaGraphDestroy(g));
   OK(cudaGraphLaunch(x, s));
   OK(cudaStreamSynchronize(s));
   CHECK(all(read_back(ap.dptr, n), 0x21));
