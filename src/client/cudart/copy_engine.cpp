@@ -28,11 +28,13 @@ bool page_locked_host(const void* p) {
   return !is_device(p) && MemoryMap::get().find_host(reinterpret_cast<uint64_t>(p)).has_value();
 }
 
-// Promoted page-locked memory is copied where the GPU has it: its host pages
-// only fetch from there. Either side moved makes the kind cudaMemcpyDefault.
-void to_device_side(void** dst, const void** src, cudaMemcpyKind* kind) {
-  auto d = MemoryMap::get().device_side(reinterpret_cast<uint64_t>(*dst));
-  auto s = MemoryMap::get().device_side(reinterpret_cast<uint64_t>(*src));
+// Promoted page-locked memory is copied where the GPU has it, when the
+// stream is of its device's server (its host pages, which only fetch from
+// there, serve other servers' streams). Either side moved makes the kind
+// cudaMemcpyDefault.
+void to_device_side(void** dst, const void** src, cudaMemcpyKind* kind, cudaStream_t stream) {
+  auto d = device_side_for(*dst, stream);
+  auto s = device_side_for(*src, stream);
   if (d) *dst = reinterpret_cast<void*>(*d);
   if (s) *src = reinterpret_cast<const void*>(*s);
   if (d || s) *kind = cudaMemcpyDefault;
@@ -74,6 +76,19 @@ cudaError_t wait_stream(cudaStream_t stream) { return cudaStreamSynchronize(stre
 
 }  // namespace
 
+std::optional<uint64_t> device_side_for(const void* p, cudaStream_t stream) {
+  auto device_address = MemoryMap::get().device_side(reinterpret_cast<uint64_t>(p));
+  if (!device_address) return std::nullopt;
+  auto range = MemoryMap::get().find_device(*device_address);
+  stream = effective_stream(stream);
+  RemoteObject o;
+  int device = !is_default_stream(stream) && streams().find(stream, &o) ? o.device : Runtime::current_device();
+  VirtualDevice* memory_device = range ? Runtime::get().device(range->device) : nullptr;
+  VirtualDevice* stream_device = Runtime::get().device(device);
+  if (!memory_device || !stream_device || memory_device->session != stream_device->session) return std::nullopt;
+  return device_address;
+}
+
 // Routes to the device that owns the memory, or to the named stream's. As
 // locally, the stream may belong to another device (cuFFT's multi-GPU
 // copies name one device's memory on another's stream): its worker reaches
@@ -111,10 +126,11 @@ bool shared_with(int device, const void* host, size_t n) {
          Runtime::get().device(device)->session->shares_memory();
 }
 
-// Application memory that is page-locked over all of [p, p + n).
+// Application memory that is page-locked over all of [p, p + n); not
+// promoted memory, whose pages a background copy must not fault in.
 bool page_locked(const void* p, size_t n) {
   auto r = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(p));
-  return r && reinterpret_cast<uint64_t>(p) - r->base <= r->size - n;
+  return r && !r->coherent && reinterpret_cast<uint64_t>(p) - r->base <= r->size - n;
 }
 
 // An asynchronous copy from or to page-locked memory the server cannot
@@ -167,7 +183,7 @@ cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t 
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
                         bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
-  to_device_side(&dst, &src, &kind);
+  to_device_side(&dst, &src, &kind, stream);
   Dir dir;
   if (cudaError_t e = direction(dst, src, kind, &dir)) return e;
   if (n == 0) return cudaSuccess;
@@ -228,7 +244,7 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
                     cudaMemcpyKind kind, cudaStream_t stream, bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
   if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
-  to_device_side(&dst, &src, &kind);
+  to_device_side(&dst, &src, &kind, stream);
   Dir dir;
   if (cudaError_t e = direction(dst, src, kind, &dir)) return e;
   if (width == 0 || height == 0) return cudaSuccess;

@@ -30,7 +30,7 @@ bool coherent_page_locked(unsigned flags) {
 
 cudaError_t alloc_coherent(void** ptr, size_t size, unsigned flags) {
   uint64_t base = 0;
-  if (cudaError_t e = coherent_memory::allocate(size, &base)) return e;
+  if (cudaError_t e = coherent_memory::allocate(size, flags & cudaHostAllocPortable, &base)) return e;
   MemoryMap::get().add_host({base, size, flags, false, -1, true});
   *ptr = reinterpret_cast<void*>(base);
   return cudaSuccess;
@@ -123,9 +123,9 @@ cudaError_t device_pointer(void** device, void* host) {
   if (!known) {
     if (!MemoryMap::get().add_device(base, size, call.device_index())) return cudaErrorMemoryAllocation;
     mappings().device_base.emplace(range->base, base);
-  } else if (known->base != base || known->device != call.device_index()) {
+  } else if (known->base != base || Runtime::get().device(known->device)->session != call.device()->session) {
     return cudaErrorMemoryAllocation;  // the address names other memory of the application
-  }
+  }  // else mapped for another GPU of this server already: its worker's one mapping
   *device = reinterpret_cast<void*>(address);
   return cudaSuccess;
 }

@@ -6,8 +6,11 @@
 // through the device address the allocation now has: device writes there
 // (what the kernel would write) are seen by the host after synchronisation,
 // host writes reach the device (what the kernel would read).
+#include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include <cuda.h>
 
 #include "check.h"
 
@@ -25,7 +28,7 @@ __global__ void through_struct(Buffers b) {
 }
 
 // On `device`: a kernel is handed `host` (n bytes); then the device writes
-// `value` into its second half and reads back its first half.
+// `value` into its second half and reads it whole.
 void exercise(int device, unsigned char* host, size_t n, unsigned char value) {
   OK(cudaSetDevice(device));
   cudaStream_t stream;
@@ -40,13 +43,21 @@ void exercise(int device, unsigned char* host, size_t n, unsigned char value) {
   cudaPointerAttributes attrs;
   OK(cudaPointerGetAttributes(&attrs, host + 4));
   CHECK(attrs.type == cudaMemoryTypeHost && attrs.hostPointer == host + 4 && attrs.devicePointer == dev + 4);
+  // Every device of the server reaches it (a mapping over tcp and ucx).
+  const char* transport = std::getenv("RGPU_TRANSPORT");
+  if (!transport || std::strcmp(transport, "shm") != 0) {
+    CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device};
+    unsigned long long access = 0;
+    CHECK(cuMemGetAccess(&access, &location, reinterpret_cast<CUdeviceptr>(dev)) == CUDA_SUCCESS);
+    CHECK(access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  }
   // What the device writes lands in the host's pages.
   OK(cudaMemsetAsync(dev + n / 2, value, n / 2, stream));
   OK(cudaStreamSynchronize(stream));
   std::vector<unsigned char> seen(host, host + n);
   CHECK(seen[0] == static_cast<unsigned char>(value - 1) && seen[n / 2 - 1] == static_cast<unsigned char>(value - 1));
   CHECK(seen[n / 2] == value && seen[n - 1] == value);
-  // What the host writes the device reads, named by either address.
+  // What the host writes the device reads.
   host[0] = value + 1;
   void* buffer = nullptr;
   OK(cudaMalloc(&buffer, n));
@@ -79,13 +90,15 @@ int main() {
   unsigned char* untouched = nullptr;
   OK(cudaMallocHost(reinterpret_cast<void**>(&untouched), n));
 
+  // Page-locked memory is any device's: handed to kernels of both.
   exercise(0, plain, n, 0x10);
-  exercise(0, portable, n, 0x20);
-  // Portable memory is any device's: handed to a kernel of the other too.
-  OK(cudaSetDevice(1));
-  scale<<<1, 32>>>(reinterpret_cast<float*>(portable), 32, 2.0f);
-  OK(cudaGetLastError());
-  OK(cudaDeviceSynchronize());
+  exercise(1, plain, n, 0x20);
+  exercise(1, portable, n, 0x30);
+  exercise(0, portable, n, 0x40);
+  // Mapped portable memory, device memory at its own address over tcp, too.
+  unsigned char* mapped = nullptr;
+  OK(cudaHostAlloc(reinterpret_cast<void**>(&mapped), n, cudaHostAllocMapped | cudaHostAllocPortable));
+  exercise(1, mapped, n, 0x50);
   OK(cudaSetDevice(0));
 
   // A pointer inside a structure passed by value is seen too.
@@ -102,6 +115,17 @@ int main() {
   int seen = 0;
   OK(cudaMemcpy(&seen, flag_dev, sizeof seen, cudaMemcpyDeviceToHost));
   CHECK(seen == 7 && *flag == 7);
+
+  // Its device pointer asked for through pointer attributes is its device address too.
+  unsigned char* queried = nullptr;
+  OK(cudaMallocHost(reinterpret_cast<void**>(&queried), 4096));
+  CUdeviceptr attribute = 0;
+  CHECK(cuPointerGetAttribute(&attribute, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                              reinterpret_cast<CUdeviceptr>(queried + 8)) == CUDA_SUCCESS);
+  void* queried_dev = nullptr;
+  OK(cudaHostGetDevicePointer(&queried_dev, queried, 0));
+  CHECK(attribute != 0 && attribute == reinterpret_cast<CUdeviceptr>(queried_dev) + 8);
+  OK(cudaFreeHost(queried));
 
   // Memory never handed to the GPU keeps its plain page-locked copies.
   std::memset(untouched, 0x5a, n);
@@ -123,6 +147,7 @@ int main() {
   OK(cudaFreeHost(plain));
   if (plain_dev != plain) EXPECT_STATUS(cudaErrorInvalidValue, cudaMemset(plain_dev, 0, 16));
   OK(cudaFreeHost(portable));
+  OK(cudaFreeHost(mapped));
   OK(cudaFreeHost(untouched));
   OK(cudaFreeHost(flag));
   OK(cudaFree(buffer));
