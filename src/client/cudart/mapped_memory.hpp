@@ -6,8 +6,11 @@
 // CU_MEMHOSTALLOC_DEVICEMAP; every page-locked allocation with
 // RGPU_PAGE_LOCKED_MAPPED=1) is device memory at the same address as the
 // application's, kept coherent in software (coherent_memory.hpp), so its
-// device pointer is its host pointer, as under unified addressing. Memory
-// the application registers has no device address there.
+// device pointer is its host pointer, as under unified addressing. Other
+// page-locked memory is promoted to such memory, at another device address,
+// when a kernel is handed it (kernel_launch.hpp) or its device pointer is
+// asked for; every GPU of that server reaches it. Memory the application
+// registers has no device address there.
 #pragma once
 #include <cuda_runtime_api.h>
 
