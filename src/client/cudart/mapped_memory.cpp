@@ -58,6 +58,15 @@ class OnDevice {
 // The promoter of kernel_launch.hpp: the allocation becomes coherent device
 // memory of `device` (the copy path's page-locked fast path ends for it).
 cudaError_t promote(const HostRange& range, int device, uint64_t* device_address) {
+  // Another thread's launch may be promoting it too: the first one does.
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  auto now = MemoryMap::get().find_host(range.base);
+  if (!now || now->base != range.base) return cudaErrorInvalidValue;  // freed meanwhile
+  if (now->coherent) {
+    *device_address = now->device_address ? now->device_address : now->base;
+    return cudaSuccess;
+  }
   // Copies in flight use its pages, which change hands.
   Runtime::get().finish_background_copies();
   {

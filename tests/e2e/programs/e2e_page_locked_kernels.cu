@@ -8,6 +8,7 @@
 // host writes reach the device (what the kernel would read).
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include <cuda.h>
@@ -115,6 +116,22 @@ int main() {
   int seen = 0;
   OK(cudaMemcpy(&seen, flag_dev, sizeof seen, cudaMemcpyDeviceToHost));
   CHECK(seen == 7 && *flag == 7);
+
+  // Launches on several threads at once promote an allocation once.
+  int* racy = nullptr;
+  OK(cudaMallocHost(reinterpret_cast<void**>(&racy), 4096));
+  racy[0] = 5;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] { scale<<<1, 32>>>(reinterpret_cast<float*>(racy), 32, 1.0f); });
+  for (auto& t : threads) t.join();
+  OK(cudaDeviceSynchronize());
+  void* racy_dev = nullptr;
+  OK(cudaHostGetDevicePointer(&racy_dev, racy, 0));
+  int got = 0;
+  OK(cudaMemcpy(&got, racy_dev, sizeof got, cudaMemcpyDeviceToHost));
+  CHECK(got == 5 && racy[0] == 5);
+  OK(cudaFreeHost(racy));
 
   // Its device pointer asked for through pointer attributes is its device address too.
   unsigned char* queried = nullptr;
