@@ -162,6 +162,12 @@ std::optional<uint64_t> mapped_host_address(uint64_t device) {
   return std::nullopt;
 }
 
+std::optional<uint64_t> page_locked_device_address(const HostRange& range, uint64_t host) {
+  if (auto mapped = mapped_device_address(host)) return mapped;
+  if (range.registered) return std::nullopt;
+  return host;
+}
+
 void forget_mapped(uint64_t host_base) {
   std::lock_guard lock(mappings().mutex);
   auto [first, last] = mappings().device_base.equal_range(host_base);

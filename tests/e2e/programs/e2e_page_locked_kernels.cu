@@ -133,15 +133,23 @@ int main() {
   CHECK(got == 5 && racy[0] == 5);
   OK(cudaFreeHost(racy));
 
-  // Its device pointer asked for through pointer attributes is its device address too.
+  // Pointer attributes report its host address as its device address, as
+  // under unified addressing (a launch handed it promotes it), and its
+  // device memory's once it has one.
   unsigned char* queried = nullptr;
   OK(cudaMallocHost(reinterpret_cast<void**>(&queried), 4096));
   CUdeviceptr attribute = 0;
   CHECK(cuPointerGetAttribute(&attribute, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
                               reinterpret_cast<CUdeviceptr>(queried + 8)) == CUDA_SUCCESS);
+  CHECK(attribute == reinterpret_cast<CUdeviceptr>(queried + 8));
+  cudaPointerAttributes attrs;
+  OK(cudaPointerGetAttributes(&attrs, queried + 8));
+  CHECK(attrs.type == cudaMemoryTypeHost && attrs.devicePointer == queried + 8);
   void* queried_dev = nullptr;
   OK(cudaHostGetDevicePointer(&queried_dev, queried, 0));
-  CHECK(attribute != 0 && attribute == reinterpret_cast<CUdeviceptr>(queried_dev) + 8);
+  CHECK(cuPointerGetAttribute(&attribute, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                              reinterpret_cast<CUdeviceptr>(queried + 8)) == CUDA_SUCCESS);
+  CHECK(attribute == reinterpret_cast<CUdeviceptr>(queried_dev) + 8);
   OK(cudaFreeHost(queried));
 
   // Memory never handed to the GPU keeps its plain page-locked copies.
@@ -153,7 +161,6 @@ int main() {
   OK(cudaMemcpyAsync(untouched, buffer, n, cudaMemcpyDeviceToHost, nullptr));
   OK(cudaDeviceSynchronize());
   CHECK(untouched[0] == 0x5b && untouched[1] == 0x5a && untouched[n - 1] == 0x5a);
-  cudaPointerAttributes attrs;
   OK(cudaPointerGetAttributes(&attrs, untouched));
   CHECK(attrs.type == cudaMemoryTypeHost && attrs.hostPointer == untouched);
 
