@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
 
 namespace rgpu::client {
@@ -15,11 +16,19 @@ namespace rgpu::client {
 cudaError_t check_launch_config(const cudaDeviceProp& p, dim3 grid, dim3 block);
 // args[i] points at parameter i; null is accepted only for a kernel without parameters.
 cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uint8_t>* packed);
-// cudaErrorNotSupported, logged, when a pointer-sized argument points into the
-// application's page-locked memory that the server's GPU cannot reach (any of
-// it over tcp; registered memory over shm): the kernel would end the context
-// with an illegal address instead.
-cudaError_t check_host_pointer_args(const LoadedKernel& k, const std::vector<uint8_t>& packed,
+// Makes page-locked memory that `device` cannot reach coherent device memory
+// the device can (mapped_memory.hpp); *device_address: where it lies.
+using PageLockedPromoter = cudaError_t (*)(const HostRange& range, int device, uint64_t* device_address);
+void set_page_locked_promoter(PageLockedPromoter promote);
+
+// Under unified addressing a kernel may dereference any page-locked host
+// pointer. Each 8-byte-aligned word of the packed arguments that points into
+// page-locked memory `device` cannot reach (any over tcp; registered memory
+// over shm) has that allocation promoted, and every word naming promoted
+// memory is rewritten to its device address. Registered memory cannot be
+// promoted (it is the application's own): cudaErrorNotSupported, logged. One
+// check when no such memory exists; else a map look-up per word.
+cudaError_t reach_host_pointer_args(const MemoryMap& map, std::vector<uint8_t>* packed, int device,
                                     bool shares_memory);
 
 }  // namespace rgpu::client
