@@ -83,7 +83,7 @@ class Backend : public ForwardedApi {
   virtual transport::MemoryKind device_memory() const = 0;
   // Runs once per worker before it serves anyone: checks the GPUs and
   // initialises CUDA with the first one's context, so a client never waits
-  // for CUDA start-up; the others' contexts come with their first use.
+  // for CUDA start-up; the others' contexts come when a session names them.
   virtual int32_t init(const std::vector<int>& gpus) = 0;
   virtual int32_t set_device(int ordinal) = 0;
   virtual int32_t versions(int* driver, int* runtime) = 0;

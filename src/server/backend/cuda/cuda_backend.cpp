@@ -73,8 +73,8 @@ class CudaBackend final : public CudaForwardedApi {
   std::string name() const override { return "cuda"; }
   transport::MemoryKind device_memory() const override { return transport::MemoryKind::gpu; }
 
-  // The first GPU's primary context now, before a client waits; another
-  // GPU's when a session first makes it current (cudaSetDevice creates a
+  // The first GPU's primary context now, before a client waits; the other
+  // GPUs of a session when it opens (set_device: cudaSetDevice creates a
   // device's primary context). The driver creates contexts one at a time
   // across processes, so a worker start that created one per exported GPU
   // would cost every session, and the server's start rate, for GPUs most

@@ -225,7 +225,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   std::string name() const override { return "host-test"; }
   transport::MemoryKind device_memory() const override { return transport::MemoryKind::host; }
   // Contexts as the cuda backend creates them: the first GPU's at start,
-  // another's when a session first uses it.
+  // another's when it is first made current.
   int32_t init(const std::vector<int>& gpus) override {
     if (gpus.empty()) return cudaErrorNoDevice;
     for (int g : gpus)
