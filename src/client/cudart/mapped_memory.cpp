@@ -55,8 +55,8 @@ class OnDevice {
   bool switched_;
 };
 
-// The promoter of kernel_launch.hpp: the allocation becomes coherent device
-// memory of `device` (the copy path's page-locked fast path ends for it).
+// The allocation becomes coherent device memory of `device` (the copy
+// path's page-locked fast path ends for it).
 cudaError_t promote(const HostRange& range, int device, uint64_t* device_address) {
   // Another thread's launch may be promoting it too: the first one does.
   static std::mutex mutex;
@@ -84,7 +84,23 @@ cudaError_t promote(const HostRange& range, int device, uint64_t* device_address
   return cudaSuccess;
 }
 
-[[maybe_unused]] const bool g_promoter_set = (set_page_locked_promoter(promote), true);
+// The reach of kernel_launch.hpp.
+cudaError_t reach(const HostRange& range, int device, uint64_t* device_address) {
+  if (!range.device_address) return promote(range, device, device_address);
+  // Every GPU of its server reaches it; no other GPU does.
+  auto home = MemoryMap::get().find_device(range.device_address);
+  Runtime& rt = Runtime::get();
+  if (!home || !rt.device(device) || rt.device(home->device)->session != rt.device(device)->session) {
+    RGPU_LOG(warn, "kernel launch refused: an argument points at page-locked memory (0x%llx) a kernel of device %d "
+             "was handed first, which lies on another server's GPU",
+             static_cast<unsigned long long>(range.base), home ? home->device : -1);
+    return cudaErrorNotSupported;
+  }
+  *device_address = range.device_address;
+  return cudaSuccess;
+}
+
+[[maybe_unused]] const bool g_reach_set = (set_page_locked_reach(reach), true);
 
 // Device ranges handed out for mapped host memory, by host base.
 struct Mappings {

@@ -20,6 +20,9 @@ __global__ void scale(float* data, int n, float factor) {
   if (i < n) data[i] *= factor;
 }
 
+// E2E_PAGE_LOCKED=two_servers: the two devices are GPUs of two servers.
+static bool g_two_servers = false;
+
 struct Buffers {
   float* in;
   int* flag;
@@ -44,9 +47,10 @@ void exercise(int device, unsigned char* host, size_t n, unsigned char value) {
   cudaPointerAttributes attrs;
   OK(cudaPointerGetAttributes(&attrs, host + 4));
   CHECK(attrs.type == cudaMemoryTypeHost && attrs.hostPointer == host + 4 && attrs.devicePointer == dev + 4);
-  // Every device of the server reaches it (a mapping over tcp and ucx).
+  // Every device of the server reaches it (a mapping over tcp and ucx,
+  // where the server has both devices).
   const char* transport = std::getenv("RGPU_TRANSPORT");
-  if (!transport || std::strcmp(transport, "shm") != 0) {
+  if (!g_two_servers && (!transport || std::strcmp(transport, "shm") != 0)) {
     CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device};
     unsigned long long access = 0;
     CHECK(cuMemGetAccess(&access, &location, reinterpret_cast<CUdeviceptr>(dev)) == CUDA_SUCCESS);
@@ -90,6 +94,28 @@ int main() {
   OK(cudaHostAlloc(reinterpret_cast<void**>(&portable), n, cudaHostAllocPortable));
   unsigned char* untouched = nullptr;
   OK(cudaMallocHost(reinterpret_cast<void**>(&untouched), n));
+
+  const char* mode = std::getenv("E2E_PAGE_LOCKED");
+  g_two_servers = mode && std::strcmp(mode, "two_servers") == 0;
+  if (g_two_servers) {
+    exercise(0, plain, n, 0x10);
+    exercise(1, portable, n, 0x30);
+    // Over tcp and ucx memory a kernel of one server's GPU was handed lies
+    // there, out of the other server's GPUs' reach: refused, not wrong.
+    const char* transport = std::getenv("RGPU_TRANSPORT");
+    if (!transport || std::strcmp(transport, "shm") != 0) {
+      OK(cudaSetDevice(1));
+      scale<<<1, 32>>>(reinterpret_cast<float*>(plain), 32, 2.0f);
+      EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
+      OK(cudaSetDevice(0));
+      scale<<<1, 32>>>(reinterpret_cast<float*>(portable), 32, 2.0f);
+      EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
+    }
+    OK(cudaFreeHost(plain));
+    OK(cudaFreeHost(portable));
+    OK(cudaFreeHost(untouched));
+    return finish();
+  }
 
   // Page-locked memory is any device's: handed to kernels of both.
   exercise(0, plain, n, 0x10);
