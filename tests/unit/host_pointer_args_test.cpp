@@ -1,6 +1,7 @@
 // The kernel argument scan: 8-byte-aligned words of packed parameters that
 // point into page-locked memory the GPU cannot reach have their allocation
-// promoted and are rewritten to its device address.
+// promoted (or, promoted already, reached) and are rewritten to its device
+// address.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -24,9 +25,16 @@ struct Promotion {
   int device;
 };
 std::vector<Promotion> g_promotions;
+int g_reached_promoted = 0;
 cudaError_t g_promote_result = cudaSuccess;
 
-cudaError_t record_promotion(const HostRange& range, int device, uint64_t* device_address) {
+// Promotes to a new address; memory promoted already is reached where it is.
+cudaError_t record_reach(const HostRange& range, int device, uint64_t* device_address) {
+  if (range.device_address) {
+    ++g_reached_promoted;
+    *device_address = range.device_address;
+    return cudaSuccess;
+  }
   g_promotions.push_back({range.base, device});
   *device_address = kDevice + g_promotions.size() * 0x100000;
   return g_promote_result;
@@ -49,10 +57,11 @@ class HostPointerArgsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     g_promotions.clear();
+    g_reached_promoted = 0;
     g_promote_result = cudaSuccess;
-    rgpu::client::set_page_locked_promoter(record_promotion);
+    rgpu::client::set_page_locked_reach(record_reach);
   }
-  void TearDown() override { rgpu::client::set_page_locked_promoter(nullptr); }
+  void TearDown() override { rgpu::client::set_page_locked_reach(nullptr); }
   MemoryMap map;
 };
 
@@ -118,11 +127,13 @@ TEST_F(HostPointerArgsTest, PromotedMemoryIsRewrittenAndCoherentMemoryAtItsOwnAd
   map.add_host(promoted);
   HostRange mapped{kHost + 0x100000, kSize, 0, false, -1, true};
   map.add_host(mapped);
-  auto packed = words({kHost + 4, kHost + 0x100000 + 4});
+  auto packed = words({kHost + 4, kHost + 0x100000 + 4, kHost + 8});
   ASSERT_EQ(cudaSuccess, reach_host_pointer_args(map, &packed, 0, false));
   EXPECT_EQ(word_at(packed, 0), kDevice + 4);
   EXPECT_EQ(word_at(packed, 8), kHost + 0x100000 + 4);
+  EXPECT_EQ(word_at(packed, 16), kDevice + 8);
   EXPECT_TRUE(g_promotions.empty());
+  EXPECT_EQ(g_reached_promoted, 1);  // once per launch and allocation
 }
 
 TEST_F(HostPointerArgsTest, AFailedPromotionFailsTheLaunch) {

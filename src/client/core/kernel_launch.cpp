@@ -33,36 +33,36 @@ cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uin
 
 namespace {
 
-std::atomic<PageLockedPromoter> g_promoter{nullptr};
+std::atomic<PageLockedReach> g_reach{nullptr};
 
 }  // namespace
 
-void set_page_locked_promoter(PageLockedPromoter promote) { g_promoter.store(promote, std::memory_order_release); }
+void set_page_locked_reach(PageLockedReach reach) { g_reach.store(reach, std::memory_order_release); }
 
 cudaError_t reach_host_pointer_args(const MemoryMap& map, std::vector<uint8_t>* packed, int device,
                                     bool shares_memory) {
   if (!map.may_hold_host_args(shares_memory)) return cudaSuccess;
-  // Promoted here, by base: later words still carry the range as it was.
-  std::map<uint64_t, uint64_t> promoted;
+  // Reached here, by base: later words still carry the range as it was.
+  std::map<uint64_t, uint64_t> reached;
   for (auto [offset, range] : map.host_ranges_named(*packed)) {
     if (shares_memory && range.shared_fd >= 0) continue;
     if (range.coherent && !range.device_address) continue;  // its device address is its host address
     uint64_t word;
     std::memcpy(&word, packed->data() + offset, sizeof word);
-    if (auto it = promoted.find(range.base); it != promoted.end()) {
-      range.device_address = it->second;
-    } else if (!range.coherent) {
+    auto it = reached.find(range.base);
+    if (it == reached.end()) {
       // Shared memory an shm server maps cannot be remapped under it.
-      auto promote = g_promoter.load(std::memory_order_acquire);
-      if (range.registered || range.shared_fd >= 0 || !promote) {
+      auto reach = g_reach.load(std::memory_order_acquire);
+      if (range.registered || range.shared_fd >= 0 || !reach) {
         RGPU_LOG(warn, "kernel launch refused: an argument points at the application's page-locked memory (0x%llx): %s",
                  static_cast<unsigned long long>(word), kHostMemoryReach);
         return cudaErrorNotSupported;
       }
-      if (cudaError_t e = promote(range, device, &range.device_address)) return e;
-      promoted[range.base] = range.device_address;
+      uint64_t address;
+      if (cudaError_t e = reach(range, device, &address)) return e;
+      it = reached.emplace(range.base, address).first;
     }
-    word = range.device_address + (word - range.base);
+    word = it->second + (word - range.base);
     std::memcpy(packed->data() + offset, &word, sizeof word);
   }
   return cudaSuccess;

@@ -33,18 +33,13 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       *static_cast<CUmemorytype*>(data) = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-      // Page-locked memory has a device address where the GPU maps it; asked
-      // for, it gets one as for cuMemHostGetDevicePointer (promoted over tcp).
+      // Page-locked memory's device address: where the GPU maps it, else,
+      // as under unified addressing, its host address (which launches
+      // promote); registered memory has none.
       if (host) {
-        if (auto mapped = mapped_device_address(ptr)) {
-          *static_cast<CUdeviceptr*>(data) = *mapped;
-          return CUDA_SUCCESS;
-        }
-        KeepLastError keep;
-        void* device = nullptr;
-        if (cudaHostGetDevicePointer(&device, reinterpret_cast<void*>(ptr), 0) != cudaSuccess)
-          return CUDA_ERROR_INVALID_VALUE;
-        *static_cast<CUdeviceptr*>(data) = reinterpret_cast<CUdeviceptr>(device);
+        auto mapped = page_locked_device_address(*host, ptr);
+        if (!mapped) return CUDA_ERROR_INVALID_VALUE;
+        *static_cast<CUdeviceptr*>(data) = *mapped;
         return CUDA_SUCCESS;
       }
       *static_cast<CUdeviceptr*>(data) = ptr;

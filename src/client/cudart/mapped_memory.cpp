@@ -55,9 +55,18 @@ class OnDevice {
   bool switched_;
 };
 
-// The promoter of kernel_launch.hpp: the allocation becomes coherent device
-// memory of `device` (the copy path's page-locked fast path ends for it).
+// The allocation becomes coherent device memory of `device` (the copy
+// path's page-locked fast path ends for it).
 cudaError_t promote(const HostRange& range, int device, uint64_t* device_address) {
+  // Another thread's launch may be promoting it too: the first one does.
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  auto now = MemoryMap::get().find_host(range.base);
+  if (!now || now->base != range.base) return cudaErrorInvalidValue;  // freed meanwhile
+  if (now->coherent) {
+    *device_address = now->device_address ? now->device_address : now->base;
+    return cudaSuccess;
+  }
   // Copies in flight use its pages, which change hands.
   Runtime::get().finish_background_copies();
   {
@@ -75,7 +84,23 @@ cudaError_t promote(const HostRange& range, int device, uint64_t* device_address
   return cudaSuccess;
 }
 
-[[maybe_unused]] const bool g_promoter_set = (set_page_locked_promoter(promote), true);
+// The reach of kernel_launch.hpp.
+cudaError_t reach(const HostRange& range, int device, uint64_t* device_address) {
+  if (!range.device_address) return promote(range, device, device_address);
+  // Every GPU of its server reaches it; no other GPU does.
+  auto home = MemoryMap::get().find_device(range.device_address);
+  Runtime& rt = Runtime::get();
+  if (!home || !rt.device(device) || rt.device(home->device)->session != rt.device(device)->session) {
+    RGPU_LOG(warn, "kernel launch refused: an argument points at page-locked memory (0x%llx) a kernel of device %d "
+             "was handed first, which lies on another server's GPU",
+             static_cast<unsigned long long>(range.base), home ? home->device : -1);
+    return cudaErrorNotSupported;
+  }
+  *device_address = range.device_address;
+  return cudaSuccess;
+}
+
+[[maybe_unused]] const bool g_reach_set = (set_page_locked_reach(reach), true);
 
 // Device ranges handed out for mapped host memory, by host base.
 struct Mappings {
@@ -151,6 +176,12 @@ std::optional<uint64_t> mapped_host_address(uint64_t device) {
   for (auto [host_base, device_base] : mappings().device_base)
     if (device_base == range->base) return host_base + (device - device_base);
   return std::nullopt;
+}
+
+std::optional<uint64_t> page_locked_device_address(const HostRange& range, uint64_t host) {
+  if (auto mapped = mapped_device_address(host)) return mapped;
+  if (range.registered) return std::nullopt;
+  return host;
 }
 
 void forget_mapped(uint64_t host_base) {

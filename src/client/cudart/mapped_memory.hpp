@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "client/core/memory_map.hpp"
+
 namespace rgpu::client {
 
 // Whether a page-locked allocation with `flags` that the GPU could not reach
@@ -33,5 +35,10 @@ void forget_mapped(uint64_t host_base);
 // round (pointer attributes report both sides of mapped memory).
 std::optional<uint64_t> mapped_device_address(uint64_t host);
 std::optional<uint64_t> mapped_host_address(uint64_t device);
+// What pointer attributes report as the device address of `host` in `range`:
+// the mapped one, else the host address itself for memory rgpu allocated
+// (launches promote it; NVIDIA's runtime asks every attribute at once, so
+// asking does not promote); none for registered memory.
+std::optional<uint64_t> page_locked_device_address(const HostRange& range, uint64_t host);
 
 }  // namespace rgpu::client

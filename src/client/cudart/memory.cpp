@@ -235,7 +235,7 @@ extern "C" cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attribute
       attributes->type = cudaMemoryTypeHost;
       attributes->device = Runtime::current_device();
       attributes->hostPointer = const_cast<void*>(ptr);
-      if (auto device = mapped_device_address(addr)) attributes->devicePointer = reinterpret_cast<void*>(*device);
+      if (auto device = page_locked_device_address(*h, addr)) attributes->devicePointer = reinterpret_cast<void*>(*device);
     } else {
       attributes->type = cudaMemoryTypeUnregistered;
       attributes->device = cudaInvalidDeviceId;

@@ -8,6 +8,7 @@
 // host writes reach the device (what the kernel would read).
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include <cuda.h>
@@ -18,6 +19,9 @@ __global__ void scale(float* data, int n, float factor) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) data[i] *= factor;
 }
+
+// E2E_PAGE_LOCKED=two_servers: the two devices are GPUs of two servers.
+static bool g_two_servers = false;
 
 struct Buffers {
   float* in;
@@ -43,9 +47,10 @@ void exercise(int device, unsigned char* host, size_t n, unsigned char value) {
   cudaPointerAttributes attrs;
   OK(cudaPointerGetAttributes(&attrs, host + 4));
   CHECK(attrs.type == cudaMemoryTypeHost && attrs.hostPointer == host + 4 && attrs.devicePointer == dev + 4);
-  // Every device of the server reaches it (a mapping over tcp and ucx).
+  // Every device of the server reaches it (a mapping over tcp and ucx,
+  // where the server has both devices).
   const char* transport = std::getenv("RGPU_TRANSPORT");
-  if (!transport || std::strcmp(transport, "shm") != 0) {
+  if (!g_two_servers && (!transport || std::strcmp(transport, "shm") != 0)) {
     CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device};
     unsigned long long access = 0;
     CHECK(cuMemGetAccess(&access, &location, reinterpret_cast<CUdeviceptr>(dev)) == CUDA_SUCCESS);
@@ -90,6 +95,28 @@ int main() {
   unsigned char* untouched = nullptr;
   OK(cudaMallocHost(reinterpret_cast<void**>(&untouched), n));
 
+  const char* mode = std::getenv("E2E_PAGE_LOCKED");
+  g_two_servers = mode && std::strcmp(mode, "two_servers") == 0;
+  if (g_two_servers) {
+    exercise(0, plain, n, 0x10);
+    exercise(1, portable, n, 0x30);
+    // Over tcp and ucx memory a kernel of one server's GPU was handed lies
+    // there, out of the other server's GPUs' reach: refused, not wrong.
+    const char* transport = std::getenv("RGPU_TRANSPORT");
+    if (!transport || std::strcmp(transport, "shm") != 0) {
+      OK(cudaSetDevice(1));
+      scale<<<1, 32>>>(reinterpret_cast<float*>(plain), 32, 2.0f);
+      EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
+      OK(cudaSetDevice(0));
+      scale<<<1, 32>>>(reinterpret_cast<float*>(portable), 32, 2.0f);
+      EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
+    }
+    OK(cudaFreeHost(plain));
+    OK(cudaFreeHost(portable));
+    OK(cudaFreeHost(untouched));
+    return finish();
+  }
+
   // Page-locked memory is any device's: handed to kernels of both.
   exercise(0, plain, n, 0x10);
   exercise(1, plain, n, 0x20);
@@ -116,15 +143,39 @@ int main() {
   OK(cudaMemcpy(&seen, flag_dev, sizeof seen, cudaMemcpyDeviceToHost));
   CHECK(seen == 7 && *flag == 7);
 
-  // Its device pointer asked for through pointer attributes is its device address too.
+  // Launches on several threads at once promote an allocation once.
+  int* racy = nullptr;
+  OK(cudaMallocHost(reinterpret_cast<void**>(&racy), 4096));
+  racy[0] = 5;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] { scale<<<1, 32>>>(reinterpret_cast<float*>(racy), 32, 1.0f); });
+  for (auto& t : threads) t.join();
+  OK(cudaDeviceSynchronize());
+  void* racy_dev = nullptr;
+  OK(cudaHostGetDevicePointer(&racy_dev, racy, 0));
+  int got = 0;
+  OK(cudaMemcpy(&got, racy_dev, sizeof got, cudaMemcpyDeviceToHost));
+  CHECK(got == 5 && racy[0] == 5);
+  OK(cudaFreeHost(racy));
+
+  // Pointer attributes report its host address as its device address, as
+  // under unified addressing (a launch handed it promotes it), and its
+  // device memory's once it has one.
   unsigned char* queried = nullptr;
   OK(cudaMallocHost(reinterpret_cast<void**>(&queried), 4096));
   CUdeviceptr attribute = 0;
   CHECK(cuPointerGetAttribute(&attribute, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
                               reinterpret_cast<CUdeviceptr>(queried + 8)) == CUDA_SUCCESS);
+  CHECK(attribute == reinterpret_cast<CUdeviceptr>(queried + 8));
+  cudaPointerAttributes attrs;
+  OK(cudaPointerGetAttributes(&attrs, queried + 8));
+  CHECK(attrs.type == cudaMemoryTypeHost && attrs.devicePointer == queried + 8);
   void* queried_dev = nullptr;
   OK(cudaHostGetDevicePointer(&queried_dev, queried, 0));
-  CHECK(attribute != 0 && attribute == reinterpret_cast<CUdeviceptr>(queried_dev) + 8);
+  CHECK(cuPointerGetAttribute(&attribute, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                              reinterpret_cast<CUdeviceptr>(queried + 8)) == CUDA_SUCCESS);
+  CHECK(attribute == reinterpret_cast<CUdeviceptr>(queried_dev) + 8);
   OK(cudaFreeHost(queried));
 
   // Memory never handed to the GPU keeps its plain page-locked copies.
@@ -136,7 +187,6 @@ int main() {
   OK(cudaMemcpyAsync(untouched, buffer, n, cudaMemcpyDeviceToHost, nullptr));
   OK(cudaDeviceSynchronize());
   CHECK(untouched[0] == 0x5b && untouched[1] == 0x5a && untouched[n - 1] == 0x5a);
-  cudaPointerAttributes attrs;
   OK(cudaPointerGetAttributes(&attrs, untouched));
   CHECK(attrs.type == cudaMemoryTypeHost && attrs.hostPointer == untouched);
 

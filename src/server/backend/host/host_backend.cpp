@@ -29,7 +29,7 @@
 #include "server/backend/host/host_device_attributes.hpp"
 #include "server/backend/host/host_external.hpp"
 #include "server/backend/host/host_graphs.hpp"
-#include "server/backend/host/host_start_delay.hpp"
+#include "server/backend/host/host_context_delay.hpp"
 #include "server/backend/host/host_green_contexts.hpp"
 #include "server/backend/host/host_tensor_maps.hpp"
 #include "server/worker/ipc_records.hpp"
@@ -225,14 +225,18 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
  public:
   std::string name() const override { return "host-test"; }
   transport::MemoryKind device_memory() const override { return transport::MemoryKind::host; }
+  // Contexts as the cuda backend creates them: the first GPU's at start,
+  // another's when it is first made current.
   int32_t init(const std::vector<int>& gpus) override {
+    if (gpus.empty()) return cudaErrorNoDevice;
     for (int g : gpus)
       if (g < 0 || g >= kDevices) return cudaErrorInvalidDevice;
-    host_test_start_delay();
+    std::call_once(contexts_[gpus.front()], host_test_context_delay);
     return cudaSuccess;
   }
   int32_t set_device(int ordinal) override {
     if (ordinal < 0 || ordinal >= kDevices) return cudaErrorInvalidDevice;
+    std::call_once(contexts_[ordinal], host_test_context_delay);
     t_device = ordinal;
     // As in CUDA: the device's primary context replaces a green one.
     HostGreenContexts::leave_current();
@@ -1450,6 +1454,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   struct PoolView {
     size_t offset, bytes;
   };
+  std::once_flag contexts_[kDevices];  // each device's context, created once
   std::mutex mutex_;
   Pool default_pools_[kDevices] = {{0, {}}, {1, {}}};
   Pool* current_pools_[kDevices] = {};
