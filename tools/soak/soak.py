@@ -302,10 +302,12 @@ def main():
         for t in threads:
             t.start()
         at_once = []  # soak sessions open, each second
+        started = []  # workers started so far, each second
         while any(t.is_alive() for t in threads):
             time.sleep(1)
             if time.time() < deadline:
                 at_once.append(totals.open_now)
+                started.append(len(worker_starts(log_path)))
         for t in threads:
             t.join()
         elapsed = time.time() - start
@@ -332,6 +334,11 @@ def main():
     open_median, open_max = median_and_most(totals.open_s)
     starts = worker_starts(log_path)
     start_median, start_max = median_and_most(starts)
+    # The server's start rate where the soak kept it busiest: its capacity
+    # for new sessions when the soak offered at least that many.
+    window = min(30, len(started) - 1)
+    start_rate = max((started[i + window] - started[i]) / window for i in range(len(started) - window)) \
+        if window > 0 else None
     # Once every slot had its first session open (the ramp, paced by the
     # server's worker starts, is over).
     full = next((i for i, k in enumerate(at_once) if k >= args.sessions), len(at_once))
@@ -344,6 +351,7 @@ def main():
                   ramp_s=full if steady else None,
                   session_open_s_median=open_median, session_open_s_max=open_max, worker_starts=len(starts),
                   worker_start_s_median=start_median, worker_start_s_max=start_max,
+                  worker_starts_per_s_most=start_rate and round(start_rate, 2),
                   daemon_alive=daemon_alive, daemon_exit=daemon.returncode, worker_crashes=worker_crashes,
                   free_before=before and before["free"], free_after=after and after["free"],
                   total=before and before["total"], nvidia_smi_used_mib_before=smi_before,
@@ -373,7 +381,9 @@ def main():
                 f"{r['soak_sessions_at_once_most']}\n"
                 f"- sessions started {n['sessions_started']} ({r['sessions_per_s']}/s); wait to open: median "
                 f"{open_median} s, most {open_max} s\n"
-                f"- worker starts {len(starts)}, fork to ready: median {start_median} s, most {start_max} s\n")
+                f"- worker starts {len(starts)}, most per second over {window} s: {r['worker_starts_per_s_most']}; "
+                f"fork to ready (waiting for other workers' starts included): median {start_median} s, most "
+                f"{start_max} s\n")
         for what in totals.failures[:20]:
             f.write(f"- {what}\n")
     print(open(os.path.join(args.out, "soak.md")).read(), end="")
