@@ -371,7 +371,8 @@ def main():
                   soak_sessions_at_once_most=max(at_once) if at_once else None,
                   ramp_s=full if steady else None,
                   session_open_s_median=open_median, session_open_s_max=open_max, worker_starts=len(starts),
-                  worker_start_s_median=start_median, worker_start_s_max=start_max,
+                  worker_start_s_least=starts and min(starts), worker_start_s_median=start_median,
+                  worker_start_s_max=start_max,
                   worker_starts_per_s_most=start_rate and round(start_rate, 2),
                   daemon_alive=daemon_alive, daemon_exit=daemon.returncode, worker_crashes=worker_crashes,
                   free_before=before and before["free"], free_after=after and after["free"],
@@ -403,8 +404,8 @@ def main():
                 f"- sessions started {n['sessions_started']} ({r['sessions_per_s']}/s); wait to open: median "
                 f"{open_median} s, most {open_max} s\n"
                 f"- worker starts {len(starts)}, most per second over {window} s: {r['worker_starts_per_s_most']}; "
-                f"fork to ready (waiting for other workers' starts included): median {start_median} s, most "
-                f"{start_max} s\n")
+                f"fork to ready: least {r['worker_start_s_least']} s (about one start's own cost), median "
+                f"{start_median} s, most {start_max} s (waiting for other workers' starts included)\n")
         for what in totals.failures[:20]:
             f.write(f"- {what}\n")
     print(open(os.path.join(args.out, "soak.md")).read(), end="")
