@@ -16,8 +16,9 @@
 # every executable under SAMPLES_DIR, or only those SAMPLES_NAMES lists (space-separated),
 # compared by verdict; skipped without SAMPLES_DIR),
 # flood (rgpu-flood-bench over tcp and shm: one client flooding the server against another's small calls),
-# soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
-# server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
+# soak (RGPU_SOAK_SESSIONS long soak sessions at once, default 64, for RGPU_SOAK_SECONDS, default 600,
+# against a server of its own: random valid and invalid calls, beside corpus programs checked, malformed
+# frames and killed clients; opens paced to the server's worker starts, which soak.md reports),
 # slurm (tests/slurm's cluster test on this machine's GPUs 0 and 1: needs two GPUs, root,
 # and SLURM and munge installed, which this machine's image lacks: not run without them),
 # pool (exclusive and shared modes with real amounts, `rgpu smi` and the server's metrics

@@ -21,16 +21,19 @@ client's timeout (60 s) is the server's failure, not the soak's overload.
 The report gives calls made, errors returned, wrong results, clients that
 hung, soak sessions open at once, sessions started and their rate, how long
 sessions waited to open (median, most), how long the daemon's workers took
-to start (its log: median, most), the daemon's and workers' crashes and GPU
+to start (its log, kept as OUT_DIR/soak-server.log.gz: the most per second
+over 30 s, each from fork to ready), the daemon's and workers' crashes and GPU
 0's free memory before and after (cuMemGetInfo through a session; nvidia-smi
 when present).
 
 usage: soak.py BUILD_DIR OUT_DIR --backend cuda|host-test [--sessions N]
-               [--seconds D] [--port P] PROGRAM...
-Exit status 0 when nothing crashed, no result was wrong, no client hung or
-failed, and the memory came back.
+               [--seconds D] [--port P] [options: --help] PROGRAM...
+Exit status 0 when SESSIONS soak sessions were open at once, nothing
+crashed, no result was wrong, no client hung or failed, and the memory came
+back.
 """
 import argparse
+import gzip
 import json
 import os
 import random
@@ -70,10 +73,23 @@ def listening(port):
         return False
 
 
-def worker_starts(log_path):
-    """Seconds each worker took from fork to ready, from the daemon's log."""
-    with open(log_path) as log:
-        return [float(s) for s in re.findall(r"worker \d+ ready after ([0-9.]+) s", log.read())]
+WORKER_READY = re.compile(r"worker \d+ ready after ([0-9.]+) s")
+
+
+class WorkerStarts:
+    """Seconds each worker took from fork to ready, from the daemon's log,
+    read as it grows (invalid calls make it long)."""
+
+    def __init__(self, log_path):
+        self.log = open(log_path)
+        self.partial = ""
+        self.seconds = []
+
+    def read(self):
+        lines = (self.partial + self.log.read()).split("\n")
+        self.partial = lines.pop()
+        self.seconds += [float(m.group(1)) for m in map(WORKER_READY.search, lines) if m]
+        return self.seconds
 
 
 def free_memory(build, server):
@@ -285,9 +301,10 @@ def main():
                                    "--workers", str(prestarted), "--max-sessions", str(max(256, 2 * args.sessions)),
                                    "--max-sessions-per-client", "0", "--module-cache",
                                    os.path.join(args.out, "soak-module-cache")], stderr=log)
+    starts = WorkerStarts(log_path)
     try:
         if not wait_for(lambda: listening(port), 20) or not wait_for(
-                lambda: len(worker_starts(log_path)) >= prestarted, 120):
+                lambda: len(starts.read()) >= prestarted, 120):
             print("soak: the server did not start", file=sys.stderr)
             return 1
         before, smi_before = free_memory(args.build, server), nvidia_smi_used()
@@ -302,10 +319,12 @@ def main():
         for t in threads:
             t.start()
         at_once = []  # soak sessions open, each second
+        started = []  # workers started so far, each second
         while any(t.is_alive() for t in threads):
             time.sleep(1)
             if time.time() < deadline:
                 at_once.append(totals.open_now)
+                started.append(len(starts.read()))
         for t in threads:
             t.join()
         elapsed = time.time() - start
@@ -327,11 +346,20 @@ def main():
     with open(log_path) as f:
         log = f.read()
     worker_crashes = len(re.findall(r"worker \d+ (killed by signal|exited with status)", log))
+    # Every invalid call is a line of it: hundreds of MB in a long soak.
+    with open(log_path, "rb") as f, gzip.open(log_path + ".gz", "wb") as z:
+        shutil.copyfileobj(f, z)
+    os.remove(log_path)
     memory_back = bool(before and after and after["free"] >= before["free"])
     n = totals.n
     open_median, open_max = median_and_most(totals.open_s)
-    starts = worker_starts(log_path)
+    starts = starts.read()
     start_median, start_max = median_and_most(starts)
+    # The server's start rate where the soak kept it busiest: its capacity
+    # for new sessions when the soak offered at least that many.
+    window = min(30, len(started) - 1)
+    start_rate = max((started[i + window] - started[i]) / window for i in range(len(started) - window)) \
+        if window > 0 else None
     # Once every slot had its first session open (the ramp, paced by the
     # server's worker starts, is over).
     full = next((i for i, k in enumerate(at_once) if k >= args.sessions), len(at_once))
@@ -343,7 +371,9 @@ def main():
                   soak_sessions_at_once_most=max(at_once) if at_once else None,
                   ramp_s=full if steady else None,
                   session_open_s_median=open_median, session_open_s_max=open_max, worker_starts=len(starts),
-                  worker_start_s_median=start_median, worker_start_s_max=start_max,
+                  worker_start_s_least=starts and min(starts), worker_start_s_median=start_median,
+                  worker_start_s_max=start_max,
+                  worker_starts_per_s_most=start_rate and round(start_rate, 2),
                   daemon_alive=daemon_alive, daemon_exit=daemon.returncode, worker_crashes=worker_crashes,
                   free_before=before and before["free"], free_after=after and after["free"],
                   total=before and before["total"], nvidia_smi_used_mib_before=smi_before,
@@ -373,7 +403,9 @@ def main():
                 f"{r['soak_sessions_at_once_most']}\n"
                 f"- sessions started {n['sessions_started']} ({r['sessions_per_s']}/s); wait to open: median "
                 f"{open_median} s, most {open_max} s\n"
-                f"- worker starts {len(starts)}, fork to ready: median {start_median} s, most {start_max} s\n")
+                f"- worker starts {len(starts)}, most per second over {window} s: {r['worker_starts_per_s_most']}; "
+                f"fork to ready: least {r['worker_start_s_least']} s (about one start's own cost), median "
+                f"{start_median} s, most {start_max} s (waiting for other workers' starts included)\n")
         for what in totals.failures[:20]:
             f.write(f"- {what}\n")
     print(open(os.path.join(args.out, "soak.md")).read(), end="")
