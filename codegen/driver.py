@@ -411,8 +411,9 @@ LIMITS = [
     "cudaVersion asks for.",
     "cuMemsetD16/D32 whose value's bytes differ copy a host pattern (same result, more traffic).",
     "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal "
-    "and range; page-locked host memory has no device pointer (the GPU cannot reach client "
-    "memory); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
+    "and range; page-locked host memory's device pointer is its mapped address, else its host "
+    "address (a launch handed it promotes it; registered memory has none); other attributes "
+    "return CUDA_ERROR_NOT_SUPPORTED.",
     "CUDA arrays (cuArray*, CU_MEMORYTYPE_ARRAY copies) are not supported.",
     "Libraries are modules loaded on the current device when the library is loaded. "
     "CU_LIBRARY_BINARY_IS_PRESERVED is accepted (rgpu keeps its own copy of the image); "
@@ -434,8 +435,9 @@ LIMITS = [
     "Texture and surface references are forwarded to the server's driver (deprecated: nvcc has "
     "emitted none since CUDA 12, so cuModuleGetTexRef/SurfRef find none in current modules).",
     "cuPointerGetAttribute answers context, memory type, device and host pointer, device ordinal, "
-    "range and whether memory is managed; page-locked host memory has a device pointer only once "
-    "mapped (shm, cuMemHostGetDevicePointer); other attributes return CUDA_ERROR_NOT_SUPPORTED.",
+    "range and whether memory is managed; page-locked host memory's device pointer is its mapped "
+    "address, else its host address (a launch handed it promotes it; registered memory has none); "
+    "other attributes return CUDA_ERROR_NOT_SUPPORTED.",
     "cuPointerGetAttributes answers each attribute as cuPointerGetAttribute does; a pointer CUDA "
     "never saw, or an attribute the pointer has no value for, gets the NULL value; an attribute "
     "cuPointerGetAttribute cannot answer fails the call with CUDA_ERROR_NOT_SUPPORTED. "

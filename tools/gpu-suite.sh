@@ -9,13 +9,16 @@
 # RGPU_SUITE lists the parts to run (default: all): corpus (shared-runtime
 # builds), static (the corpus built with nvcc's default static runtime),
 # apps (PyTorch, CuPy, JAX, numba), mapped (JAX and PyTorch over tcp with every page-locked
-# allocation mapped, RGPU_PAGE_LOCKED_MAPPED=1), appbench (application timings), concurrency, bench,
+# allocation mapped, RGPU_PAGE_LOCKED_MAPPED=1), pinned (page-locked memory handed to kernels
+# over tcp without it: the corpus's programs that do, JAX and PyTorch, and with SAMPLES_DIR
+# p2pBandwidthLatencyTest, UnifiedMemoryPerf and simpleZeroCopy), appbench (application timings), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, or only those SAMPLES_NAMES lists (space-separated),
 # compared by verdict; skipped without SAMPLES_DIR),
 # flood (rgpu-flood-bench over tcp and shm: one client flooding the server against another's small calls),
-# soak (RGPU_SOAK_SESSIONS clients, default 64, for RGPU_SOAK_SECONDS, default 600, against a
-# server of its own: corpus programs checked, random invalid calls, malformed frames, killed clients),
+# soak (RGPU_SOAK_SESSIONS long soak sessions at once, default 64, for RGPU_SOAK_SECONDS, default 600,
+# against a server of its own: random valid and invalid calls, beside corpus programs checked, malformed
+# frames and killed clients; opens paced to the server's worker starts, which soak.md reports),
 # slurm (tests/slurm's cluster test on this machine's GPUs 0 and 1: needs two GPUs, root,
 # and SLURM and munge installed, which this machine's image lacks: not run without them),
 # pool (exclusive and shared modes with real amounts, `rgpu smi` and the server's metrics
@@ -69,7 +72,7 @@ fi
 # Programs run through rgpu see every GPU of the server, as they do locally.
 SUITE_GPUS=$(seq -s, 0 $((gpu_count - 1)))
 export SUITE_GPUS
-parts=" ${RGPU_SUITE:-corpus static apps mapped appbench concurrency pool bench ucx slurm soak flood$([ "$gpu_count" -ge 2 ] && echo " multi")} "
+parts=" ${RGPU_SUITE:-corpus static apps mapped pinned appbench concurrency pool bench ucx slurm soak flood$([ "$gpu_count" -ge 2 ] && echo " multi")} "
 part() { [[ $parts == *" $1 "* ]]; }
 if part pool && grep -q "built without cpp-httplib" $build/rgpu-server; then
   echo "the pool part needs the metrics endpoint: put httplib.h in shared/include (see the top of $0)" >&2
@@ -117,6 +120,19 @@ if part mapped; then
   RGPU_PAGE_LOCKED_MAPPED=1 RGPU_TRANSPORT=tcp tests/gpu/run_apps.sh $build "$out/mapped-tcp" jax_ops torch_ops |
     tee "$out/mapped-tcp.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+fi
+# Without it, launches promote the page-locked memory they are handed.
+if part pinned; then
+  RGPU_TRANSPORT=tcp tests/gpu/run_corpus.sh $build "$out/pinned-tcp" page_locked_kernels zero_copy |
+    tee "$out/pinned-tcp.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  RGPU_TRANSPORT=tcp tests/gpu/run_apps.sh $build "$out/pinned_apps-tcp" jax_ops torch_ops | tee "$out/pinned_apps-tcp.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  if [ -n "${SAMPLES_DIR:-}" ]; then
+    RGPU_TRANSPORT=tcp tests/gpu/run_samples.sh $build "$out/pinned_samples-tcp" "$SAMPLES_DIR" \
+      p2pBandwidthLatencyTest UnifiedMemoryPerf simpleZeroCopy | tee "$out/pinned_samples-tcp.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  fi
 fi
 
 # Application timings: locally, then through rgpu over each transport.
@@ -282,13 +298,16 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm ucx; do
-    for kind in corpus static apps mapped samples; do
+    for kind in corpus static apps mapped pinned pinned_apps pinned_samples samples; do
       [ -f "$out/$kind-$t/corpus.md" ] || continue
       case $kind in
         corpus) echo "## Corpus over $t (shared-runtime builds): each program run locally and through rgpu" ;;
         static) echo "## Corpus over $t, built with nvcc's default static runtime (NVIDIA's runtime on rgpu's driver)" ;;
         apps) echo "## Applications over $t (PyTorch, CuPy, JAX, numba): run locally and through rgpu" ;;
         mapped) echo "## JAX and PyTorch over $t with every page-locked allocation mapped (RGPU_PAGE_LOCKED_MAPPED=1)" ;;
+        pinned) echo "## Page-locked memory handed to kernels over $t (promoted at launch): corpus programs" ;;
+        pinned_apps) echo "## JAX and PyTorch over $t without RGPU_PAGE_LOCKED_MAPPED (page-locked memory promoted at launch)" ;;
+        pinned_samples) echo "## p2pBandwidthLatencyTest, UnifiedMemoryPerf, simpleZeroCopy over $t without RGPU_PAGE_LOCKED_MAPPED" ;;
         samples) echo "## Programs built elsewhere over $t ($SAMPLES_DIR): run locally and through rgpu, verdicts compared" ;;
       esac
       echo

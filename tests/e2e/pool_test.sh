@@ -140,6 +140,9 @@ assert value("rgpu_job_memory_amount_bytes", job=11, gpu=0) == amount
 to_server = re.findall(r'^rgpu_bytes_total\{direction="to_server",transport="\w+"\} (\d+)$', text, re.M)
 assert sum(map(int, to_server)) > 0, "job B's page, over whichever transport it took"
 assert "# TYPE rgpu_gpu_utilization_percent gauge" in text
+assert value("rgpu_worker_start_seconds_count") >= 2, "the workers of jobs A and B started"
+assert value("rgpu_client_wait_seconds_count") >= 2, "jobs A and B waited for their workers"
+assert re.search(r"^rgpu_worker_start_seconds_sum [0-9.e+-]+$", text, re.M), "worker start seconds"
 PY
 echo "smi and metrics: jobs, sessions and memory as they run. rgpu smi:"
 cat "$dir/smi.txt"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 using rgpu::server::GraphTable;
+using rgpu::server::GraphMemoryEffect;
 
 TEST(GraphTable, NodesBelongToTheirGraphAndGoWithIt) {
   GraphTable t;
@@ -110,12 +111,13 @@ TEST(GraphTable, AnExecsAllocationsGoWithIt) {
   GraphTable t;
   t.add_graph(100, 0);
   t.add_exec(7, 100);
-  t.set_exec_allocations(7, {{0x1000, 64}, {0x2000, 128}});
+  GraphMemoryEffect effect{{{0x1000, 64}, {0x2000, 128}}, {0x5000}};
+  t.set_exec_memory(7, effect);
   t.remove_graph(100);  // the executable graph outlives its graph
-  EXPECT_EQ(t.exec_allocations(7), (std::vector<std::pair<uint64_t, size_t>>{{0x1000, 64}, {0x2000, 128}}));
-  EXPECT_TRUE(t.exec_allocations(8).empty());
+  EXPECT_EQ(t.exec_memory(7), effect);
+  EXPECT_EQ(t.exec_memory(8), GraphMemoryEffect{});
   EXPECT_TRUE(t.remove_exec(7));
-  EXPECT_TRUE(t.exec_allocations(7).empty());
+  EXPECT_EQ(t.exec_memory(7), GraphMemoryEffect{});
 }
 
 TEST(GraphTable, WhatAGraphLeavesAllocatedCountsReusedAddresses) {
@@ -124,11 +126,15 @@ TEST(GraphTable, WhatAGraphLeavesAllocatedCountsReusedAddresses) {
   // allocated after it at the same address, never freed in the graph.
   std::vector<GraphMemoryNode> nodes{{0x1000, 256, false}, {0x2000, 256, false}, {0x1000, 0, true},
                                      {0x1000, 256, false}, {0x2000, 0, true}, {0x3000, 64, false}};
-  EXPECT_EQ(rgpu::server::left_allocated(nodes),
-            (std::vector<std::pair<uint64_t, size_t>>{{0x1000, 256}, {0x3000, 64}}));
+  EXPECT_EQ(rgpu::server::memory_effect(nodes),
+            (GraphMemoryEffect{{{0x1000, 256}, {0x3000, 64}}, {}}));
   // Order does not matter: the free may come first in the node list.
   std::vector<GraphMemoryNode> reordered{{0x1000, 0, true}, {0x1000, 256, false}, {0x1000, 256, false}};
-  EXPECT_EQ(rgpu::server::left_allocated(reordered), (std::vector<std::pair<uint64_t, size_t>>{{0x1000, 256}}));
-  EXPECT_TRUE(rgpu::server::left_allocated(std::vector<GraphMemoryNode>{{0x1000, 8, false}, {0x1000, 0, true}})
-                  .empty());
+  EXPECT_EQ(rgpu::server::memory_effect(reordered), (GraphMemoryEffect{{{0x1000, 256}}, {}}));
+  EXPECT_EQ(rgpu::server::memory_effect(std::vector<GraphMemoryNode>{{0x1000, 8, false}, {0x1000, 0, true}}),
+            GraphMemoryEffect{});
+  // A graph of one free node frees another graph's allocation
+  // (graphMemoryNodes' "freed in a different graph").
+  EXPECT_EQ(rgpu::server::memory_effect(std::vector<GraphMemoryNode>{{0x2000, 0, true}}),
+            (GraphMemoryEffect{{}, {0x2000}}));
 }

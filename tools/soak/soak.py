@@ -1,21 +1,39 @@
 #!/usr/bin/env python3
-"""Soak: SESSIONS clients at once for SECONDS against a server of its own.
+"""Soak: SESSIONS long sessions at once for SECONDS against a server of its own.
 
-Each slot runs, one after another until the time is up: a valid program
-through `rgpu run` (it must exit 0 and print "RESULT PASS"), a soak client
-(rgpu-soak-client: random valid calls checked, invalid calls each expecting
-its error, malformed frames the server must drop), or either of them killed
-partway. The report gives calls made, errors returned, wrong results, clients
-that hung, how long soak clients waited for their session (the server's
-worker start-up under load), the daemon's and workers' crashes (the server's log) and GPU 0's free memory
-before and after (cuMemGetInfo through a session; nvidia-smi when present).
+Each of SESSIONS slots keeps a soak session open (rgpu-soak-client: random
+valid calls whose results are checked, invalid calls each expecting its
+error) for a random stretch of LIFE_MIN..LIFE_MAX seconds, then opens the
+next and ends the last (normally, or a quarter of them killed midway through
+their calls), so SESSIONS soak sessions are open at once all along. Beside
+them PROGRAM_LANES lanes run short sessions one after another: a valid
+program through `rgpu run` (it must exit 0 and print "RESULT PASS"; a fifth
+of them killed partway) or a session that sends a malformed frame, which the
+server must drop.
+
+Every session needs a worker start (CUDA initialisation and a context on the
+GPU), which the server does at a limited rate. The soak paces itself so that
+it never asks for more: at most OPENERS soak sessions wait for the server at
+once (a slot opens its next session only when its turn comes), the program
+lanes at most PROGRAM_LANES more. So a session that is not open within the
+client's timeout (60 s) is the server's failure, not the soak's overload.
+
+The report gives calls made, errors returned, wrong results, clients that
+hung, soak sessions open at once, sessions started and their rate, how long
+sessions waited to open (median, most), how long the daemon's workers took
+to start (its log, kept as OUT_DIR/soak-server.log.gz: the most per second
+over 30 s, each from fork to ready), the daemon's and workers' crashes and GPU
+0's free memory before and after (cuMemGetInfo through a session; nvidia-smi
+when present).
 
 usage: soak.py BUILD_DIR OUT_DIR --backend cuda|host-test [--sessions N]
-               [--seconds D] [--port P] PROGRAM...
-Exit status 0 when nothing crashed, no result was wrong, no client hung or
-failed, and the memory came back.
+               [--seconds D] [--port P] [options: --help] PROGRAM...
+Exit status 0 when SESSIONS soak sessions were open at once, nothing
+crashed, no result was wrong, no client hung or failed, and the memory came
+back.
 """
 import argparse
+import gzip
 import json
 import os
 import random
@@ -23,10 +41,13 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import traceback
 
 
 def free_port():
@@ -35,21 +56,46 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_listening(port, seconds=20):
+def wait_for(predicate, seconds):
     deadline = time.time() + seconds
     while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 1).close()
+        if predicate():
             return True
-        except OSError:
-            time.sleep(0.1)
+        time.sleep(0.1)
     return False
+
+
+def listening(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), 1).close()
+        return True
+    except OSError:
+        return False
+
+
+WORKER_READY = re.compile(r"worker \d+ ready after ([0-9.]+) s")
+
+
+class WorkerStarts:
+    """Seconds each worker took from fork to ready, from the daemon's log,
+    read as it grows (invalid calls make it long)."""
+
+    def __init__(self, log_path):
+        self.log = open(log_path)
+        self.partial = ""
+        self.seconds = []
+
+    def read(self):
+        lines = (self.partial + self.log.read()).split("\n")
+        self.partial = lines.pop()
+        self.seconds += [float(m.group(1)) for m in map(WORKER_READY.search, lines) if m]
+        return self.seconds
 
 
 def free_memory(build, server):
     """GPU 0's free and total bytes, through a session of its own."""
     out = subprocess.run([f"{build}/rgpu-soak-client", server, "--memory"], capture_output=True, text=True,
-                         timeout=60)
+                         timeout=90)
     return json.loads(out.stdout) if out.returncode == 0 else None
 
 
@@ -61,13 +107,19 @@ def nvidia_smi_used():
     return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip().isdigit() else None
 
 
+def median_and_most(values):
+    return (round(statistics.median(values), 3), round(max(values), 3)) if values else (None, None)
+
+
 class Totals:
     def __init__(self):
         self.lock = threading.Lock()
-        self.n = dict(calls=0, errors=0, wrong=0, malformed=0, program_runs=0, program_failures=0,
-                      soak_clients=0, soak_failures=0, clients_killed=0, hung=0)
+        self.n = dict(calls=0, errors=0, wrong=0, malformed=0, soak_sessions=0, soak_failures=0, program_runs=0,
+                      program_failures=0, clients_killed=0, hung=0, sessions_started=0)
         self.failures = []
-        self.open_s = []  # each soak client's wait for its session
+        self.open_s = []  # each soak and malformed session's wait to open
+        self.open_now = 0  # soak sessions open now
+        self.broken = False  # a soak thread failed: the run counts for nothing
 
     def add(self, **kw):
         with self.lock:
@@ -78,53 +130,146 @@ class Totals:
         with self.lock:
             self.failures.append(what)
 
+    def counts(self, out):
+        """Adds a soak client's JSON line of counts and returns them; None when there is none."""
+        lines = [line for line in out.splitlines() if line.startswith("{")]
+        if not lines:
+            return None
+        c = json.loads(lines[-1])
+        with self.lock:
+            for k in ("calls", "errors", "wrong", "malformed"):
+                self.n[k] += c[k]
+        return c
 
-def run_slot(slot, args, server, deadline, totals):
+
+def guarded(target, totals):
+    """target, but an exception in it fails the soak instead of passing unseen."""
+    def run(*args):
+        try:
+            target(*args)
+        except Exception:
+            totals.fail(f"soak.py: {traceback.format_exc()}")
+            with totals.lock:
+                totals.broken = True
+    return run
+
+
+class Client:
+    """A client process; its stderr goes to a file so it can never block on it."""
+
+    def __init__(self, cmd, env, stdin=None):
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE, stderr=self.err, text=True, env=env)
+
+    def finish(self, timeout):
+        """(stdout, stderr), or None when it did not end within timeout (it is killed)."""
+        try:
+            out, _ = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+        return out, self.stderr()
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.communicate()
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read()[-400:]
+
+
+def open_soak_session(rng, args, server, openers, totals):
+    """A soak client whose session is open, or None (the failure recorded)."""
+    env = dict(os.environ, RGPU_LOG_LEVEL="error")
+    cmd = [f"{args.build}/rgpu-soak-client", server, str(rng.getrandbits(31)), str(args.pause_ms)]
+    with openers:
+        client = Client(cmd, env, stdin=subprocess.PIPE)
+        opened = client.proc.stdout.readline()
+    totals.add(sessions_started=1)
+    if not opened.startswith("open "):
+        done = client.finish(args.call_timeout)
+        totals.add(soak_failures=1)
+        totals.fail(f"soak client exited {client.proc.returncode} before its session opened: "
+                    f"{done[1] if done else client.stderr()}")
+        return None
+    with totals.lock:
+        totals.open_s.append(float(opened.split()[1]))
+        totals.open_now += 1
+    return client
+
+
+def end_soak_session(client, killed, args, totals):
+    if killed:
+        client.kill()
+        totals.add(clients_killed=1)
+    else:
+        done = client.finish(args.call_timeout)  # closes its standard input: the client ends
+        if done is None:
+            totals.add(hung=1)
+            totals.fail(f"soak client hung past {args.call_timeout} s after it was told to end: {client.stderr()}")
+        else:
+            totals.add(soak_sessions=1)
+            if not totals.counts(done[0]) or client.proc.returncode != 0:
+                totals.add(soak_failures=1)
+                totals.fail(f"soak client exited {client.proc.returncode}: {done[1]}")
+    with totals.lock:
+        totals.open_now -= 1
+
+
+def soak_slot(slot, args, server, deadline, openers, totals):
+    """Keeps a soak session open until the deadline, each for a random stretch:
+    the next one opens before the last one ends (normally or killed), so the
+    slot's session is never missing while it waits for the server."""
     rng = random.Random(args.seed * 1000 + slot)
+    current = None
+    while time.time() < deadline:
+        following = open_soak_session(rng, args, server, openers, totals)
+        if current:
+            end_soak_session(current, rng.random() < 0.25, args, totals)
+        current = following or current
+        time.sleep(max(0, min(rng.uniform(args.life_min, args.life_max), deadline - time.time())))
+    if current:
+        end_soak_session(current, False, args, totals)
+
+
+def program_lane(lane, args, server, deadline, totals):
+    """Short sessions one after another: programs (some killed) and malformed frames."""
+    rng = random.Random(args.seed * 1000 + 500 + lane)
     env = dict(os.environ, RGPU_LOG_LEVEL="error")
     while time.time() < deadline:
-        roll = rng.random()
-        killed = roll >= 0.8
-        if args.programs and (roll < 0.4 or (killed and rng.random() < 0.5)):
-            cmd = [f"{args.build}/rgpu", "run", "--server", server, "--", rng.choice(args.programs)]
-            kind = "program"
-        else:
-            cmd = [f"{args.build}/rgpu-soak-client", server, str(rng.randint(50, 400)), str(rng.getrandbits(31))]
-            kind = "soak"
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        if killed:
-            time.sleep(rng.uniform(0.02, 0.5))
-            proc.send_signal(signal.SIGKILL)
-            proc.communicate()
-            totals.add(clients_killed=1)
-            continue
-        try:
-            out, err = proc.communicate(timeout=args.call_timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-            totals.fail(f"{' '.join(cmd)} hung past {args.call_timeout} s: {err[-400:]}")
-            totals.add(hung=1)
-            continue
-        if kind == "program":
-            ok = proc.returncode == 0 and "RESULT PASS" in out
-            totals.add(program_runs=1, program_failures=0 if ok else 1)
-            if not ok:
-                totals.fail(f"{cmd[-1]} exited {proc.returncode}: {(out + err)[-400:]}")
-        else:
-            counts = None
-            for line in out.splitlines():
-                if line.startswith("{"):
-                    counts = json.loads(line)
-            totals.add(soak_clients=1)
+        totals.add(sessions_started=1)
+        if rng.random() < 0.2 or not args.programs:
+            client = Client([f"{args.build}/rgpu-soak-client", server, "--malformed", str(rng.getrandbits(31))], env)
+            done = client.finish(args.call_timeout)
+            if done is None:
+                totals.add(hung=1)
+                totals.fail(f"malformed-frame session hung past {args.call_timeout} s: {client.stderr()}")
+                continue
+            counts = totals.counts(done[0])
             if counts:
-                totals.add(calls=counts["calls"], errors=counts["errors"], wrong=counts["wrong"],
-                           malformed=counts["malformed"])
                 with totals.lock:
                     totals.open_s.append(counts["open_s"])
-            if proc.returncode != 0 or not counts:
+            if not counts or client.proc.returncode != 0:
                 totals.add(soak_failures=1)
-                totals.fail(f"soak client exited {proc.returncode}: {err[-400:]}")
+                totals.fail(f"malformed-frame session exited {client.proc.returncode}: {done[1]}")
+            continue
+        program = rng.choice(args.programs)
+        client = Client([f"{args.build}/rgpu", "run", "--server", server, "--", program], env)
+        if rng.random() < 0.2:
+            time.sleep(rng.uniform(0.05, 1))
+            client.kill()
+            totals.add(clients_killed=1)
+            continue
+        done = client.finish(args.call_timeout)
+        if done is None:
+            totals.add(hung=1)
+            totals.fail(f"{program} hung past {args.call_timeout} s: {client.stderr()}")
+            continue
+        ok = client.proc.returncode == 0 and "RESULT PASS" in done[0]
+        totals.add(program_runs=1, program_failures=0 if ok else 1)
+        if not ok:
+            totals.fail(f"{program} exited {client.proc.returncode}: {(done[0] + done[1])[-400:]}")
 
 
 def main():
@@ -135,33 +280,52 @@ def main():
     p.add_argument("--backend", default="cuda")
     p.add_argument("--sessions", type=int, default=int(os.environ.get("RGPU_SOAK_SESSIONS", 64)))
     p.add_argument("--seconds", type=float, default=float(os.environ.get("RGPU_SOAK_SECONDS", 600)))
+    p.add_argument("--life-min", type=float, help="shortest soak session, s (default: SECONDS / 10)")
+    p.add_argument("--life-max", type=float, help="longest soak session, s (default: SECONDS / 2)")
+    p.add_argument("--openers", type=int, default=4, help="soak sessions waiting to open at once, at most")
+    p.add_argument("--program-lanes", type=int, default=4)
+    p.add_argument("--pause-ms", type=int, default=5, help="mean pause between a soak client's steps")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--call-timeout", type=float, default=120)
     args = p.parse_intermixed_args()
+    args.life_min = args.life_min or args.seconds / 10
+    args.life_max = max(args.life_max or args.seconds / 2, args.life_min)
     os.makedirs(args.out, exist_ok=True)
     port = args.port or free_port()
     server = f"127.0.0.1:{port}"
     log_path = os.path.join(args.out, "soak-server.log")
+    prestarted = 4
     with open(log_path, "w") as log:
         daemon = subprocess.Popen([f"{args.build}/rgpu-server", "--backend", args.backend, "--port", str(port),
-                                   "--workers", "4", "--max-sessions", str(max(256, 2 * args.sessions)),
+                                   "--workers", str(prestarted), "--max-sessions", str(max(256, 2 * args.sessions)),
                                    "--max-sessions-per-client", "0", "--module-cache",
                                    os.path.join(args.out, "soak-module-cache")], stderr=log)
+    starts = WorkerStarts(log_path)
     try:
-        if not wait_listening(port):
+        if not wait_for(lambda: listening(port), 20) or not wait_for(
+                lambda: len(starts.read()) >= prestarted, 120):
             print("soak: the server did not start", file=sys.stderr)
             return 1
-        time.sleep(1)  # its pre-started workers are ready
         before, smi_before = free_memory(args.build, server), nvidia_smi_used()
         totals = Totals()
+        openers = threading.BoundedSemaphore(args.openers)
         start = time.time()
         deadline = start + args.seconds
-        slots = [threading.Thread(target=run_slot, args=(i, args, server, deadline, totals))
-                 for i in range(args.sessions)]
-        for t in slots:
+        threads = [threading.Thread(target=guarded(soak_slot, totals), args=(i, args, server, deadline, openers, totals))
+                   for i in range(args.sessions)]
+        threads += [threading.Thread(target=guarded(program_lane, totals), args=(i, args, server, deadline, totals))
+                    for i in range(args.program_lanes)]
+        for t in threads:
             t.start()
-        for t in slots:
+        at_once = []  # soak sessions open, each second
+        started = []  # workers started so far, each second
+        while any(t.is_alive() for t in threads):
+            time.sleep(1)
+            if time.time() < deadline:
+                at_once.append(totals.open_now)
+                started.append(len(starts.read()))
+        for t in threads:
             t.join()
         elapsed = time.time() - start
         daemon_alive = daemon.poll() is None
@@ -179,33 +343,69 @@ def main():
             daemon.wait(timeout=10)
         except subprocess.TimeoutExpired:
             daemon.kill()
-    log = open(log_path).read()
+    with open(log_path) as f:
+        log = f.read()
     worker_crashes = len(re.findall(r"worker \d+ (killed by signal|exited with status)", log))
+    # Every invalid call is a line of it: hundreds of MB in a long soak.
+    with open(log_path, "rb") as f, gzip.open(log_path + ".gz", "wb") as z:
+        shutil.copyfileobj(f, z)
+    os.remove(log_path)
     memory_back = bool(before and after and after["free"] >= before["free"])
     n = totals.n
-    waits = sorted(totals.open_s)
-    open_median, open_max = (waits[len(waits) // 2], waits[-1]) if waits else (None, None)
+    open_median, open_max = median_and_most(totals.open_s)
+    starts = starts.read()
+    start_median, start_max = median_and_most(starts)
+    # The server's start rate where the soak kept it busiest: its capacity
+    # for new sessions when the soak offered at least that many.
+    window = min(30, len(started) - 1)
+    start_rate = max((started[i + window] - started[i]) / window for i in range(len(started) - window)) \
+        if window > 0 else None
+    # Once every slot had its first session open (the ramp, paced by the
+    # server's worker starts, is over).
+    full = next((i for i, k in enumerate(at_once) if k >= args.sessions), len(at_once))
+    steady = at_once[full:]
     report = dict(backend=args.backend, sessions=args.sessions, seconds=round(elapsed, 1), **n,
+                  sessions_per_s=round(n["sessions_started"] / elapsed, 2),
+                  soak_sessions_at_once_median=statistics.median(steady) if steady else None,
+                  soak_sessions_at_once_least=min(steady) if steady else None,
+                  soak_sessions_at_once_most=max(at_once) if at_once else None,
+                  ramp_s=full if steady else None,
+                  session_open_s_median=open_median, session_open_s_max=open_max, worker_starts=len(starts),
+                  worker_start_s_least=starts and min(starts), worker_start_s_median=start_median,
+                  worker_start_s_max=start_max,
+                  worker_starts_per_s_most=start_rate and round(start_rate, 2),
                   daemon_alive=daemon_alive, daemon_exit=daemon.returncode, worker_crashes=worker_crashes,
                   free_before=before and before["free"], free_after=after and after["free"],
                   total=before and before["total"], nvidia_smi_used_mib_before=smi_before,
-                  nvidia_smi_used_mib_after=smi_after, memory_back=memory_back,
-                  session_open_s_median=open_median, session_open_s_max=open_max, failures=totals.failures)
-    ok = (daemon_alive and worker_crashes == 0 and n["wrong"] == 0 and n["hung"] == 0 and n["program_failures"] == 0
-          and n["soak_failures"] == 0 and memory_back)
+                  nvidia_smi_used_mib_after=smi_after, memory_back=memory_back, failures=totals.failures)
+    if not steady:
+        totals.fail(f"never {args.sessions} soak sessions open at once (most {report['soak_sessions_at_once_most']})")
+    ok = (not totals.broken and bool(steady) and daemon_alive and worker_crashes == 0 and n["wrong"] == 0
+          and n["hung"] == 0 and n["program_failures"] == 0 and n["soak_failures"] == 0 and memory_back)
     report["pass"] = ok
     with open(os.path.join(args.out, "soak.json"), "w") as f:
         json.dump(report, f, indent=1)
+    r = report
     with open(os.path.join(args.out, "soak.md"), "w") as f:
-        f.write(f"{args.sessions} sessions at once for {elapsed:.0f} s on {args.backend}: "
+        f.write(f"{args.sessions} soak sessions at once (each {args.life_min:.0f}-{args.life_max:.0f} s) and "
+                f"{args.program_lanes} lanes of short sessions for {elapsed:.0f} s on {args.backend}: "
                 f"{n['calls']} soak calls ({n['errors']} errors returned, each the one expected; "
                 f"{n['malformed']} malformed frames dropped), {n['program_runs']} program runs "
                 f"({n['program_failures']} failed), {n['clients_killed']} clients killed; wrong results "
-                f"{n['wrong']}; clients hung {n['hung']}; session open wait median {open_median} s, max {open_max} s; "
+                f"{n['wrong']}; clients hung {n['hung']}; soak clients failed {n['soak_failures']}; "
                 f"daemon {'alive' if daemon_alive else 'DEAD'}, worker crashes {worker_crashes}; "
-                f"GPU 0 free before {report['free_before']} B, after {report['free_after']} B"
+                f"GPU 0 free before {r['free_before']} B, after {r['free_after']} B"
                 + (f" (nvidia-smi used {smi_before} MiB before, {smi_after} MiB after)" if smi_before is not None else "")
-                + f"; {'PASS' if ok else 'FAIL'}\n")
+                + f"; {'PASS' if ok else 'FAIL'}\n"
+                f"- soak sessions open at once, sampled each second once all {args.sessions} were (after "
+                f"{r['ramp_s']} s): median "
+                f"{r['soak_sessions_at_once_median']}, least {r['soak_sessions_at_once_least']}, most "
+                f"{r['soak_sessions_at_once_most']}\n"
+                f"- sessions started {n['sessions_started']} ({r['sessions_per_s']}/s); wait to open: median "
+                f"{open_median} s, most {open_max} s\n"
+                f"- worker starts {len(starts)}, most per second over {window} s: {r['worker_starts_per_s_most']}; "
+                f"fork to ready: least {r['worker_start_s_least']} s (about one start's own cost), median "
+                f"{start_median} s, most {start_max} s (waiting for other workers' starts included)\n")
         for what in totals.failures[:20]:
             f.write(f"- {what}\n")
     print(open(os.path.join(args.out, "soak.md")).read(), end="")

@@ -1,19 +1,26 @@
-// One soak session (tools/soak/soak.py): random valid calls, whose results
-// are checked, mixed with invalid ones (pointers of no allocation, sizes
-// past an allocation, unknown calls, malformed arguments, double frees),
-// each of which must get its error while the session goes on; now and then
-// a malformed frame on a connection of its own, which the server must drop.
-// Prints one JSON line of counts; exits 1 when a result was wrong.
-//   usage: rgpu-soak-client HOST:PORT CALLS SEED
+// One soak session (tools/soak/soak.py): until its standard input closes,
+// random valid calls, whose results are checked, mixed with invalid ones
+// (pointers of no allocation, sizes past an allocation, unknown calls,
+// malformed arguments, double frees), each of which must get its error
+// while the session goes on. Prints "open S" once the session is open (S:
+// seconds waited for it), then one JSON line of counts; exits 1 when a
+// result was wrong or the session was lost.
+// --malformed: one session that sends a malformed frame, which the server
+// must answer by closing that connection.
+//   usage: rgpu-soak-client HOST:PORT SEED PAUSE_MS  (PAUSE_MS: mean pause between steps)
+//          rgpu-soak-client HOST:PORT --malformed SEED
 //          rgpu-soak-client HOST:PORT --memory   (free and total bytes of GPU 0)
 #include <cuda_runtime_api.h>
+#include <poll.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/core/session.hpp"
@@ -33,6 +40,84 @@ struct Counts {
   uint64_t malformed = 0;  // malformed frames sent, each dropped by the server
 };
 
+// How long a client waits for its session, as the client library does.
+constexpr int kOpenTimeoutMs = 60000;
+// How long the server may take to close a connection after a bad frame.
+constexpr int kDropTimeoutMs = 5000;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void print_counts(const Counts& c, bool lost, double open_s) {
+  printf("{\"calls\": %llu, \"errors\": %llu, \"wrong\": %llu, \"malformed\": %llu, \"lost\": %d, \"open_s\": %.3f}\n",
+         static_cast<unsigned long long>(c.calls), static_cast<unsigned long long>(c.errors),
+         static_cast<unsigned long long>(c.wrong), static_cast<unsigned long long>(c.malformed), lost ? 1 : 0, open_s);
+}
+
+// Whether standard input has closed (or says something): soak.py ends a
+// session that way once the slot's next one is open.
+bool told_to_stop() {
+  pollfd p{0, POLLIN, 0};
+  return poll(&p, 1, 0) != 0;
+}
+
+// The next handshake frame within the time a client waits for its session.
+proto::FrameHeader handshake_frame(transport::Connection& c, std::vector<uint8_t>& args) {
+  if (!c.wait_readable(kOpenTimeoutMs)) throw std::runtime_error("no handshake from the server in time");
+  auto h = proto::recv_header(c);
+  proto::recv_args(c, h, args);
+  return h;
+}
+
+// A session whose first call is a frame the server cannot trust: it must
+// close that connection (or refuse the frame) and nothing else.
+int malformed_session(const transport::Endpoint& server, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Counts counts;
+  counts.malformed = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  double open_s = 0;
+  try {
+    auto c = transport::make_tcp_transport()->connect(server, 5000);
+    std::vector<uint8_t> args;
+    handshake_frame(*c, args);
+    proto::Hello hello;
+    hello.protocol_version = proto::kProtocolVersion;
+    hello.cuda_runtime_version = CUDART_VERSION;
+    hello.gpus = {0};
+    hello.client_name = "soak-malformed";
+    proto::Writer w;
+    hello.encode(w);
+    proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
+    handshake_frame(*c, args);
+    open_s = seconds_since(t0);
+    proto::Reader r(args);
+    if (auto reply = proto::HelloReply::decode(r); reply.status != cudaSuccess)
+      throw std::runtime_error("session refused: " + reply.message);
+    std::vector<uint8_t> junk(std::uniform_int_distribution<size_t>(1, 200)(rng));
+    for (auto& b : junk) b = static_cast<uint8_t>(rng());
+    proto::FrameHeader bad{.magic = static_cast<uint32_t>(rng()), .op = proto::kOpMalloc};
+    iovec parts[2] = {{&bad, sizeof bad}, {junk.data(), junk.size()}};
+    c->send(parts);
+    if (c->wait_readable(kDropTimeoutMs)) {
+      char b;
+      c->recv(&b, 1);  // the server must close, not answer
+      fprintf(stderr, "soak: the server answered a bad frame\n");
+    } else {
+      fprintf(stderr, "soak: the server kept a connection %d ms after a bad frame\n", kDropTimeoutMs);
+    }
+    ++counts.wrong;
+  } catch (const transport::TransportError&) {
+    // closed by the server, as it should
+  } catch (const std::exception& e) {
+    fprintf(stderr, "rgpu-soak-client: %s (after %.1f s)\n", e.what(), seconds_since(t0));
+    return 2;
+  }
+  print_counts(counts, false, open_s);
+  return counts.wrong ? 1 : 0;
+}
+
 struct Allocation {
   uint64_t ptr;
   uint64_t size;
@@ -41,7 +126,7 @@ struct Allocation {
 
 class Soak {
  public:
-  Soak(client::Session& s, transport::Endpoint server, uint32_t seed) : s_(s), server_(std::move(server)), rng_(seed) {}
+  Soak(client::Session& s, uint32_t seed) : s_(s), rng_(seed) {}
 
   void step() {
     switch (std::uniform_int_distribution<int>(0, 11)(rng_)) {
@@ -54,10 +139,7 @@ class Soak {
       case 8: expect(cudaErrorNotSupported, call(900 + std::uniform_int_distribution<int>(0, 90)(rng_), {})); break;
       case 9: expect(cudaErrorInvalidValue, call(proto::kOpMalloc, {1, 2, 3})); break;
       case 10: double_free(); break;
-      case 11:
-        if (std::uniform_int_distribution<int>(0, 9)(rng_) == 0) malformed_frame();
-        else expect(cudaSuccess, call(proto::kOpDeviceSynchronize, {}));
-        break;
+      case 11: expect(cudaSuccess, call(proto::kOpDeviceSynchronize, {})); break;
     }
   }
   void finish() {
@@ -164,40 +246,7 @@ class Soak {
     if (freed_.empty()) return release();
     expect(cudaErrorInvalidValue, call(proto::kOpFree, args_of({freed_.back()})));
   }
-  // A frame the server cannot trust, on a session of its own: it must close
-  // that connection (or refuse the frame) and nothing else.
-  void malformed_frame() {
-    ++counts_.malformed;
-    try {
-      auto c = transport::make_tcp_transport()->connect(server_, 5000);
-      std::vector<uint8_t> args;
-      auto h = proto::recv_header(*c);
-      proto::recv_args(*c, h, args);
-      proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, "soak-malformed", {}};
-      proto::Writer w;
-      hello.encode(w);
-      proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpHello}, w.bytes());
-      h = proto::recv_header(*c);
-      proto::recv_args(*c, h, args);
-      std::vector<uint8_t> junk = random_bytes(std::uniform_int_distribution<size_t>(1, 200)(rng_));
-      proto::FrameHeader bad{.magic = static_cast<uint32_t>(rng_()), .op = proto::kOpMalloc};
-      iovec parts[2] = {{&bad, sizeof bad}, {junk.data(), junk.size()}};
-      c->send(parts);
-      if (c->wait_readable(5000)) {
-        char b;
-        c->recv(&b, 1);  // the server must close, not answer
-        ++counts_.wrong;
-      } else {
-        ++counts_.wrong;
-        fprintf(stderr, "soak: the server kept a connection after a bad frame\n");
-      }
-    } catch (const transport::TransportError&) {
-      // closed by the server, as it should
-    }
-  }
-
   client::Session& s_;
-  transport::Endpoint server_;
   std::mt19937 rng_;
   std::vector<Allocation> live_;
   std::vector<uint64_t> freed_;
@@ -207,22 +256,26 @@ class Soak {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 && argc != 4) {
-    fprintf(stderr, "usage: rgpu-soak-client HOST:PORT CALLS SEED | HOST:PORT --memory\n");
+  const bool memory = argc == 3 && std::string(argv[2]) == "--memory";
+  const bool malformed = argc == 4 && std::string(argv[2]) == "--malformed";
+  if (!memory && !malformed && argc != 4) {
+    fprintf(stderr, "usage: rgpu-soak-client HOST:PORT SEED PAUSE_MS | HOST:PORT --malformed SEED | "
+                    "HOST:PORT --memory\n");
     return 2;
   }
   auto server = transport::Endpoint::parse(argv[1], proto::kDefaultPort);
+  if (malformed) return malformed_session(server, static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10)));
   std::string why;
   // How long the server took to give this client a session: under load, the
-  // wait for a worker to start (its CUDA contexts) shows here.
+  // wait for a worker to start (its CUDA context) shows here.
   const auto t0 = std::chrono::steady_clock::now();
   auto s = client::Session::open(server, "", {0}, &why);
-  const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double open_s = seconds_since(t0);
   if (!s) {
     fprintf(stderr, "rgpu-soak-client: %s (after %.1f s)\n", why.c_str(), open_s);
     return 2;
   }
-  if (std::string(argv[2]) == "--memory") {
+  if (memory) {
     std::vector<uint8_t> reply;
     if (s->call(proto::kOpMemGetInfo, 0, {}, {}, reply) != cudaSuccess) return 2;
     proto::Reader r(reply);
@@ -231,13 +284,18 @@ int main(int argc, char** argv) {
            static_cast<unsigned long long>(total));
     return 0;
   }
-  Soak soak(*s, server, static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10)));
-  const long calls = std::atol(argv[2]);
-  while (soak.counts().calls < static_cast<uint64_t>(calls) && !s->dead()) soak.step();
+  // soak.py starts the next session once this one is open.
+  printf("open %.3f\n", open_s);
+  fflush(stdout);
+  const uint32_t seed = static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10));
+  std::mt19937 pause_rng(seed + 1);
+  std::uniform_int_distribution<int> pause_ms(0, 2 * std::atoi(argv[3]));
+  Soak soak(*s, seed);
+  while (!told_to_stop() && !s->dead()) {
+    soak.step();
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(pause_rng)));
+  }
   if (!s->dead()) soak.finish();
-  const Counts& c = soak.counts();
-  printf("{\"calls\": %llu, \"errors\": %llu, \"wrong\": %llu, \"malformed\": %llu, \"lost\": %d, \"open_s\": %.3f}\n",
-         static_cast<unsigned long long>(c.calls), static_cast<unsigned long long>(c.errors),
-         static_cast<unsigned long long>(c.wrong), static_cast<unsigned long long>(c.malformed), s->dead() ? 1 : 0, open_s);
-  return c.wrong || s->dead() ? 1 : 0;
+  print_counts(soak.counts(), s->dead(), open_s);
+  return soak.counts().wrong || s->dead() ? 1 : 0;
 }

@@ -91,7 +91,10 @@ cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block
   p->grid = grid;
   p->block = block;
   p->shared_mem = shared_mem;
-  return pack_kernel_args(k, params, &p->args);
+  if (cudaError_t e = pack_kernel_args(k, params, &p->args)) return e;
+  VirtualDevice* dev = Runtime::get().device(device);
+  if (!dev) return cudaErrorInvalidDevice;
+  return reach_host_pointer_args(MemoryMap::get(), &p->args, device, dev->session->shares_memory());
 }
 
 cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,

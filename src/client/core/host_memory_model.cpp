@@ -5,9 +5,9 @@
 namespace rgpu::client {
 
 const char* const kHostMemoryReach =
-    "the GPU reaches the application's memory only where cudaHostAlloc/cudaMallocHost made it: any page-locked "
-    "allocation over the shm transport (client on the server's host), elsewhere one made mapped "
-    "(cudaHostAllocMapped, CU_MEMHOSTALLOC_DEVICEMAP; all of them with RGPU_PAGE_LOCKED_MAPPED=1)";
+    "the GPU reaches the application's page-locked memory where cudaHostAlloc/cudaMallocHost/cuMemHostAlloc made "
+    "it (over shm the server maps it; elsewhere it becomes device memory kept coherent in software), never memory "
+    "the application registered (cudaHostRegister) outside shm";
 
 void adjust_host_memory_facts(cudaDeviceProp& p, bool shares_memory) {
   p.pageableMemoryAccess = 0;

@@ -1,6 +1,8 @@
 #include "client/core/kernel_launch.hpp"
 
+#include <atomic>
 #include <cstring>
+#include <map>
 
 #include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
@@ -29,20 +31,39 @@ cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uin
   return cudaSuccess;
 }
 
-cudaError_t check_host_pointer_args(const LoadedKernel& k, const std::vector<uint8_t>& packed,
+namespace {
+
+std::atomic<PageLockedReach> g_reach{nullptr};
+
+}  // namespace
+
+void set_page_locked_reach(PageLockedReach reach) { g_reach.store(reach, std::memory_order_release); }
+
+cudaError_t reach_host_pointer_args(const MemoryMap& map, std::vector<uint8_t>* packed, int device,
                                     bool shares_memory) {
-  // Each argument's look-up locks the memory map: skipped at once where all
-  // page-locked memory is in the GPU's reach (none, shared over shm, mapped).
-  if (!MemoryMap::get().may_hold_unreachable_host(shares_memory)) return cudaSuccess;
-  for (size_t i = 0; i < k.params.size(); ++i) {
-    if (k.params[i].size != sizeof(uint64_t)) continue;
-    uint64_t v;
-    std::memcpy(&v, packed.data() + k.params[i].offset, sizeof v);
-    auto range = MemoryMap::get().find_host(v);
-    if (!range || range->coherent || (shares_memory && range->shared_fd >= 0)) continue;
-    RGPU_LOG(warn, "kernel launch refused: argument %zu points at the application's page-locked memory (0x%llx): %s",
-             i, static_cast<unsigned long long>(v), kHostMemoryReach);
-    return cudaErrorNotSupported;
+  if (!map.may_hold_host_args(shares_memory)) return cudaSuccess;
+  // Reached here, by base: later words still carry the range as it was.
+  std::map<uint64_t, uint64_t> reached;
+  for (auto [offset, range] : map.host_ranges_named(*packed)) {
+    if (shares_memory && range.shared_fd >= 0) continue;
+    if (range.coherent && !range.device_address) continue;  // its device address is its host address
+    uint64_t word;
+    std::memcpy(&word, packed->data() + offset, sizeof word);
+    auto it = reached.find(range.base);
+    if (it == reached.end()) {
+      // Shared memory an shm server maps cannot be remapped under it.
+      auto reach = g_reach.load(std::memory_order_acquire);
+      if (range.registered || range.shared_fd >= 0 || !reach) {
+        RGPU_LOG(warn, "kernel launch refused: an argument points at the application's page-locked memory (0x%llx): %s",
+                 static_cast<unsigned long long>(word), kHostMemoryReach);
+        return cudaErrorNotSupported;
+      }
+      uint64_t address;
+      if (cudaError_t e = reach(range, device, &address)) return e;
+      it = reached.emplace(range.base, address).first;
+    }
+    word = it->second + (word - range.base);
+    std::memcpy(packed->data() + offset, &word, sizeof word);
   }
   return cudaSuccess;
 }

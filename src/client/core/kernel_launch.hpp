@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
 
 namespace rgpu::client {
@@ -15,11 +16,22 @@ namespace rgpu::client {
 cudaError_t check_launch_config(const cudaDeviceProp& p, dim3 grid, dim3 block);
 // args[i] points at parameter i; null is accepted only for a kernel without parameters.
 cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uint8_t>* packed);
-// cudaErrorNotSupported, logged, when a pointer-sized argument points into the
-// application's page-locked memory that the server's GPU cannot reach (any of
-// it over tcp; registered memory over shm): the kernel would end the context
-// with an illegal address instead.
-cudaError_t check_host_pointer_args(const LoadedKernel& k, const std::vector<uint8_t>& packed,
+// Where `device` reaches page-locked memory it cannot reach at its host
+// address: promoted memory's device address (an error where that lies on
+// another server), or, promoting it first, memory not yet promoted
+// (mapped_memory.hpp).
+using PageLockedReach = cudaError_t (*)(const HostRange& range, int device, uint64_t* device_address);
+void set_page_locked_reach(PageLockedReach reach);
+
+// Under unified addressing a kernel may dereference any page-locked host
+// pointer. Each 8-byte-aligned word of the packed arguments that points into
+// page-locked memory `device` cannot reach (any over tcp; registered memory
+// over shm) has that allocation promoted, and every word naming promoted
+// memory is rewritten to its device address. Registered memory cannot be
+// promoted (it is the application's own): cudaErrorNotSupported, logged. One
+// check when no such memory exists; else a map look-up per word and a reach
+// per allocation named.
+cudaError_t reach_host_pointer_args(const MemoryMap& map, std::vector<uint8_t>* packed, int device,
                                     bool shares_memory);
 
 }  // namespace rgpu::client

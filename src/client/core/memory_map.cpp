@@ -1,5 +1,7 @@
 #include "client/core/memory_map.hpp"
 
+#include <cstring>
+
 #include "client/core/address_range_lookup.hpp"
 #include "client/core/transport_choice.hpp"
 
@@ -126,15 +128,24 @@ std::atomic<int>* host_kind(const HostRange& r, std::atomic<int>& unshared, std:
 }  // namespace
 
 void MemoryMap::add_host(const HostRange& r) {
+  bool was_page_locked = false;
   {
     std::lock_guard lock(mutex_);
-    if (auto it = host_.find(r.base); it != host_.end())
+    if (auto it = host_.find(r.base); it != host_.end()) {
+      was_page_locked = !it->second.coherent;
       if (auto* kind = host_kind(it->second, unshared_host_, shared_host_)) kind->fetch_sub(1);
+      if (it->second.device_address) relocated_host_.fetch_sub(1);
+    }
     host_.insert_or_assign(r.base, r);
     if (auto* kind = host_kind(r, unshared_host_, shared_host_)) kind->fetch_add(1);
+    if (r.device_address) relocated_host_.fetch_add(1);
   }
-  // Coherent ranges change under software coherence: never kept registered.
-  if (!r.coherent) page_locked_added(r.base, r.size);
+  // Coherent ranges change under software coherence: never kept registered
+  // (page-locked memory promoted to coherent is no longer).
+  if (!r.coherent)
+    page_locked_added(r.base, r.size);
+  else if (was_page_locked)
+    page_locked_removed(r.base);
 }
 
 std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
@@ -147,6 +158,7 @@ std::optional<HostRange> MemoryMap::find_shared(uint64_t ptr, size_t n) const {
 std::optional<HostRange> MemoryMap::remove_host(uint64_t base) {
   auto r = remove(host_, base);
   if (auto* kind = r ? host_kind(*r, unshared_host_, shared_host_) : nullptr) kind->fetch_sub(1);
+  if (r && r->device_address) relocated_host_.fetch_sub(1);
   if (r && !r->coherent) page_locked_removed(base);
   return r;
 }
@@ -157,6 +169,33 @@ std::vector<HostRange> MemoryMap::page_locked_ranges() const {
   for (const auto& [base, r] : host_)
     if (!r.coherent) ranges.push_back(r);
   return ranges;
+}
+
+std::vector<std::pair<size_t, HostRange>> MemoryMap::host_ranges_named(std::span<const uint8_t> bytes) const {
+  std::vector<std::pair<size_t, HostRange>> named;
+  std::lock_guard lock(mutex_);
+  if (host_.empty()) return named;
+  for (size_t offset = 0; offset + sizeof(uint64_t) <= bytes.size(); offset += sizeof(uint64_t)) {
+    uint64_t word;
+    std::memcpy(&word, bytes.data() + offset, sizeof word);
+    if (auto r = find_range(host_, word, 1)) named.emplace_back(offset, *r);
+  }
+  return named;
+}
+
+std::optional<HostRange> MemoryMap::find_relocated(uint64_t device_ptr) const {
+  if (relocated_host_.load(std::memory_order_acquire) == 0) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  for (const auto& [base, r] : host_)
+    if (r.device_address && device_ptr - r.device_address < r.size) return r;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> MemoryMap::device_side(uint64_t ptr) const {
+  if (relocated_host_.load(std::memory_order_acquire) == 0) return std::nullopt;
+  auto r = find_host(ptr);
+  if (!r || !r->device_address) return std::nullopt;
+  return r->device_address + (ptr - r->base);
 }
 
 std::optional<HostRange> MemoryMap::find_host(uint64_t ptr) const {

@@ -10,6 +10,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 namespace rgpu::client {
@@ -35,6 +37,9 @@ struct HostRange {
   // Mapped memory where the GPU cannot reach this process: device memory at
   // this same address, kept coherent in software (coherent_memory.hpp).
   bool coherent = false;
+  // Page-locked memory made coherent after it was allocated (a kernel was
+  // handed it): its device memory lies here instead of at base.
+  uint64_t device_address = 0;
 };
 
 class MemoryMap {
@@ -77,6 +82,19 @@ class MemoryMap {
     return unshared_host_.load(std::memory_order_acquire) > 0 ||
            (!shares_memory && shared_host_.load(std::memory_order_acquire) > 0);
   }
+  // Whether a kernel argument may name page-locked memory by an address
+  // that is not the GPU's: out of its reach, or made coherent elsewhere.
+  bool may_hold_host_args(bool shares_memory) const {
+    return may_hold_unreachable_host(shares_memory) || relocated_host_.load(std::memory_order_acquire) > 0;
+  }
+  // The page-locked ranges that 8-byte-aligned words of `bytes` point into,
+  // with each word's offset; one lock for all.
+  std::vector<std::pair<size_t, HostRange>> host_ranges_named(std::span<const uint8_t> bytes) const;
+  // The coherent range whose device memory holds `device_ptr` (relocated).
+  std::optional<HostRange> find_relocated(uint64_t device_ptr) const;
+  // Where the GPU has `ptr` when it lies in relocated page-locked memory, or
+  // nothing; one check while there is none.
+  std::optional<uint64_t> device_side(uint64_t ptr) const;
   // The page-locked range shared with shm servers that holds [ptr, ptr + n).
   std::optional<HostRange> find_shared(uint64_t ptr, size_t n) const;
   std::optional<HostRange> remove_host(uint64_t base);
@@ -94,6 +112,7 @@ class MemoryMap {
   std::map<uint64_t, DeviceRange> device_;
   std::map<uint64_t, HostRange> host_;
   std::atomic<int> unshared_host_{0}, shared_host_{0};  // host_'s ranges of each kind
+  std::atomic<int> relocated_host_{0};                  // and its ranges with a device_address
   std::map<uint64_t, std::vector<DeviceRange>> exec_memory_;  // by executable graph
 };
 

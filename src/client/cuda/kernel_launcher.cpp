@@ -6,6 +6,7 @@
 #include "client/core/call.hpp"
 #include "client/core/handles.hpp"
 #include "client/core/kernel_launch.hpp"
+#include "client/core/memory_map.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/module_loading.hpp"
 #include "common/log.hpp"
@@ -135,7 +136,9 @@ cudaError_t launch_kernel(const void* kernel, const KernelLaunch& l) {
   std::vector<uint8_t> packed;
   if (cudaError_t e = l.extra ? pack_extra(*lk, l.extra, &packed) : pack_kernel_args(*lk, l.params, &packed))
     return e;
-  if (cudaError_t e = check_host_pointer_args(*lk, packed, call.device()->session->shares_memory())) return e;
+  if (cudaError_t e = reach_host_pointer_args(MemoryMap::get(), &packed, call.device_index(),
+                                              call.device()->session->shares_memory()))
+    return e;
   call.args().put<uint64_t>(lk->function).put(l.grid).put(l.block).put<uint32_t>(l.shared_mem).put<uint64_t>(s);
   bool cooperative = l.cooperative;
   if (with_attributes)

@@ -33,9 +33,11 @@ extern "C" CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
       *static_cast<CUmemorytype*>(data) = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-      // Page-locked memory has a device address only where the GPU maps it.
+      // Page-locked memory's device address: where the GPU maps it, else,
+      // as under unified addressing, its host address (which launches
+      // promote); registered memory has none.
       if (host) {
-        auto mapped = mapped_device_address(ptr);
+        auto mapped = page_locked_device_address(*host, ptr);
         if (!mapped) return CUDA_ERROR_INVALID_VALUE;
         *static_cast<CUdeviceptr*>(data) = *mapped;
         return CUDA_SUCCESS;

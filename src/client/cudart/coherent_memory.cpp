@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "client/core/call.hpp"
+#include "client/cudart/device_backing.hpp"
 #include "common/log.hpp"
 
 namespace rgpu::client::coherent_memory {
@@ -24,7 +25,8 @@ enum class State : uint8_t { invalid, clean, dirty };
 
 struct Range {
   size_t size;
-  uint64_t allocation;  // the device allocation holding it (freed with it)
+  uint64_t device;                     // its device memory's address: the base, or where adopted memory lies
+  device_backing::Allocation memory;  // the device allocation holding it (freed with it)
   cudaStream_t stream;  // its device's copy stream
   std::vector<State> chunks;
 };
@@ -60,6 +62,7 @@ struct Busy {
 };
 
 size_t chunk_bytes(const Range& r, size_t i) { return std::min(kChunk, r.size - i * kChunk); }
+void* device_chunk(const Range& r, size_t i) { return reinterpret_cast<void*>(r.device + i * kChunk); }
 
 // A fetch or write-back, complete when it returns, ordered after no other work.
 cudaError_t copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream) {
@@ -80,7 +83,7 @@ void flush_and_drop(Registry& reg) {
         // handler instead of landing after the copy.
         mprotect(p, n, PROT_READ);
         staging.assign(p, p + n);
-        if (cudaError_t e = copy(p, staging.data(), n, cudaMemcpyHostToDevice, r.stream))
+        if (cudaError_t e = copy(device_chunk(r, i), staging.data(), n, cudaMemcpyHostToDevice, r.stream))
           RGPU_LOG(error, "coherent memory: writing back 0x%llx failed (%d): the GPU keeps older data",
                    static_cast<unsigned long long>(base + i * kChunk), static_cast<int>(e));
       }
@@ -126,7 +129,7 @@ bool serve_fault(uint64_t address, bool write) {
     // Filled aside and moved in whole, so no thread sees a partial chunk.
     void* fresh = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (fresh == MAP_FAILED) return false;
-    if (copy(fresh, p, n, cudaMemcpyDeviceToHost, r.stream) != cudaSuccess || mprotect(fresh, n, access) != 0 ||
+    if (copy(fresh, device_chunk(r, i), n, cudaMemcpyDeviceToHost, r.stream) != cudaSuccess || mprotect(fresh, n, access) != 0 ||
         mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
       munmap(fresh, n);
       return false;
@@ -203,22 +206,32 @@ cudaStream_t copy_stream(Registry& reg) {
 // Device memory whose range (`bytes` from its first page boundary) is free
 // here too, reserved; false when this process uses an address in it.
 // *memory is the allocation either way.
-cudaError_t allocate_reachable(size_t bytes, size_t page, void** memory, uint64_t* start, bool* reserved) {
-  if (cudaError_t e = cudaMalloc(memory, bytes)) return e;
+cudaError_t allocate_reachable(size_t bytes, size_t page, bool server_wide, device_backing::Allocation* memory,
+                               uint64_t* start, bool* reserved) {
+  if (cudaError_t e = device_backing::allocate(bytes, server_wide, memory)) return e;
   // A GPU packs small allocations closer than pages: the range then starts
   // at the first page boundary of an allocation a page larger.
-  if (reinterpret_cast<uint64_t>(*memory) % page) {
-    cudaFree(*memory);
-    if (cudaError_t e = cudaMalloc(memory, bytes + page)) return e;
+  if (memory->address % page) {
+    device_backing::release(*memory);
+    if (cudaError_t e = device_backing::allocate(bytes + page, server_wide, memory)) return e;
   }
-  *start = (reinterpret_cast<uint64_t>(*memory) + page - 1) / page * page;
+  *start = (memory->address + page - 1) / page * page;
   *reserved = reserve(*start, bytes);
   return cudaSuccess;
 }
 
+void add_range(Registry& reg, uint64_t base, size_t bytes, uint64_t device, const device_backing::Allocation& memory,
+               cudaStream_t stream) {
+  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+  reg.ranges[base] = Range{bytes, device, memory, stream,
+                           std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid)};
+  reg.extents[base] = bytes;
+  reg.any.store(true, std::memory_order_release);
+}
+
 }  // namespace
 
-cudaError_t allocate(size_t size, uint64_t* base) {
+cudaError_t allocate(size_t size, bool server_wide, uint64_t* base) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t bytes = (size + page - 1) / page * page;
   constexpr int kAttempts = 8;
@@ -230,13 +243,13 @@ cudaError_t allocate(size_t size, uint64_t* base) {
   if (!stream) return cudaErrorMemoryAllocation;
   // Where this process uses the GPU's address, the GPU's next allocation
   // gives another: the ones in the way are held until then.
-  std::vector<void*> in_the_way;
+  std::vector<device_backing::Allocation> in_the_way;
   cudaError_t e = cudaErrorMemoryAllocation;
   for (int i = 0; i < kAttempts; ++i) {
-    void* memory = nullptr;
+    device_backing::Allocation memory;
     uint64_t start = 0;
     bool reserved = false;
-    if ((e = allocate_reachable(bytes, page, &memory, &start, &reserved))) break;
+    if ((e = allocate_reachable(bytes, page, server_wide, &memory, &start, &reserved))) break;
     if (!reserved) {
       RGPU_LOG(warn, "the GPU's address 0x%llx is taken in this process: trying another",
                static_cast<unsigned long long>(start));
@@ -244,21 +257,43 @@ cudaError_t allocate(size_t size, uint64_t* base) {
       e = cudaErrorMemoryAllocation;
       continue;
     }
-    std::scoped_lock lock(reg.mutex, reg.extent_mutex);
-    reg.ranges[start] = Range{bytes, reinterpret_cast<uint64_t>(memory), stream,
-                              std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid)};
-    reg.extents[start] = bytes;
-    reg.any.store(true, std::memory_order_release);
+    add_range(reg, start, bytes, start, memory, stream);
     *base = start;
     break;
   }
-  for (void* memory : in_the_way) cudaFree(memory);
+  for (const auto& memory : in_the_way) device_backing::release(memory);
   return e;
+}
+
+cudaError_t adopt(uint64_t base, size_t size, uint64_t* device) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (base % page) return cudaErrorInvalidValue;
+  const size_t bytes = (size + page - 1) / page * page;
+  install_once();
+  Registry& reg = registry();
+  cudaStream_t stream = copy_stream(reg);
+  if (!stream) return cudaErrorMemoryAllocation;
+  // Page-locked memory is every GPU's under unified addressing.
+  device_backing::Allocation memory;
+  if (cudaError_t e = device_backing::allocate(bytes, true, &memory)) return e;
+  void* address = reinterpret_cast<void*>(memory.address);
+  if (cudaError_t e = copy(address, reinterpret_cast<void*>(base), size, cudaMemcpyHostToDevice, stream)) {
+    device_backing::release(memory);
+    return e;
+  }
+  // The host's pages are the device's now: the next host access fetches.
+  if (mprotect(reinterpret_cast<void*>(base), bytes, PROT_NONE) != 0) {
+    device_backing::release(memory);
+    return cudaErrorMemoryAllocation;
+  }
+  add_range(reg, base, bytes, memory.address, memory, stream);
+  *device = memory.address;
+  return cudaSuccess;
 }
 
 cudaError_t release(uint64_t base) {
   Registry& reg = registry();
-  uint64_t allocation;
+  device_backing::Allocation memory;
   {
     std::scoped_lock lock(reg.mutex, reg.extent_mutex);
     auto node = reg.ranges.extract(base);
@@ -266,9 +301,9 @@ cudaError_t release(uint64_t base) {
     reg.extents.erase(base);
     reg.any.store(!reg.extents.empty(), std::memory_order_release);
     munmap(reinterpret_cast<void*>(base), node.mapped().size);
-    allocation = node.mapped().allocation;
+    memory = node.mapped().memory;
   }
-  return cudaFree(reinterpret_cast<void*>(allocation));
+  return device_backing::release(memory);
 }
 
 bool contains(uint64_t ptr) {

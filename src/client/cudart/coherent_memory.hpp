@@ -1,7 +1,9 @@
 // Device memory the application also uses at the same address, where the GPU
 // cannot reach the application's pages (a server over tcp): managed memory,
 // and mapped page-locked host memory (its device pointer is its host
-// pointer, as under unified addressing). This process keeps a copy of it,
+// pointer, as under unified addressing); and page-locked memory adopted
+// once a GPU is handed it, whose device memory lies at another address.
+// This process keeps a copy of it,
 // coherent in software the way CUDA kept managed memory on GPUs without
 // concurrent managed access. The range is reserved here with no access; the
 // first host read of a 1 MiB chunk fetches it from the GPU (read-only), the
@@ -21,8 +23,15 @@ namespace rgpu::client::coherent_memory {
 
 // Device memory of the current device, `size` bytes from a page boundary
 // *base, reserved at the same address here. cudaErrorMemoryAllocation when
-// this process already uses an address in it.
-cudaError_t allocate(size_t size, uint64_t* base);
+// this process already uses an address in it. `server_wide`: every GPU of
+// the device's server reaches it (device_backing.hpp).
+cudaError_t allocate(size_t size, bool server_wide, uint64_t* base);
+// Page-locked memory this process already holds at [base, base + size)
+// (base page-aligned) made coherent device memory of the current device,
+// which every GPU of its server reaches: its contents go there, and the
+// host's pages fetch them back when touched.
+// *device: the device memory's address.
+cudaError_t adopt(uint64_t base, size_t size, uint64_t* device);
 // Drops the range at base and its host copies, and frees its device memory.
 cudaError_t release(uint64_t base);
 bool contains(uint64_t ptr);

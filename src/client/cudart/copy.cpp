@@ -52,6 +52,7 @@ cudaError_t memset_2d(void* ptr, size_t pitch, int value, size_t width, size_t h
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
   if (width == 0 || height == 0) return cudaSuccess;
   if (height > 1 && width > pitch) return cudaErrorInvalidValue;
+  if (auto device = device_side_for(ptr, stream)) ptr = reinterpret_cast<void*>(*device);
   auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(ptr), pitch * (height - 1) + width);
   if (!range) {
     if (auto host = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))

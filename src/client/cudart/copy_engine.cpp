@@ -12,6 +12,7 @@
 #include "client/cudart/coherent_memory.hpp"
 #include "client/cudart/staging_ring.hpp"
 #include "client/cudart/striped_copy.hpp"
+#include "common/log.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
@@ -25,6 +26,18 @@ bool is_device(const void* p) { return MemoryMap::get().find_device(reinterpret_
 // copy may name it as either side's device memory (XLA does).
 bool page_locked_host(const void* p) {
   return !is_device(p) && MemoryMap::get().find_host(reinterpret_cast<uint64_t>(p)).has_value();
+}
+
+// Promoted page-locked memory is copied where the GPU has it, when the
+// stream is of its device's server (its host pages, which only fetch from
+// there, serve other servers' streams). Either side moved makes the kind
+// cudaMemcpyDefault.
+void to_device_side(void** dst, const void** src, cudaMemcpyKind* kind, cudaStream_t stream) {
+  auto d = device_side_for(*dst, stream);
+  auto s = device_side_for(*src, stream);
+  if (d) *dst = reinterpret_cast<void*>(*d);
+  if (s) *src = reinterpret_cast<const void*>(*s);
+  if (d || s) *kind = cudaMemcpyDefault;
 }
 
 cudaError_t direction(const void* dst, const void* src, cudaMemcpyKind kind, Dir* out) {
@@ -63,8 +76,24 @@ cudaError_t wait_stream(cudaStream_t stream) { return cudaStreamSynchronize(stre
 
 }  // namespace
 
-// Routes to the device that owns the memory; a stream, if one is named, must
-// belong to that device.
+std::optional<uint64_t> device_side_for(const void* p, cudaStream_t stream) {
+  auto device_address = MemoryMap::get().device_side(reinterpret_cast<uint64_t>(p));
+  if (!device_address) return std::nullopt;
+  auto range = MemoryMap::get().find_device(*device_address);
+  stream = effective_stream(stream);
+  RemoteObject o;
+  int device = !is_default_stream(stream) && streams().find(stream, &o) ? o.device : Runtime::current_device();
+  VirtualDevice* memory_device = range ? Runtime::get().device(range->device) : nullptr;
+  VirtualDevice* stream_device = Runtime::get().device(device);
+  if (!memory_device || !stream_device || memory_device->session != stream_device->session) return std::nullopt;
+  return device_address;
+}
+
+// Routes to the device that owns the memory, or to the named stream's. As
+// locally, the stream may belong to another device (cuFFT's multi-GPU
+// copies name one device's memory on another's stream): its worker reaches
+// that memory when both GPUs are the same server's. Across servers nothing
+// could order the copy on the stream, so it is refused.
 cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_t* remote_stream) {
   stream = effective_stream(stream);
   if (is_default_stream(stream)) {
@@ -73,7 +102,13 @@ cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_
     return call.to_device(device, &remote_device);
   }
   if (cudaError_t e = call.to_stream(stream, remote_stream)) return e;
-  return call.device_index() == device ? cudaSuccess : cudaErrorInvalidValue;
+  if (call.device_index() == device) return cudaSuccess;
+  VirtualDevice* memory_device = Runtime::get().device(device);
+  if (memory_device && memory_device->session == call.device()->session) return cudaSuccess;
+  RGPU_LOG(error, "a copy of device %d's memory on a stream of device %d: the devices are on different servers, "
+           "and rgpu cannot order the copy on that stream; use a stream of device %d",
+           device, call.device_index(), device);
+  return cudaErrorInvalidValue;
 }
 
 namespace {
@@ -91,10 +126,11 @@ bool shared_with(int device, const void* host, size_t n) {
          Runtime::get().device(device)->session->shares_memory();
 }
 
-// Application memory that is page-locked over all of [p, p + n).
+// Application memory that is page-locked over all of [p, p + n); not
+// promoted memory, whose pages a background copy must not fault in.
 bool page_locked(const void* p, size_t n) {
   auto r = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(p));
-  return r && reinterpret_cast<uint64_t>(p) - r->base <= r->size - n;
+  return r && !r->coherent && reinterpret_cast<uint64_t>(p) - r->base <= r->size - n;
 }
 
 // An asynchronous copy from or to page-locked memory the server cannot
@@ -147,6 +183,7 @@ cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t 
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,
                         bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
+  to_device_side(&dst, &src, &kind, stream);
   Dir dir;
   if (cudaError_t e = direction(dst, src, kind, &dir)) return e;
   if (n == 0) return cudaSuccess;
@@ -207,6 +244,7 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
                     cudaMemcpyKind kind, cudaStream_t stream, bool async) {
   if (cudaError_t e = Runtime::get().ensure_init()) return e;
   if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
+  to_device_side(&dst, &src, &kind, stream);
   Dir dir;
   if (cudaError_t e = direction(dst, src, kind, &dir)) return e;
   if (width == 0 || height == 0) return cudaSuccess;

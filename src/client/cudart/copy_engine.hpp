@@ -4,6 +4,9 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <optional>
+
 #include "client/core/call.hpp"
 
 namespace rgpu::client {
@@ -23,6 +26,9 @@ cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_
 // route_device (whose server runs it).
 cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t n, cudaStream_t stream, bool async);
 
+// Where the GPU has p when it lies in promoted page-locked memory whose
+// device memory is on the stream's server; nothing otherwise.
+std::optional<uint64_t> device_side_for(const void* p, cudaStream_t stream);
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
                         cudaStream_t stream, bool async);
 

@@ -108,7 +108,7 @@ void remember(uint64_t base, size_t bytes, int device, int fd) {
 // current device with a software-coherent copy here (coherent_memory.hpp).
 cudaError_t malloc_coherent(void** ptr, size_t bytes) {
   uint64_t base = 0;
-  if (cudaError_t e = coherent_memory::allocate(bytes, &base)) return e;
+  if (cudaError_t e = coherent_memory::allocate(bytes, false, &base)) return e;
   remember(base, bytes, Runtime::current_device(), -1);
   *ptr = reinterpret_cast<void*>(base);
   return cudaSuccess;

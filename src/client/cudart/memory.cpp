@@ -70,6 +70,7 @@ extern "C" cudaError_t cudaFree(void* devPtr) {
     // Mapped memory's device memory goes with cudaFreeHost only.
     if (auto host = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(devPtr)); host && host->coherent)
       return cudaErrorInvalidValue;
+    if (MemoryMap::get().find_relocated(reinterpret_cast<uint64_t>(devPtr))) return cudaErrorInvalidValue;
     auto range = MemoryMap::get().freeable(reinterpret_cast<uint64_t>(devPtr));
     if (!range) return cudaErrorInvalidValue;
     Call on_owner(proto::kOpFree);
@@ -234,7 +235,7 @@ extern "C" cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attribute
       attributes->type = cudaMemoryTypeHost;
       attributes->device = Runtime::current_device();
       attributes->hostPointer = const_cast<void*>(ptr);
-      if (auto device = mapped_device_address(addr)) attributes->devicePointer = reinterpret_cast<void*>(*device);
+      if (auto device = page_locked_device_address(*h, addr)) attributes->devicePointer = reinterpret_cast<void*>(*device);
     } else {
       attributes->type = cudaMemoryTypeUnregistered;
       attributes->device = cudaInvalidDeviceId;

@@ -81,8 +81,9 @@ class Backend : public ForwardedApi {
   // Where device memory lives: GPU memory, or this process's own host memory
   // (host-test), which a zero-copy transport reaches as such.
   virtual transport::MemoryKind device_memory() const = 0;
-  // Runs once per worker before it serves anyone: initialises the GPUs so a
-  // client never waits for CUDA start-up.
+  // Runs once per worker before it serves anyone: checks the GPUs and
+  // initialises CUDA with the first one's context, so a client never waits
+  // for CUDA start-up; the others' contexts come when a session names them.
   virtual int32_t init(const std::vector<int>& gpus) = 0;
   virtual int32_t set_device(int ordinal) = 0;
   virtual int32_t versions(int* driver, int* runtime) = 0;

@@ -48,14 +48,14 @@ void WorkerPool::spawn() {
     run_worker(config_, ledger_, counters_, sv[1]);
   }
   close(sv[1]);
-  waiting_.push_back(Worker{pid, sv[0]});
+  waiting_.push_back(Worker{pid, sv[0], Clock::now()});
 }
 
 void WorkerPool::top_up() {
   drop_departed_clients();
   // At least one worker for each queued client, plus the idle reserve.
   size_t want = static_cast<size_t>(config_.workers) + pending_.size();
-  if (std::chrono::steady_clock::now() < retry_after_) return;
+  if (Clock::now() < retry_after_) return;
   while (waiting_.size() < want) {
     size_t before = waiting_.size();
     spawn();
@@ -71,7 +71,7 @@ std::string WorkerPool::refusal_for_new_connection() const {
 }
 
 void WorkerPool::hand_off(int client_fd) {
-  pending_.push_back(client_fd);
+  pending_.push_back(Queued{client_fd, Clock::now()});
   dispatch();
   top_up();
 }
@@ -124,11 +124,14 @@ void WorkerPool::on_channel_readable(int channel) {
   char c;
   if (read(channel, &c, 1) == 1) {
     it->ready = true;
+    const double took = std::chrono::duration<double>(Clock::now() - it->forked).count();
+    counters_.worker_started(took);
+    RGPU_LOG(info, "worker %d ready after %.3f s", it->pid, took);
     dispatch();
     return;
   }
   // The worker died while starting: its exit is logged by reap().
-  retry_after_ = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  retry_after_ = Clock::now() + std::chrono::seconds(2);
   close(it->channel);
   waiting_.erase(it);
 }
@@ -136,12 +139,12 @@ void WorkerPool::on_channel_readable(int channel) {
 void WorkerPool::drop_departed_clients() {
   if (pending_.empty()) return;
   std::vector<pollfd> fds;
-  for (int fd : pending_) fds.push_back({fd, POLLRDHUP, 0});
+  for (const Queued& q : pending_) fds.push_back({q.fd, POLLRDHUP, 0});
   if (poll(fds.data(), fds.size(), 0) <= 0) return;
   for (const pollfd& p : fds) {
     if (!(p.revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
     RGPU_LOG(info, "a client left before a worker was free for it");
-    std::erase(pending_, p.fd);
+    std::erase_if(pending_, [&](const Queued& q) { return q.fd == p.fd; });
     close(p.fd);
   }
 }
@@ -151,10 +154,11 @@ void WorkerPool::dispatch() {
   while (!pending_.empty()) {
     auto it = std::find_if(waiting_.begin(), waiting_.end(), [](const Worker& w) { return w.ready; });
     if (it == waiting_.end()) return;
-    int fd = pending_.front();
+    const Queued q = pending_.front();
     pending_.pop_front();
-    bool ok = send_fd(it->channel, fd);
-    close(fd);
+    counters_.client_waited(std::chrono::duration<double>(Clock::now() - q.accepted).count());
+    bool ok = send_fd(it->channel, q.fd);
+    close(q.fd);
     if (ok) {
       serving_.push_back(Serving{it->pid, it->channel, {}});
       RGPU_LOG(debug, "session handed to worker %d", it->pid);
@@ -196,7 +200,7 @@ void WorkerPool::shutdown() {
   waiting_.clear();
   for (const Serving& w : serving_) close(w.channel);
   serving_.clear();
-  for (int fd : pending_) close(fd);
+  for (const Queued& q : pending_) close(q.fd);
   pending_.clear();
 }
 

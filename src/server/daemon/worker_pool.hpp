@@ -36,10 +36,16 @@ class WorkerPool {
   void shutdown();
 
  private:
+  using Clock = std::chrono::steady_clock;
   struct Worker {
     pid_t pid;
     int channel;
+    Clock::time_point forked;
     bool ready = false;
+  };
+  struct Queued {
+    int fd;
+    Clock::time_point accepted;
   };
   struct Serving {
     pid_t pid;
@@ -59,11 +65,11 @@ class WorkerPool {
   JobLedger& ledger_;
   ServerCounters& counters_;
   std::vector<Worker> waiting_;  // starting or ready, not yet serving
-  std::deque<int> pending_;      // accepted connections waiting for a worker
+  std::deque<Queued> pending_;   // accepted connections waiting for a worker
   std::vector<Serving> serving_;
   // After a worker fails to start (no GPU, bad backend) new ones wait a
   // while instead of forking in a tight loop.
-  std::chrono::steady_clock::time_point retry_after_{};
+  Clock::time_point retry_after_{};
 };
 
 }  // namespace rgpu::server

@@ -52,10 +52,12 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
     RGPU_LOG(error, "backend '%s' failed to initialise the GPUs (error %d)", config.backend.c_str(), e);
     _exit(2);
   }
-  // The daemon's metrics ask NVML for utilisation by bus id.
+  // The daemon's metrics ask NVML for utilisation by bus id, which the
+  // first worker to start finds.
   for (int g : limits.exported_gpus) {
     cudaDeviceProp prop;
-    if (backend->name() == "cuda" && backend->get_device_properties(&prop, g) == cudaSuccess)
+    if (backend->name() == "cuda" && counters.bus_id(g).empty() &&
+        backend->get_device_properties(&prop, g) == cudaSuccess)
       counters.set_bus_id(g, pci_bus_id(prop));
   }
   // Connections on the tcp port speak TLS when the server has a certificate;

@@ -29,6 +29,17 @@ std::string prometheus_text(JobLedger& ledger, const ServerCounters& counters) {
   header(out, "rgpu_sessions_refused_total", "counter", "Sessions refused (credential, exclusive GPU, ended job...).");
   out << "rgpu_sessions_refused_total " << counters.sessions_refused() << '\n';
 
+  const auto summary = [&](const char* name, const char* help, ServerCounters::Durations d) {
+    header(out, name, "summary", help);
+    out << name << "_count " << d.count << '\n' << name << "_sum " << d.sum_s << '\n';
+    const std::string most = std::string(name) + "_max";
+    header(out, most.c_str(), "gauge", "The longest of them.");
+    out << most << ' ' << d.max_s << '\n';
+  };
+  summary("rgpu_worker_start_seconds", "Worker starts, fork to ready (CUDA initialisation and context).",
+          counters.worker_starts());
+  summary("rgpu_client_wait_seconds", "Time accepted clients waited for a ready worker.", counters.client_waits());
+
   header(out, "rgpu_calls_total", "counter", "Calls served, by op.");
   std::ostringstream errors;
   for (uint16_t op = 0; op < ServerCounters::kOps; ++op) {

@@ -38,6 +38,11 @@ class ServerCounters {
   void bytes(TransportKind t, Direction d, uint64_t n) {
     add(region_->bytes[static_cast<int>(t)][static_cast<int>(d)], n);
   }
+  // The daemon's: how long a worker took from fork to ready (its CUDA
+  // contexts, on the GPU), and how long an accepted client waited for a
+  // ready worker. Together they say how many sessions a second it can start.
+  void worker_started(double seconds) { region_->worker_start.add(seconds); }
+  void client_waited(double seconds) { region_->client_wait.add(seconds); }
 
   // The PCI bus id of GPU `gpu` ("0000:17:00.0"), which NVML knows it by:
   // workers, which load the backend, write it; the daemon, which does not,
@@ -52,12 +57,35 @@ class ServerCounters {
   uint64_t bytes(TransportKind t, Direction d) const {
     return region_->bytes[static_cast<int>(t)][static_cast<int>(d)].load(std::memory_order_relaxed);
   }
+  struct Durations {
+    uint64_t count;
+    double sum_s, max_s;
+  };
+  Durations worker_starts() const { return region_->worker_start.read(); }
+  Durations client_waits() const { return region_->client_wait.read(); }
 
  private:
+  // Count, sum and most of a duration, in microseconds.
+  struct DurationSum {
+    std::atomic<uint64_t> count, sum_us, max_us;
+    void add(double seconds) {
+      const auto us = static_cast<uint64_t>(seconds * 1e6);
+      count.fetch_add(1, std::memory_order_relaxed);
+      sum_us.fetch_add(us, std::memory_order_relaxed);
+      uint64_t most = max_us.load(std::memory_order_relaxed);
+      while (us > most && !max_us.compare_exchange_weak(most, us, std::memory_order_relaxed)) {
+      }
+    }
+    Durations read() const {
+      return {count.load(std::memory_order_relaxed), sum_us.load(std::memory_order_relaxed) / 1e6,
+              max_us.load(std::memory_order_relaxed) / 1e6};
+    }
+  };
   struct Region {
     std::atomic<uint64_t> sessions_opened, sessions_refused;
     std::atomic<uint64_t> calls[kOps], errors[kOps];
     std::atomic<uint64_t> bytes[2][2];
+    DurationSum worker_start, client_wait;
     char bus_ids[kLedgerGpus][16];
   };
   static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters shared between processes");

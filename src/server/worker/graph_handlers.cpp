@@ -88,8 +88,10 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     case cudaGraphNodeTypeMemAlloc:
       return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
     case cudaGraphNodeTypeMemFree:  // a graph's allocation its graph frees is freed only there, once
-      return s.allocations.contains(p.dst, 1) && !s.graphs.freed_by_its_graph(p.dst) ? cudaSuccess
-                                                                                       : cudaErrorInvalidValue;
+      return (s.allocations.contains(p.dst, 1) || s.graphs.graph_allocation(p.dst)) &&
+                     !s.graphs.freed_by_its_graph(p.dst)
+                 ? cudaSuccess
+                 : cudaErrorInvalidValue;
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
       for (const auto& op : p.semaphores) {
@@ -366,8 +368,8 @@ int32_t conditional_handle_create(SessionContext& s, Request& req, proto::Writer
   return cudaSuccess;
 }
 
-// The allocations each launch of `g` leaves to the application.
-std::vector<std::pair<uint64_t, size_t>> graph_left_allocated(SessionContext& s, uint64_t g) {
+// What each launch of `g` allocates for the application and frees of it.
+GraphMemoryEffect graph_memory_effect(SessionContext& s, uint64_t g) {
   std::vector<uint64_t> nodes;
   if (graphs(s).nodes(g, &nodes)) return {};
   std::vector<GraphMemoryNode> memory;
@@ -379,7 +381,7 @@ std::vector<std::pair<uint64_t, size_t>> graph_left_allocated(SessionContext& s,
       continue;
     memory.push_back({p.dst, p.width, type == cudaGraphNodeTypeMemFree});
   }
-  return left_allocated(memory);
+  return memory_effect(memory);
 }
 
 int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
@@ -389,7 +391,7 @@ int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
   uint64_t x = 0;
   if (int32_t e = graphs(s).instantiate(&x, g, flags)) return e;
   s.graphs.add_exec(x, g);
-  s.graphs.set_exec_allocations(x, graph_left_allocated(s, g));
+  s.graphs.set_exec_memory(x, graph_memory_effect(s, g));
   out.put(x);
   return cudaSuccess;
 }
@@ -411,12 +413,14 @@ int32_t exec_on_stream(SessionContext& s, Request& req, proto::Writer&) {
 
 // A launch allocates again what the application freed of the graph's memory
 // outside it since the last one (CUDA allows that after any launch): the
-// session owns it, and its job is charged for it, once more.
+// session owns it, and its job is charged for it, once more. What it frees
+// of other graphs' memory is the session's no more.
 int32_t graph_launch(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_EXEC(x);
   RGPU_STREAM(stream);
   req.args.expect_end();
-  for (const auto& [allocated, size] : s.graphs.exec_allocations(x)) {
+  GraphMemoryEffect effect = s.graphs.exec_memory(x);
+  for (const auto& [allocated, size] : effect.allocated) {
     uint64_t base = allocated;
     if (s.allocations.contains(base, 1)) continue;
     auto own = [&, bytes = size] {
@@ -425,7 +429,12 @@ int32_t graph_launch(SessionContext& s, Request& req, proto::Writer&) {
     };
     if (int32_t e = s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &base, own)) return e;
   }
-  return graphs(s).launch_graph(x, stream);
+  if (int32_t e = graphs(s).launch_graph(x, stream)) return e;
+  for (uint64_t base : effect.freed) {
+    s.allocations.remove(base);
+    s.quota.freed(SessionQuota::Kind::memory, base);
+  }
+  return cudaSuccess;
 }
 
 int32_t graph_exec_update(SessionContext& s, Request& req, proto::Writer& out) {

@@ -123,20 +123,20 @@ uint64_t GraphTable::exec_source(uint64_t exec) const {
 
 bool GraphTable::remove_exec(uint64_t exec) {
   std::lock_guard lock(mutex_);
-  exec_allocations_.erase(exec);
+  exec_memory_.erase(exec);
   return execs_.erase(exec) != 0;
 }
 
-void GraphTable::set_exec_allocations(uint64_t exec, std::vector<std::pair<uint64_t, size_t>> ranges) {
+void GraphTable::set_exec_memory(uint64_t exec, GraphMemoryEffect effect) {
   std::lock_guard lock(mutex_);
-  if (ranges.empty()) return;
-  exec_allocations_[exec] = std::move(ranges);
+  if (effect.allocated.empty() && effect.freed.empty()) return;
+  exec_memory_[exec] = std::move(effect);
 }
 
-std::vector<std::pair<uint64_t, size_t>> GraphTable::exec_allocations(uint64_t exec) const {
+GraphMemoryEffect GraphTable::exec_memory(uint64_t exec) const {
   std::lock_guard lock(mutex_);
-  auto it = exec_allocations_.find(exec);
-  return it == exec_allocations_.end() ? std::vector<std::pair<uint64_t, size_t>>{} : it->second;
+  auto it = exec_memory_.find(exec);
+  return it == exec_memory_.end() ? GraphMemoryEffect{} : it->second;
 }
 
 void GraphTable::add_conditional(uint64_t handle, uint64_t graph) {
@@ -178,6 +178,16 @@ void GraphTable::allocation_freed_in(uint64_t base, uint64_t graph) {
   if (it != allocations_.end() && it->second.graph == graph) it->second.freed_in_graph = true;
 }
 
+bool GraphTable::graph_allocation(uint64_t base) const {
+  std::lock_guard lock(mutex_);
+  if (allocations_.count(base)) return true;
+  // Its graph may be gone while an executable graph still allocates it.
+  for (const auto& [exec, effect] : exec_memory_)
+    for (const auto& [allocated, size] : effect.allocated)
+      if (allocated == base) return true;
+  return false;
+}
+
 bool GraphTable::freed_by_its_graph(uint64_t base) const {
   std::lock_guard lock(mutex_);
   auto it = allocations_.find(base);
@@ -195,7 +205,7 @@ std::vector<uint64_t> GraphTable::self_freed_allocations(uint64_t graph) const {
 void GraphTable::clear() {
   std::lock_guard lock(mutex_);
   allocations_.clear();
-  exec_allocations_.clear();
+  exec_memory_.clear();
   graphs_.clear();
   nodes_.clear();
   execs_.clear();
@@ -203,7 +213,7 @@ void GraphTable::clear() {
   conditionals_.clear();
 }
 
-std::vector<std::pair<uint64_t, size_t>> left_allocated(std::span<const GraphMemoryNode> nodes) {
+GraphMemoryEffect memory_effect(std::span<const GraphMemoryNode> nodes) {
   struct Live {
     int count = 0;
     size_t size = 0;
@@ -218,10 +228,12 @@ std::vector<std::pair<uint64_t, size_t>> left_allocated(std::span<const GraphMem
       l.size = std::max(l.size, n.size);
     }
   }
-  std::vector<std::pair<uint64_t, size_t>> left;
-  for (const auto& [base, l] : at)
-    if (l.count > 0) left.emplace_back(base, l.size);
-  return left;
+  GraphMemoryEffect effect;
+  for (const auto& [base, l] : at) {
+    if (l.count > 0) effect.allocated.emplace_back(base, l.size);
+    if (l.count < 0) effect.freed.push_back(base);
+  }
+  return effect;
 }
 
 }  // namespace rgpu::server

@@ -14,6 +14,19 @@
 
 namespace rgpu::server {
 
+// A graph's memory node: an allocation of `size` bytes at `base`, or a free
+// of `base`.
+struct GraphMemoryNode {
+  uint64_t base;
+  size_t size;
+  bool frees;
+};
+struct GraphMemoryEffect {
+  std::vector<std::pair<uint64_t, size_t>> allocated;
+  std::vector<uint64_t> freed;
+  bool operator==(const GraphMemoryEffect&) const = default;
+};
+
 class GraphTable {
  public:
   // owner: 0 for a graph of the application's own, the embedding node for a
@@ -44,11 +57,11 @@ class GraphTable {
   // The graph an executable graph was instantiated from (0 once destroyed).
   uint64_t exec_source(uint64_t exec) const;
   bool remove_exec(uint64_t exec);
-  // What each launch of an executable graph leaves allocated (its allocation
-  // nodes that no free node of its graph frees), base -> size: a launch
-  // allocates them again after the application freed them outside the graph.
-  void set_exec_allocations(uint64_t exec, std::vector<std::pair<uint64_t, size_t>> ranges);
-  std::vector<std::pair<uint64_t, size_t>> exec_allocations(uint64_t exec) const;
+  // What each launch of an executable graph does to the session's memory
+  // (see GraphMemoryEffect): a launch allocates again what the application
+  // freed of it outside the graph, and ends what it frees of other graphs.
+  void set_exec_memory(uint64_t exec, GraphMemoryEffect effect);
+  GraphMemoryEffect exec_memory(uint64_t exec) const;
 
   // Conditional handles, each made for a graph; they go with it.
   void add_conditional(uint64_t handle, uint64_t graph);
@@ -64,8 +77,12 @@ class GraphTable {
   // Graph allocations (allocation nodes' memory, by base address): the graph
   // that made each and whether that graph frees it too. One its graph frees
   // is that graph's alone (nothing else may free it) and ends with it; the
-  // others outlive their graph until the application frees them.
+  // others outlive their graph until the application frees them, and a free
+  // node may name them while the application has freed them (a launch of
+  // their graph, or of an executable graph made from it, allocates them
+  // again).
   void add_allocation(uint64_t base, uint64_t graph);
+  bool graph_allocation(uint64_t base) const;
   void allocation_freed_in(uint64_t base, uint64_t graph);
   bool freed_by_its_graph(uint64_t base) const;
   // The allocations `graph` frees itself (they go with it).
@@ -87,7 +104,7 @@ class GraphTable {
   std::unordered_map<uint64_t, Graph> graphs_;
   std::unordered_map<uint64_t, uint64_t> nodes_;  // node -> graph
   std::unordered_map<uint64_t, uint64_t> execs_;  // exec -> source graph
-  std::unordered_map<uint64_t, std::vector<std::pair<uint64_t, size_t>>> exec_allocations_;
+  std::unordered_map<uint64_t, GraphMemoryEffect> exec_memory_;
   std::unordered_map<uint64_t, uint64_t> user_refs_;  // user object -> the application's references
   std::unordered_map<uint64_t, uint64_t> conditionals_;  // conditional handle -> its graph
   struct GraphAllocation {
@@ -97,16 +114,10 @@ class GraphTable {
   std::unordered_map<uint64_t, GraphAllocation> allocations_;  // base -> its graph
 };
 
-// A graph's memory node: an allocation of `size` bytes at `base`, or a free
-// of `base`.
-struct GraphMemoryNode {
-  uint64_t base;
-  size_t size;
-  bool frees;
-};
-// What each launch of a graph leaves allocated, base -> size, from its memory
-// nodes in any order: the addresses its allocations outnumber its frees at
-// (CUDA may allocate an address the graph frees again in the same graph).
-std::vector<std::pair<uint64_t, size_t>> left_allocated(std::span<const GraphMemoryNode> nodes);
+// What each launch of a graph does to memory, from its memory nodes in any
+// order: the addresses its allocations outnumber its frees at (base -> size;
+// CUDA may allocate an address the graph frees again in the same graph) and
+// those its frees outnumber its allocations at (another graph's memory).
+GraphMemoryEffect memory_effect(std::span<const GraphMemoryNode> nodes);
 
 }  // namespace rgpu::server

@@ -59,8 +59,29 @@ int main() {
     CHECK(all(read_back(b, n), 0x22));
     free_outside(ap.dptr, s, i);
   }
-  // The graph destroyed, its executable graph still allocates at each launch.
+  // A graph of one free node, made while the application has freed the
+  // memory and the graph that allocates it is gone (graphMemoryNodes' "freed
+  // in a different graph"): it frees what the next launch allocated.
   OK(cudaGraphDestroy(g));
+  cudaGraph_t free_graph;
+  OK(cudaGraphCreate(&free_graph, 0));
+  cudaGraphNode_t free_node;
+  OK(cudaGraphAddMemFreeNode(&free_node, free_graph, nullptr, 0, ap.dptr));
+  cudaGraphExec_t free_exec;
+  OK(cudaGraphInstantiate(&free_exec, free_graph, 0));
+  for (int i = 0; i < 2; ++i) {
+    OK(cudaGraphLaunch(x, s));
+    OK(cudaStreamSynchronize(s));
+    CHECK(all(read_back(ap.dptr, n), 0x21));
+    OK(cudaGraphLaunch(free_exec, s));
+    OK(cudaStreamSynchronize(s));
+    EXPECT_STATUS(cudaErrorInvalidValue, cudaFree(ap.dptr));
+    cudaGetLastError();
+  }
+  OK(cudaGraphExecDestroy(free_exec));
+  OK(cudaGraphDestroy(free_graph));
+
+  // The graph destroyed, its executable graph still allocates at each launch.
   OK(cudaGraphLaunch(x, s));
   OK(cudaStreamSynchronize(s));
   CHECK(all(read_back(ap.dptr, n), 0x21));

@@ -3,7 +3,8 @@
 // seen by the host, host writes by the device). Over tcp the GPU cannot
 // reach client memory: memory allocated mapped is device memory at the host
 // address, coherent in software at every call (the device pointer is the
-// host pointer); other page-locked memory has no device address there.
+// host pointer); other page-locked memory becomes such memory (at another
+// address) when a kernel is handed it or its device pointer is asked for.
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -50,29 +51,29 @@ int main() {
   // it registers, but has no device address.
   OK(cudaHostRegister(local.data(), local.size(), cudaHostRegisterMapped));
   EXPECT_STATUS(cudaErrorNotSupported, cudaHostGetDevicePointer(&dev, local.data(), 0));
-  // A kernel handed page-locked memory the GPU cannot reach is refused (it
-  // would end the context with an illegal address): registered memory always,
-  // any page-locked memory over tcp.
+  // A kernel handed registered memory, which the GPU cannot reach, is refused
+  // (it would end the context with an illegal address).
   touch<<<1, 1>>>(reinterpret_cast<int*>(local.data()));
   EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
   OK(cudaHostUnregister(local.data()));
 
   unsigned char* host = nullptr;
-  if (!shm && !all_mapped) {
-    touch<<<1, 1>>>(static_cast<int*>(plain));
-    EXPECT_STATUS(cudaErrorNotSupported, cudaGetLastError());
-    EXPECT_STATUS(cudaErrorNotSupported, cudaHostGetDevicePointer(&dev, plain, 0));
-  } else if (!shm) {
-    // As under unified addressing: a kernel may be handed it unmapped.
+  if (!shm) {
+    // As under unified addressing: a kernel may be handed it unmapped. Over
+    // tcp that makes it device memory kept coherent (promoted: its device
+    // pointer is no longer its host pointer), unless RGPU_PAGE_LOCKED_MAPPED
+    // made it so at allocation.
     touch<<<1, 1>>>(static_cast<int*>(plain));
     OK(cudaGetLastError());
     OK(cudaHostGetDevicePointer(&dev, plain, 0));
-    CHECK(dev == plain);
+    CHECK(all_mapped ? dev == plain : dev != nullptr && dev != plain);
     std::memset(plain, 0x42, n);
     OK(cudaMemset(static_cast<char*>(plain) + 10, 0x43, 5));
+    OK(cudaMemset(static_cast<char*>(dev) + 20, 0x44, 1));
     OK(cudaDeviceSynchronize());
     const auto* bytes = static_cast<const unsigned char*>(plain);
-    CHECK(bytes[9] == 0x42 && bytes[10] == 0x43 && bytes[14] == 0x43 && bytes[15] == 0x42 && bytes[n - 1] == 0x42);
+    CHECK(bytes[9] == 0x42 && bytes[10] == 0x43 && bytes[14] == 0x43 && bytes[15] == 0x42 && bytes[20] == 0x44 &&
+          bytes[n - 1] == 0x42);
   }
 
   OK(cudaHostAlloc(reinterpret_cast<void**>(&host), n, cudaHostAllocMapped));
@@ -124,12 +125,10 @@ int main() {
         back[n - 1] == 0x7a);
   // Its device memory is the host memory's: cudaFreeHost frees it, cudaFree does not.
   EXPECT_STATUS(cudaErrorInvalidValue, cudaFree(host));
-  if (shm || all_mapped) {
-    // Plain page-locked memory from cudaHostAlloc is mapped too (as with
-    // unified addressing).
-    OK(cudaHostGetDevicePointer(&dev, plain, 0));
-    CHECK(dev != nullptr);
-  }
+  // Plain page-locked memory from cudaHostAlloc is mapped too (as with
+  // unified addressing).
+  OK(cudaHostGetDevicePointer(&dev, plain, 0));
+  CHECK(dev != nullptr);
 
   OK(cudaFreeHost(host));
   // Freed host memory has no device address any more.

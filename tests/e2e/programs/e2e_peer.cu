@@ -119,6 +119,30 @@ int main() {
   CHECK(back[0] == 0x6b && back[n - 1] == 0x6b);
   OK(cudaEventDestroy(on1));
 
+  // Copies of one device's memory on a stream of the other (cuFFT's
+  // multi-GPU copies), pageable and page-locked, small and large: ordered on
+  // that stream, as locally, when both GPUs are one server's; refused between
+  // servers, where nothing could order them.
+  void* pinned = nullptr;
+  OK(cudaMallocHost(&pinned, n));
+  for (size_t bytes : {size_t{4096}, n}) {
+    OK(cudaMemset(d1, 0, n));
+    if (!same) {
+      EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpyAsync(d1, pattern.data(), bytes, cudaMemcpyHostToDevice, s0));
+      continue;
+    }
+    OK(cudaMemcpyAsync(d1, pattern.data(), bytes, cudaMemcpyHostToDevice, s0));
+    std::memset(pinned, 0, n);
+    OK(cudaMemcpyAsync(pinned, d1, bytes, cudaMemcpyDeviceToHost, s0));
+    OK(cudaStreamSynchronize(s0));
+    CHECK(std::memcmp(pinned, pattern.data(), bytes) == 0);
+    OK(cudaMemcpyAsync(d0b, d1, bytes, cudaMemcpyDeviceToDevice, s1));
+    OK(cudaMemcpyAsync(back.data(), d0b, bytes, cudaMemcpyDeviceToHost, s1));
+    OK(cudaStreamSynchronize(s1));
+    CHECK(std::memcmp(back.data(), pattern.data(), bytes) == 0);
+  }
+  OK(cudaFreeHost(pinned));
+
   // The pointers must be the named devices' memory.
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpyPeer(d1, 0, d0, 0, n));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpyPeer(d1, 1, d0, 0, n + 1));

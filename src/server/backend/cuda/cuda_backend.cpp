@@ -73,12 +73,20 @@ class CudaBackend final : public CudaForwardedApi {
   std::string name() const override { return "cuda"; }
   transport::MemoryKind device_memory() const override { return transport::MemoryKind::gpu; }
 
+  // The first GPU's primary context now, before a client waits; the other
+  // GPUs of a session when it opens (set_device: cudaSetDevice creates a
+  // device's primary context). The driver creates contexts one at a time
+  // across processes, so a worker start that created one per exported GPU
+  // would cost every session, and the server's start rate, for GPUs most
+  // sessions never touch.
   int32_t init(const std::vector<int>& gpus) override {
-    for (int g : gpus) {
-      if (cudaError_t e = cudaSetDevice(g)) return e;
-      if (cudaError_t e = cudaFree(nullptr)) return e;  // creates the primary context now
-    }
-    return gpus.empty() ? cudaErrorNoDevice : cudaSetDevice(gpus.front());
+    if (gpus.empty()) return cudaErrorNoDevice;
+    int count = 0;
+    if (cudaError_t e = cudaGetDeviceCount(&count)) return e;
+    for (int g : gpus)
+      if (g < 0 || g >= count) return cudaErrorInvalidDevice;
+    if (cudaError_t e = cudaSetDevice(gpus.front())) return e;
+    return cudaFree(nullptr);  // creates the primary context now
   }
   int32_t set_device(int ordinal) override { return cudaSetDevice(ordinal); }
   int32_t versions(int* driver, int* runtime) override {

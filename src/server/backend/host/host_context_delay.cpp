@@ -1,4 +1,4 @@
-#include "server/backend/host/host_start_delay.hpp"
+#include "server/backend/host/host_context_delay.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,7 +10,7 @@
 
 namespace rgpu::server {
 
-void host_test_start_delay() {
+void host_test_context_delay() {
   const char* ms = std::getenv("RGPU_HOST_TEST_START_MS");
   if (!ms) return;
   // The server's own executable is the lock all its workers share; the lock
