@@ -11,6 +11,7 @@
 #include "cli/credential_command.hpp"
 #include "cli/job_end_command.hpp"
 #include "cli/ls_command.hpp"
+#include "cli/sanitizer_runtime.hpp"
 #include "cli/smi_command.hpp"
 #include "cli/token_command.hpp"
 #include "common/executable_dir.hpp"
@@ -82,6 +83,7 @@ int run(int argc, char** argv) {
   // The library path still serves programs that open the driver by name.
   std::string preload = dir + "/libcudart.so.13";
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  if (std::string runtime = rgpu::cli::sanitizer_runtime(); !runtime.empty()) preload = runtime + ":" + preload;
   setenv("LD_PRELOAD", preload.c_str(), 1);
   // The loader then asks rgpu's audit module where each library comes from:
   // a path naming NVIDIA's driver or runtime gets rgpu's, and the libraries

@@ -31,6 +31,7 @@
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "protocol/texture_reference_wire.hpp"
+#include "protocol/wire_enum.hpp"
 #include "test_server.hpp"
 #include "transport/transport.hpp"
 
@@ -827,7 +828,7 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
   auto launch = [&](std::vector<cudaLaunchAttribute> attrs, uint32_t count) {
     proto::Writer w;
     w.put<uint64_t>(function).put(dim3(2)).put(dim3(32)).put<uint32_t>(0).put<uint64_t>(0).put<uint32_t>(count);
-    for (const auto& at : attrs) w.put<int32_t>(at.id).put(at.val);
+    for (const auto& at : attrs) w.put<int32_t>(proto::enum_number(at.id)).put(at.val);
     uint64_t arg = 0;
     w.put_bytes(&arg, sizeof arg);
     return a->call(proto::kOpLaunchKernelEx, 0, w.bytes(), {}, reply);
@@ -848,7 +849,8 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
   window.val.accessPolicyWindow.num_bytes = 4096;
   EXPECT_EQ(launch({window}, 1), cudaErrorInvalidValue);
   cudaLaunchAttribute odd{};
-  odd.id = static_cast<cudaLaunchAttributeID>(99);
+  const int32_t unknown_id = 99;  // names no attribute: as a number, no enum can hold it
+  std::memcpy(&odd.id, &unknown_id, sizeof unknown_id);
   EXPECT_EQ(launch({odd}, 1), cudaErrorInvalidValue);
   odd.id = cudaLaunchAttributeDeviceUpdatableKernelNode;
   EXPECT_EQ(launch({odd}, 1), cudaErrorInvalidValue);
