@@ -1,5 +1,6 @@
 #include "client/cudart/copy_3d.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -23,6 +24,13 @@ cudaError_t resolve(const CopyEnd& e, size_t width, size_t height, size_t depth,
   if (e.kind == CopyEnd::array) {
     auto a = arrays().find(const_cast<cudaArray_t>(e.arr));
     if (!a) return cudaErrorInvalidResourceHandle;
+    // The region must lie in the array (a missing height or depth is 1):
+    // checked before a host row of the copy is touched, as CUDA does.
+    const size_t row_bytes = a->extent.width * a->element;
+    const size_t rows = std::max<size_t>(a->extent.height, 1), layers = std::max<size_t>(a->extent.depth, 1);
+    if (e.x > row_bytes || width > row_bytes - e.x || e.y > rows || height > rows - e.y || e.z > layers ||
+        depth > layers - e.z)
+      return cudaErrorInvalidValue;
     out->wire = {a->remote, 0, 0, 0, e.x, e.y, e.z};
     out->device = a->device;
     return cudaSuccess;
