@@ -11,6 +11,7 @@
 #include "client/cuda/primary_context.hpp"
 #include "client/cudart/managed_memory.hpp"
 #include "client/cudart/mapped_memory.hpp"
+#include "protocol/wire_enum.hpp"
 
 using namespace rgpu::client;
 
@@ -79,7 +80,7 @@ namespace {
 // Bytes cuPointerGetAttribute writes for each attribute (cuda.h), so that
 // cuPointerGetAttributes can give the ones a pointer has no value for the
 // NULL value it documents; 0: not an attribute.
-size_t attribute_size(CUpointer_attribute a) {
+size_t attribute_size(rgpu::proto::EnumNumber<CUpointer_attribute> a) {
   switch (a) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: return sizeof(CUcontext);
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: return sizeof(CUmemorytype);
@@ -118,7 +119,7 @@ extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, C
                                                    void** data, CUdeviceptr ptr) {
   if (numAttributes && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < numAttributes; ++i)
-    if (attribute_size(attributes[i]) == 0 || !data[i]) return CUDA_ERROR_INVALID_VALUE;
+    if (attribute_size(rgpu::proto::enum_number(attributes[i])) == 0 || !data[i]) return CUDA_ERROR_INVALID_VALUE;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   bool known = MemoryMap::get().find_device(ptr) || MemoryMap::get().find_host(ptr);
   for (unsigned i = 0; i < numAttributes; ++i) {
@@ -128,7 +129,7 @@ extern "C" CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, C
     } else if (!known && attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER) {
       *static_cast<void**>(data[i]) = reinterpret_cast<void*>(ptr);
     } else if (e == CUDA_ERROR_INVALID_VALUE) {
-      std::memset(data[i], 0, attribute_size(attributes[i]));
+      std::memset(data[i], 0, attribute_size(rgpu::proto::enum_number(attributes[i])));
     } else if (e != CUDA_SUCCESS) {
       return e;
     }

@@ -14,12 +14,18 @@ using namespace rgpu;
 using namespace rgpu::client;
 
 extern "C" cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  return api([&] { return copy_linear(dst, src, count, kind, nullptr, false); });
+  return api([&] {
+    return known_memcpy_kind(kind) ? copy_linear(dst, src, count, kind, nullptr, false)
+                                   : cudaErrorInvalidMemcpyDirection;
+  });
 }
 
 extern "C" cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                                        cudaStream_t stream) {
-  return api([&] { return copy_linear(dst, src, count, kind, stream, true); });
+  return api([&] {
+    return known_memcpy_kind(kind) ? copy_linear(dst, src, count, kind, stream, true)
+                                   : cudaErrorInvalidMemcpyDirection;
+  });
 }
 
 extern "C" cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,

@@ -14,6 +14,7 @@
 #include "client/cudart/striped_copy.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 
 namespace rgpu::client {
 namespace {
@@ -178,6 +179,10 @@ cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t 
       .put<uint64_t>(s)
       .put<uint8_t>(!async);
   return async ? call.post() : call.run();
+}
+
+bool known_memcpy_kind(const cudaMemcpyKind& kind) {
+  return proto::enum_in_range(proto::enum_number(kind), cudaMemcpyHostToHost, cudaMemcpyDefault);
 }
 
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t stream,

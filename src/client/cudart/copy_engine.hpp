@@ -32,6 +32,10 @@ std::optional<uint64_t> device_side_for(const void* p, cudaStream_t stream);
 cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kind,
                         cudaStream_t stream, bool async);
 
+// Whether the application's kind names a direction; read as a number, since
+// C lets any int through an enum parameter and a C++ enum cannot hold it.
+bool known_memcpy_kind(const cudaMemcpyKind& kind);
+
 cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                     size_t height, cudaMemcpyKind kind, cudaStream_t stream, bool async);
 

@@ -10,6 +10,7 @@
 #include "client/core/per_thread_stream.hpp"
 #include "client/cuda/kernel_launcher.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 
 using namespace rgpu;
 using namespace rgpu::client;
@@ -158,7 +159,7 @@ extern "C" cudaError_t cudaFuncSetSharedMemConfig(const void* func, cudaSharedMe
     Call call(proto::kOpFuncSetSharedMemConfig);
     const LoadedKernel* lk;
     if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
-    call.args().put<uint64_t>(lk->function).put<int32_t>(config);
+    call.args().put<uint64_t>(lk->function).put<int32_t>(proto::enum_number(config));  // the application's number
     return call.run();
   });
 }
