@@ -580,6 +580,24 @@ def params_decl(d: Decl, names=True) -> str:
     return ", ".join(p.type for p in d.params)
 
 
+def is_enum(p: Param) -> bool:
+    return p.canonical.kind.name == "ENUM"
+
+
+# An enum argument reaches the server as whatever number the application
+# passed (C lets any value of the underlying type through, and CUDA answers
+# one it does not know with its own error), which a C++ enum cannot hold when
+# it lies beyond the enumerators' bit width. So handlers and backends carry
+# it as that number; only the CUDA backend turns it back into the C API's
+# enum, the number unchanged.
+def backend_param_type(p: Param) -> str:
+    return f"proto::EnumNumber<{p.type}>" if is_enum(p) else p.type
+
+
+def backend_params_decl(d: Decl) -> str:
+    return ", ".join(f"{backend_param_type(p)} {p.name}" for p in d.params)
+
+
 def includes_for(headers) -> str:
     return "".join(f"#include <{h}>\n" for h in headers)
 
@@ -748,10 +766,11 @@ def emit_forwarded_api(m: Model) -> str:
     out = [banner(), "// The forwarded CUDA calls a backend may implement; each returns a",
            "// cudaError_t value, and cudaErrorNotSupported unless overridden.", "#pragma once",
            includes_for(m.server_headers).rstrip(), "", "#include <cstdint>", "",
+           '#include "protocol/wire_enum.hpp"', "",
            "namespace rgpu::server {", "", "class ForwardedApi {", " public:",
            "  virtual ~ForwardedApi() = default;", ""]
     for f in m.server_forwards:
-        ps = ", ".join(f"{p.type} /*{p.name}*/" for p in f.decl.params)
+        ps = ", ".join(f"{backend_param_type(p)} /*{p.name}*/" for p in f.decl.params)
         out.append(f"  virtual int32_t {f.name}({ps}) {{ return cudaErrorNotSupported; }}")
     out += ["};", "", "}  // namespace rgpu::server", ""]
     return "\n".join(out)
@@ -763,7 +782,7 @@ def emit_cuda_api(m: Model) -> tuple[str, str]:
            '#include "server/backend/backend.hpp"', "", "namespace rgpu::server {", "",
            "class CudaForwardedApi : public Backend {", " public:"]
     for f in m.server_forwards:
-        hpp.append(f"  int32_t {f.name}({params_decl(f.decl)}) override;")
+        hpp.append(f"  int32_t {f.name}({backend_params_decl(f.decl)}) override;")
     hpp += ["};", "", "}  // namespace rgpu::server", ""]
     cpp = [banner(), '#include "server/backend/cuda/generated/cuda_forwarded_api.hpp"', "",
            '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "",
@@ -771,8 +790,10 @@ def emit_cuda_api(m: Model) -> tuple[str, str]:
     for f in m.server_forwards:
         # A context reaches the server as the device the call went to: its
         # current (primary) context.
-        args = ", ".join(f"{a.p.name}_current" if a.kind == "context" else a.p.name for a in f.args)
-        cpp.append(f"int32_t CudaForwardedApi::{f.name}({params_decl(f.decl)}) {{")
+        args = ", ".join(f"{a.p.name}_current" if a.kind == "context"
+                         else f"static_cast<{a.p.type}>({a.p.name})" if is_enum(a.p) else a.p.name
+                         for a in f.args)
+        cpp.append(f"int32_t CudaForwardedApi::{f.name}({backend_params_decl(f.decl)}) {{")
         for a in f.args:
             if a.kind == "context":
                 cpp.append(f"  CUcontext {a.p.name}_current;")
@@ -800,7 +821,7 @@ def emit_handlers(m: Model) -> str:
         for a in f.args:
             n = a.p.name
             if a.kind == "value":
-                body.append(f"auto {n} = req.args.get<{a.p.type}>();")
+                body.append(f"auto {n} = req.args.get<{backend_param_type(a.p)}>();")
             elif a.kind == "device":
                 body.append(f"int {n} = req.args.get<int32_t>();")
             elif a.kind in ("stream", "event", "function", "module", "device_ptr", "vmm_handle", "multicast"):

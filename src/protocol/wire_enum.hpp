@@ -13,12 +13,26 @@
 
 namespace rgpu::proto {
 
+// An enum argument as the number the client sent: any value of the enum's
+// underlying type, until checked.
+template <typename E>
+  requires std::is_enum_v<E>
+using EnumNumber = std::underlying_type_t<E>;
+
 template <typename E>
   requires std::is_enum_v<E>
 std::underlying_type_t<E> enum_number(const E& field) {
   std::underlying_type_t<E> n;
   std::memcpy(&n, &field, sizeof n);
   return n;
+}
+
+// Whether n, an enum argument's number, lies in [lowest, highest].
+template <typename E>
+  requires std::is_enum_v<E>
+bool enum_in_range(EnumNumber<E> n, E lowest, E highest) {
+  return static_cast<int64_t>(n) >= static_cast<int64_t>(lowest) &&
+         static_cast<int64_t>(n) <= static_cast<int64_t>(highest);
 }
 
 // An enum argument whose enumerators lie in [lowest, highest]; any other

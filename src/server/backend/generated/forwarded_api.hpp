@@ -10,15 +10,17 @@
 
 #include <cstdint>
 
+#include "protocol/wire_enum.hpp"
+
 namespace rgpu::server {
 
 class ForwardedApi {
  public:
   virtual ~ForwardedApi() = default;
 
-  virtual int32_t cudaDeviceSetLimit(cudaLimit /*limit*/, size_t /*value*/) { return cudaErrorNotSupported; }
-  virtual int32_t cudaDeviceGetLimit(size_t* /*pValue*/, cudaLimit /*limit*/) { return cudaErrorNotSupported; }
-  virtual int32_t cudaDeviceSetCacheConfig(cudaFuncCache /*cacheConfig*/) { return cudaErrorNotSupported; }
+  virtual int32_t cudaDeviceSetLimit(proto::EnumNumber<cudaLimit> /*limit*/, size_t /*value*/) { return cudaErrorNotSupported; }
+  virtual int32_t cudaDeviceGetLimit(size_t* /*pValue*/, proto::EnumNumber<cudaLimit> /*limit*/) { return cudaErrorNotSupported; }
+  virtual int32_t cudaDeviceSetCacheConfig(proto::EnumNumber<cudaFuncCache> /*cacheConfig*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceGetCacheConfig(cudaFuncCache* /*pCacheConfig*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaSetDeviceFlags(unsigned int /*flags*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaGetDeviceFlags(unsigned int* /*flags*/) { return cudaErrorNotSupported; }
@@ -26,7 +28,7 @@ class ForwardedApi {
   virtual int32_t cudaDeviceGetPCIBusId(char* /*pciBusId*/, int /*len*/, int /*device*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaStreamGetPriority(cudaStream_t /*hStream*/, int* /*priority*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaStreamGetFlags(cudaStream_t /*hStream*/, unsigned int* /*flags*/) { return cudaErrorNotSupported; }
-  virtual int32_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig /*config*/) { return cudaErrorNotSupported; }
+  virtual int32_t cudaDeviceSetSharedMemConfig(proto::EnumNumber<cudaSharedMemConfig> /*config*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceGetSharedMemConfig(cudaSharedMemConfig* /*pConfig*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaStreamGetId(cudaStream_t /*hStream*/, unsigned long long* /*streamId*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaStreamIsCapturing(cudaStream_t /*stream*/, cudaStreamCaptureStatus* /*pCaptureStatus*/) { return cudaErrorNotSupported; }
@@ -35,33 +37,33 @@ class ForwardedApi {
   virtual int32_t cudaProfilerStart() { return cudaErrorNotSupported; }
   virtual int32_t cudaProfilerStop() { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceGraphMemTrim(int /*device*/) { return cudaErrorNotSupported; }
-  virtual int32_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget /*target*/, cudaFlushGPUDirectRDMAWritesScope /*scope*/) { return cudaErrorNotSupported; }
+  virtual int32_t cudaDeviceFlushGPUDirectRDMAWrites(proto::EnumNumber<cudaFlushGPUDirectRDMAWritesTarget> /*target*/, proto::EnumNumber<cudaFlushGPUDirectRDMAWritesScope> /*scope*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* /*maxWidthInElements*/, const cudaChannelFormatDesc* /*fmtDesc*/, int /*device*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxGetSharedMemConfig(CUsharedconfig* /*pConfig*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuCtxSetSharedMemConfig(CUsharedconfig /*config*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxSetSharedMemConfig(proto::EnumNumber<CUsharedconfig> /*config*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxGetApiVersion(CUcontext /*ctx*/, unsigned int* /*version*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxGetId(CUcontext /*ctx*/, unsigned long long* /*ctxId*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuCtxGetExecAffinity(CUexecAffinityParam* /*pExecAffinity*/, CUexecAffinityType /*type*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCtxGetExecAffinity(CUexecAffinityParam* /*pExecAffinity*/, proto::EnumNumber<CUexecAffinityType> /*type*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxRecordEvent(CUcontext /*hCtx*/, CUevent /*hEvent*/) { return cudaErrorNotSupported; }
   virtual int32_t cuCtxWaitEvent(CUcontext /*hCtx*/, CUevent /*hEvent*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuDeviceGetExecAffinitySupport(int* /*pi*/, CUexecAffinityType /*type*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuDeviceGetExecAffinitySupport(int* /*pi*/, proto::EnumNumber<CUexecAffinityType> /*type*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
   virtual int32_t cuDeviceGetProperties(CUdevprop* /*prop*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget /*target*/, CUflushGPUDirectRDMAWritesScope /*scope*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuFlushGPUDirectRDMAWrites(proto::EnumNumber<CUflushGPUDirectRDMAWritesTarget> /*target*/, proto::EnumNumber<CUflushGPUDirectRDMAWritesScope> /*scope*/) { return cudaErrorNotSupported; }
   virtual int32_t cuProfilerStart() { return cudaErrorNotSupported; }
   virtual int32_t cuProfilerStop() { return cudaErrorNotSupported; }
   virtual int32_t cuModuleGetLoadingMode(CUmoduleLoadingMode* /*mode*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuTensorMapEncodeTiled(CUtensorMap* /*tensorMap*/, CUtensorMapDataType /*tensorDataType*/, cuuint32_t /*tensorRank*/, void* /*globalAddress*/, const cuuint64_t* /*globalDim*/, const cuuint64_t* /*globalStrides*/, const cuuint32_t* /*boxDim*/, const cuuint32_t* /*elementStrides*/, CUtensorMapInterleave /*interleave*/, CUtensorMapSwizzle /*swizzle*/, CUtensorMapL2promotion /*l2Promotion*/, CUtensorMapFloatOOBfill /*oobFill*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuTensorMapEncodeIm2col(CUtensorMap* /*tensorMap*/, CUtensorMapDataType /*tensorDataType*/, cuuint32_t /*tensorRank*/, void* /*globalAddress*/, const cuuint64_t* /*globalDim*/, const cuuint64_t* /*globalStrides*/, const int* /*pixelBoxLowerCorner*/, const int* /*pixelBoxUpperCorner*/, cuuint32_t /*channelsPerPixel*/, cuuint32_t /*pixelsPerColumn*/, const cuuint32_t* /*elementStrides*/, CUtensorMapInterleave /*interleave*/, CUtensorMapSwizzle /*swizzle*/, CUtensorMapL2promotion /*l2Promotion*/, CUtensorMapFloatOOBfill /*oobFill*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuTensorMapEncodeIm2colWide(CUtensorMap* /*tensorMap*/, CUtensorMapDataType /*tensorDataType*/, cuuint32_t /*tensorRank*/, void* /*globalAddress*/, const cuuint64_t* /*globalDim*/, const cuuint64_t* /*globalStrides*/, int /*pixelBoxLowerCornerWidth*/, int /*pixelBoxUpperCornerWidth*/, cuuint32_t /*channelsPerPixel*/, cuuint32_t /*pixelsPerColumn*/, const cuuint32_t* /*elementStrides*/, CUtensorMapInterleave /*interleave*/, CUtensorMapIm2ColWideMode /*mode*/, CUtensorMapSwizzle /*swizzle*/, CUtensorMapL2promotion /*l2Promotion*/, CUtensorMapFloatOOBfill /*oobFill*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuTensorMapEncodeTiled(CUtensorMap* /*tensorMap*/, proto::EnumNumber<CUtensorMapDataType> /*tensorDataType*/, cuuint32_t /*tensorRank*/, void* /*globalAddress*/, const cuuint64_t* /*globalDim*/, const cuuint64_t* /*globalStrides*/, const cuuint32_t* /*boxDim*/, const cuuint32_t* /*elementStrides*/, proto::EnumNumber<CUtensorMapInterleave> /*interleave*/, proto::EnumNumber<CUtensorMapSwizzle> /*swizzle*/, proto::EnumNumber<CUtensorMapL2promotion> /*l2Promotion*/, proto::EnumNumber<CUtensorMapFloatOOBfill> /*oobFill*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuTensorMapEncodeIm2col(CUtensorMap* /*tensorMap*/, proto::EnumNumber<CUtensorMapDataType> /*tensorDataType*/, cuuint32_t /*tensorRank*/, void* /*globalAddress*/, const cuuint64_t* /*globalDim*/, const cuuint64_t* /*globalStrides*/, const int* /*pixelBoxLowerCorner*/, const int* /*pixelBoxUpperCorner*/, cuuint32_t /*channelsPerPixel*/, cuuint32_t /*pixelsPerColumn*/, const cuuint32_t* /*elementStrides*/, proto::EnumNumber<CUtensorMapInterleave> /*interleave*/, proto::EnumNumber<CUtensorMapSwizzle> /*swizzle*/, proto::EnumNumber<CUtensorMapL2promotion> /*l2Promotion*/, proto::EnumNumber<CUtensorMapFloatOOBfill> /*oobFill*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuTensorMapEncodeIm2colWide(CUtensorMap* /*tensorMap*/, proto::EnumNumber<CUtensorMapDataType> /*tensorDataType*/, cuuint32_t /*tensorRank*/, void* /*globalAddress*/, const cuuint64_t* /*globalDim*/, const cuuint64_t* /*globalStrides*/, int /*pixelBoxLowerCornerWidth*/, int /*pixelBoxUpperCornerWidth*/, cuuint32_t /*channelsPerPixel*/, cuuint32_t /*pixelsPerColumn*/, const cuuint32_t* /*elementStrides*/, proto::EnumNumber<CUtensorMapInterleave> /*interleave*/, proto::EnumNumber<CUtensorMapIm2ColWideMode> /*mode*/, proto::EnumNumber<CUtensorMapSwizzle> /*swizzle*/, proto::EnumNumber<CUtensorMapL2promotion> /*l2Promotion*/, proto::EnumNumber<CUtensorMapFloatOOBfill> /*oobFill*/) { return cudaErrorNotSupported; }
   virtual int32_t cuTensorMapReplaceAddress(CUtensorMap* /*tensorMap*/, void* /*globalAddress*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuPointerSetAttribute(const void* /*value*/, CUpointer_attribute /*attribute*/, CUdeviceptr /*ptr*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuPointerSetAttribute(const void* /*value*/, proto::EnumNumber<CUpointer_attribute> /*attribute*/, CUdeviceptr /*ptr*/) { return cudaErrorNotSupported; }
   virtual int32_t cuDeviceGetLuid(char* /*luid*/, unsigned int* /*deviceNodeMask*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuProfilerInitialize(const char* /*configFile*/, const char* /*outputFile*/, CUoutput_mode /*outputMode*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuCoredumpGetAttribute(CUcoredumpSettings /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuCoredumpGetAttributeGlobal(CUcoredumpSettings /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuCoredumpSetAttribute(CUcoredumpSettings /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuCoredumpSetAttributeGlobal(CUcoredumpSettings /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
-  virtual int32_t cuMulticastGetGranularity(size_t* /*granularity*/, const CUmulticastObjectProp* /*prop*/, CUmulticastGranularity_flags /*option*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuProfilerInitialize(const char* /*configFile*/, const char* /*outputFile*/, proto::EnumNumber<CUoutput_mode> /*outputMode*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCoredumpGetAttribute(proto::EnumNumber<CUcoredumpSettings> /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCoredumpGetAttributeGlobal(proto::EnumNumber<CUcoredumpSettings> /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCoredumpSetAttribute(proto::EnumNumber<CUcoredumpSettings> /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuCoredumpSetAttributeGlobal(proto::EnumNumber<CUcoredumpSettings> /*attrib*/, void* /*value*/, size_t* /*size*/) { return cudaErrorNotSupported; }
+  virtual int32_t cuMulticastGetGranularity(size_t* /*granularity*/, const CUmulticastObjectProp* /*prop*/, proto::EnumNumber<CUmulticastGranularity_flags> /*option*/) { return cudaErrorNotSupported; }
   virtual int32_t cuMulticastAddDevice(CUmemGenericAllocationHandle /*mcHandle*/, CUdevice /*dev*/) { return cudaErrorNotSupported; }
   virtual int32_t cuMulticastBindMem(CUmemGenericAllocationHandle /*mcHandle*/, size_t /*mcOffset*/, CUmemGenericAllocationHandle /*memHandle*/, size_t /*memOffset*/, size_t /*size*/, unsigned long long /*flags*/) { return cudaErrorNotSupported; }
   virtual int32_t cuMulticastBindAddr(CUmemGenericAllocationHandle /*mcHandle*/, size_t /*mcOffset*/, CUdeviceptr /*memptr*/, size_t /*size*/, unsigned long long /*flags*/) { return cudaErrorNotSupported; }

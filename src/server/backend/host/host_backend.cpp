@@ -23,6 +23,7 @@
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/kernel_params.hpp"
 #include "protocol/channel_format.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/backend/host/host_arrays.hpp"
 #include "server/backend/host/host_coredump.hpp"
 #include "server/backend/host/host_device_attributes.hpp"
@@ -779,13 +780,13 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     }
     return cudaSuccess;
   }
-  int32_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) override {
+  int32_t cudaDeviceGetLimit(size_t* value, proto::EnumNumber<cudaLimit> limit) override {
     std::lock_guard lock(mutex_);
     auto it = limits_.find(limit);
     *value = it == limits_.end() ? 1024 : it->second;
     return cudaSuccess;
   }
-  int32_t cudaDeviceSetLimit(cudaLimit limit, size_t value) override {
+  int32_t cudaDeviceSetLimit(proto::EnumNumber<cudaLimit> limit, size_t value) override {
     std::lock_guard lock(mutex_);
     limits_[limit] = value;
     return cudaSuccess;
@@ -795,9 +796,11 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     *config = cache_config_;
     return cudaSuccess;
   }
-  int32_t cudaDeviceSetCacheConfig(cudaFuncCache config) override {
+  int32_t cudaDeviceSetCacheConfig(proto::EnumNumber<cudaFuncCache> config) override {
+    if (!proto::enum_in_range(config, cudaFuncCachePreferNone, cudaFuncCachePreferEqual))
+      return cudaErrorInvalidValue;
     std::lock_guard lock(mutex_);
-    cache_config_ = config;
+    cache_config_ = static_cast<cudaFuncCache>(config);
     return cudaSuccess;
   }
   int32_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) override {
@@ -1175,7 +1178,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     return cudaSuccess;
   }
   // Bank sizes are fixed on the GPUs host-test stands for: a no-op, as there.
-  int32_t cuCtxSetSharedMemConfig(CUsharedconfig config) override {
+  int32_t cuCtxSetSharedMemConfig(proto::EnumNumber<CUsharedconfig> config) override {
     return config <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE ? cudaSuccess : cudaErrorInvalidValue;
   }
   int32_t cuCtxGetApiVersion(CUcontext, unsigned* version) override {
@@ -1186,15 +1189,16 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     *id = static_cast<unsigned long long>(t_device) + 1;
     return cudaSuccess;
   }
-  int32_t cuCtxGetExecAffinity(CUexecAffinityParam* param, CUexecAffinityType type) override {
+  int32_t cuCtxGetExecAffinity(CUexecAffinityParam* param, proto::EnumNumber<CUexecAffinityType> type) override {
     if (type != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return cudaErrorInvalidValue;
-    param->type = type;
+    param->type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
     param->param.smCount.val = kMultiprocessors;
     return cudaSuccess;
   }
   int32_t cuCtxRecordEvent(CUcontext, CUevent event) override { return event_record(reinterpret_cast<Handle>(event), 0); }
   int32_t cuCtxWaitEvent(CUcontext, CUevent) override { return cudaSuccess; }
-  int32_t cuDeviceGetExecAffinitySupport(int* supported, CUexecAffinityType type, CUdevice) override {
+  int32_t cuDeviceGetExecAffinitySupport(int* supported, proto::EnumNumber<CUexecAffinityType> type,
+                                         CUdevice) override {
     if (type != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return cudaErrorInvalidValue;
     *supported = 0;  // execution affinity is an MPS feature
     return cudaSuccess;
@@ -1216,8 +1220,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     prop->textureAlign = static_cast<int>(p.textureAlignment);
     return cudaSuccess;
   }
-  int32_t cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
-                                     CUflushGPUDirectRDMAWritesScope scope) override {
+  int32_t cuFlushGPUDirectRDMAWrites(proto::EnumNumber<CUflushGPUDirectRDMAWritesTarget> target,
+                                     proto::EnumNumber<CUflushGPUDirectRDMAWritesScope> scope) override {
     if (target != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX) return cudaErrorInvalidValue;
     if (scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER && scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES)
       return cudaErrorInvalidValue;
@@ -1225,30 +1229,37 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   int32_t cuProfilerStart() override { return cudaSuccess; }
   int32_t cuProfilerStop() override { return cudaSuccess; }
-  int32_t cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
-                                 const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
-                                 const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
-                                 CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
-                                 CUtensorMapFloatOOBfill oob) override {
+  int32_t cuTensorMapEncodeTiled(CUtensorMap* map, proto::EnumNumber<CUtensorMapDataType> type, cuuint32_t rank,
+                                 void* address, const cuuint64_t* dims, const cuuint64_t* strides,
+                                 const cuuint32_t* box, const cuuint32_t* element_strides,
+                                 proto::EnumNumber<CUtensorMapInterleave> interleave,
+                                 proto::EnumNumber<CUtensorMapSwizzle> swizzle,
+                                 proto::EnumNumber<CUtensorMapL2promotion> l2,
+                                 proto::EnumNumber<CUtensorMapFloatOOBfill> oob) override {
     return host_tensor_maps::encode_tiled(
         map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, box);
   }
-  int32_t cuTensorMapEncodeIm2col(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
-                                  const cuuint64_t* dims, const cuuint64_t* strides, const int* lower,
+  int32_t cuTensorMapEncodeIm2col(CUtensorMap* map, proto::EnumNumber<CUtensorMapDataType> type, cuuint32_t rank,
+                                  void* address, const cuuint64_t* dims, const cuuint64_t* strides, const int* lower,
                                   const int* upper, cuuint32_t channels, cuuint32_t pixels,
-                                  const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
-                                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
-                                  CUtensorMapFloatOOBfill oob) override {
+                                  const cuuint32_t* element_strides,
+                                  proto::EnumNumber<CUtensorMapInterleave> interleave,
+                                  proto::EnumNumber<CUtensorMapSwizzle> swizzle,
+                                  proto::EnumNumber<CUtensorMapL2promotion> l2,
+                                  proto::EnumNumber<CUtensorMapFloatOOBfill> oob) override {
     return host_tensor_maps::encode_im2col(
         map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, lower, upper,
         channels, pixels);
   }
-  int32_t cuTensorMapEncodeIm2colWide(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
-                                      const cuuint64_t* dims, const cuuint64_t* strides, int lower_w, int upper_w,
-                                      cuuint32_t channels, cuuint32_t pixels, const cuuint32_t* element_strides,
-                                      CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode,
-                                      CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
-                                      CUtensorMapFloatOOBfill oob) override {
+  int32_t cuTensorMapEncodeIm2colWide(CUtensorMap* map, proto::EnumNumber<CUtensorMapDataType> type, cuuint32_t rank,
+                                      void* address, const cuuint64_t* dims, const cuuint64_t* strides, int lower_w,
+                                      int upper_w, cuuint32_t channels, cuuint32_t pixels,
+                                      const cuuint32_t* element_strides,
+                                      proto::EnumNumber<CUtensorMapInterleave> interleave,
+                                      proto::EnumNumber<CUtensorMapIm2ColWideMode> mode,
+                                      proto::EnumNumber<CUtensorMapSwizzle> swizzle,
+                                      proto::EnumNumber<CUtensorMapL2promotion> l2,
+                                      proto::EnumNumber<CUtensorMapFloatOOBfill> oob) override {
     return host_tensor_maps::encode_im2col_wide(
         map, {type, rank, address, dims, strides, element_strides, interleave, swizzle, l2, oob}, lower_w, upper_w,
         channels, pixels, mode);
@@ -1258,19 +1269,20 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   // Host memory is coherent and every copy here synchronous: the one settable
   // attribute changes nothing, but only it is accepted, as by CUDA.
-  int32_t cuPointerSetAttribute(const void*, CUpointer_attribute attribute, CUdeviceptr) override {
+  int32_t cuPointerSetAttribute(const void*, proto::EnumNumber<CUpointer_attribute> attribute,
+                                CUdeviceptr) override {
     return attribute == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS ? cudaSuccess : cudaErrorInvalidValue;
   }
-  int32_t cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override {
+  int32_t cuCoredumpGetAttribute(CoredumpSetting attrib, void* value, size_t* size) override {
     return coredump_.get(t_device, attrib, value, size);
   }
-  int32_t cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override {
+  int32_t cuCoredumpGetAttributeGlobal(CoredumpSetting attrib, void* value, size_t* size) override {
     return coredump_.get(-1, attrib, value, size);
   }
-  int32_t cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) override {
+  int32_t cuCoredumpSetAttribute(CoredumpSetting attrib, void* value, size_t* size) override {
     return coredump_.set(t_device, attrib, value, size);
   }
-  int32_t cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) override {
+  int32_t cuCoredumpSetAttributeGlobal(CoredumpSetting attrib, void* value, size_t* size) override {
     return coredump_.set(-1, attrib, value, size);
   }
   // Modules are parsed whole when loaded.

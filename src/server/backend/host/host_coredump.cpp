@@ -9,10 +9,10 @@ namespace {
 
 constexpr size_t kMaxPath = 1024;  // 1023 characters and the NUL
 
-bool is_path(CUcoredumpSettings a) { return a == CU_COREDUMP_FILE || a == CU_COREDUMP_PIPE; }
+bool is_path(CoredumpSetting a) { return a == CU_COREDUMP_FILE || a == CU_COREDUMP_PIPE; }
 
 // Bytes a value of the attribute takes (a path: its buffer's largest size).
-size_t value_size(CUcoredumpSettings a) {
+size_t value_size(CoredumpSetting a) {
   if (is_path(a)) return kMaxPath;
   return a == CU_COREDUMP_GENERATION_FLAGS ? sizeof(int) : sizeof(bool);
 }
@@ -22,7 +22,7 @@ std::vector<uint8_t> bytes_of(const void* p, size_t n) {
   return {b, b + n};
 }
 
-std::vector<uint8_t> default_value(CUcoredumpSettings a) {
+std::vector<uint8_t> default_value(CoredumpSetting a) {
   // Where CUDA would write: core.cuda.HOSTNAME.PID; these names stand in for it.
   if (a == CU_COREDUMP_FILE) return bytes_of("core.cuda.host-test", sizeof "core.cuda.host-test");
   if (a == CU_COREDUMP_PIPE) return bytes_of("corepipe.cuda.host-test", sizeof "corepipe.cuda.host-test");
@@ -36,7 +36,7 @@ std::vector<uint8_t> default_value(CUcoredumpSettings a) {
 
 }  // namespace
 
-std::vector<uint8_t> HostCoredump::current(int device, CUcoredumpSettings attrib) const {
+std::vector<uint8_t> HostCoredump::current(int device, CoredumpSetting attrib) const {
   if (device >= 0) {
     auto c = contexts_.find(device);
     if (c != contexts_.end()) {
@@ -48,7 +48,7 @@ std::vector<uint8_t> HostCoredump::current(int device, CUcoredumpSettings attrib
   return g != global_.end() ? g->second : default_value(attrib);
 }
 
-int32_t HostCoredump::get(int device, CUcoredumpSettings attrib, void* value, size_t* size) {
+int32_t HostCoredump::get(int device, CoredumpSetting attrib, void* value, size_t* size) {
   if (attrib < CU_COREDUMP_ENABLE_ON_EXCEPTION || attrib >= CU_COREDUMP_MAX) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard lock(mutex_);
   auto v = current(device, attrib);
@@ -61,7 +61,7 @@ int32_t HostCoredump::get(int device, CUcoredumpSettings attrib, void* value, si
   return CUDA_SUCCESS;
 }
 
-int32_t HostCoredump::set(int device, CUcoredumpSettings attrib, const void* value, size_t* size) {
+int32_t HostCoredump::set(int device, CoredumpSetting attrib, const void* value, size_t* size) {
   if (attrib < CU_COREDUMP_ENABLE_ON_EXCEPTION || attrib >= CU_COREDUMP_MAX) return CUDA_ERROR_INVALID_VALUE;
   // The pipe is one per process: never a context's own.
   if (device >= 0 && (attrib == CU_COREDUMP_ENABLE_USER_TRIGGER || attrib == CU_COREDUMP_PIPE))

@@ -13,17 +13,22 @@
 #include <string>
 #include <vector>
 
+#include "protocol/wire_enum.hpp"
+
 namespace rgpu::server {
+
+// A setting as the number the client sent; get and set refuse unknown ones.
+using CoredumpSetting = proto::EnumNumber<CUcoredumpSettings>;
 
 class HostCoredump {
  public:
   // device < 0: the global settings. Each returns a CUresult value.
-  int32_t get(int device, CUcoredumpSettings attrib, void* value, size_t* size);
-  int32_t set(int device, CUcoredumpSettings attrib, const void* value, size_t* size);
+  int32_t get(int device, CoredumpSetting attrib, void* value, size_t* size);
+  int32_t set(int device, CoredumpSetting attrib, const void* value, size_t* size);
 
  private:
-  using Settings = std::map<CUcoredumpSettings, std::vector<uint8_t>>;
-  std::vector<uint8_t> current(int device, CUcoredumpSettings attrib) const;
+  using Settings = std::map<CoredumpSetting, std::vector<uint8_t>>;
+  std::vector<uint8_t> current(int device, CoredumpSetting attrib) const;
 
   mutable std::mutex mutex_;
   Settings global_;

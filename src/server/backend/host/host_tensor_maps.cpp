@@ -24,14 +24,14 @@ enum Word {
 };
 enum Kind : uint64_t { kTiled = 1, kIm2col = 2, kIm2colWide = 3 };
 
-bool packed_16b(CUtensorMapDataType t) {
+bool packed_16b(proto::EnumNumber<CUtensorMapDataType> t) {
   return t == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B || t == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B;
 }
 
 // Bytes of one element; the packed types count 16 values as 8 (or 16) bytes,
 // so their element is a fraction of a byte and boxes of them are checked in
 // units of 16 values.
-bool element_bits(CUtensorMapDataType t, unsigned* bits) {
+bool element_bits(proto::EnumNumber<CUtensorMapDataType> t, unsigned* bits) {
   switch (t) {
     case CU_TENSOR_MAP_DATA_TYPE_UINT8: *bits = 8; return true;
     case CU_TENSOR_MAP_DATA_TYPE_UINT16:
@@ -54,11 +54,11 @@ bool element_bits(CUtensorMapDataType t, unsigned* bits) {
 }
 
 // FLOAT16 .. TFLOAT32_FTZ: the floating-point types (packed ones excluded).
-bool floating(CUtensorMapDataType t) {
+bool floating(proto::EnumNumber<CUtensorMapDataType> t) {
   return t >= CU_TENSOR_MAP_DATA_TYPE_FLOAT16 && t <= CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ;
 }
 
-unsigned swizzle_bytes(CUtensorMapSwizzle s) {
+unsigned swizzle_bytes(proto::EnumNumber<CUtensorMapSwizzle> s) {
   switch (s) {
     case CU_TENSOR_MAP_SWIZZLE_NONE: return 0;
     case CU_TENSOR_MAP_SWIZZLE_32B: return 32;
@@ -67,7 +67,8 @@ unsigned swizzle_bytes(CUtensorMapSwizzle s) {
   }
 }
 
-bool address_ok(const void* address, CUtensorMapInterleave interleave, CUtensorMapDataType type) {
+bool address_ok(const void* address, proto::EnumNumber<CUtensorMapInterleave> interleave,
+                proto::EnumNumber<CUtensorMapDataType> type) {
   auto a = reinterpret_cast<uintptr_t>(address);
   unsigned align = interleave == CU_TENSOR_MAP_INTERLEAVE_32B || packed_16b(type) ? 32 : 16;
   return a != 0 && a % align == 0;
@@ -162,7 +163,7 @@ int32_t encode_im2col(CUtensorMap* map, const Tensor& t, const int* lower, const
 }
 
 int32_t encode_im2col_wide(CUtensorMap* map, const Tensor& t, int lower_w, int upper_w, cuuint32_t channels,
-                           cuuint32_t pixels, CUtensorMapIm2ColWideMode mode) {
+                           cuuint32_t pixels, proto::EnumNumber<CUtensorMapIm2ColWideMode> mode) {
   if (t.rank < 3 || t.rank > 5) return kInvalid;
   if (mode != CU_TENSOR_MAP_IM2COL_WIDE_MODE_W && mode != CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128) return kInvalid;
   if (channels == 0 || channels > 256) return kInvalid;
@@ -186,8 +187,8 @@ int32_t replace_address(CUtensorMap* map, void* address) {
   uint64_t kind = shape & 0xff;
   // Only a descriptor this backend encoded has a meaning here.
   if (kind < kTiled || kind > kIm2colWide) return kInvalid;
-  auto interleave = static_cast<CUtensorMapInterleave>((shape >> 24) & 0xff);
-  auto type = static_cast<CUtensorMapDataType>((shape >> 8) & 0xff);
+  proto::EnumNumber<CUtensorMapInterleave> interleave = (shape >> 24) & 0xff;
+  proto::EnumNumber<CUtensorMapDataType> type = (shape >> 8) & 0xff;
   if (!address_ok(address, interleave, type)) return kInvalid;
   map->opaque[kAddress] = reinterpret_cast<uintptr_t>(address);
   return CUDA_SUCCESS;

@@ -8,20 +8,23 @@
 
 #include <cstdint>
 
+#include "protocol/wire_enum.hpp"
+
 namespace rgpu::server::host_tensor_maps {
 
-// The arguments every kind of tensor map has.
+// The arguments every kind of tensor map has; enums as the numbers the
+// client sent, checked here.
 struct Tensor {
-  CUtensorMapDataType type;
+  proto::EnumNumber<CUtensorMapDataType> type;
   cuuint32_t rank;
   void* address;
   const cuuint64_t* dims;
   const cuuint64_t* strides;
   const cuuint32_t* element_strides;
-  CUtensorMapInterleave interleave;
-  CUtensorMapSwizzle swizzle;
-  CUtensorMapL2promotion l2;
-  CUtensorMapFloatOOBfill oob;
+  proto::EnumNumber<CUtensorMapInterleave> interleave;
+  proto::EnumNumber<CUtensorMapSwizzle> swizzle;
+  proto::EnumNumber<CUtensorMapL2promotion> l2;
+  proto::EnumNumber<CUtensorMapFloatOOBfill> oob;
 };
 
 // Each returns CUDA_SUCCESS or CUDA_ERROR_INVALID_VALUE.
@@ -29,7 +32,7 @@ int32_t encode_tiled(CUtensorMap* map, const Tensor& t, const cuuint32_t* box);
 int32_t encode_im2col(CUtensorMap* map, const Tensor& t, const int* lower, const int* upper,
                       cuuint32_t channels, cuuint32_t pixels);
 int32_t encode_im2col_wide(CUtensorMap* map, const Tensor& t, int lower_w, int upper_w, cuuint32_t channels,
-                           cuuint32_t pixels, CUtensorMapIm2ColWideMode mode);
+                           cuuint32_t pixels, proto::EnumNumber<CUtensorMapIm2ColWideMode> mode);
 int32_t replace_address(CUtensorMap* map, void* address);
 
 }  // namespace rgpu::server::host_tensor_maps

@@ -17,14 +17,14 @@ namespace rgpu::server {
 constexpr int kMaxOutString = 4096;
 
 static int32_t handle_cudaDeviceSetLimit(SessionContext& s, Request& req, proto::Writer&) {
-  auto limit = req.args.get<cudaLimit>();
+  auto limit = req.args.get<proto::EnumNumber<cudaLimit>>();
   auto value = req.args.get<size_t>();
   req.args.expect_end();
   return s.backend().cudaDeviceSetLimit(limit, value);
 }
 
 static int32_t handle_cudaDeviceGetLimit(SessionContext& s, Request& req, proto::Writer& out) {
-  auto limit = req.args.get<cudaLimit>();
+  auto limit = req.args.get<proto::EnumNumber<cudaLimit>>();
   req.args.expect_end();
   size_t pValue{};
   if (int32_t e = s.backend().cudaDeviceGetLimit(&pValue, limit)) return e;
@@ -33,7 +33,7 @@ static int32_t handle_cudaDeviceGetLimit(SessionContext& s, Request& req, proto:
 }
 
 static int32_t handle_cudaDeviceSetCacheConfig(SessionContext& s, Request& req, proto::Writer&) {
-  auto cacheConfig = req.args.get<cudaFuncCache>();
+  auto cacheConfig = req.args.get<proto::EnumNumber<cudaFuncCache>>();
   req.args.expect_end();
   return s.backend().cudaDeviceSetCacheConfig(cacheConfig);
 }
@@ -105,7 +105,7 @@ static int32_t handle_cudaStreamGetFlags(SessionContext& s, Request& req, proto:
 }
 
 static int32_t handle_cudaDeviceSetSharedMemConfig(SessionContext& s, Request& req, proto::Writer&) {
-  auto config = req.args.get<cudaSharedMemConfig>();
+  auto config = req.args.get<proto::EnumNumber<cudaSharedMemConfig>>();
   req.args.expect_end();
   return s.backend().cudaDeviceSetSharedMemConfig(config);
 }
@@ -170,8 +170,8 @@ static int32_t handle_cudaDeviceGraphMemTrim(SessionContext& s, Request& req, pr
 }
 
 static int32_t handle_cudaDeviceFlushGPUDirectRDMAWrites(SessionContext& s, Request& req, proto::Writer&) {
-  auto target = req.args.get<cudaFlushGPUDirectRDMAWritesTarget>();
-  auto scope = req.args.get<cudaFlushGPUDirectRDMAWritesScope>();
+  auto target = req.args.get<proto::EnumNumber<cudaFlushGPUDirectRDMAWritesTarget>>();
+  auto scope = req.args.get<proto::EnumNumber<cudaFlushGPUDirectRDMAWritesScope>>();
   req.args.expect_end();
   return s.backend().cudaDeviceFlushGPUDirectRDMAWrites(target, scope);
 }
@@ -196,7 +196,7 @@ static int32_t handle_cuCtxGetSharedMemConfig(SessionContext& s, Request& req, p
 }
 
 static int32_t handle_cuCtxSetSharedMemConfig(SessionContext& s, Request& req, proto::Writer&) {
-  auto config = req.args.get<CUsharedconfig>();
+  auto config = req.args.get<proto::EnumNumber<CUsharedconfig>>();
   req.args.expect_end();
   return s.backend().cuCtxSetSharedMemConfig(config);
 }
@@ -218,7 +218,7 @@ static int32_t handle_cuCtxGetId(SessionContext& s, Request& req, proto::Writer&
 }
 
 static int32_t handle_cuCtxGetExecAffinity(SessionContext& s, Request& req, proto::Writer& out) {
-  auto type = req.args.get<CUexecAffinityType>();
+  auto type = req.args.get<proto::EnumNumber<CUexecAffinityType>>();
   req.args.expect_end();
   CUexecAffinityParam pExecAffinity{};
   if (int32_t e = s.backend().cuCtxGetExecAffinity(&pExecAffinity, type)) return e;
@@ -241,7 +241,7 @@ static int32_t handle_cuCtxWaitEvent(SessionContext& s, Request& req, proto::Wri
 }
 
 static int32_t handle_cuDeviceGetExecAffinitySupport(SessionContext& s, Request& req, proto::Writer& out) {
-  auto type = req.args.get<CUexecAffinityType>();
+  auto type = req.args.get<proto::EnumNumber<CUexecAffinityType>>();
   int dev = req.args.get<int32_t>();
   req.args.expect_end();
   if (!s.has_gpu(dev)) return cudaErrorInvalidDevice;
@@ -262,8 +262,8 @@ static int32_t handle_cuDeviceGetProperties(SessionContext& s, Request& req, pro
 }
 
 static int32_t handle_cuFlushGPUDirectRDMAWrites(SessionContext& s, Request& req, proto::Writer&) {
-  auto target = req.args.get<CUflushGPUDirectRDMAWritesTarget>();
-  auto scope = req.args.get<CUflushGPUDirectRDMAWritesScope>();
+  auto target = req.args.get<proto::EnumNumber<CUflushGPUDirectRDMAWritesTarget>>();
+  auto scope = req.args.get<proto::EnumNumber<CUflushGPUDirectRDMAWritesScope>>();
   req.args.expect_end();
   return s.backend().cuFlushGPUDirectRDMAWrites(target, scope);
 }
@@ -287,17 +287,17 @@ static int32_t handle_cuModuleGetLoadingMode(SessionContext& s, Request& req, pr
 }
 
 static int32_t handle_cuTensorMapEncodeTiled(SessionContext& s, Request& req, proto::Writer& out) {
-  auto tensorDataType = req.args.get<CUtensorMapDataType>();
+  auto tensorDataType = req.args.get<proto::EnumNumber<CUtensorMapDataType>>();
   auto tensorRank = req.args.get<cuuint32_t>();
   auto globalAddress_handle = req.args.get<uint64_t>();
   auto globalDim_bytes = req.args.get_bytes();
   auto globalStrides_bytes = req.args.get_bytes();
   auto boxDim_bytes = req.args.get_bytes();
   auto elementStrides_bytes = req.args.get_bytes();
-  auto interleave = req.args.get<CUtensorMapInterleave>();
-  auto swizzle = req.args.get<CUtensorMapSwizzle>();
-  auto l2Promotion = req.args.get<CUtensorMapL2promotion>();
-  auto oobFill = req.args.get<CUtensorMapFloatOOBfill>();
+  auto interleave = req.args.get<proto::EnumNumber<CUtensorMapInterleave>>();
+  auto swizzle = req.args.get<proto::EnumNumber<CUtensorMapSwizzle>>();
+  auto l2Promotion = req.args.get<proto::EnumNumber<CUtensorMapL2promotion>>();
+  auto oobFill = req.args.get<proto::EnumNumber<CUtensorMapFloatOOBfill>>();
   req.args.expect_end();
   if (!s.owns(globalAddress_handle, 1)) return cudaErrorInvalidValue;
   int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
@@ -323,7 +323,7 @@ static int32_t handle_cuTensorMapEncodeTiled(SessionContext& s, Request& req, pr
 }
 
 static int32_t handle_cuTensorMapEncodeIm2col(SessionContext& s, Request& req, proto::Writer& out) {
-  auto tensorDataType = req.args.get<CUtensorMapDataType>();
+  auto tensorDataType = req.args.get<proto::EnumNumber<CUtensorMapDataType>>();
   auto tensorRank = req.args.get<cuuint32_t>();
   auto globalAddress_handle = req.args.get<uint64_t>();
   auto globalDim_bytes = req.args.get_bytes();
@@ -333,10 +333,10 @@ static int32_t handle_cuTensorMapEncodeIm2col(SessionContext& s, Request& req, p
   auto channelsPerPixel = req.args.get<cuuint32_t>();
   auto pixelsPerColumn = req.args.get<cuuint32_t>();
   auto elementStrides_bytes = req.args.get_bytes();
-  auto interleave = req.args.get<CUtensorMapInterleave>();
-  auto swizzle = req.args.get<CUtensorMapSwizzle>();
-  auto l2Promotion = req.args.get<CUtensorMapL2promotion>();
-  auto oobFill = req.args.get<CUtensorMapFloatOOBfill>();
+  auto interleave = req.args.get<proto::EnumNumber<CUtensorMapInterleave>>();
+  auto swizzle = req.args.get<proto::EnumNumber<CUtensorMapSwizzle>>();
+  auto l2Promotion = req.args.get<proto::EnumNumber<CUtensorMapL2promotion>>();
+  auto oobFill = req.args.get<proto::EnumNumber<CUtensorMapFloatOOBfill>>();
   req.args.expect_end();
   if (!s.owns(globalAddress_handle, 1)) return cudaErrorInvalidValue;
   int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
@@ -366,7 +366,7 @@ static int32_t handle_cuTensorMapEncodeIm2col(SessionContext& s, Request& req, p
 }
 
 static int32_t handle_cuTensorMapEncodeIm2colWide(SessionContext& s, Request& req, proto::Writer& out) {
-  auto tensorDataType = req.args.get<CUtensorMapDataType>();
+  auto tensorDataType = req.args.get<proto::EnumNumber<CUtensorMapDataType>>();
   auto tensorRank = req.args.get<cuuint32_t>();
   auto globalAddress_handle = req.args.get<uint64_t>();
   auto globalDim_bytes = req.args.get_bytes();
@@ -376,11 +376,11 @@ static int32_t handle_cuTensorMapEncodeIm2colWide(SessionContext& s, Request& re
   auto channelsPerPixel = req.args.get<cuuint32_t>();
   auto pixelsPerColumn = req.args.get<cuuint32_t>();
   auto elementStrides_bytes = req.args.get_bytes();
-  auto interleave = req.args.get<CUtensorMapInterleave>();
-  auto mode = req.args.get<CUtensorMapIm2ColWideMode>();
-  auto swizzle = req.args.get<CUtensorMapSwizzle>();
-  auto l2Promotion = req.args.get<CUtensorMapL2promotion>();
-  auto oobFill = req.args.get<CUtensorMapFloatOOBfill>();
+  auto interleave = req.args.get<proto::EnumNumber<CUtensorMapInterleave>>();
+  auto mode = req.args.get<proto::EnumNumber<CUtensorMapIm2ColWideMode>>();
+  auto swizzle = req.args.get<proto::EnumNumber<CUtensorMapSwizzle>>();
+  auto l2Promotion = req.args.get<proto::EnumNumber<CUtensorMapL2promotion>>();
+  auto oobFill = req.args.get<proto::EnumNumber<CUtensorMapFloatOOBfill>>();
   req.args.expect_end();
   if (!s.owns(globalAddress_handle, 1)) return cudaErrorInvalidValue;
   int64_t globalDim_count = std::max<int64_t>(static_cast<int64_t>(tensorRank) - 0, 0);
@@ -413,7 +413,7 @@ static int32_t handle_cuTensorMapReplaceAddress(SessionContext& s, Request& req,
 
 static int32_t handle_cuPointerSetAttribute(SessionContext& s, Request& req, proto::Writer&) {
   auto value_bytes = req.args.get_bytes();
-  auto attribute = req.args.get<CUpointer_attribute>();
+  auto attribute = req.args.get<proto::EnumNumber<CUpointer_attribute>>();
   auto ptr_handle = req.args.get<uint64_t>();
   req.args.expect_end();
   if (value_bytes.size() != 4) return cudaErrorInvalidValue;
@@ -437,13 +437,13 @@ static int32_t handle_cuDeviceGetLuid(SessionContext& s, Request& req, proto::Wr
 static int32_t handle_cuProfilerInitialize(SessionContext& s, Request& req, proto::Writer&) {
   std::string configFile = req.args.get_string();
   std::string outputFile = req.args.get_string();
-  auto outputMode = req.args.get<CUoutput_mode>();
+  auto outputMode = req.args.get<proto::EnumNumber<CUoutput_mode>>();
   req.args.expect_end();
   return s.backend().cuProfilerInitialize(configFile.c_str(), outputFile.c_str(), outputMode);
 }
 
 static int32_t handle_cuCoredumpGetAttribute(SessionContext& s, Request& req, proto::Writer& out) {
-  auto attrib = req.args.get<CUcoredumpSettings>();
+  auto attrib = req.args.get<proto::EnumNumber<CUcoredumpSettings>>();
   auto size_value = static_cast<size_t>(req.args.get<uint64_t>());
   bool value_given = req.args.get<uint8_t>() != 0;
   req.args.expect_end();
@@ -456,7 +456,7 @@ static int32_t handle_cuCoredumpGetAttribute(SessionContext& s, Request& req, pr
 }
 
 static int32_t handle_cuCoredumpGetAttributeGlobal(SessionContext& s, Request& req, proto::Writer& out) {
-  auto attrib = req.args.get<CUcoredumpSettings>();
+  auto attrib = req.args.get<proto::EnumNumber<CUcoredumpSettings>>();
   auto size_value = static_cast<size_t>(req.args.get<uint64_t>());
   bool value_given = req.args.get<uint8_t>() != 0;
   req.args.expect_end();
@@ -469,7 +469,7 @@ static int32_t handle_cuCoredumpGetAttributeGlobal(SessionContext& s, Request& r
 }
 
 static int32_t handle_cuCoredumpSetAttribute(SessionContext& s, Request& req, proto::Writer& out) {
-  auto attrib = req.args.get<CUcoredumpSettings>();
+  auto attrib = req.args.get<proto::EnumNumber<CUcoredumpSettings>>();
   auto size_value = static_cast<size_t>(req.args.get<uint64_t>());
   bool value_given = req.args.get<uint8_t>() != 0;
   auto value_bytes = req.args.get_bytes();
@@ -483,7 +483,7 @@ static int32_t handle_cuCoredumpSetAttribute(SessionContext& s, Request& req, pr
 }
 
 static int32_t handle_cuCoredumpSetAttributeGlobal(SessionContext& s, Request& req, proto::Writer& out) {
-  auto attrib = req.args.get<CUcoredumpSettings>();
+  auto attrib = req.args.get<proto::EnumNumber<CUcoredumpSettings>>();
   auto size_value = static_cast<size_t>(req.args.get<uint64_t>());
   bool value_given = req.args.get<uint8_t>() != 0;
   auto value_bytes = req.args.get_bytes();
@@ -498,7 +498,7 @@ static int32_t handle_cuCoredumpSetAttributeGlobal(SessionContext& s, Request& r
 
 static int32_t handle_cuMulticastGetGranularity(SessionContext& s, Request& req, proto::Writer& out) {
   auto prop = req.args.get<CUmulticastObjectProp_st>();
-  auto option = req.args.get<CUmulticastGranularity_flags>();
+  auto option = req.args.get<proto::EnumNumber<CUmulticastGranularity_flags>>();
   req.args.expect_end();
   size_t granularity{};
   if (int32_t e = s.backend().cuMulticastGetGranularity(&granularity, &prop, option)) return e;

@@ -6,16 +6,16 @@
 
 namespace rgpu::server {
 
-int32_t CudaForwardedApi::cudaDeviceSetLimit(cudaLimit limit, size_t value) {
-  return ::cudaDeviceSetLimit(limit, value);
+int32_t CudaForwardedApi::cudaDeviceSetLimit(proto::EnumNumber<cudaLimit> limit, size_t value) {
+  return ::cudaDeviceSetLimit(static_cast<cudaLimit>(limit), value);
 }
 
-int32_t CudaForwardedApi::cudaDeviceGetLimit(size_t* pValue, cudaLimit limit) {
-  return ::cudaDeviceGetLimit(pValue, limit);
+int32_t CudaForwardedApi::cudaDeviceGetLimit(size_t* pValue, proto::EnumNumber<cudaLimit> limit) {
+  return ::cudaDeviceGetLimit(pValue, static_cast<cudaLimit>(limit));
 }
 
-int32_t CudaForwardedApi::cudaDeviceSetCacheConfig(cudaFuncCache cacheConfig) {
-  return ::cudaDeviceSetCacheConfig(cacheConfig);
+int32_t CudaForwardedApi::cudaDeviceSetCacheConfig(proto::EnumNumber<cudaFuncCache> cacheConfig) {
+  return ::cudaDeviceSetCacheConfig(static_cast<cudaFuncCache>(cacheConfig));
 }
 
 int32_t CudaForwardedApi::cudaDeviceGetCacheConfig(cudaFuncCache* pCacheConfig) {
@@ -46,8 +46,8 @@ int32_t CudaForwardedApi::cudaStreamGetFlags(cudaStream_t hStream, unsigned int*
   return ::cudaStreamGetFlags(hStream, flags);
 }
 
-int32_t CudaForwardedApi::cudaDeviceSetSharedMemConfig(cudaSharedMemConfig config) {
-  return ::cudaDeviceSetSharedMemConfig(config);
+int32_t CudaForwardedApi::cudaDeviceSetSharedMemConfig(proto::EnumNumber<cudaSharedMemConfig> config) {
+  return ::cudaDeviceSetSharedMemConfig(static_cast<cudaSharedMemConfig>(config));
 }
 
 int32_t CudaForwardedApi::cudaDeviceGetSharedMemConfig(cudaSharedMemConfig* pConfig) {
@@ -82,8 +82,8 @@ int32_t CudaForwardedApi::cudaDeviceGraphMemTrim(int device) {
   return ::cudaDeviceGraphMemTrim(device);
 }
 
-int32_t CudaForwardedApi::cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) {
-  return ::cudaDeviceFlushGPUDirectRDMAWrites(target, scope);
+int32_t CudaForwardedApi::cudaDeviceFlushGPUDirectRDMAWrites(proto::EnumNumber<cudaFlushGPUDirectRDMAWritesTarget> target, proto::EnumNumber<cudaFlushGPUDirectRDMAWritesScope> scope) {
+  return ::cudaDeviceFlushGPUDirectRDMAWrites(static_cast<cudaFlushGPUDirectRDMAWritesTarget>(target), static_cast<cudaFlushGPUDirectRDMAWritesScope>(scope));
 }
 
 int32_t CudaForwardedApi::cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) {
@@ -94,8 +94,8 @@ int32_t CudaForwardedApi::cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
   return ::cuCtxGetSharedMemConfig(pConfig);
 }
 
-int32_t CudaForwardedApi::cuCtxSetSharedMemConfig(CUsharedconfig config) {
-  return ::cuCtxSetSharedMemConfig(config);
+int32_t CudaForwardedApi::cuCtxSetSharedMemConfig(proto::EnumNumber<CUsharedconfig> config) {
+  return ::cuCtxSetSharedMemConfig(static_cast<CUsharedconfig>(config));
 }
 
 int32_t CudaForwardedApi::cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
@@ -110,8 +110,8 @@ int32_t CudaForwardedApi::cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
   return ::cuCtxGetId(ctx_current, ctxId);
 }
 
-int32_t CudaForwardedApi::cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) {
-  return ::cuCtxGetExecAffinity(pExecAffinity, type);
+int32_t CudaForwardedApi::cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, proto::EnumNumber<CUexecAffinityType> type) {
+  return ::cuCtxGetExecAffinity(pExecAffinity, static_cast<CUexecAffinityType>(type));
 }
 
 int32_t CudaForwardedApi::cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
@@ -126,16 +126,16 @@ int32_t CudaForwardedApi::cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
   return ::cuCtxWaitEvent(hCtx_current, hEvent);
 }
 
-int32_t CudaForwardedApi::cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) {
-  return ::cuDeviceGetExecAffinitySupport(pi, type, dev);
+int32_t CudaForwardedApi::cuDeviceGetExecAffinitySupport(int* pi, proto::EnumNumber<CUexecAffinityType> type, CUdevice dev) {
+  return ::cuDeviceGetExecAffinitySupport(pi, static_cast<CUexecAffinityType>(type), dev);
 }
 
 int32_t CudaForwardedApi::cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) {
   return ::cuDeviceGetProperties(prop, dev);
 }
 
-int32_t CudaForwardedApi::cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) {
-  return ::cuFlushGPUDirectRDMAWrites(target, scope);
+int32_t CudaForwardedApi::cuFlushGPUDirectRDMAWrites(proto::EnumNumber<CUflushGPUDirectRDMAWritesTarget> target, proto::EnumNumber<CUflushGPUDirectRDMAWritesScope> scope) {
+  return ::cuFlushGPUDirectRDMAWrites(static_cast<CUflushGPUDirectRDMAWritesTarget>(target), static_cast<CUflushGPUDirectRDMAWritesScope>(scope));
 }
 
 int32_t CudaForwardedApi::cuProfilerStart() {
@@ -150,52 +150,52 @@ int32_t CudaForwardedApi::cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   return ::cuModuleGetLoadingMode(mode);
 }
 
-int32_t CudaForwardedApi::cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
-  return ::cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+int32_t CudaForwardedApi::cuTensorMapEncodeTiled(CUtensorMap* tensorMap, proto::EnumNumber<CUtensorMapDataType> tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, proto::EnumNumber<CUtensorMapInterleave> interleave, proto::EnumNumber<CUtensorMapSwizzle> swizzle, proto::EnumNumber<CUtensorMapL2promotion> l2Promotion, proto::EnumNumber<CUtensorMapFloatOOBfill> oobFill) {
+  return ::cuTensorMapEncodeTiled(tensorMap, static_cast<CUtensorMapDataType>(tensorDataType), tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, static_cast<CUtensorMapInterleave>(interleave), static_cast<CUtensorMapSwizzle>(swizzle), static_cast<CUtensorMapL2promotion>(l2Promotion), static_cast<CUtensorMapFloatOOBfill>(oobFill));
 }
 
-int32_t CudaForwardedApi::cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
-  return ::cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+int32_t CudaForwardedApi::cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, proto::EnumNumber<CUtensorMapDataType> tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, proto::EnumNumber<CUtensorMapInterleave> interleave, proto::EnumNumber<CUtensorMapSwizzle> swizzle, proto::EnumNumber<CUtensorMapL2promotion> l2Promotion, proto::EnumNumber<CUtensorMapFloatOOBfill> oobFill) {
+  return ::cuTensorMapEncodeIm2col(tensorMap, static_cast<CUtensorMapDataType>(tensorDataType), tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, static_cast<CUtensorMapInterleave>(interleave), static_cast<CUtensorMapSwizzle>(swizzle), static_cast<CUtensorMapL2promotion>(l2Promotion), static_cast<CUtensorMapFloatOOBfill>(oobFill));
 }
 
-int32_t CudaForwardedApi::cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
-  return ::cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
+int32_t CudaForwardedApi::cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, proto::EnumNumber<CUtensorMapDataType> tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, proto::EnumNumber<CUtensorMapInterleave> interleave, proto::EnumNumber<CUtensorMapIm2ColWideMode> mode, proto::EnumNumber<CUtensorMapSwizzle> swizzle, proto::EnumNumber<CUtensorMapL2promotion> l2Promotion, proto::EnumNumber<CUtensorMapFloatOOBfill> oobFill) {
+  return ::cuTensorMapEncodeIm2colWide(tensorMap, static_cast<CUtensorMapDataType>(tensorDataType), tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, static_cast<CUtensorMapInterleave>(interleave), static_cast<CUtensorMapIm2ColWideMode>(mode), static_cast<CUtensorMapSwizzle>(swizzle), static_cast<CUtensorMapL2promotion>(l2Promotion), static_cast<CUtensorMapFloatOOBfill>(oobFill));
 }
 
 int32_t CudaForwardedApi::cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) {
   return ::cuTensorMapReplaceAddress(tensorMap, globalAddress);
 }
 
-int32_t CudaForwardedApi::cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
-  return ::cuPointerSetAttribute(value, attribute, ptr);
+int32_t CudaForwardedApi::cuPointerSetAttribute(const void* value, proto::EnumNumber<CUpointer_attribute> attribute, CUdeviceptr ptr) {
+  return ::cuPointerSetAttribute(value, static_cast<CUpointer_attribute>(attribute), ptr);
 }
 
 int32_t CudaForwardedApi::cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevice dev) {
   return ::cuDeviceGetLuid(luid, deviceNodeMask, dev);
 }
 
-int32_t CudaForwardedApi::cuProfilerInitialize(const char* configFile, const char* outputFile, CUoutput_mode outputMode) {
-  return ::cuProfilerInitialize(configFile, outputFile, outputMode);
+int32_t CudaForwardedApi::cuProfilerInitialize(const char* configFile, const char* outputFile, proto::EnumNumber<CUoutput_mode> outputMode) {
+  return ::cuProfilerInitialize(configFile, outputFile, static_cast<CUoutput_mode>(outputMode));
 }
 
-int32_t CudaForwardedApi::cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
-  return ::cuCoredumpGetAttribute(attrib, value, size);
+int32_t CudaForwardedApi::cuCoredumpGetAttribute(proto::EnumNumber<CUcoredumpSettings> attrib, void* value, size_t* size) {
+  return ::cuCoredumpGetAttribute(static_cast<CUcoredumpSettings>(attrib), value, size);
 }
 
-int32_t CudaForwardedApi::cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
-  return ::cuCoredumpGetAttributeGlobal(attrib, value, size);
+int32_t CudaForwardedApi::cuCoredumpGetAttributeGlobal(proto::EnumNumber<CUcoredumpSettings> attrib, void* value, size_t* size) {
+  return ::cuCoredumpGetAttributeGlobal(static_cast<CUcoredumpSettings>(attrib), value, size);
 }
 
-int32_t CudaForwardedApi::cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
-  return ::cuCoredumpSetAttribute(attrib, value, size);
+int32_t CudaForwardedApi::cuCoredumpSetAttribute(proto::EnumNumber<CUcoredumpSettings> attrib, void* value, size_t* size) {
+  return ::cuCoredumpSetAttribute(static_cast<CUcoredumpSettings>(attrib), value, size);
 }
 
-int32_t CudaForwardedApi::cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
-  return ::cuCoredumpSetAttributeGlobal(attrib, value, size);
+int32_t CudaForwardedApi::cuCoredumpSetAttributeGlobal(proto::EnumNumber<CUcoredumpSettings> attrib, void* value, size_t* size) {
+  return ::cuCoredumpSetAttributeGlobal(static_cast<CUcoredumpSettings>(attrib), value, size);
 }
 
-int32_t CudaForwardedApi::cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) {
-  return ::cuMulticastGetGranularity(granularity, prop, option);
+int32_t CudaForwardedApi::cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, proto::EnumNumber<CUmulticastGranularity_flags> option) {
+  return ::cuMulticastGetGranularity(granularity, prop, static_cast<CUmulticastGranularity_flags>(option));
 }
 
 int32_t CudaForwardedApi::cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
