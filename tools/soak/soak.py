@@ -389,7 +389,8 @@ def main():
     with open(os.path.join(args.out, "soak.md"), "w") as f:
         f.write(f"{args.sessions} soak sessions at once (each {args.life_min:.0f}-{args.life_max:.0f} s) and "
                 f"{args.program_lanes} lanes of short sessions for {elapsed:.0f} s on {args.backend}: "
-                f"{n['calls']} soak calls ({n['errors']} errors returned, each the one expected; "
+                f"{n['calls']} soak calls by the sessions that ended normally ({n['errors']} errors returned, each "
+                f"the one expected; "
                 f"{n['malformed']} malformed frames dropped), {n['program_runs']} program runs "
                 f"({n['program_failures']} failed), {n['clients_killed']} clients killed; wrong results "
                 f"{n['wrong']}; clients hung {n['hung']}; soak clients failed {n['soak_failures']}; "

@@ -292,9 +292,10 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     // The worker started with its first exported GPU's context; the
     // session's other GPUs get theirs now (making a device current creates
     // its primary context), before any call: some reach a GPU without
-    // making it current (access to virtual memory, peer access).
-    for (int g : grant.gpus)
-      if (int32_t e = backend.set_device(g)) RGPU_LOG(warn, "GPU %d: no context (error %d)", g, e);
+    // making it current (access to virtual memory, peer access). The
+    // session's first GPU ends current, as CUDA's device 0 starts.
+    for (auto g = grant.gpus.rbegin(); g != grant.gpus.rend(); ++g)
+      if (int32_t e = backend.set_device(*g)) RGPU_LOG(warn, "GPU %d: no context (error %d)", *g, e);
     SessionContext context(backend, grant.gpus, limits.module_cache_dir, limits.pool.ledger);
     context.pipeline_block = grant.pipeline_block;
     context.counters = limits.counters;
