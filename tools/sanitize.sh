@@ -59,18 +59,17 @@ if [[ $parts == *" asan "* ]]; then
 fi
 
 if [[ $parts == *" tsan "* ]]; then
-  # ThreadSanitizer: the tests where a session's threads (client and worker)
-  # run at once: the concurrency and callback end-to-end programs over tcp,
-  # the fault tests, and the ring and sequencing unit tests.
-  tsan_programs=(threads thread_progress threads_per_thread_stream static_runtime_threads host_callbacks
-                 external_semaphores async_pinned large_copy_3_stripes)
+  # ThreadSanitizer: the fault tests, whose sessions run a worker's lanes
+  # and the client's connections at once, and the ring and sequencing unit
+  # tests. Not the end-to-end programs: preloaded by `rgpu run` into them
+  # (nvcc's, not instrumented), libtsan.so.2 fails to load ("cannot allocate
+  # memory in static TLS block").
   cmake -S . -B build-tsan -G Ninja -DRGPU_SANITIZE=thread "${flags[@]}" "$(nvcc_from_build build-tsan)" \
     "${launcher[@]}" >/dev/null
   echo "sanitize: tsan build" >&2
-  time ninja -C build-tsan rgpu rgpu-server cuda rgpu_unit_tests rgpu_fault_tests "${tsan_programs[@]/#/e2e_}"
-  tsan_tests="^(e2e\.tcp\.($(IFS='|'; echo "${tsan_programs[*]}"))|ServerFault\..*|ServerAuth\..*|ShmRing\..*|SequenceGate\..*)$"
+  time ninja -C build-tsan rgpu-server rgpu_unit_tests rgpu_fault_tests rgpu_fault_client
   echo "sanitize: tsan tests" >&2
   time TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:${reports/sanitizer-reports/$PWD/build-tsan/sanitizer-reports}" \
-    run_ctest build-tsan -R "$tsan_tests" || failed=1
+    run_ctest build-tsan -R '^(ServerFault|ServerAuth|ShmRing|SequenceGate)\.' || failed=1
 fi
 exit $failed
