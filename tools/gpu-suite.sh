@@ -195,9 +195,16 @@ if part ucx; then
         $build/rgpu-bench-cuda --max-bytes 268435456 >"$zc/${run%:*}.json" 2>"$zc/${run%:*}.err"
     done
     kill $zc_server 2>/dev/null
+    # A run that failed partway left no whole JSON: it is left out, and the
+    # report quotes its error output.
     python3 -c 'import json, sys; d = sys.argv[1]
-print(json.dumps({k: json.load(open(f"{d}/{f}.json")) for k, f in
-                  (("local", "local"), ("ucx zero copy", "zero-copy"), ("ucx staged", "staged"))}))' "$zc" \
+runs = {}
+for k, f in (("local", "local"), ("ucx zero copy", "zero-copy"), ("ucx staged", "staged")):
+    try:
+        runs[k] = json.load(open(f"{d}/{f}.json"))
+    except ValueError:
+        pass
+print(json.dumps(runs))' "$zc" \
       >"$zc/bench.json" && python3 bench/plot_bench.py "$zc/bench.json" "$zc/bench.md" "$zc/bench.png" \
       >/dev/null 2>"$zc/plot.err"
   else
@@ -402,6 +409,11 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
       echo
       echo "- the workers said: zero-copy server \`$(grep -ho "bulk copies over this transport: .*" "$out/ucx-zero-copy/zero-copy-server.log" | sort -u | tr '\n' ' ')\`," \
         "staged server \`$(grep -ho "bulk copies over this transport: .*" "$out/server.log" | sort -u | tr '\n' ' ')\`"
+      echo
+      for run in zero-copy staged; do
+        grep -q "RESULT FAIL" "$out/ucx-zero-copy/$run.json" "$out/ucx-zero-copy/$run.err" 2>/dev/null &&
+          echo "- the $run run failed: \`$(grep -h "ERROR" "$out/ucx-zero-copy/$run.json" "$out/ucx-zero-copy/$run.err" | head -1 | cut -c1-200)\`"
+      done
       echo
       cat "$out/ucx-zero-copy/bench.md"
       echo

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -124,6 +125,9 @@ std::vector<std::string> module_candidates() {
 }
 
 ucx_abi::Transport* load_module() {
+  // UCX logs to standard output unless told otherwise, which would mix its
+  // warnings into the application's own output; a user's choice stands.
+  setenv("UCX_LOG_FILE", "stderr", 0);
   std::string why;
   for (const std::string& path : module_candidates()) {
     if (void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
