@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -32,9 +33,21 @@ bool get_green(SessionContext& s, Request& req, GreenContextTable::Green* g) {
   return s.green.find_green(req.args.get<uint16_t>(), g);
 }
 
+// The resource type as the number the client sent, checked before it is an
+// enum (see protocol/wire_enum.hpp); false for a type CUDA 13.0 does not
+// know, which is answered as CUDA answers CU_DEV_RESOURCE_TYPE_INVALID.
+bool get_type(Request& req, CUdevResourceType* type) {
+  auto n = req.args.get<proto::EnumNumber<CUdevResourceType>>();
+  if (!proto::enum_in_range(n, CU_DEV_RESOURCE_TYPE_INVALID, CU_DEV_RESOURCE_TYPE_SM)) return false;
+  *type = static_cast<CUdevResourceType>(n);
+  return true;
+}
+
 int32_t device_resource(SessionContext& s, Request& req, proto::Writer& out) {
-  auto type = static_cast<CUdevResourceType>(req.args.get<int32_t>());
+  CUdevResourceType type;
+  bool known = get_type(req, &type);
   req.args.expect_end();
+  if (!known) return cudaErrorInvalidResourceType;
   CUdevResource r{};
   if (int32_t e = s.backend().green_contexts().device_resource(req.header().device, type, &r)) return e;
   return put_resource(s, r, out);
@@ -43,9 +56,11 @@ int32_t device_resource(SessionContext& s, Request& req, proto::Writer& out) {
 int32_t green_resource(SessionContext& s, Request& req, proto::Writer& out) {
   GreenContextTable::Green g;
   bool found = get_green(s, req, &g);
-  auto type = static_cast<CUdevResourceType>(req.args.get<int32_t>());
+  CUdevResourceType type;
+  bool known = get_type(req, &type);
   req.args.expect_end();
   if (!found) return kInvalidContext;
+  if (!known) return cudaErrorInvalidResourceType;
   CUdevResource r{};
   if (int32_t e = s.backend().green_contexts().green_resource(g.handle, type, &r)) return e;
   return put_resource(s, r, out);
