@@ -132,4 +132,6 @@ cudaError_t Runtime::properties(int index, const cudaDeviceProp** out) {
   return d->props_status;
 }
 
+bool same_server(int a, int b) { return Runtime::get().device(a)->session == Runtime::get().device(b)->session; }
+
 }  // namespace rgpu::client

@@ -65,4 +65,7 @@ class Runtime {
   std::vector<std::unique_ptr<VirtualDevice>> devices_;
 };
 
+// Whether devices a and b (both existing) are GPUs of one server.
+bool same_server(int a, int b);
+
 }  // namespace rgpu::client

@@ -103,8 +103,6 @@ CUmemGenericAllocationHandle remember(int device, uint64_t remote, const CUmemAl
 
 namespace rgpu::client {
 
-bool same_server(int a, int b) { return Runtime::get().device(a)->session == Runtime::get().device(b)->session; }
-
 bool vmm_handle_remote(CUmemGenericAllocationHandle handle, bool multicast, int* device, uint64_t* remote) {
   std::lock_guard lock(state().mutex);
   auto it = state().allocations.find(handle);

@@ -12,7 +12,5 @@ namespace rgpu::client {
 // physical allocation of cuMemCreate, or with `multicast` a multicast object
 // of cuMulticastCreate. False for any other handle.
 bool vmm_handle_remote(CUmemGenericAllocationHandle handle, bool multicast, int* device, uint64_t* remote);
-// Whether two devices are GPUs of one server.
-bool same_server(int a, int b);
 
 }  // namespace rgpu::client

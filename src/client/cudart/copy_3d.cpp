@@ -137,8 +137,7 @@ cudaError_t copy_3d(const CopyEnd& dst, const CopyEnd& src, size_t width, size_t
   Resolved d, r;
   if (cudaError_t e = resolve(dst, width, height, depth, &d)) return e;
   if (cudaError_t e = resolve(src, width, height, depth, &r)) return e;
-  Runtime& rt = Runtime::get();
-  if (rt.device(d.device)->session != rt.device(r.device)->session) return cudaErrorInvalidValue;
+  if (!same_server(d.device, r.device)) return cudaErrorInvalidValue;
   Call call(proto::kOpMemcpy3DDtoD);
   if (cudaError_t e = route_to_memory(call, d.device, stream, &s)) return e;
   call.args().put(d.wire).put(r.wire).put(extent).put<uint64_t>(s).put<uint8_t>(!async);

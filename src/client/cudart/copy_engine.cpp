@@ -84,9 +84,7 @@ std::optional<uint64_t> device_side_for(const void* p, cudaStream_t stream) {
   stream = effective_stream(stream);
   RemoteObject o;
   int device = !is_default_stream(stream) && streams().find(stream, &o) ? o.device : Runtime::current_device();
-  VirtualDevice* memory_device = range ? Runtime::get().device(range->device) : nullptr;
-  VirtualDevice* stream_device = Runtime::get().device(device);
-  if (!memory_device || !stream_device || memory_device->session != stream_device->session) return std::nullopt;
+  if (!range || !Runtime::get().device(device) || !same_server(range->device, device)) return std::nullopt;
   return device_address;
 }
 
@@ -103,9 +101,7 @@ cudaError_t route_to_memory(Call& call, int device, cudaStream_t stream, uint64_
     return call.to_device(device, &remote_device);
   }
   if (cudaError_t e = call.to_stream(stream, remote_stream)) return e;
-  if (call.device_index() == device) return cudaSuccess;
-  VirtualDevice* memory_device = Runtime::get().device(device);
-  if (memory_device && memory_device->session == call.device()->session) return cudaSuccess;
+  if (same_server(device, call.device_index())) return cudaSuccess;
   RGPU_LOG(error, "a copy of device %d's memory on a stream of device %d: the devices are on different servers, "
            "and rgpu cannot order the copy on that stream; use a stream of device %d",
            device, call.device_index(), device);
@@ -233,8 +229,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       int src_dev;
       if (cudaError_t e = owner(dst, n, &dev)) return e;
       if (cudaError_t e = owner(src, n, &src_dev)) return e;
-      Runtime& rt = Runtime::get();
-      if (rt.device(src_dev)->session != rt.device(dev)->session) {
+      if (!same_server(src_dev, dev)) {
         if (stream)
           if (cudaError_t e = cudaStreamSynchronize(stream)) return e;
         return copy_across_servers(dst, src, n);
@@ -297,8 +292,7 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
       int src_dev;
       if (cudaError_t e = owner(dst, dpitch * (height - 1) + width, &dev)) return e;
       if (cudaError_t e = owner(src, spitch * (height - 1) + width, &src_dev)) return e;
-      if (Runtime::get().device(src_dev)->session != Runtime::get().device(dev)->session)
-        return cudaErrorInvalidValue;
+      if (!same_server(src_dev, dev)) return cudaErrorInvalidValue;
       Call call(proto::kOpMemcpy2DDtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(dpitch);

@@ -15,7 +15,7 @@ std::vector<int> server_devices(int device) {
   Runtime& rt = Runtime::get();
   std::vector<int> devices{device};
   for (int i = 0; i < rt.device_count(); ++i)
-    if (i != device && rt.device(i)->session == rt.device(device)->session) devices.push_back(i);
+    if (i != device && same_server(i, device)) devices.push_back(i);
   return devices;
 }
 

@@ -89,8 +89,7 @@ cudaError_t reach(const HostRange& range, int device, uint64_t* device_address) 
   if (!range.device_address) return promote(range, device, device_address);
   // Every GPU of its server reaches it; no other GPU does.
   auto home = MemoryMap::get().find_device(range.device_address);
-  Runtime& rt = Runtime::get();
-  if (!home || !rt.device(device) || rt.device(home->device)->session != rt.device(device)->session) {
+  if (!home || !Runtime::get().device(device) || !same_server(home->device, device)) {
     RGPU_LOG(warn, "kernel launch refused: an argument points at page-locked memory (0x%llx) a kernel of device %d "
              "was handed first, which lies on another server's GPU",
              static_cast<unsigned long long>(range.base), home ? home->device : -1);
@@ -148,7 +147,7 @@ cudaError_t device_pointer(void** device, void* host) {
   if (!known) {
     if (!MemoryMap::get().add_device(base, size, call.device_index())) return cudaErrorMemoryAllocation;
     mappings().device_base.emplace(range->base, base);
-  } else if (known->base != base || Runtime::get().device(known->device)->session != call.device()->session) {
+  } else if (known->base != base || !same_server(known->device, call.device_index())) {
     return cudaErrorMemoryAllocation;  // the address names other memory of the application
   }  // else mapped for another GPU of this server already: its worker's one mapping
   *device = reinterpret_cast<void*>(address);

@@ -276,8 +276,6 @@ cudaError_t access_device(const cudaMemLocation& location, int* device) {
   return cudaSuccess;
 }
 
-bool same_server(int a, int b) { return Runtime::get().device(a)->session == Runtime::get().device(b)->session; }
-
 }  // namespace
 
 extern "C" cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* memPool, cudaMemLocation* location,
