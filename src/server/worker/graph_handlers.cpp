@@ -181,13 +181,16 @@ int32_t graph_create(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
+// Graph memory freed: the session's no more, and its job's amount back.
+void release_graph_memory(SessionContext& s, uint64_t base) {
+  s.allocations.remove(base);
+  s.quota.freed(SessionQuota::Kind::memory, base);
+}
+
 // Memory the graph allocates and frees itself ends with it; what it leaves
 // allocated stays the session's until freed (CUDA's rules).
 int32_t drop_graph(SessionContext& s, uint64_t g) {
-  for (uint64_t base : s.graphs.self_freed_allocations(g)) {
-    s.allocations.remove(base);
-    s.quota.freed(SessionQuota::Kind::memory, base);
-  }
+  for (uint64_t base : s.graphs.self_freed_allocations(g)) release_graph_memory(s, base);
   s.graphs.remove_graph(g);
   return graphs(s).graph_destroy(g);
 }
@@ -430,10 +433,7 @@ int32_t graph_launch(SessionContext& s, Request& req, proto::Writer&) {
     if (int32_t e = s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &base, own)) return e;
   }
   if (int32_t e = graphs(s).launch_graph(x, stream)) return e;
-  for (uint64_t base : effect.freed) {
-    s.allocations.remove(base);
-    s.quota.freed(SessionQuota::Kind::memory, base);
-  }
+  for (uint64_t base : effect.freed) release_graph_memory(s, base);
   return cudaSuccess;
 }
 
