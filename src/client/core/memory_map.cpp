@@ -12,14 +12,22 @@ MemoryMap& MemoryMap::get() {
   return *m;
 }
 
+namespace {
+
+// The last byte of r (an empty range counts as its first byte).
+uint64_t last_byte(const DeviceRange& r) { return r.base + (r.size ? r.size - 1 : 0); }
+
+// Whether o shares a byte with r.
+bool overlaps(const DeviceRange& r, const DeviceRange& o) { return o.base <= last_byte(r) && o.base + o.size > r.base; }
+
+}  // namespace
+
 bool MemoryMap::insert_device(const DeviceRange& r) {
   std::lock_guard lock(mutex_);
-  uint64_t last = r.base + (r.size ? r.size - 1 : 0);
-  auto overlaps = [&](const DeviceRange& o) { return o.base <= last && o.base + o.size > r.base; };
   // A graph allocation's end is not seen here (a graph freed it, or was
   // destroyed, on the GPU): its device reusing the address proves it gone.
   std::erase_if(device_, [&](const auto& kv) {
-    return kv.second.graph_memory && kv.second.device == r.device && overlaps(kv.second);
+    return kv.second.graph_memory && kv.second.device == r.device && overlaps(r, kv.second);
   });
   if (overlaps_known(r)) return false;
   device_[r.base] = r;
@@ -27,9 +35,8 @@ bool MemoryMap::insert_device(const DeviceRange& r) {
 }
 
 bool MemoryMap::overlaps_known(const DeviceRange& r) const {
-  uint64_t last = r.base + (r.size ? r.size - 1 : 0);
-  auto it = device_.upper_bound(last);
-  return it != device_.begin() && std::prev(it)->second.base + std::prev(it)->second.size > r.base;
+  auto it = device_.upper_bound(last_byte(r));
+  return it != device_.begin() && overlaps(r, std::prev(it)->second);
 }
 
 bool MemoryMap::add_device(uint64_t base, size_t size, int device) {
