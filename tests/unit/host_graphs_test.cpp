@@ -40,6 +40,7 @@ class FakeHooks : public HostGraphHooks {
     auto base = reinterpret_cast<uint64_t>(host.data());
     return host_registered && ptr >= base && ptr + n <= base + host.size();
   }
+  void host_node_running(bool running) override { host_nodes_running += running ? 1 : -1; }
   int32_t mem_ops(std::span<const StreamMemOp> ops, unsigned flags) override {
     batches.push_back({ops.begin(), ops.end()});
     return cudaSuccess;
@@ -50,6 +51,7 @@ class FakeHooks : public HostGraphHooks {
   std::vector<unsigned char> host = std::vector<unsigned char>(16);
   bool host_registered = true;
   int launches = 0;
+  int host_nodes_running = 0;
   std::vector<uint64_t> recorded;
 };
 
@@ -294,6 +296,29 @@ TEST(HostGraphs, UserObjectsGoWithTheirLastReference) {
   EXPECT_EQ(g_destroyed, 0);  // the executable graph holds its own reference
   ASSERT_EQ(g.exec_destroy(exec), cudaSuccess);
   EXPECT_EQ(g_destroyed, 1);
+}
+
+// A host node's function runs with the node counted as running (host_node_fence.hpp).
+FakeHooks* g_hooks = nullptr;
+int g_running_seen = 0;
+void see_running(uint64_t) { g_running_seen = g_hooks->host_nodes_running; }
+
+TEST(HostGraphs, HostNodesRunCountedAsRunning) {
+  FakeHooks h;
+  g_hooks = &h;
+  g_running_seen = 0;
+  HostGraphs g(h);
+  g.set_host_node_runner(see_running);
+  uint64_t graph, node, exec;
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  GraphNodeParams p;
+  p.type = cudaGraphNodeTypeHost;
+  p.handle = 7;
+  ASSERT_EQ(g.add_node(&node, graph, {}, p), cudaSuccess);
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+  EXPECT_EQ(g_running_seen, 1);
+  EXPECT_EQ(h.host_nodes_running, 0);
 }
 
 TEST(HostGraphs, AllocationNodesHandOutMemoryWhenMade) {

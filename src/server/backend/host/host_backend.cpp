@@ -31,6 +31,7 @@
 #include "server/backend/host/host_graphs.hpp"
 #include "server/backend/host/host_context_delay.hpp"
 #include "server/backend/host/host_green_contexts.hpp"
+#include "server/backend/host/host_node_fence.hpp"
 #include "server/backend/host/host_tensor_maps.hpp"
 #include "server/worker/ipc_records.hpp"
 
@@ -286,7 +287,10 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     p->pciBusID = ordinal + 1;
     return cudaSuccess;
   }
-  int32_t device_synchronize() override { return cudaSuccess; }
+  int32_t device_synchronize() override {
+    fence_.await(t_device);
+    return cudaSuccess;
+  }
   int32_t device_reset() override {
     std::lock_guard lock(mutex_);
     for (auto& [p, size] : memory_[t_device]) {
@@ -312,6 +316,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     return malloc(ptr, *pitch * height);
   }
   int32_t free(DevPtr ptr) override {
+    fence_.await(t_device);
     std::lock_guard lock(mutex_);
     // An imported pool pointer goes from this process only.
     if (auto imported = pool_imports_.find(ptr); imported != pool_imports_.end()) {
@@ -476,6 +481,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   // On a capturing stream it becomes a graph node instead.
   int32_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, Handle stream) override {
     if (graphs_.capturing(stream)) return capture_copy(dst, n, src, n, n, 1, kind, stream);
+    fence_.await(t_device);
     std::memmove(dst, src, n);
     return cudaSuccess;
   }
@@ -495,17 +501,20 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   int32_t memcpy2d_async(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind, Handle stream) override {
     if (graphs_.capturing(stream)) return capture_copy(dst, dpitch, src, spitch, width, height, kind, stream);
+    fence_.await(t_device);
     for (size_t r = 0; r < height; ++r)
       std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
     return cudaSuccess;
   }
   int32_t memset_async(DevPtr ptr, int value, size_t n, Handle stream) override {
     if (graphs_.capturing(stream)) return capture_memset(ptr, n, value, n, 1, stream);
+    fence_.await(t_device);
     std::memset(reinterpret_cast<void*>(ptr), value, n);
     return cudaSuccess;
   }
   int32_t memset2d_async(DevPtr ptr, size_t pitch, int value, size_t width, size_t height, Handle stream) override {
     if (graphs_.capturing(stream)) return capture_memset(ptr, pitch, value, width, height, stream);
+    fence_.await(t_device);
     for (size_t r = 0; r < height; ++r) std::memset(reinterpret_cast<char*>(ptr) + r * pitch, value, width);
     return cudaSuccess;
   }
@@ -520,7 +529,9 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   // Waiting for a capturing stream is not allowed: it ends the capture.
   int32_t stream_synchronize(Handle stream) override {
-    return graphs_.capturing(stream) ? graphs_.refuse(stream) : cudaSuccess;
+    if (graphs_.capturing(stream)) return graphs_.refuse(stream);
+    fence_.await(t_device);
+    return cudaSuccess;
   }
   int32_t stream_query(Handle stream) override { return stream_synchronize(stream); }
   int32_t stream_wait_event(Handle stream, Handle event, unsigned flags) override {
@@ -603,12 +614,18 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   int32_t module_get_function(Handle module, const std::string& name, Handle* function,
                               std::vector<KernelParam>* params) override {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     auto& kernels = as<Module>(module)->kernels;
     auto it = kernels.find(name);
     if (it == kernels.end()) return cudaErrorInvalidDeviceFunction;
     *params = it->second.params;
     *function = reinterpret_cast<Handle>(&it->second);
+    if (!live_kernels_.count(*function)) {
+      // Its first use loads it, as CUDA's lazy loading does: a context-wide wait.
+      lock.unlock();
+      fence_.await(t_device);
+      lock.lock();
+    }
     live_kernels_.insert(*function);
     return cudaSuccess;
   }
@@ -657,6 +674,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
       p.args.assign(args.begin(), args.end());
       return graphs_.record(c.stream, p);
     }
+    fence_.await(t_device);
     std::lock_guard lock(mutex_);
     ++launches_;
     return cudaSuccess;
@@ -1367,6 +1385,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
       if (inside(memory, ptr, n)) return true;
     return inside(globals_, ptr, n) || inside(pool_imports_, ptr, n) || external_.holds_buffer(ptr, n);
   }
+  void host_node_running(bool running) override { running ? fence_.began(t_device) : fence_.ended(t_device); }
   bool host_live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
     return inside(registered_, ptr, n);
@@ -1465,6 +1484,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   std::map<DevPtr, size_t> memory_[kDevices];
   std::map<DevPtr, size_t> globals_;  // module variables, for graph replays
   std::map<DevPtr, size_t> registered_;  // page-locked host memory, for graph replays
+  HostNodeFence fence_;
   std::unordered_set<Handle> live_kernels_, live_events_;  // what graph replays may still touch
   size_t used_[kDevices] = {};
   // The device memory budget the server's environment sets

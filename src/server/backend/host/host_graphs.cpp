@@ -559,12 +559,13 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
       return cudaSuccess;
     case cudaGraphNodeTypeHost:
       if (host_node_runner_) {
-        // The host function runs in the client, which may call this backend
-        // from other threads meanwhile (a staged graph copy over tcp copies
-        // through it); CUDA holds no lock of the caller's while a host
-        // function runs either. launch_graph holds the lock once.
+        // The host function runs in the client; CUDA holds no lock of the
+        // caller's while a host function runs either, but work on the device
+        // waits for it (host_node_fence.hpp). launch_graph holds the lock once.
         mutex_.unlock();
+        hooks_.host_node_running(true);
         host_node_runner_(p.handle);
+        hooks_.host_node_running(false);
         mutex_.lock();
       }
       return cudaSuccess;

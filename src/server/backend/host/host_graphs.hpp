@@ -39,6 +39,8 @@ class HostGraphHooks {
   virtual int32_t run_semaphores(int32_t type, std::span<const proto::ExternalSemaphoreOp> ops) = 0;
   // A batch memory-operation node's operations, as cuStreamBatchMemOp's.
   virtual int32_t mem_ops(std::span<const StreamMemOp> ops, unsigned flags) = 0;
+  // A host node starts or stops running on the current device (host_node_fence.hpp).
+  virtual void host_node_running(bool running) = 0;
 };
 
 struct HostGraph;
