@@ -18,6 +18,11 @@
 namespace rgpu::proto {
 
 constexpr uint8_t kHostDst = 1, kHostSrc = 2;
+// On the wire only: that side of a copy node is a staging block of the
+// worker's page-locked memory (kOpGraphStagingAlloc), by the worker's address;
+// a host node that stages a copy names its block in dst and width, and
+// whether it fills it (kStagingDst, an upload) or sends it (kStagingSrc).
+constexpr uint8_t kStagingDst = 16, kStagingSrc = 32;
 // The client's own marks, never sent: that host side is pageable application
 // memory, which a graph reaches through staging (client/core/staged_graph_copy.hpp).
 constexpr uint8_t kPageableDst = 4, kPageableSrc = 8;
@@ -37,7 +42,7 @@ struct GraphNodeParams {
   uint32_t value = 0, element_size = 0;  // memset
   // Memcpy: the sides that are shared page-locked host memory (kHostDst,
   // kHostSrc), by the application's address on the wire and the worker's
-  // mapping of it in the backend.
+  // mapping of it in the backend, or staging blocks (kStagingDst, kStagingSrc).
   uint8_t host_sides = 0;
   // Child graph, event record/wait: the server's handle; host: the callback;
   // conditional: the condition's handle (its type in `value`, the number of

@@ -11,7 +11,10 @@ enum Op : uint16_t {
   kOpHello = 2,
   kOpChallenge = 3,
   kOpJoin = 4,  // another connection of an application joins its session
-  kOpHostCallback = 5,  // on the callback connection: run callback n / it ran
+  // On the callback connection: run callback n (its request's sequence, the
+  // bytes a staged upload asks for; payload: a staged download's bytes) / it
+  // ran (payload: the bytes asked for).
+  kOpHostCallback = 5,
   kOpDeviceOutput = 6,  // ahead of a reply: what kernels printed (args: fd; payload: text)
   kOpGoodbye = 7,       // the worker ends the session (a limit): args: why
   kOpHeartbeat = 8,     // on the heartbeat connection: the client lives / the worker answers (its peer timeout, ms)
@@ -178,6 +181,9 @@ enum Op : uint16_t {
   kOpGraphKernelNodeGetAttribute = 245,
   kOpGraphKernelNodeSetAttribute = 246,
   kOpGraphKernelNodeCopyAttributes = 247,
+  // bytes -> the worker's address of a slab of its page-locked memory, where
+  // graph copies of pageable application memory are staged (tcp, ucx)
+  kOpGraphStagingAlloc = 248,
   // Driver API breadth: 400-499.
   kOpStreamMemOps = 400,  // cuStreamBatchMemOp and the wait/write-value calls: posted
   kOpLink = 401,          // JIT-link inputs (payload) -> the linked image

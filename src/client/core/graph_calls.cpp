@@ -655,6 +655,16 @@ cudaError_t user_object_create_on(int device, cudaUserObject_t* object, std::fun
   return cudaSuccess;
 }
 
+cudaError_t graph_staging_alloc(int device, size_t bytes, uint64_t* address) {
+  Call call(proto::kOpGraphStagingAlloc);
+  int32_t remote;
+  if (cudaError_t e = call.to_device(device, &remote)) return e;
+  call.args().put<uint64_t>(bytes);
+  if (cudaError_t e = call.quiet().run()) return e;
+  *address = call.reply().get<uint64_t>();
+  return cudaSuccess;
+}
+
 cudaError_t user_object_retain(cudaUserObject_t object, unsigned count, bool retain) {
   Call call(retain ? proto::kOpUserObjectRetain : proto::kOpUserObjectRelease);
   RemoteObject o;

@@ -98,6 +98,10 @@ cudaError_t user_object_create(cudaUserObject_t* object, void* ptr, cudaHostFn_t
 cudaError_t user_object_create_on(int device, cudaUserObject_t* object, std::function<void()> destroy, unsigned refs,
                                   unsigned flags);
 cudaError_t user_object_retain(cudaUserObject_t object, unsigned count, bool retain);
+// A slab of `bytes` of the worker's page-locked memory of `device`, where
+// graph copies of pageable memory are staged (graph_staging.hpp): the
+// worker's address of it.
+cudaError_t graph_staging_alloc(int device, size_t bytes, uint64_t* address);
 cudaError_t graph_user_object(cudaGraph_t graph, cudaUserObject_t object, unsigned count, unsigned flags,
                               bool retain);
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "client/core/device_shared_memory.hpp"
+#include "client/core/graph_calls.hpp"
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
 
@@ -39,15 +40,15 @@ void StagingBlocks::give_back(StagingBlock b) {
 
 namespace {
 
-DeviceStaging g_device_staging;
-
 // A slab of memory the device's server maps and page-locks, or else one of
-// the device's own memory; null when there is none.
+// the worker's page-locked memory; null when there is none.
 char* slab(int device, size_t bytes) {
   VirtualDevice* dev = Runtime::get().device(device);
   if (!dev) return nullptr;
-  if (!dev->session->shares_memory())
-    return g_device_staging.allocate ? g_device_staging.allocate(device, bytes) : nullptr;
+  if (!dev->session->shares_memory()) {
+    uint64_t address = 0;
+    return graph_staging_alloc(device, bytes, &address) ? nullptr : reinterpret_cast<char*>(address);
+  }
   auto m = share_with_device(device, bytes, "staging memory for graph copies");
   return m ? static_cast<char*>(m->base) : nullptr;
 }
@@ -62,9 +63,5 @@ StagingBlocks& graph_staging(int device) {
   if (!pool) pool = std::make_unique<StagingBlocks>([device](size_t bytes) { return slab(device, bytes); });
   return *pool;
 }
-
-void set_device_staging(const DeviceStaging& staging) { g_device_staging = staging; }
-
-const DeviceStaging& device_staging() { return g_device_staging; }
 
 }  // namespace rgpu::client

@@ -1,9 +1,9 @@
 // Staging memory for graph copies of pageable host memory (see
 // staged_graph_copy.hpp): over shm, blocks of page-locked memory shared with
 // a device's server, which a graph's copy node reaches as host memory; where
-// the server cannot reach this process (tcp, ucx), blocks of device memory of
-// the node's device, which the graph copies on the device and the host node
-// fills or reads through the runtime's ordinary copies.
+// the server cannot reach this process (tcp, ucx), blocks of the worker's own
+// page-locked memory (kOpGraphStagingAlloc), known here only by the worker's
+// address, which the host node's bytes reach over the callback connection.
 // Blocks come in power-of-two sizes, small ones carved from slabs; a block
 // given back serves the next copy of its size, and slabs stay until the
 // process ends. So a program that captures a copy on every iteration (as
@@ -11,8 +11,6 @@
 // copy, and giving a block back needs no call to the server (it happens in a
 // user object's destructor, where calls to the server must not be made).
 #pragma once
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -22,7 +20,7 @@
 namespace rgpu::client {
 
 struct StagingBlock {
-  char* base = nullptr;
+  char* base = nullptr;  // over tcp and ucx the worker's address, not this process's
   size_t size = 0;
 };
 
@@ -50,21 +48,7 @@ class StagingBlocks {
   size_t slab_left_ = 0;
 };
 
-// The blocks of `device`: slabs shared with its server over shm, else device memory.
+// The blocks of `device`: slabs shared with its server over shm, else the worker's.
 StagingBlocks& graph_staging(int device);
-
-// Staging in device memory, which the runtime provides (it owns allocations
-// and copies; cudart/device_graph_staging.cpp sets it at load).
-struct DeviceStaging {
-  // `bytes` of device memory of `device`, or null.
-  char* (*allocate)(int device, size_t bytes) = nullptr;
-  // Copies `height` rows of `width` bytes between the application's memory
-  // and a staging block of `device` (`upload`: into the block); returns once
-  // they are in place.
-  cudaError_t (*move)(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
-                      size_t height, bool upload) = nullptr;
-};
-void set_device_staging(const DeviceStaging& staging);
-const DeviceStaging& device_staging();
 
 }  // namespace rgpu::client

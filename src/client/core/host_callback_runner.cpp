@@ -31,10 +31,18 @@ bool HostCallbackRunner::start_locked() {
 }
 
 uint64_t HostCallbackRunner::add(std::function<void()> fn, uint16_t device, uint64_t stream) {
+  return add_pending(Pending{[fn = std::move(fn)](std::span<uint8_t>) { fn(); }, device, stream});
+}
+
+uint64_t HostCallbackRunner::add_staged(std::function<void(std::span<uint8_t>)> fn, uint16_t device) {
+  return add_pending(Pending{std::move(fn), device, 0});
+}
+
+uint64_t HostCallbackRunner::add_pending(Pending p) {
   std::lock_guard lock(mutex_);
   if (!start_locked()) return 0;
   uint64_t id = next_id_++;
-  pending_.emplace(id, Pending{std::move(fn), device, stream});
+  pending_.emplace(id, std::move(p));
   return id;
 }
 
@@ -78,7 +86,7 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
   // A graph's host node may call the server while the graph's stream waits for it.
   Lane::unnumbered_on_this_thread();
   try {
-    std::vector<uint8_t> args;
+    std::vector<uint8_t> args, bytes;
     for (;;) {
       auto h = proto::recv_header(*conn);
       proto::recv_args(*conn, h, args);
@@ -88,11 +96,16 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
         proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpAsyncNotification}, {});
         continue;
       }
-      if (h.op != proto::kOpHostCallback || h.payload_len != 0) throw proto::DecodeError("not a due callback");
+      if (h.op != proto::kOpHostCallback) throw proto::DecodeError("not a due callback");
       proto::Reader r(args);
       auto id = r.get<uint64_t>();
       auto seq = r.get<uint64_t>();
+      auto wanted = r.get<uint64_t>();
       r.expect_end();
+      // A staged copy's bytes: those sent (a download), or room for those asked for.
+      if (h.payload_len && wanted) throw proto::DecodeError("a callback with bytes both ways");
+      bytes.assign(h.payload_len + wanted, 0);
+      if (h.payload_len) conn->recv(bytes.data(), bytes.size());
       Pending p{};
       {
         std::lock_guard lock(mutex_);
@@ -108,9 +121,10 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
       if (p.fn) {
         // Copies queued before the callback on its stream are in place.
         session_.wait_background_copies(seq, p.device, p.stream);
-        p.fn();
+        p.fn(bytes);
       }
-      proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpHostCallback}, {});
+      iovec upload{bytes.data(), bytes.size()};
+      proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpHostCallback}, {}, {&upload, wanted ? 1u : 0u});
     }
   } catch (const std::exception& e) {
     if (!session_.dead()) RGPU_LOG(warn, "host callbacks stop: %s", e.what());

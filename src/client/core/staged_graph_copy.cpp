@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 
 #include "client/core/api_guard.hpp"
 #include "client/core/graph_calls.hpp"
@@ -33,23 +34,24 @@ struct StagedCopy {
   uint64_t callback = 0;  // the host function's number
   cudaUserObject_t object = nullptr;  // named only while this thread holds its first reference
 
-  bool on_device = false;  // the block is device memory (tcp, ucx), else shared host memory
+  bool remote = false;  // the block is the worker's (tcp, ucx), else shared host memory
 
-  void move() const {
+  // The rows packed in the block, or over tcp and ucx in `bytes` (what the
+  // worker sent or asked for).
+  void move(std::span<uint8_t> bytes) const {
     if (!host) return;
-    if (on_device) {
-      char* staged = staging.base;
-      cudaError_t e = upload ? device_staging().move(device, staged, app.width, host, host_pitch, app.width,
-                                                     app.height, true)
-                             : device_staging().move(device, host, host_pitch, staged, app.width, app.width,
-                                                     app.height, false);
-      // A host function has no way to fail the graph.
-      if (e) RGPU_LOG(error, "a graph's copy of pageable host memory through device staging failed: %s",
-                      cudaGetErrorName(e));
-      return;
+    char* block = staging.base;
+    if (remote) {
+      if (bytes.size() != app.width * app.height) {
+        // A host function has no way to fail the graph.
+        RGPU_LOG(error, "a graph's staged copy of pageable host memory got %zu bytes for %llu",
+                 bytes.size(), static_cast<unsigned long long>(app.width * app.height));
+        return;
+      }
+      block = reinterpret_cast<char*>(bytes.data());
     }
     for (uint64_t r = 0; r < app.height; ++r) {
-      char* staged = staging.base + r * app.width;
+      char* staged = block + r * app.width;
       char* at = host + r * host_pitch;
       if (upload)
         std::memcpy(staged, at, app.width);
@@ -97,7 +99,7 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
   c->copy = c->app;
   c->upload = p.host_sides & proto::kPageableSrc;
   c->device = device;
-  c->on_device = !dev->session->shares_memory();
+  c->remote = !dev->session->shares_memory();
   if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
     size_t bytes;
     if (__builtin_mul_overflow(p.width, p.height, &bytes)) return cudaErrorInvalidValue;
@@ -110,17 +112,18 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
       c->host_pitch = p.src_pitch;
       c->copy.src = staging;
       c->copy.src_pitch = p.width;
-      if (c->on_device) c->copy.host_sides &= ~proto::kHostSrc;
+      if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~proto::kHostSrc) | proto::kStagingSrc;
     } else {
       c->host = reinterpret_cast<char*>(p.dst);
       c->host_pitch = p.dst_pitch;
       c->copy.dst = staging;
       c->copy.dst_pitch = p.width;
-      if (c->on_device) c->copy.host_sides &= ~proto::kHostDst;
+      if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~proto::kHostDst) | proto::kStagingDst;
     }
   }
   c->runner = &dev->session->host_callbacks();
-  c->callback = c->runner->add([c] { c->move(); }, static_cast<uint16_t>(dev->remote), 0);
+  c->callback = c->runner->add_staged([c](std::span<uint8_t> bytes) { c->move(bytes); },
+                                     static_cast<uint16_t>(dev->remote));
   if (!c->callback) {
     graph_staging(device).give_back(c->staging);
     return cudaErrorNotSupported;  // the server offers no callback connection
@@ -146,6 +149,12 @@ GraphNodeParams host_step(const StagedCopy& c) {
   GraphNodeParams h;
   h.type = cudaGraphNodeTypeHost;
   h.handle = c.callback;
+  if (c.remote && c.host) {
+    // The worker's block the host node fills from this process or sends here.
+    h.dst = reinterpret_cast<uint64_t>(c.staging.base);
+    h.width = c.app.width * c.app.height;
+    h.host_sides = c.upload ? proto::kStagingDst : proto::kStagingSrc;
+  }
   return h;
 }
 

@@ -9,14 +9,11 @@
 // host node goes first for uploads and last for downloads. Over shm the
 // block is host memory shared with the worker and the host node copies with
 // memcpy; where the server cannot reach this process (tcp, ucx) the block is
-// device memory and the host node copies through the runtime's own calls, on
-// a non-blocking stream of the device's: nothing it does waits for the
-// graph's stream, which waits for it. Its calls go unnumbered
-// (Lane::unnumbered_on_this_thread), so the worker starts them behind no
-// other request (one of which may wait for that stream: a large pageable
-// copy queued after the launch waits for its staging buffers), and they wait
-// for no background copy; the worker serves them on their own connection's
-// thread, which no other thread's blocking call holds.
+// the worker's page-locked memory and its bytes travel with the host node's
+// messages on the callback connection (server/worker/host_callbacks.hpp).
+// Either way the host function makes no CUDA call: CUDA may hold any call
+// behind a context-wide wait (a kernel's lazy loading, cudaFree) that waits
+// for the running host node, as NVIDIA's graphMemoryNodes showed.
 //
 // Each set of parameters (a staged copy) has its own staging block and host
 // function, kept by a CUDA user object that the node's graph holds: CUDA

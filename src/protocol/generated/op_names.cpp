@@ -164,6 +164,7 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeGetAttribute: return "GraphKernelNodeGetAttribute";
     case kOpGraphKernelNodeSetAttribute: return "GraphKernelNodeSetAttribute";
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
+    case kOpGraphStagingAlloc: return "GraphStagingAlloc";
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
     case kOpVmmExport: return "VmmExport";

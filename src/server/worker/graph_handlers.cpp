@@ -64,13 +64,18 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
       uint64_t dspan, sspan;
       if (!rows_span(p.dst_pitch, p.width, p.height, &dspan) || !rows_span(p.src_pitch, p.width, p.height, &sspan))
         return cudaErrorInvalidPitchValue;
-      if (p.host_sides & ~(proto::kHostDst | proto::kHostSrc)) return cudaErrorInvalidValue;
-      // A host side must be client memory this worker maps (shm).
-      auto side_ok = [&](uint64_t ptr, uint64_t span, bool host) {
-        return host ? s.shared_host(ptr, span) != nullptr : s.owns(ptr, span);
+      constexpr uint8_t kSides = proto::kHostDst | proto::kHostSrc | proto::kStagingDst | proto::kStagingSrc;
+      if (p.host_sides & ~kSides) return cudaErrorInvalidValue;
+      // A host side must be client memory this worker maps (shm), a staging
+      // side inside one of the session's staging slabs.
+      auto side_ok = [&](uint64_t ptr, uint64_t span, uint8_t host, uint8_t staging) {
+        if ((p.host_sides & host) && (p.host_sides & staging)) return false;
+        if (p.host_sides & host) return s.shared_host(ptr, span) != nullptr;
+        if (p.host_sides & staging) return s.graph_staging.contains(ptr, span);
+        return s.owns(ptr, span);
       };
-      bool ok = side_ok(p.dst, dspan, p.host_sides & proto::kHostDst) &&
-                side_ok(p.src, sspan, p.host_sides & proto::kHostSrc);
+      bool ok = side_ok(p.dst, dspan, proto::kHostDst, proto::kStagingDst) &&
+                side_ok(p.src, sspan, proto::kHostSrc, proto::kStagingSrc);
       return ok ? cudaSuccess : cudaErrorInvalidValue;
     }
     case cudaGraphNodeTypeMemset: {
@@ -84,7 +89,13 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     case cudaGraphNodeTypeEventRecord:
     case cudaGraphNodeTypeWaitEvent: return s.valid_event(p.handle) ? cudaSuccess : cudaErrorInvalidResourceHandle;
     case cudaGraphNodeTypeEmpty: return cudaSuccess;
-    case cudaGraphNodeTypeHost: return s.host_nodes.valid(p.handle) ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaGraphNodeTypeHost: {
+      // A staged copy's host node names the block it fills (kStagingDst) or sends (kStagingSrc).
+      bool staging_ok = p.host_sides == 0 ||
+                        ((p.host_sides == proto::kStagingDst || p.host_sides == proto::kStagingSrc) &&
+                         s.graph_staging.contains(p.dst, p.width));
+      return s.host_nodes.valid(p.handle) && staging_ok ? cudaSuccess : cudaErrorInvalidValue;
+    }
     case cudaGraphNodeTypeMemAlloc:
       return p.width && s.has_gpu(static_cast<int>(p.value)) ? cudaSuccess : cudaErrorInvalidValue;
     case cudaGraphNodeTypeMemFree:  // a graph's allocation its graph frees is freed only there, once
@@ -133,28 +144,39 @@ GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
     };
     if (p.host_sides & proto::kHostDst) p.dst = local(p.dst, p.dst_pitch);
     if (p.host_sides & proto::kHostSrc) p.src = local(p.src, p.src_pitch);
+    // Staging blocks are this worker's page-locked memory, by its own address.
+    if (p.host_sides & proto::kStagingDst) p.host_sides = (p.host_sides & ~proto::kStagingDst) | proto::kHostDst;
+    if (p.host_sides & proto::kStagingSrc) p.host_sides = (p.host_sides & ~proto::kStagingSrc) | proto::kHostSrc;
   }
   if (p.type == cudaGraphNodeTypeHost) {
     graphs(s).set_host_node_runner(HostNodeRecords::run);
-    p.handle = s.host_nodes.record(p.handle);
+    CallbackStaging staging;
+    if (p.host_sides) staging = {reinterpret_cast<char*>(p.dst), p.width, p.host_sides == proto::kStagingDst};
+    GraphNodeParams host;
+    host.type = cudaGraphNodeTypeHost;
+    host.handle = s.host_nodes.record(p.handle, staging);
+    return host;
   }
   return p;
 }
 
 // A copy node's sides as the client names them: the worker's mappings of
 // shared host memory become the application's addresses again (a captured
-// copy's too, which the backend holds without saying which side is host).
+// copy's too, which the backend holds without saying which side is host),
+// and staging blocks are marked as such.
 void from_backend_copy(SessionContext& s, GraphNodeParams* p) {
   p->host_sides = 0;
-  uint64_t dspan = side_span(p->dst_pitch, *p), sspan = side_span(p->src_pitch, *p);
-  if (auto client = s.owns(p->dst, dspan) ? std::nullopt : s.shared_client(p->dst, dspan)) {
-    p->dst = *client;
-    p->host_sides |= proto::kHostDst;
-  }
-  if (auto client = s.owns(p->src, sspan) ? std::nullopt : s.shared_client(p->src, sspan)) {
-    p->src = *client;
-    p->host_sides |= proto::kHostSrc;
-  }
+  auto side = [&](uint64_t* ptr, uint64_t span, uint8_t host, uint8_t staging) {
+    if (s.owns(*ptr, span)) return;
+    if (auto client = s.shared_client(*ptr, span)) {
+      *ptr = *client;
+      p->host_sides |= host;
+    } else if (s.graph_staging.contains(*ptr, span)) {
+      p->host_sides |= staging;
+    }
+  };
+  side(&p->dst, side_span(p->dst_pitch, *p), proto::kHostDst, proto::kStagingDst);
+  side(&p->src, side_span(p->src_pitch, *p), proto::kHostSrc, proto::kStagingSrc);
 }
 
 #define RGPU_GRAPH(name)                             \
@@ -676,6 +698,21 @@ int32_t user_object_create(SessionContext& s, Request& req, proto::Writer& out) 
   return cudaSuccess;
 }
 
+int32_t graph_staging_alloc(SessionContext& s, Request& req, proto::Writer& out) {
+  auto bytes = req.args.get<uint64_t>();
+  req.args.expect_end();
+  // Taken while the client's thread may capture a stream, where CUDA
+  // refuses allocations in the global mode: relaxed meanwhile.
+  int32_t mode = cudaStreamCaptureModeRelaxed;
+  if (int32_t e = graphs(s).exchange_capture_mode(&mode)) return e;
+  uint64_t base = 0;
+  int32_t e = s.graph_staging.allocate(bytes, &base);
+  graphs(s).exchange_capture_mode(&mode);
+  if (e) return e;
+  out.put(base);
+  return cudaSuccess;
+}
+
 int32_t user_object_retain(SessionContext& s, Request& req, proto::Writer&) {
   auto object = req.args.get<uint64_t>();
   auto count = req.args.get<uint32_t>();
@@ -764,6 +801,7 @@ void register_graph_handlers(Dispatcher& d) {
   d.add(proto::kOpGraphKernelNodeGetAttribute, kernel_node_get_attribute);
   d.add(proto::kOpGraphKernelNodeSetAttribute, kernel_node_set_attribute);
   d.add(proto::kOpGraphKernelNodeCopyAttributes, kernel_node_copy_attributes);
+  d.add(proto::kOpGraphStagingAlloc, graph_staging_alloc);
   d.add(proto::kOpUserObjectCreate, user_object_create);
   d.add(proto::kOpUserObjectRetain, user_object_retain);
   d.add(proto::kOpUserObjectRelease, user_object_release);

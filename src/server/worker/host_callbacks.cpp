@@ -6,8 +6,8 @@
 
 namespace rgpu::server {
 
-void HostCallbacks::run(uint64_t id, uint64_t seq) {
-  Due due{id, seq};
+void HostCallbacks::run(uint64_t id, uint64_t seq, const CallbackStaging& staging) {
+  Due due{id, seq, staging};
   std::unique_lock lock(mutex_);
   if (closed_) return;
   if (!attached_) {
@@ -45,12 +45,14 @@ void HostCallbacks::notify(uint64_t id, const cudaAsyncNotificationInfo_t& info)
   changed_.notify_all();
 }
 
-// Waits for the client to say it ran what was sent.
-static void await_end(transport::Connection& conn, uint16_t op) {
+// Waits for the client to say it ran what was sent, with the `n` bytes it
+// was asked for, which go to `into`.
+static void await_end(transport::Connection& conn, uint16_t op, char* into = nullptr, uint64_t n = 0) {
   auto h = proto::recv_header(conn);
   std::vector<uint8_t> args;
   proto::recv_args(conn, h, args);
-  if (h.op != op || h.payload_len != 0) throw proto::DecodeError("not a callback's end");
+  if (h.op != op || h.payload_len != n) throw proto::DecodeError("not a callback's end");
+  if (n) conn.recv(into, n);
 }
 
 void HostCallbacks::serve(transport::Connection& conn) {
@@ -72,10 +74,15 @@ void HostCallbacks::serve(transport::Connection& conn) {
       }
       Due* due = due_.front();
       lock.unlock();
+      // The bytes a staged upload asks for; a download's go with the message.
+      const CallbackStaging& st = due->staging;
+      const uint64_t wanted = st.upload ? st.bytes : 0;
       proto::Writer w;
-      w.put(due->id).put(due->seq);
-      proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHostCallback}, w.bytes());
-      await_end(conn, proto::kOpHostCallback);
+      w.put(due->id).put(due->seq).put(wanted);
+      iovec download{st.block, st.bytes};
+      proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHostCallback}, w.bytes(),
+                        {&download, st.bytes && !st.upload ? 1u : 0u});
+      await_end(conn, proto::kOpHostCallback, st.block, wanted);
       lock.lock();
       due_.pop_front();
       due->done = true;

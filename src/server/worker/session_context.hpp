@@ -20,6 +20,7 @@
 #include "server/worker/array_table.hpp"
 #include "server/worker/device_object_set.hpp"
 #include "server/worker/external_memory_table.hpp"
+#include "server/worker/graph_staging_slabs.hpp"
 #include "server/worker/graph_table.hpp"
 #include "server/worker/green_context_table.hpp"
 #include "server/worker/host_node_records.hpp"
@@ -71,6 +72,7 @@ class SessionContext {
   // `ledger`: the pool's, where this worker registered the session.
   SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir, JobLedger* ledger = nullptr)
       : quota(ledger, getpid()),
+        graph_staging(backend),
         notifications(backend, host_callbacks),
         backend_(backend),
         gpus_(std::move(gpus)),
@@ -158,6 +160,8 @@ class SessionContext {
   GraphTable graphs;
   GreenContextTable green;
   HostNodeRecords host_nodes{host_callbacks};
+  // Where graph copies of pageable application memory are staged over tcp and ucx.
+  GraphStagingSlabs graph_staging;
   // Imported external memory and semaphores (external_handlers.cpp); mapped
   // buffers are allocations, mapped mipmapped arrays are in `mipmaps`.
   ExternalMemoryTable external_memories;

@@ -300,6 +300,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     context.pipeline_block = grant.pipeline_block;
     context.counters = limits.counters;
     context.allocations.set_limit(limits.max_memory);
+    context.graph_staging.set_limit(limits.max_memory);
     Dispatcher dispatcher;
     SequenceGate gate;
     DeviceOutput output;

@@ -459,11 +459,21 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     return cudaSuccess;
   }
 
+  // Page-locked as far as graph replays can tell.
   int32_t alloc_staging(size_t size, void** p) override {
     *p = std::malloc(size);
-    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (!*p) return cudaErrorMemoryAllocation;
+    std::lock_guard lock(mutex_);
+    staging_[reinterpret_cast<DevPtr>(*p)] = size;
+    return cudaSuccess;
   }
-  void free_staging(void* p) override { std::free(p); }
+  void free_staging(void* p) override {
+    {
+      std::lock_guard lock(mutex_);
+      staging_.erase(reinterpret_cast<DevPtr>(p));
+    }
+    std::free(p);
+  }
   // Registered host memory is remembered only so that graph replays can
   // tell it is still there.
   int32_t host_register(void* p, size_t size) override {
@@ -1388,7 +1398,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   void host_node_running(bool running) override { running ? fence_.began(t_device) : fence_.ended(t_device); }
   bool host_live(uint64_t ptr, size_t n) override {
     std::lock_guard lock(mutex_);
-    return inside(registered_, ptr, n);
+    return inside(registered_, ptr, n) || inside(staging_, ptr, n);
   }
   static bool inside(const std::map<DevPtr, size_t>& ranges, uint64_t ptr, size_t n) {
     auto it = ranges.upper_bound(ptr);
@@ -1484,6 +1494,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   std::map<DevPtr, size_t> memory_[kDevices];
   std::map<DevPtr, size_t> globals_;  // module variables, for graph replays
   std::map<DevPtr, size_t> registered_;  // page-locked host memory, for graph replays
+  std::map<DevPtr, size_t> staging_;     // so is staging memory
   HostNodeFence fence_;
   std::unordered_set<Handle> live_kernels_, live_events_;  // what graph replays may still touch
   size_t used_[kDevices] = {};

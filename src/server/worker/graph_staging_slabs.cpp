@@ -1,0 +1,29 @@
+#include "server/worker/graph_staging_slabs.hpp"
+
+#include "common/log.hpp"
+
+namespace rgpu::server {
+
+GraphStagingSlabs::~GraphStagingSlabs() {
+  for (void* p : slabs_) backend_.free_staging(p);
+}
+
+int32_t GraphStagingSlabs::allocate(uint64_t bytes, uint64_t* base) {
+  if (bytes == 0) return cudaErrorInvalidValue;
+  MemoryReservation held(table_, bytes);
+  if (!held) {
+    RGPU_LOG(warn, "%llu bytes of staging for graph copies refused: the session holds its most memory "
+                   "(max-session-memory %llu)",
+             static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(table_.limit()));
+    return cudaErrorMemoryAllocation;
+  }
+  void* p = nullptr;
+  if (int32_t e = backend_.alloc_staging(bytes, &p)) return e;
+  *base = reinterpret_cast<uint64_t>(p);
+  table_.add(*base, bytes);
+  std::lock_guard lock(mutex_);
+  slabs_.push_back(p);
+  return cudaSuccess;
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,40 @@
+// Page-locked memory of the worker's where graph copies of pageable
+// application memory are staged when the worker cannot reach the
+// application's memory (tcp, ucx; client/core/staged_graph_copy.hpp): the
+// graph's copy node moves the bytes between the device and a block of it,
+// and its host node between the block and the callback connection
+// (host_callbacks.hpp). The client carves blocks out of slabs it asked for;
+// every node naming a block is checked to lie inside one slab. Slabs count
+// against the session's memory limit and stay until the session ends.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "server/backend/backend.hpp"
+#include "server/worker/allocation_table.hpp"
+
+namespace rgpu::server {
+
+class GraphStagingSlabs {
+ public:
+  explicit GraphStagingSlabs(Backend& backend) : backend_(backend) {}
+  ~GraphStagingSlabs();
+  GraphStagingSlabs(const GraphStagingSlabs&) = delete;
+  GraphStagingSlabs& operator=(const GraphStagingSlabs&) = delete;
+
+  // The most bytes of slabs the session may hold (0: no limit).
+  void set_limit(uint64_t bytes) { table_.set_limit(bytes); }
+  // A slab of `bytes`: its address in *base.
+  int32_t allocate(uint64_t bytes, uint64_t* base);
+  // True when [ptr, ptr + n) lies inside one slab.
+  bool contains(uint64_t ptr, uint64_t n) const { return n && table_.contains(ptr, n); }
+
+ private:
+  Backend& backend_;
+  AllocationTable table_;
+  std::mutex mutex_;
+  std::vector<void*> slabs_;
+};
+
+}  // namespace rgpu::server
