@@ -8,6 +8,7 @@
 #include "client/core/module_registry.hpp"
 #include "client/core/per_thread_stream.hpp"
 #include "client/core/runtime.hpp"
+#include "client/core/thread_resident.hpp"
 #include "client/cuda/kernel_attributes.hpp"
 #include "client/cuda/kernel_launcher.hpp"
 #include "protocol/wire_enum.hpp"
@@ -22,7 +23,7 @@ struct CallConfiguration {
   size_t shared_mem;
   cudaStream_t stream;
 };
-thread_local std::vector<CallConfiguration> t_configs;
+ThreadResident<std::vector<CallConfiguration>> t_configs;
 
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem, cudaStream_t stream,
                    bool cooperative = false) {
@@ -38,15 +39,15 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
 
 extern "C" unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
                                                 struct CUstream_st* stream) {
-  t_configs.push_back({gridDim, blockDim, sharedMem, stream});
+  t_configs->push_back({gridDim, blockDim, sharedMem, stream});
   return 0;
 }
 
 extern "C" cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
                                                   void* stream) {
-  if (t_configs.empty()) return cudaErrorMissingConfiguration;
-  CallConfiguration c = t_configs.back();
-  t_configs.pop_back();
+  if (t_configs->empty()) return cudaErrorMissingConfiguration;
+  CallConfiguration c = t_configs->back();
+  t_configs->pop_back();
   *gridDim = c.grid;
   *blockDim = c.block;
   *sharedMem = c.shared_mem;
