@@ -23,6 +23,7 @@ SCALARS = [
     ("lat64_pageable_d2h_us", "64 B copy, pageable D2H (us)"),
     ("launch_async_us", "async kernel launch (us)"),
     ("launch_sync_us", "launch + synchronize round trip (us)"),
+    ("func_attributes_us", "cudaFuncGetAttributes, asked before (us)"),
 ]
 CURVES = ["bw_pinned_h2d", "bw_pinned_d2h", "bw_pageable_h2d", "bw_pageable_d2h"]
 

@@ -7,6 +7,8 @@
 //                                          to 1 GB (best of several copies)
 //   launch_async_us       mean time to enqueue one empty kernel
 //   launch_sync_us        median empty-kernel launch + cudaDeviceSynchronize
+//   func_attributes_us    mean cudaFuncGetAttributes of a kernel asked about
+//                         before (NVIDIA's libraries ask before many launches)
 // usage: rgpu_bench [--max-bytes N]
 #include <cuda_runtime.h>
 
@@ -104,7 +106,14 @@ int main(int argc, char** argv) {
     CK(cudaDeviceSynchronize());
     sync.push_back(since_us(t1));
   }
-  printf("  \"launch_async_us\": %.3f,\n  \"launch_sync_us\": %.3f\n}\n", async_us, median(sync));
+  cudaFuncAttributes attributes;
+  CK(cudaFuncGetAttributes(&attributes, empty_kernel));
+  const int queries = 1000;
+  auto t2 = Clock::now();
+  for (int i = 0; i < queries; ++i) CK(cudaFuncGetAttributes(&attributes, empty_kernel));
+  double attributes_us = since_us(t2) / queries;
+  printf("  \"launch_async_us\": %.3f,\n  \"launch_sync_us\": %.3f,\n  \"func_attributes_us\": %.3f\n}\n", async_us,
+         median(sync), attributes_us);
   CK(cudaFreeHost(pinned));
   CK(cudaFree(dev));
   return 0;

@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass
 
 from generate import (CODEGEN, DRIVER_KINDS, Decl, Forward, GenError, banner, is_graphics_interop,
-                      check_forward, params_decl, sort_exports)
+                      check_forward, params_decl, run_returning, sort_exports)
 
 OUT = {
     "unsupported": "src/client/cuda/generated/cuda_unsupported.cpp",
@@ -202,7 +202,7 @@ def emit_forwarded(m: DriverModel) -> str:
            "// encode, send to the chosen server, decode the outputs.", includes(), "",
            "#include <algorithm>", "#include <cstring>", "",
            '#include "client/core/api_guard.hpp"', '#include "client/core/call.hpp"',
-           '#include "client/core/memory_map.hpp"',
+           '#include "client/core/function_attribute_cache.hpp"', '#include "client/core/memory_map.hpp"',
            '#include "client/cuda/driver_errors.hpp"', '#include "client/cuda/module_handles.hpp"',
            '#include "client/cuda/primary_context.hpp"', '#include "client/cuda/vmm_handles.hpp"',
            '#include "protocol/generated/ops_generated.hpp"',
@@ -297,7 +297,7 @@ def emit_forwarded(m: DriverModel) -> str:
             body.append("call.args()" + "".join(puts) + ";")
         outs = [a for a in f.args if a.kind in ("out", "out_string", "inout", "out_bytes", "out_buffer", "in_buffer")]
         if not outs:
-            body.append("return call.run();")
+            body += run_returning(f)
         else:
             body.append("if (cudaError_t e = call.run()) return e;")
             for a in outs:

@@ -227,6 +227,7 @@ class Forward:
     args: list[PArg]
     quiet: bool
     routing: PArg | None = None
+    changes_kernel_answers: bool = False
 
     @property
     def name(self):
@@ -281,7 +282,7 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
     name = decl.name
     if decl.result != result:
         raise GenError(f"{name}: forward functions must return {result}, not {decl.result}")
-    unknown = set(spec) - {"params", "quiet"}
+    unknown = set(spec) - {"params", "quiet", "changes_kernel_answers"}
     if unknown:
         raise GenError(f"{name}: unknown keys {sorted(unknown)} in {toml}")
     notes = dict(spec.get("params", {}))
@@ -385,7 +386,12 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
     quiet = spec.get("quiet", False)
     if not isinstance(quiet, bool):
         raise GenError(f"{name}: quiet must be true or false")
-    return Forward(decl, op, args, quiet, routing[0] if routing else None)
+    changes = spec.get("changes_kernel_answers", False)
+    if not isinstance(changes, bool):
+        raise GenError(f"{name}: changes_kernel_answers must be true or false")
+    if changes and (quiet or any(a.kind in OUTPUT_KINDS for a in args)):
+        raise GenError(f"{name}: changes_kernel_answers is for calls that change and return nothing")
+    return Forward(decl, op, args, quiet, routing[0] if routing else None, changes)
 
 
 ARRAY_LEN = re.compile(r"^(\w+)(?:\s*-\s*(\d+))?$")
@@ -626,11 +632,22 @@ def emit_op_names(m: Model) -> str:
     return "\n".join(lines)
 
 
+def run_returning(f: Forward) -> list[str]:
+    """Client lines that run a call with no outputs and return its status."""
+    if not f.changes_kernel_answers:
+        return ["return call.run();"]
+    return ["cudaError_t status = call.run();",
+            "// Kernels' attributes and occupancy there may differ now, whatever the outcome.",
+            "rgpu::client::FunctionAttributeCache::get().forget_device(call.device_index());",
+            "return status;"]
+
+
 def emit_client_forwarded(m: Model) -> str:
     out = [banner(), "// Client stubs of the forwarded calls: encode, send to the chosen server,",
            "// decode the outputs.", includes_for(m.headers_of_forwards).rstrip(), "",
            "#include <algorithm>", "#include <cstring>", "",
            '#include "client/core/api_guard.hpp"', '#include "client/core/call.hpp"',
+           '#include "client/core/function_attribute_cache.hpp"',
            '#include "protocol/generated/ops_generated.hpp"', ""]
     for f in m.forwards:
         body = []
@@ -663,7 +680,7 @@ def emit_client_forwarded(m: Model) -> str:
         if puts:
             body.append("call.args()" + "".join(puts) + ";")
         if not any(a.kind in ("out", "out_string") for a in f.args):
-            body.append("return call.run();")
+            body += run_returning(f)
             out.append(f'extern "C" cudaError_t {f.name}({params_decl(f.decl)}) {{')
             out.append("  return rgpu::client::api([&]() -> cudaError_t {")
             out += [f"    {l}" for l in body]

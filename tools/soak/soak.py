@@ -92,11 +92,31 @@ class WorkerStarts:
         return self.seconds
 
 
-def free_memory(build, server):
-    """GPU 0's free and total bytes, through a session of its own."""
-    out = subprocess.run([f"{build}/rgpu-soak-client", server, "--memory"], capture_output=True, text=True,
-                         timeout=90)
-    return json.loads(out.stdout) if out.returncode == 0 else None
+def free_memory(build, server, starts):
+    """GPU 0's free and total bytes, through a session of its own, read once
+    the worker start that session set off is over: the daemon's idle workers
+    are then as many as before, each with its context made, whenever it is
+    read (else the reading catches a replacement's context half made)."""
+    ready = len(starts.read())
+    client = subprocess.Popen([f"{build}/rgpu-soak-client", server, "--memory"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        if client.stdout.readline().strip() == "open":
+            wait_for(lambda: len(starts.read()) > ready, 60)
+        out, _ = client.communicate("\n", timeout=90)
+    except subprocess.TimeoutExpired:
+        client.kill()
+        return None
+    return json.loads(out) if client.returncode == 0 else None
+
+
+def children(pid):
+    """The processes `pid` started that are still there (the daemon's workers)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return len(f.read().split())
+    except OSError:
+        return None
 
 
 def nvidia_smi_used():
@@ -307,7 +327,7 @@ def main():
                 lambda: len(starts.read()) >= prestarted, 120):
             print("soak: the server did not start", file=sys.stderr)
             return 1
-        before, smi_before = free_memory(args.build, server), nvidia_smi_used()
+        before, smi_before = free_memory(args.build, server, starts), nvidia_smi_used()
         totals = Totals()
         openers = threading.BoundedSemaphore(args.openers)
         start = time.time()
@@ -329,10 +349,13 @@ def main():
             t.join()
         elapsed = time.time() - start
         daemon_alive = daemon.poll() is None
-        # Every session over, its worker gone: the memory must come back.
+        # Every session over, its worker gone (the daemon keeps its idle
+        # ones): the memory must come back.
+        wait_for(lambda: children(daemon.pid) == prestarted, 30)
+        workers_after = children(daemon.pid)
         after = None
         for _ in range(30):
-            after = free_memory(args.build, server) if daemon_alive else None
+            after = free_memory(args.build, server, starts) if daemon_alive else None
             if after and before and after["free"] >= before["free"]:
                 break
             time.sleep(1)
@@ -377,11 +400,13 @@ def main():
                   daemon_alive=daemon_alive, daemon_exit=daemon.returncode, worker_crashes=worker_crashes,
                   free_before=before and before["free"], free_after=after and after["free"],
                   total=before and before["total"], nvidia_smi_used_mib_before=smi_before,
-                  nvidia_smi_used_mib_after=smi_after, memory_back=memory_back, failures=totals.failures)
+                  nvidia_smi_used_mib_after=smi_after, memory_back=memory_back, workers_after=workers_after,
+                  idle_workers=prestarted, failures=totals.failures)
     if not steady:
         totals.fail(f"never {args.sessions} soak sessions open at once (most {report['soak_sessions_at_once_most']})")
     ok = (not totals.broken and bool(steady) and daemon_alive and worker_crashes == 0 and n["wrong"] == 0
-          and n["hung"] == 0 and n["program_failures"] == 0 and n["soak_failures"] == 0 and memory_back)
+          and n["hung"] == 0 and n["program_failures"] == 0 and n["soak_failures"] == 0 and memory_back
+          and workers_after == prestarted)
     report["pass"] = ok
     with open(os.path.join(args.out, "soak.json"), "w") as f:
         json.dump(report, f, indent=1)
@@ -397,6 +422,7 @@ def main():
                 f"daemon {'alive' if daemon_alive else 'DEAD'}, worker crashes {worker_crashes}; "
                 f"GPU 0 free before {r['free_before']} B, after {r['free_after']} B"
                 + (f" (nvidia-smi used {smi_before} MiB before, {smi_after} MiB after)" if smi_before is not None else "")
+                + f"; worker processes left {workers_after} (the daemon's {prestarted} idle ones expected)"
                 + f"; {'PASS' if ok else 'FAIL'}\n"
                 f"- soak sessions open at once, sampled each second once all {args.sessions} were (after "
                 f"{r['ramp_s']} s): median "

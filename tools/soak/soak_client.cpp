@@ -9,7 +9,7 @@
 // must answer by closing that connection.
 //   usage: rgpu-soak-client HOST:PORT SEED PAUSE_MS  (PAUSE_MS: mean pause between steps)
 //          rgpu-soak-client HOST:PORT --malformed SEED
-//          rgpu-soak-client HOST:PORT --memory   (free and total bytes of GPU 0)
+//          rgpu-soak-client HOST:PORT --memory   (free and total bytes of GPU 0, read after a line on stdin)
 #include <cuda_runtime_api.h>
 #include <poll.h>
 
@@ -276,6 +276,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (memory) {
+    // Read when soak.py says (a line on standard input): once the worker
+    // start this session set off is over.
+    printf("open\n");
+    fflush(stdout);
+    if (getchar() == EOF) return 2;
     std::vector<uint8_t> reply;
     if (s->call(proto::kOpMemGetInfo, 0, {}, {}, reply) != cudaSuccess) return 2;
     proto::Reader r(reply);

@@ -12,6 +12,7 @@
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
 #include "client/core/staged_graph_copy.hpp"
+#include "client/core/thread_resident.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 
@@ -122,8 +123,8 @@ void captures_changed(int by) {
   if (by > 0 || g_captures > 0) g_captures += by;
 }
 
-thread_local std::vector<cudaGraphNode_t> t_capture_deps;
-thread_local std::vector<cudaGraphEdgeData> t_capture_edges;
+ThreadResident<std::vector<cudaGraphNode_t>> t_capture_deps;
+ThreadResident<std::vector<cudaGraphEdgeData>> t_capture_edges;
 
 }  // namespace
 
@@ -549,14 +550,14 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
   *status = static_cast<cudaStreamCaptureStatus>(call.reply().get<int32_t>());
   auto capture_id = call.reply().get<uint64_t>();
   auto remote_graph = call.reply().get<uint64_t>();
-  t_capture_deps = get_nodes(call.reply(), call.device_index());
-  t_capture_edges.assign(t_capture_deps.size(), cudaGraphEdgeData{});
+  t_capture_deps.get() = get_nodes(call.reply(), call.device_index());
+  t_capture_edges->assign(t_capture_deps->size(), cudaGraphEdgeData{});
   bool active = *status != cudaStreamCaptureStatusNone;
   if (id) *id = active ? capture_id : 0;
   if (graph) *graph = active && remote_graph ? graph_handles().intern(call.device_index(), remote_graph) : nullptr;
-  if (deps) *deps = t_capture_deps.data();
-  if (edges) *edges = t_capture_edges.data();
-  if (n) *n = t_capture_deps.size();
+  if (deps) *deps = t_capture_deps->data();
+  if (edges) *edges = t_capture_edges->data();
+  if (n) *n = t_capture_deps->size();
   return cudaSuccess;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "client/core/call.hpp"
+#include "client/core/function_attribute_cache.hpp"
 #include "client/core/memory_map.hpp"
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/fatbin_hash.hpp"
@@ -61,6 +62,7 @@ void ModuleRegistry::remove_fatbin(void** handle) {
   for (KernelEntry* k : fb->kernels) {
     kernels_.erase(k->host_function);
     kernels_.erase(k);
+    for (const auto& [device, loaded] : k->loaded) FunctionAttributeCache::get().forget_function(device, loaded.function);
   }
   for (VarEntry* v : fb->vars) vars_.erase(v->host_var);
 }

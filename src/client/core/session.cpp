@@ -10,6 +10,7 @@
 
 #include "common/log.hpp"
 #include "client/core/pipeline_block.hpp"
+#include "client/core/thread_resident.hpp"
 #include "client/core/transport_choice.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/auth.hpp"
@@ -32,7 +33,8 @@ proto::FrameHeader handshake_frame(transport::Connection& c, uint16_t op, std::v
 }
 
 // The lanes the calling thread holds; released to their sessions when the
-// thread ends. Sessions live as long as the process.
+// thread ends (a library's exit handler may still call in from the main
+// thread at exit: cuFFT's does). Sessions live as long as the process.
 struct ThreadLanes {
   struct Entry {
     Session* session;
@@ -40,26 +42,17 @@ struct ThreadLanes {
     bool own;  // false: the session's first lane, shared
   };
   std::vector<Entry> entries;
-  ~ThreadLanes();
+  ~ThreadLanes() {
+    for (auto& e : entries)
+      if (e.own) e.session->release(e.lane);
+  }
 };
-thread_local ThreadLanes t_lanes;
-// Set once the thread's lanes are released: a library's exit handler may
-// still call in after the main thread's thread-locals are destroyed
-// (cuFFT's does), and then shares each session's first lane.
-thread_local bool t_lanes_released = false;
-
-ThreadLanes::~ThreadLanes() {
-  t_lanes_released = true;
-  for (auto& e : entries)
-    if (e.own) e.session->release(e.lane);
-  entries.clear();
-}
+ThreadResident<ThreadLanes> t_lanes;
 
 }  // namespace
 
 Session::~Session() {
-  if (!t_lanes_released)
-    std::erase_if(t_lanes.entries, [this](const ThreadLanes::Entry& e) { return e.session == this; });
+  std::erase_if(t_lanes->entries, [this](const ThreadLanes::Entry& e) { return e.session == this; });
 }
 
 namespace {
@@ -241,8 +234,7 @@ cudaError_t Session::settle(cudaError_t status, uint64_t seq) {
 }
 
 Lane& Session::lane() {
-  if (t_lanes_released) return *first_;
-  for (auto& e : t_lanes.entries)
+  for (auto& e : t_lanes->entries)
     if (e.session == this) return *e.lane;
   Lane* lane = nullptr;
   {
@@ -263,7 +255,7 @@ Lane& Session::lane() {
       own = false;
     }
   }
-  t_lanes.entries.push_back({this, lane, own});
+  t_lanes->entries.push_back({this, lane, own});
   return *lane;
 }
 

@@ -15,6 +15,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/runtime.hpp"
+#include "client/core/thread_resident.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/export_tables/export_tables.hpp"
 #include "client/cuda/green_context_handles.hpp"
@@ -48,7 +49,7 @@ CurrentContext current() { return {Runtime::current_device(), Runtime::current_g
 void make_current(CurrentContext c) { Runtime::set_current_context(c.device, c.green_slot); }
 
 // The contexts pushed below the current one.
-thread_local std::vector<CurrentContext> t_pushed;
+ThreadResident<std::vector<CurrentContext>> t_pushed;
 
 // The device of a primary context handle, or -1.
 int primary_device(CUcontext ctx) {
@@ -155,7 +156,7 @@ extern "C" CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned
 extern "C" CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult e = cuDevicePrimaryCtxRetain(pctx, dev)) return e;
-  t_pushed.push_back(current());
+  t_pushed->push_back(current());
   Runtime::set_current_device(dev);
   return CUDA_SUCCESS;
 }
@@ -201,17 +202,17 @@ extern "C" CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   CurrentContext c;
   if (!context_of(ctx, &c)) return CUDA_ERROR_INVALID_CONTEXT;
-  t_pushed.push_back(current());
+  t_pushed->push_back(current());
   make_current(c);
   return CUDA_SUCCESS;
 }
 
 extern "C" CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
-  if (t_pushed.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (t_pushed->empty()) return CUDA_ERROR_INVALID_CONTEXT;
   if (pctx) *pctx = handle_of(current());
-  make_current(t_pushed.back());
-  t_pushed.pop_back();
+  make_current(t_pushed->back());
+  t_pushed->pop_back();
   return CUDA_SUCCESS;
 }
 

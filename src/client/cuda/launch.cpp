@@ -7,8 +7,9 @@
 #include <algorithm>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/call.hpp"
+#include "client/core/runtime.hpp"
 #include "client/cuda/driver_errors.hpp"
+#include "client/cuda/kernel_attributes.hpp"
 #include "client/cuda/kernel_launcher.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "protocol/ops.hpp"
@@ -66,25 +67,14 @@ KernelLaunch from_config(const CUlaunchConfig& c) {
 // The device a per-kernel call goes to when the API names none.
 constexpr int kHomeDevice = -1;
 
-// A per-kernel op of the runtime's, on `device` or the kernel's home_device.
-template <typename Fill, typename Read>
-CUresult function_call(const void* kernel, int device, uint16_t op, Fill&& fill, Read&& read) {
+// A per-kernel call on `device` or the kernel's home_device.
+template <typename Body>
+CUresult on_kernel(const void* kernel, int device, Body&& body) {
   KeepLastError keep;
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   if (!known_kernel(kernel)) return CUDA_ERROR_INVALID_HANDLE;
   if (device == kHomeDevice) device = home_device(kernel);
-  cudaError_t e = api([&]() -> cudaError_t {
-    Call call(op);
-    int32_t remote;
-    if (cudaError_t e = call.to_device(device, &remote)) return e;
-    const LoadedKernel* lk;
-    if (cudaError_t e = resolve_kernel(kernel, device, &lk)) return e;
-    call.args().put<uint64_t>(lk->function);
-    fill(call.args());
-    if (cudaError_t e = call.run()) return e;
-    read(call.reply(), device);
-    return cudaSuccess;
-  });
+  cudaError_t e = api([&] { return body(device); });
   // A module's kernel exists in its own context only.
   return e == cudaErrorDeviceUninitialized ? CUDA_ERROR_INVALID_DEVICE : to_cu(e);
 }
@@ -92,10 +82,8 @@ CUresult function_call(const void* kernel, int device, uint16_t op, Fill&& fill,
 CUresult get_attribute(int* pi, CUfunction_attribute attrib, const void* kernel, int device) {
   if (!pi) return CUDA_ERROR_INVALID_VALUE;
   cudaFuncAttributes attrs{};
-  CUresult r = function_call(
-      kernel, device, proto::kOpFuncGetAttributes, [](proto::Writer&) {},
-      [&](proto::Reader& reply, int) { attrs = reply.get<cudaFuncAttributes>(); });
-  if (r) return r;
+  if (CUresult r = on_kernel(kernel, device, [&](int on) { return kernel_attributes(kernel, on, &attrs); }))
+    return r;
   bool known;
   int value = attribute(attrs, attrib, &known);
   if (!known) return CUDA_ERROR_INVALID_VALUE;
@@ -105,18 +93,11 @@ CUresult get_attribute(int* pi, CUfunction_attribute attrib, const void* kernel,
 
 // The attributes that can be set have the same numbers as cudaFuncAttribute's.
 CUresult set_attribute(const void* kernel, int device, CUfunction_attribute attrib, int value) {
-  return function_call(
-      kernel, device, proto::kOpFuncSetAttribute,
-      [&](proto::Writer& w) { w.put<int32_t>(attrib).put<int32_t>(value); },
-      [&](proto::Reader&, int on) {
-        if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) note_max_dynamic_shared(kernel, on, value);
-      });
+  return on_kernel(kernel, device, [&](int on) { return set_kernel_attribute(kernel, on, attrib, value); });
 }
 
 CUresult set_cache_config(const void* kernel, int device, CUfunc_cache config) {
-  return function_call(
-      kernel, device, proto::kOpFuncSetCacheConfig, [&](proto::Writer& w) { w.put<int32_t>(config); },
-      [](proto::Reader&, int) {});
+  return on_kernel(kernel, device, [&](int on) { return set_kernel_cache_config(kernel, on, config); });
 }
 
 }  // namespace
@@ -184,19 +165,16 @@ extern "C" CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache
 }
 
 extern "C" CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
-  return function_call(
-      hfunc, kHomeDevice, proto::kOpFuncSetSharedMemConfig, [&](proto::Writer& w) { w.put<int32_t>(config); },
-      [](proto::Reader&, int) {});
+  return on_kernel(hfunc, kHomeDevice, [&](int on) { return set_kernel_shared_mem_config(hfunc, on, config); });
 }
 
 extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func,
                                                                                  int blockSize, size_t dynamicSMemSize,
                                                                                  unsigned int flags) {
   if (!numBlocks) return CUDA_ERROR_INVALID_VALUE;
-  return function_call(
-      func, kHomeDevice, proto::kOpOccupancyMaxActiveBlocks,
-      [&](proto::Writer& w) { w.put<int32_t>(blockSize).put<uint64_t>(dynamicSMemSize).put<uint32_t>(flags); },
-      [&](proto::Reader& r, int) { *numBlocks = r.get<int32_t>(); });
+  return on_kernel(func, kHomeDevice, [&](int on) {
+    return kernel_occupancy(func, on, {blockSize, dynamicSMemSize, flags}, numBlocks);
+  });
 }
 
 extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize,
@@ -208,10 +186,9 @@ extern "C" CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* num
 extern "C" CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func,
                                                                    int numBlocks, int blockSize) {
   if (!dynamicSmemSize) return CUDA_ERROR_INVALID_VALUE;
-  return function_call(
-      func, kHomeDevice, proto::kOpOccupancyAvailableDynamicSMem,
-      [&](proto::Writer& w) { w.put<int32_t>(numBlocks).put<int32_t>(blockSize); },
-      [&](proto::Reader& r, int) { *dynamicSmemSize = r.get<uint64_t>(); });
+  return on_kernel(func, kHomeDevice, [&](int on) {
+    return kernel_available_dynamic_smem(func, on, numBlocks, blockSize, dynamicSmemSize);
+  });
 }
 
 namespace {

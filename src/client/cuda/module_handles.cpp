@@ -1,6 +1,18 @@
 #include "client/cuda/module_handles.hpp"
 
+#include "client/core/function_attribute_cache.hpp"
+
 namespace rgpu::client {
+namespace {
+
+// The function's module is unloaded: what was kept of its answers goes.
+void forget_answers(const DriverFunction& f) {
+  auto& cache = FunctionAttributeCache::get();
+  if (f.kernel.function) cache.forget_function(f.module->device, f.kernel.function);
+  for (const auto& [device, loaded] : f.elsewhere) cache.forget_function(device, loaded.function);
+}
+
+}  // namespace
 
 DriverHandles& DriverHandles::get() {
   // Never destroyed: NVIDIA's libraries unload their modules from exit
@@ -67,7 +79,11 @@ bool DriverHandles::remove(CUmodule m) {
   auto it = modules_.find(reinterpret_cast<DriverModule*>(m));
   if (it == modules_.end()) return false;
   std::erase_if(by_name_, [&](const auto& n) { return n.first.first == it->first; });
-  std::erase_if(functions_, [&](const auto& f) { return f.second->module == it->first; });
+  std::erase_if(functions_, [&](const auto& f) {
+    if (f.second->module != it->first) return false;
+    forget_answers(*f.second);
+    return true;
+  });
   modules_.erase(it);
   return true;
 }

@@ -5,6 +5,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/async_notifications.hpp"
 #include "client/core/call.hpp"
+#include "client/core/function_attribute_cache.hpp"
 #include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
@@ -88,6 +89,8 @@ extern "C" cudaError_t cudaDeviceReset() {
     Call call(proto::kOpDeviceReset);
     if (cudaError_t e = call.to_current_device()) return e;
     cudaError_t e = call.run();
+    // Even a failed reset may have reset the device's kernels.
+    FunctionAttributeCache::get().forget_device(call.device_index());
     if (e == cudaSuccess) {
       // The server dropped everything the device held; so do we.
       ModuleRegistry::get().forget_device(call.device_index());

@@ -5,7 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/call.hpp"
+#include "client/cuda/kernel_attributes.hpp"
 #include "client/cuda/kernel_launcher.hpp"
 #include "protocol/ops.hpp"
 
@@ -72,15 +72,7 @@ extern "C" cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamic
                                                                  int numBlocks, int blockSize) {
   return api([&]() -> cudaError_t {
     if (!dynamicSmemSize) return cudaErrorInvalidValue;
-    const LoadedKernel* lk;
-    if (cudaError_t e = loaded(func, &lk)) return e;
-    Call call(proto::kOpOccupancyAvailableDynamicSMem);
-    int32_t remote;
-    if (cudaError_t e = call.to_device(home_device(func), &remote)) return e;
-    call.args().put<uint64_t>(lk->function).put<int32_t>(numBlocks).put<int32_t>(blockSize);
-    if (cudaError_t e = call.quiet().run()) return e;
-    *dynamicSmemSize = call.reply().get<uint64_t>();
-    return cudaSuccess;
+    return kernel_available_dynamic_smem(func, home_device(func), numBlocks, blockSize, dynamicSmemSize);
   });
 }
 

@@ -5,11 +5,12 @@
 #include <vector>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/call.hpp"
 #include "client/core/module_registry.hpp"
 #include "client/core/per_thread_stream.hpp"
+#include "client/core/runtime.hpp"
+#include "client/core/thread_resident.hpp"
+#include "client/cuda/kernel_attributes.hpp"
 #include "client/cuda/kernel_launcher.hpp"
-#include "protocol/ops.hpp"
 #include "protocol/wire_enum.hpp"
 
 using namespace rgpu;
@@ -22,7 +23,7 @@ struct CallConfiguration {
   size_t shared_mem;
   cudaStream_t stream;
 };
-thread_local std::vector<CallConfiguration> t_configs;
+ThreadResident<std::vector<CallConfiguration>> t_configs;
 
 cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem, cudaStream_t stream,
                    bool cooperative = false) {
@@ -34,25 +35,19 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, void** args, size_t 
                              .cooperative = cooperative});
 }
 
-cudaError_t loaded_on_current(const void* func, const LoadedKernel** out, Call& call) {
-  if (!known_kernel(func)) return cudaErrorInvalidDeviceFunction;
-  if (cudaError_t e = call.to_current_device()) return e;
-  return resolve_kernel(func, call.device_index(), out);
-}
-
 }  // namespace
 
 extern "C" unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
                                                 struct CUstream_st* stream) {
-  t_configs.push_back({gridDim, blockDim, sharedMem, stream});
+  t_configs->push_back({gridDim, blockDim, sharedMem, stream});
   return 0;
 }
 
 extern "C" cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
                                                   void* stream) {
-  if (t_configs.empty()) return cudaErrorMissingConfiguration;
-  CallConfiguration c = t_configs.back();
-  t_configs.pop_back();
+  if (t_configs->empty()) return cudaErrorMissingConfiguration;
+  CallConfiguration c = t_configs->back();
+  t_configs->pop_back();
   *gridDim = c.grid;
   *blockDim = c.block;
   *sharedMem = c.shared_mem;
@@ -112,13 +107,7 @@ extern "C" cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDi
 extern "C" cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
   return api([&]() -> cudaError_t {
     if (!attr) return cudaErrorInvalidValue;
-    Call call(proto::kOpFuncGetAttributes);
-    const LoadedKernel* lk;
-    if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
-    call.args().put<uint64_t>(lk->function);
-    if (cudaError_t e = call.run()) return e;
-    *attr = call.reply().get<cudaFuncAttributes>();
-    return cudaSuccess;
+    return kernel_attributes(func, Runtime::current_device(), attr);
   });
 }
 
@@ -129,38 +118,16 @@ extern "C" cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute 
 
 extern "C" cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, cudaFuncAttribute attr, int value,
                                                        int device) {
-  return api([&]() -> cudaError_t {
-    if (!known_kernel(kernel)) return cudaErrorInvalidDeviceFunction;
-    Call call(proto::kOpFuncSetAttribute);
-    int32_t remote;
-    if (cudaError_t e = call.to_device(device, &remote)) return e;
-    const LoadedKernel* lk;
-    if (cudaError_t e = resolve_kernel(kernel, device, &lk)) return e;
-    call.args().put<uint64_t>(lk->function).put<int32_t>(attr).put<int32_t>(value);
-    cudaError_t e = call.run();
-    if (e == cudaSuccess && attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
-      note_max_dynamic_shared(kernel, device, value);
-    return e;
-  });
+  return api([&] { return set_kernel_attribute(kernel, device, attr, value); });
 }
 
 extern "C" cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache cacheConfig) {
-  return api([&]() -> cudaError_t {
-    Call call(proto::kOpFuncSetCacheConfig);
-    const LoadedKernel* lk;
-    if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
-    call.args().put<uint64_t>(lk->function).put<int32_t>(cacheConfig);
-    return call.run();
-  });
+  return api([&] { return set_kernel_cache_config(func, Runtime::current_device(), cacheConfig); });
 }
 
 extern "C" cudaError_t cudaFuncSetSharedMemConfig(const void* func, cudaSharedMemConfig config) {
-  return api([&]() -> cudaError_t {
-    Call call(proto::kOpFuncSetSharedMemConfig);
-    const LoadedKernel* lk;
-    if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
-    call.args().put<uint64_t>(lk->function).put<int32_t>(proto::enum_number(config));  // the application's number
-    return call.run();
+  return api([&] {
+    return set_kernel_shared_mem_config(func, Runtime::current_device(), proto::enum_number(config));
   });
 }
 
@@ -170,14 +137,7 @@ extern "C" cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(in
                                                                               unsigned int flags) {
   return api([&]() -> cudaError_t {
     if (!numBlocks) return cudaErrorInvalidValue;
-    Call call(proto::kOpOccupancyMaxActiveBlocks);
-    const LoadedKernel* lk;
-    if (cudaError_t e = loaded_on_current(func, &lk, call)) return e;
-    call.args().put<uint64_t>(lk->function).put<int32_t>(blockSize).put<uint64_t>(dynamicSMemSize);
-    call.args().put<uint32_t>(flags);
-    if (cudaError_t e = call.run()) return e;
-    *numBlocks = call.reply().get<int32_t>();
-    return cudaSuccess;
+    return kernel_occupancy(func, Runtime::current_device(), {blockSize, dynamicSMemSize, flags}, numBlocks);
   });
 }
 

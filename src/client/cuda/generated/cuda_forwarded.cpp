@@ -11,6 +11,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/function_attribute_cache.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
@@ -41,7 +42,10 @@ extern "C" CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config) {
     Call call(rgpu::proto::kOp_cuCtxSetSharedMemConfig);
     if (cudaError_t e = call.to_current_device()) return e;
     call.args().put(config);
-    return call.run();
+    cudaError_t status = call.run();
+    // Kernels' attributes and occupancy there may differ now, whatever the outcome.
+    rgpu::client::FunctionAttributeCache::get().forget_device(call.device_index());
+    return status;
   }));
 }
 

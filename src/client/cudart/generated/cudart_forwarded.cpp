@@ -10,6 +10,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/function_attribute_cache.hpp"
 #include "protocol/generated/ops_generated.hpp"
 
 extern "C" cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
@@ -39,7 +40,10 @@ extern "C" cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache cacheConfig) {
     rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceSetCacheConfig);
     if (cudaError_t e = call.to_current_device()) return e;
     call.args().put(cacheConfig);
-    return call.run();
+    cudaError_t status = call.run();
+    // Kernels' attributes and occupancy there may differ now, whatever the outcome.
+    rgpu::client::FunctionAttributeCache::get().forget_device(call.device_index());
+    return status;
   });
 }
 
@@ -138,7 +142,10 @@ extern "C" cudaError_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig config) 
     rgpu::client::Call call(rgpu::proto::kOp_cudaDeviceSetSharedMemConfig);
     if (cudaError_t e = call.to_current_device()) return e;
     call.args().put(config);
-    return call.run();
+    cudaError_t status = call.run();
+    // Kernels' attributes and occupancy there may differ now, whatever the outcome.
+    rgpu::client::FunctionAttributeCache::get().forget_device(call.device_index());
+    return status;
   });
 }
 
