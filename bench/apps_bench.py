@@ -4,7 +4,10 @@ PyTorch training-step time of a CNN and a small transformer, cuBLAS SGEMM
 with its pageable host<->device copies (the rCUDA paper's benchmark), and the
 time of a process's first cuBLAS call. Prints one JSON object; with the
 argument first-call, only that time (run against a fresh server, it is the
-cost of shipping cuBLAS's kernels there the first time)."""
+cost of shipping cuBLAS's kernels there the first time). With the argument
+trace-steps, run under RGPU_TRACE=1, it runs warm training steps of each
+model between marker lines on stderr, for bench/trace_per_step.py to count
+the calls each step forwards."""
 import json
 import sys
 import time
@@ -16,6 +19,22 @@ import torch.nn.functional as F
 
 dev = torch.device("cuda")
 out = {}
+
+
+TRACED_STEPS = 10
+
+
+def traced_steps(name, step):
+    """Warm steps between stderr markers, beside rgpu's trace lines."""
+    step()
+    torch.cuda.synchronize()
+    sys.stderr.write(f"apps_bench: steps {name} {TRACED_STEPS} begin\n")
+    sys.stderr.flush()
+    for _ in range(TRACED_STEPS):
+        step()
+    torch.cuda.synchronize()
+    sys.stderr.write(f"apps_bench: steps {name} end\n")
+    sys.stderr.flush()
 
 
 def timed(fn, repeat):
@@ -53,7 +72,7 @@ def cnn_step():
                           nn.Flatten(), nn.Linear(128, 10)).to(dev)
     data = torch.randn(64, 3, 64, 64, device=dev)
     target = torch.randint(0, 10, (64,), device=dev)
-    return timed(train_step(model, data, target, F.cross_entropy), 20)
+    return train_step(model, data, target, F.cross_entropy)
 
 
 def transformer_step():
@@ -61,7 +80,7 @@ def transformer_step():
     layer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, dropout=0.0, batch_first=True)
     model = nn.TransformerEncoder(layer, 4).to(dev)
     data = torch.randn(16, 256, 512, device=dev)
-    return timed(train_step(model, data, data, F.mse_loss), 20)
+    return train_step(model, data, data, F.mse_loss)
 
 
 def sgemm_with_copies(n):
@@ -74,14 +93,18 @@ def sgemm_with_copies(n):
     return timed(run, 3)
 
 
+if sys.argv[1:] == ["trace-steps"]:
+    for name, make in [("cnn", cnn_step), ("transformer", transformer_step)]:
+        traced_steps(name, make())
+    sys.exit(0)
 out["first_cublas_call_s"] = first_cublas_call()
 if sys.argv[1:] == ["first-call"]:
     json.dump(out, sys.stdout)
     print()
     sys.exit(0)
-for name, fn in [("cnn_step_s", cnn_step), ("transformer_step_s", transformer_step)]:
+for name, make in [("cnn_step_s", cnn_step), ("transformer_step_s", transformer_step)]:
     try:
-        out[name] = fn()
+        out[name] = timed(make(), 20)
     except Exception as e:  # noqa: BLE001 - reported in the JSON
         out[name] = f"error: {type(e).__name__}"
 for n in (4096, 8192, 16384):

@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass
 
 from generate import (CODEGEN, DRIVER_KINDS, Decl, Forward, GenError, banner, is_graphics_interop,
-                      check_forward, params_decl, run_returning, sort_exports)
+                      check_forward, keeping_answer, params_decl, run_returning, sort_exports)
 
 OUT = {
     "unsupported": "src/client/cuda/generated/cuda_unsupported.cpp",
@@ -202,7 +202,8 @@ def emit_forwarded(m: DriverModel) -> str:
            "// encode, send to the chosen server, decode the outputs.", includes(), "",
            "#include <algorithm>", "#include <cstring>", "",
            '#include "client/core/api_guard.hpp"', '#include "client/core/call.hpp"',
-           '#include "client/core/function_attribute_cache.hpp"', '#include "client/core/memory_map.hpp"',
+           '#include "client/core/context_constants.hpp"', '#include "client/core/function_attribute_cache.hpp"',
+           '#include "client/core/memory_map.hpp"',
            '#include "client/cuda/driver_errors.hpp"', '#include "client/cuda/module_handles.hpp"',
            '#include "client/cuda/primary_context.hpp"', '#include "client/cuda/vmm_handles.hpp"',
            '#include "protocol/generated/ops_generated.hpp"',
@@ -299,30 +300,31 @@ def emit_forwarded(m: DriverModel) -> str:
         if not outs:
             body += run_returning(f)
         else:
-            body.append("if (cudaError_t e = call.run()) return e;")
+            decode = ["if (cudaError_t e = call.run()) return e;"]
             for a in outs:
                 n = a.p.name
                 if a.kind == "out" and a.optional:
-                    body.append(f"auto {n}_value = call.reply().get<{a.pointee}>();")
-                    body.append(f"if ({n}) *{n} = {n}_value;")
+                    decode.append(f"auto {n}_value = call.reply().get<{a.pointee}>();")
+                    decode.append(f"if ({n}) *{n} = {n}_value;")
                 elif a.kind in ("out", "inout"):
-                    body.append(f"*{n} = call.reply().get<{a.pointee}>();")
+                    decode.append(f"*{n} = call.reply().get<{a.pointee}>();")
                 elif a.kind == "out_bytes":
-                    body.append(f"auto {n}_bytes = call.reply().get_bytes();")
-                    body.append(f"std::memcpy({n}, {n}_bytes.data(), std::min<size_t>({n}_bytes.size(), {a.size}));")
+                    decode.append(f"auto {n}_bytes = call.reply().get_bytes();")
+                    decode.append(f"std::memcpy({n}, {n}_bytes.data(), std::min<size_t>({n}_bytes.size(), {a.size}));")
                 elif a.kind in ("out_buffer", "in_buffer"):
                     lp = a.len_param
-                    body.append(f"auto {lp}_reply = static_cast<size_t>(call.reply().get<uint64_t>());")
+                    decode.append(f"auto {lp}_reply = static_cast<size_t>(call.reply().get<uint64_t>());")
                     if a.kind == "out_buffer":
-                        body.append(f"auto {n}_bytes = call.reply().get_bytes();")
-                        body.append(f"if ({n}) std::memcpy({n}, {n}_bytes.data(), "
+                        decode.append(f"auto {n}_bytes = call.reply().get_bytes();")
+                        decode.append(f"if ({n}) std::memcpy({n}, {n}_bytes.data(), "
                                     f"std::min<size_t>({n}_bytes.size(), *{lp}));")
-                    body.append(f"*{lp} = {lp}_reply;")
+                    decode.append(f"*{lp} = {lp}_reply;")
                 else:
-                    body.append(f"auto {n}_bytes = call.reply().get_bytes();")
-                    body.append(f"std::memcpy({n}, {n}_bytes.data(), std::min<size_t>({n}_bytes.size(), "
+                    decode.append(f"auto {n}_bytes = call.reply().get_bytes();")
+                    decode.append(f"std::memcpy({n}, {n}_bytes.data(), std::min<size_t>({n}_bytes.size(), "
                                 f"static_cast<size_t>({a.len_param})));")
-            body.append("return cudaSuccess;")
+            decode.append("return cudaSuccess;")
+            body += keeping_answer(f, decode)
         out.append(f'extern "C" CUresult CUDAAPI {f.name}({params_decl(f.decl)}) {{')
         out += [f"  {l}" for l in pre]
         out.append("  return to_cu(api([&]() -> cudaError_t {")

@@ -228,6 +228,7 @@ class Forward:
     quiet: bool
     routing: PArg | None = None
     changes_kernel_answers: bool = False
+    per_context_constant: bool = False
 
     @property
     def name(self):
@@ -282,7 +283,7 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
     name = decl.name
     if decl.result != result:
         raise GenError(f"{name}: forward functions must return {result}, not {decl.result}")
-    unknown = set(spec) - {"params", "quiet", "changes_kernel_answers"}
+    unknown = set(spec) - {"params", "quiet", "changes_kernel_answers", "per_context_constant"}
     if unknown:
         raise GenError(f"{name}: unknown keys {sorted(unknown)} in {toml}")
     notes = dict(spec.get("params", {}))
@@ -391,7 +392,13 @@ def check_forward(decl: Decl, spec: dict, op: int, result="cudaError_t", toml="c
         raise GenError(f"{name}: changes_kernel_answers must be true or false")
     if changes and (quiet or any(a.kind in OUTPUT_KINDS for a in args)):
         raise GenError(f"{name}: changes_kernel_answers is for calls that change and return nothing")
-    return Forward(decl, op, args, quiet, routing[0] if routing else None, changes)
+    constant = spec.get("per_context_constant", False)
+    if not isinstance(constant, bool):
+        raise GenError(f"{name}: per_context_constant must be true or false")
+    if constant and (not quiet or [a.kind for a in args if a.kind in OUTPUT_KINDS] != ["out"]
+                     or any(a.optional for a in args)):
+        raise GenError(f"{name}: per_context_constant is for quiet queries with one `out`")
+    return Forward(decl, op, args, quiet, routing[0] if routing else None, changes, constant)
 
 
 ARRAY_LEN = re.compile(r"^(\w+)(?:\s*-\s*(\d+))?$")
@@ -642,12 +649,23 @@ def run_returning(f: Forward) -> list[str]:
             "return status;"]
 
 
+def keeping_answer(f: Forward, decode: list[str]) -> list[str]:
+    """Client lines that run a call and decode its reply (`decode`, ending in
+    its return), inside the lookup of ContextConstants for a
+    per_context_constant query."""
+    if not f.per_context_constant:
+        return decode
+    out = next(a for a in f.args if a.kind == "out")
+    return ([f"return rgpu::client::ContextConstants::get().answer(call, {out.p.name}, [&]() -> cudaError_t {{"]
+            + [f"  {l}" for l in decode] + ["});"])
+
+
 def emit_client_forwarded(m: Model) -> str:
     out = [banner(), "// Client stubs of the forwarded calls: encode, send to the chosen server,",
            "// decode the outputs.", includes_for(m.headers_of_forwards).rstrip(), "",
            "#include <algorithm>", "#include <cstring>", "",
            '#include "client/core/api_guard.hpp"', '#include "client/core/call.hpp"',
-           '#include "client/core/function_attribute_cache.hpp"',
+           '#include "client/core/context_constants.hpp"', '#include "client/core/function_attribute_cache.hpp"',
            '#include "protocol/generated/ops_generated.hpp"', ""]
     for f in m.forwards:
         body = []
@@ -686,20 +704,21 @@ def emit_client_forwarded(m: Model) -> str:
             out += [f"    {l}" for l in body]
             out += ["  });", "}", ""]
             continue
-        body.append("if (cudaError_t e = call.run()) return e;")
+        decode = ["if (cudaError_t e = call.run()) return e;"]
         for a in f.args:
             if a.kind == "out":
                 if a.optional:
-                    body.append(f"auto {a.p.name}_value = call.reply().get<{a.pointee}>();")
-                    body.append(f"if ({a.p.name}) *{a.p.name} = {a.p.name}_value;")
+                    decode.append(f"auto {a.p.name}_value = call.reply().get<{a.pointee}>();")
+                    decode.append(f"if ({a.p.name}) *{a.p.name} = {a.p.name}_value;")
                 else:
-                    body.append(f"*{a.p.name} = call.reply().get<{a.pointee}>();")
+                    decode.append(f"*{a.p.name} = call.reply().get<{a.pointee}>();")
             elif a.kind == "out_string":
-                body.append(f"auto {a.p.name}_bytes = call.reply().get_bytes();")
-                body.append(f"std::memcpy({a.p.name}, {a.p.name}_bytes.data(), "
+                decode.append(f"auto {a.p.name}_bytes = call.reply().get_bytes();")
+                decode.append(f"std::memcpy({a.p.name}, {a.p.name}_bytes.data(), "
                             f"std::min<size_t>({a.p.name}_bytes.size(), "
                             f"static_cast<size_t>({a.len_param})));")
-        body.append("return cudaSuccess;")
+        decode.append("return cudaSuccess;")
+        body += keeping_answer(f, decode)
         out.append(f'extern "C" cudaError_t {f.name}({params_decl(f.decl)}) {{')
         out.append("  return rgpu::client::api([&]() -> cudaError_t {")
         out += [f"    {l}" for l in body]

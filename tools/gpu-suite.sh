@@ -11,7 +11,8 @@
 # apps (PyTorch, CuPy, JAX, numba), mapped (JAX and PyTorch over tcp with every page-locked
 # allocation mapped, RGPU_PAGE_LOCKED_MAPPED=1), pinned (page-locked memory handed to kernels
 # over tcp without it: the corpus's programs that do, JAX and PyTorch, and with SAMPLES_DIR
-# p2pBandwidthLatencyTest, UnifiedMemoryPerf and simpleZeroCopy), appbench (application timings), concurrency, bench,
+# p2pBandwidthLatencyTest, UnifiedMemoryPerf and simpleZeroCopy), appbench (application timings, and the
+# calls a training step forwards over tcp, counted from RGPU_TRACE), concurrency, bench,
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, or only those SAMPLES_NAMES lists (space-separated),
 # compared by verdict; skipped without SAMPLES_DIR),
@@ -145,6 +146,10 @@ if part appbench; then
   done
   python3 bench/apps_bench_report.py "$out/appbench-local.json" shm="$out/appbench-shm.json" \
     tcp="$out/appbench-tcp.json" >"$out/appbench.md"
+  # The calls one warm training step forwards, counted from the trace (tcp).
+  RGPU_TRACE=1 RGPU_TRANSPORT=tcp $build/rgpu run --server 127.0.0.1:"$RGPU_PORT" --gpus "$SUITE_GPUS" -- \
+    $python bench/apps_bench.py trace-steps >/dev/null 2>"$out/appbench-trace-tcp.err" || true
+  python3 bench/trace_per_step.py "$out/appbench-trace-tcp.err" >"$out/appbench-calls.md" 2>&1 || true
   # A program's first cuBLAS call on a fresh server: its module cache empty.
   fresh_port=$((RGPU_PORT + 1))
   $build/rgpu-server --backend cuda --listen 127.0.0.1 --port $fresh_port --workers 1 \
@@ -329,6 +334,8 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
     cat "$out/appbench.md"
     echo
     echo "First cuBLAS call on a fresh server (empty module cache), shm: $(cat "$out/appbench-fresh-shm.json" 2>/dev/null)"
+    echo
+    cat "$out/appbench-calls.md" 2>/dev/null
     echo
   fi
   if part concurrency; then

@@ -60,14 +60,16 @@ TEST(FunctionAttributeCache, AsksOnceThenAnswersItself) {
 TEST(FunctionAttributeCache, SeparatesFunctionsAndDevices) {
   FunctionAttributeCache cache;
   Server server;
-  EXPECT_EQ(shared_bytes(cache, server, 0, 0x100), 1);
-  server.value = 2;
-  EXPECT_EQ(shared_bytes(cache, server, 1, 0x100), 2);  // same handle, another device
-  server.value = 3;
-  EXPECT_EQ(shared_bytes(cache, server, 0, 0x200), 3);
-  EXPECT_EQ(server.asked, 3);
-  EXPECT_EQ(shared_bytes(cache, server, 0, 0x100), 1);
-  EXPECT_EQ(shared_bytes(cache, server, 1, 0x100), 2);
+  // The same server handle on another device is another kernel.
+  const struct {
+    int device;
+    uint64_t function;
+  } kernels[] = {{0, 0x100}, {1, 0x100}, {0, 0x200}};
+  for (int i = 0; i < 3; ++i) {
+    server.value = i + 1;
+    EXPECT_EQ(shared_bytes(cache, server, kernels[i].device, kernels[i].function), i + 1);
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(shared_bytes(cache, server, kernels[i].device, kernels[i].function), i + 1);
   EXPECT_EQ(server.asked, 3);
 }
 

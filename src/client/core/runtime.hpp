@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,10 @@ struct VirtualDevice {
   std::once_flag props_once;
   cudaDeviceProp props{};
   cudaError_t props_status = cudaSuccess;
+  // cudaDeviceGetAttribute's answers, kept as they never change for a
+  // device: kKnownAttribute | the value's 32 bits, or 0 before the first.
+  std::array<std::atomic<uint64_t>, cudaDevAttrMax> attributes{};
+  static constexpr uint64_t kKnownAttribute = uint64_t{1} << 32;
 };
 
 class Runtime {

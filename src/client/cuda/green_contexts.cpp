@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "client/core/call.hpp"
+#include "client/core/context_constants.hpp"
 #include "client/core/handles.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/green_context_handles.hpp"
@@ -212,7 +213,10 @@ extern "C" CUresult CUDAAPI cuGreenCtxDestroy(CUgreenCtx hCtx) {
     int32_t remote;
     if (cudaError_t e = call.to_device(g.device, &remote)) return e;
     call.args().put<uint16_t>(g.slot);
-    return call.run();
+    cudaError_t status = call.run();
+    // A later green context may take the slot (and the server's answers).
+    ContextConstants::get().forget_device(g.device);
+    return status;
   }));
   if (e != CUDA_SUCCESS) return e;
   if (Runtime::current_device() == g.device && Runtime::current_green_slot() == g.slot)

@@ -5,6 +5,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/async_notifications.hpp"
 #include "client/core/call.hpp"
+#include "client/core/context_constants.hpp"
 #include "client/core/function_attribute_cache.hpp"
 #include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
@@ -50,9 +51,17 @@ extern "C" cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, i
       *value = *v;
       return cudaSuccess;
     }
+    // The administrator may change the compute mode while the process runs.
+    std::atomic<uint64_t>* kept =
+        attr > 0 && attr < cudaDevAttrMax && attr != cudaDevAttrComputeMode ? &call.device()->attributes[attr] : nullptr;
+    if (uint64_t k = kept ? kept->load(std::memory_order_relaxed) : 0) {
+      *value = static_cast<int32_t>(static_cast<uint32_t>(k));
+      return cudaSuccess;
+    }
     call.quiet().args().put(attr).put<int32_t>(remote);
     if (cudaError_t e = call.run()) return e;
     *value = descriptor_handle_attribute(attr, call.reply().get<int32_t>(), call.device()->session->shares_memory());
+    if (kept) kept->store(VirtualDevice::kKnownAttribute | static_cast<uint32_t>(*value), std::memory_order_relaxed);
     return cudaSuccess;
   });
 }
@@ -89,8 +98,9 @@ extern "C" cudaError_t cudaDeviceReset() {
     Call call(proto::kOpDeviceReset);
     if (cudaError_t e = call.to_current_device()) return e;
     cudaError_t e = call.run();
-    // Even a failed reset may have reset the device's kernels.
+    // Even a failed reset may have reset the device's kernels and context.
     FunctionAttributeCache::get().forget_device(call.device_index());
+    ContextConstants::get().forget_device(call.device_index());
     if (e == cudaSuccess) {
       // The server dropped everything the device held; so do we.
       ModuleRegistry::get().forget_device(call.device_index());

@@ -5,7 +5,8 @@
 // trip; each call that may change an answer (cudaFuncSetAttribute, failed
 // or not, cuFuncSetAttribute, cudaFuncSetCacheConfig,
 // cudaFuncSetSharedMemConfig, cudaDeviceSetCacheConfig, cudaDeviceReset)
-// makes the next query ask again, and the new value is seen.
+// makes the next query ask again, and the new value is seen. Device
+// attributes (but the compute mode) and a context's id are asked once.
 #include <unistd.h>
 
 #include <cstdio>
@@ -52,6 +53,8 @@ int trips(const char* op, Step&& step) {
 
 constexpr const char* kAttributes = "FuncGetAttributes";
 constexpr const char* kOccupancy = "OccupancyMaxActiveBlocks";
+constexpr const char* kDeviceAttribute = "DeviceGetAttribute";
+constexpr const char* kContextId = "cuCtxGetId";
 
 int max_dynamic_shared(const void* kernel) {
   cudaFuncAttributes a{};
@@ -136,11 +139,56 @@ int main() {
   CHECK(trips(kOccupancy, [&] { occupancy(k, 128); }) == 1);
   CHECK(trips(kAttributes, [&] { max_dynamic_shared(k2); }) == 1);
 
+  // Device attributes never change, but the compute mode: asked once, in
+  // either API (NVIDIA's runtime, in a static build, asked at its start).
+  int sms = 0;
+  CHECK(trips(kDeviceAttribute, [&] { OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)); }) <= 1);
+  CHECK(sms > 0);
+  CHECK(trips(kDeviceAttribute, [&] {
+          int again = -1;
+          OK(cudaDeviceGetAttribute(&again, cudaDevAttrMultiProcessorCount, 0));
+          CU_OK(cuDeviceGetAttribute(&again, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
+          CHECK(again == sms);
+        }) == 0);
+  CHECK(trips(kDeviceAttribute, [&] {
+          int mode;
+          OK(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, 0));
+          OK(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, 0));
+        }) == 2);
+  // The context's id: asked once, until a reset ends the context.
+  unsigned long long id = 0;
+  CHECK(trips(kContextId, [&] { CU_OK(cuCtxGetId(nullptr, &id)); }) == 1);
+  CHECK(trips(kContextId, [&] {
+          unsigned long long again = 0;
+          CU_OK(cuCtxGetId(nullptr, &again));
+          CHECK(again == id);
+        }) == 0);
+  // A green context's id is its own, asked once; its destruction forgets
+  // the device's ids (a later green context may take its server slot).
+  CUdevResource sms_resource{}, part{};
+  CU_OK(cuDeviceGetDevResource(0, &sms_resource, CU_DEV_RESOURCE_TYPE_SM));
+  unsigned groups = 1;
+  CU_OK(cuDevSmResourceSplitByCount(&part, &groups, &sms_resource, nullptr, 0, 8));
+  CUdevResourceDesc desc;
+  CU_OK(cuDevResourceGenerateDesc(&desc, &part, 1));
+  CUgreenCtx green;
+  CU_OK(cuGreenCtxCreate(&green, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM));
+  CUcontext green_ctx, primary;
+  CU_OK(cuCtxFromGreenCtx(&green_ctx, green));
+  CU_OK(cuCtxGetCurrent(&primary));
+  CU_OK(cuCtxSetCurrent(green_ctx));
+  CHECK(trips(kContextId, [&] { CU_OK(cuCtxGetId(nullptr, &id)); }) == 1);
+  CHECK(trips(kContextId, [&] { CU_OK(cuCtxGetId(nullptr, &id)); }) == 0);
+  CU_OK(cuCtxSetCurrent(primary));
+  CU_OK(cuGreenCtxDestroy(green));
+  CHECK(trips(kContextId, [&] { CU_OK(cuCtxGetId(nullptr, &id)); }) == 1);
+
   // A reset forgets every kernel's: the attribute set above is gone.
   OK(cudaDeviceReset());
   CHECK(trips(kAttributes, [&] { CHECK(max_dynamic_shared(k) == first); }) == 1);
   CHECK(trips(kAttributes, [&] { max_dynamic_shared(k2); }) == 1);
   CHECK(trips(kAttributes, [&] { max_dynamic_shared(k); }) == 0);
+  CHECK(trips(kContextId, [&] { CU_OK(cuCtxGetId(nullptr, &id)); }) == 1);
 
   unlink(g_trace_path);
   return finish();

@@ -11,6 +11,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/context_constants.hpp"
 #include "client/core/function_attribute_cache.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
@@ -77,9 +78,11 @@ extern "C" CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long* ctxId)
     int32_t ctx_remote;
     if (cudaError_t e = call.to_device(ctx_device, &ctx_remote)) return e;
     call.quiet();
-    if (cudaError_t e = call.run()) return e;
-    *ctxId = call.reply().get<unsigned long long>();
-    return cudaSuccess;
+    return rgpu::client::ContextConstants::get().answer(call, ctxId, [&]() -> cudaError_t {
+      if (cudaError_t e = call.run()) return e;
+      *ctxId = call.reply().get<unsigned long long>();
+      return cudaSuccess;
+    });
   }));
 }
 

@@ -10,6 +10,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/context_constants.hpp"
 #include "client/core/function_attribute_cache.hpp"
 #include "protocol/generated/ops_generated.hpp"
 
