@@ -481,6 +481,86 @@ TEST_F(ServerFault, PointersOfAnotherSessionAndPastTheEndAreRefused) {
   EXPECT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
 }
 
+// Staging blocks of graph copies (tcp, ucx) are the worker's own memory: a
+// copy or host node may name only a range inside one of its session's slabs.
+TEST_F(ServerFault, GraphStagingIsCheckedPerSession) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
+  proto::Writer none, slab;
+  none.put<uint64_t>(0);
+  EXPECT_EQ(a->call(proto::kOpGraphStagingAlloc, 0, none.bytes(), {}, reply), cudaErrorInvalidValue);
+  slab.put<uint64_t>(4096);
+  ASSERT_EQ(a->call(proto::kOpGraphStagingAlloc, 0, slab.bytes(), {}, reply), cudaSuccess);
+  uint64_t staging = handle();
+  proto::Writer m;
+  m.put<uint64_t>(4096);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t a_mem = handle();
+  ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t b_mem = handle();
+  proto::Writer create;
+  create.put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t a_graph = handle();
+  ASSERT_EQ(b->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t b_graph = handle();
+  auto add_node = [&](client::Session& c, uint64_t graph, const proto::GraphNodeParams& p) {
+    proto::Writer w;
+    w.put(graph).put<uint32_t>(0);
+    proto::put_node(w, p);
+    return c.call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
+  };
+  // An upload from a's block into a's memory; b has no block there.
+  proto::GraphNodeParams copy;
+  copy.type = cudaGraphNodeTypeMemcpy;
+  copy.dst = a_mem;
+  copy.src = staging;
+  copy.width = copy.dst_pitch = copy.src_pitch = 4096;
+  copy.height = 1;
+  copy.host_sides = proto::kStagingSrc;
+  EXPECT_EQ(add_node(*a, a_graph, copy), cudaSuccess);
+  copy.dst = b_mem;
+  EXPECT_EQ(add_node(*b, b_graph, copy), cudaErrorInvalidValue);
+  // Past the slab's end; a side both shared and staging; a block as device memory.
+  copy.dst = a_mem;
+  copy.src = staging + 1;
+  EXPECT_EQ(add_node(*a, a_graph, copy), cudaErrorInvalidValue);
+  copy.src = staging;
+  copy.host_sides = proto::kStagingSrc | proto::kHostSrc;
+  EXPECT_EQ(add_node(*a, a_graph, copy), cudaErrorInvalidValue);
+  copy.host_sides = 0;
+  EXPECT_EQ(add_node(*a, a_graph, copy), cudaErrorInvalidValue);
+  // A host node filling the block: inside it only, one direction, a's only.
+  proto::GraphNodeParams host;
+  host.type = cudaGraphNodeTypeHost;
+  host.handle = 5;
+  host.dst = staging;
+  host.width = 4096;
+  host.host_sides = proto::kStagingDst;
+  EXPECT_EQ(add_node(*a, a_graph, host), cudaSuccess);
+  EXPECT_EQ(add_node(*b, b_graph, host), cudaErrorInvalidValue);
+  host.width = 4097;
+  EXPECT_EQ(add_node(*a, a_graph, host), cudaErrorInvalidValue);
+  host.width = 4096;
+  host.host_sides = proto::kStagingDst | proto::kStagingSrc;
+  EXPECT_EQ(add_node(*a, a_graph, host), cudaErrorInvalidValue);
+  host.host_sides = proto::kHostDst;
+  EXPECT_EQ(add_node(*a, a_graph, host), cudaErrorInvalidValue);
+  // A slab past the session's memory is refused, not a crash.
+  proto::Writer huge;
+  huge.put<uint64_t>(uint64_t{1} << 62);
+  EXPECT_EQ(a->call(proto::kOpGraphStagingAlloc, 0, huge.bytes(), {}, reply), cudaErrorMemoryAllocation);
+  // A device reset frees the slabs: nodes naming them are refused from then on.
+  ASSERT_EQ(a->call(proto::kOpDeviceReset, 0, {}, {}, reply), cudaSuccess);
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t after_reset = handle();
+  host.host_sides = proto::kStagingDst;
+  EXPECT_EQ(add_node(*a, after_reset, host), cudaErrorInvalidValue);
+  expect_healthy();
+}
+
 TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
   auto a = session();
   auto b = session();

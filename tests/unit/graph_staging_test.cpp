@@ -93,3 +93,19 @@ TEST(GraphStagingTest, NoMemoryIsANullBlock) {
 }
 
 }  // namespace
+
+// After a device reset the server's slabs are gone: nothing of them is
+// handed out again, not even a block taken before and given back after.
+TEST(GraphStagingTest, ForgottenSlabsServeNoMoreBlocks) {
+  Slabs slabs;
+  StagingBlocks blocks(slabs.source());
+  StagingBlock held = blocks.take(1000), freed = blocks.take(1000);
+  blocks.give_back(freed);
+  blocks.forget();
+  blocks.give_back(held);
+  StagingBlock next = blocks.take(1000), again = blocks.take(1000);
+  ASSERT_EQ(slabs.sizes.size(), 2u);
+  char* fresh = slabs.memory[1].get();
+  EXPECT_EQ(next.base, fresh);
+  EXPECT_EQ(again.base, fresh + next.size);
+}

@@ -18,9 +18,9 @@ StagingBlock StagingBlocks::take(size_t n) {
   if (auto& blocks = free_[size]; !blocks.empty()) {
     char* base = blocks.back();
     blocks.pop_back();
-    return {base, size};
+    return {base, size, generation_};
   }
-  if (size > kMaxCarved) return {source_(size), size};
+  if (size > kMaxCarved) return {source_(size), size, generation_};
   if (slab_left_ < size) {
     // The rest of the old slab, smaller than this block, stays unused.
     slab_ = source_(kSlabBytes);
@@ -29,13 +29,20 @@ StagingBlock StagingBlocks::take(size_t n) {
   }
   char* base = slab_ + (kSlabBytes - slab_left_);
   slab_left_ -= size;
-  return {base, size};
+  return {base, size, generation_};
 }
 
 void StagingBlocks::give_back(StagingBlock b) {
-  if (!b.base) return;
   std::lock_guard lock(mutex_);
-  free_[b.size].push_back(b.base);
+  if (b.base && b.generation == generation_) free_[b.size].push_back(b.base);
+}
+
+void StagingBlocks::forget() {
+  std::lock_guard lock(mutex_);
+  free_.clear();
+  slab_ = nullptr;
+  slab_left_ = 0;
+  ++generation_;
 }
 
 namespace {

@@ -6,12 +6,13 @@
 // address, which the host node's bytes reach over the callback connection.
 // Blocks come in power-of-two sizes, small ones carved from slabs; a block
 // given back serves the next copy of its size, and slabs stay until the
-// process ends. So a program that captures a copy on every iteration (as
+// process ends or the device is reset. So a program that captures a copy on every iteration (as
 // NVIDIA's jacobiCudaGraphs does) costs no round trip and no descriptor per
 // copy, and giving a block back needs no call to the server (it happens in a
 // user object's destructor, where calls to the server must not be made).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -22,6 +23,7 @@ namespace rgpu::client {
 struct StagingBlock {
   char* base = nullptr;  // over tcp and ucx the worker's address, not this process's
   size_t size = 0;
+  uint64_t generation = 0;  // StagingBlocks::forget's count when taken
 };
 
 class StagingBlocks {
@@ -39,6 +41,9 @@ class StagingBlocks {
   // A block of at least n bytes; base is null when no memory could be had.
   StagingBlock take(size_t n);
   void give_back(StagingBlock b);
+  // The server freed the slabs (a device reset): none is handed out again,
+  // and blocks taken before are dropped when given back.
+  void forget();
 
  private:
   SlabSource source_;
@@ -46,6 +51,7 @@ class StagingBlocks {
   std::map<size_t, std::vector<char*>> free_;  // by block size
   char* slab_ = nullptr;                        // the slab small blocks are carved from
   size_t slab_left_ = 0;
+  uint64_t generation_ = 0;
 };
 
 // The blocks of `device`: slabs shared with its server over shm, else the worker's.

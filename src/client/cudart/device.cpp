@@ -7,6 +7,7 @@
 #include "client/core/call.hpp"
 #include "client/core/context_constants.hpp"
 #include "client/core/function_attribute_cache.hpp"
+#include "client/core/graph_staging.hpp"
 #include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
@@ -107,6 +108,7 @@ extern "C" cudaError_t cudaDeviceReset() {
       DriverHandles::get().forget_device(call.device_index());
       MemoryMap::get().forget_device(call.device_index());
       forget_array_objects(call.device_index());
+      graph_staging(call.device_index()).forget();
     }
     return e;
   });

@@ -706,7 +706,7 @@ int32_t graph_staging_alloc(SessionContext& s, Request& req, proto::Writer& out)
   int32_t mode = cudaStreamCaptureModeRelaxed;
   if (int32_t e = graphs(s).exchange_capture_mode(&mode)) return e;
   uint64_t base = 0;
-  int32_t e = s.graph_staging.allocate(bytes, &base);
+  int32_t e = s.graph_staging.allocate(req.header().device, bytes, &base);
   graphs(s).exchange_capture_mode(&mode);
   if (e) return e;
   out.put(base);

@@ -5,10 +5,20 @@
 namespace rgpu::server {
 
 GraphStagingSlabs::~GraphStagingSlabs() {
-  for (void* p : slabs_) backend_.free_staging(p);
+  for (auto& [device, p] : slabs_) backend_.free_staging(p);
 }
 
-int32_t GraphStagingSlabs::allocate(uint64_t bytes, uint64_t* base) {
+void GraphStagingSlabs::release(int device) {
+  std::lock_guard lock(mutex_);
+  auto [from, to] = slabs_.equal_range(device);
+  for (auto it = from; it != to; ++it) {
+    table_.remove(reinterpret_cast<uint64_t>(it->second));
+    backend_.free_staging(it->second);
+  }
+  slabs_.erase(from, to);
+}
+
+int32_t GraphStagingSlabs::allocate(int device, uint64_t bytes, uint64_t* base) {
   if (bytes == 0) return cudaErrorInvalidValue;
   MemoryReservation held(table_, bytes);
   if (!held) {
@@ -20,9 +30,9 @@ int32_t GraphStagingSlabs::allocate(uint64_t bytes, uint64_t* base) {
   void* p = nullptr;
   if (int32_t e = backend_.alloc_staging(bytes, &p)) return e;
   *base = reinterpret_cast<uint64_t>(p);
-  table_.add(*base, bytes);
   std::lock_guard lock(mutex_);
-  slabs_.push_back(p);
+  table_.add(*base, bytes);
+  slabs_.emplace(device, p);
   return cudaSuccess;
 }
 

@@ -5,11 +5,12 @@
 // and its host node between the block and the callback connection
 // (host_callbacks.hpp). The client carves blocks out of slabs it asked for;
 // every node naming a block is checked to lie inside one slab. Slabs count
-// against the session's memory limit and stay until the session ends.
+// against the session's memory limit and stay until the session ends or
+// their device is reset.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <mutex>
-#include <vector>
 
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
@@ -25,8 +26,11 @@ class GraphStagingSlabs {
 
   // The most bytes of slabs the session may hold (0: no limit).
   void set_limit(uint64_t bytes) { table_.set_limit(bytes); }
-  // A slab of `bytes`: its address in *base.
-  int32_t allocate(uint64_t bytes, uint64_t* base);
+  // A slab of `bytes` for `device`'s graphs: its address in *base.
+  int32_t allocate(int device, uint64_t bytes, uint64_t* base);
+  // Frees `device`'s slabs ahead of its reset, which would free them under
+  // the nodes still naming them: those nodes are refused from then on.
+  void release(int device);
   // True when [ptr, ptr + n) lies inside one slab.
   bool contains(uint64_t ptr, uint64_t n) const { return n && table_.contains(ptr, n); }
 
@@ -34,7 +38,7 @@ class GraphStagingSlabs {
   Backend& backend_;
   AllocationTable table_;
   std::mutex mutex_;
-  std::vector<void*> slabs_;
+  std::multimap<int, void*> slabs_;  // by device
 };
 
 }  // namespace rgpu::server

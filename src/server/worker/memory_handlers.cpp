@@ -72,6 +72,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   // Staging buffers and their events go first, while they are still valid.
   req.lane().drop_staging(req.header().device);
+  s.graph_staging.release(req.header().device);
   int32_t e = s.backend().device_reset();
   s.note_reset(req.header().device);
   s.quota.reset(req.header().device);

@@ -110,6 +110,17 @@ int main() {
   OK(cudaStreamDestroy(other));
   OK(cudaFree(scratch));
   OK(cudaFree(dev));
+
+  // A device reset frees the staging with everything else; graphs made
+  // after it stage their copies afresh.
+  OK(cudaDeviceReset());
+  OK(cudaMalloc(&dev, n));
+  OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  g = round_trip(dev, in.data(), out.data());
+  launch_then(g, in, out, 0x55, s, [] { OK(cudaDeviceSynchronize()); });
+  OK(cudaGraphDestroy(g));
+  OK(cudaStreamDestroy(s));
+  OK(cudaFree(dev));
   alarm(0);
   return finish();
 }

@@ -4,8 +4,7 @@
 // a cloned graph), jacobiCudaGraphs (a capture per iteration ending in a
 // download to a stack variable, one executable graph updated each time) and
 // graphMemoryNodes (graph-allocated memory, two streams joined by events).
-// Each launch must read the host input as it is then. (Over rgpu this needs
-// the shm transport.)
+// Each launch must read the host input as it is then.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>

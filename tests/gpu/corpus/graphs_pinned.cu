@@ -2,8 +2,7 @@
 // device memory around a kernel: each launch reads the host input as it is
 // then and writes the host output; the executable graph's copy node is
 // then pointed at a second input buffer. The same copies captured from a
-// stream replay alike. (Over rgpu this needs the shm
-// transport, where the worker maps the application's page-locked memory.)
+// stream replay alike. (Over rgpu's tcp they are staged as pageable copies are.)
 #include <cstdio>
 
 #include "corpus.h"
