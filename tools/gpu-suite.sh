@@ -13,6 +13,9 @@
 # over tcp without it: the corpus's programs that do, JAX and PyTorch, and with SAMPLES_DIR
 # p2pBandwidthLatencyTest, UnifiedMemoryPerf and simpleZeroCopy), appbench (application timings, and the
 # calls a training step forwards over tcp, counted from RGPU_TRACE), concurrency, bench,
+# graphs (the corpus's graph programs over tcp and shm, and with SAMPLES_DIR NVIDIA's
+# graphMemoryNodes, simpleCudaGraphs and jacobiCudaGraphs; not in the default list, the corpus
+# part runs the same programs),
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, or only those SAMPLES_NAMES lists (space-separated),
 # compared by verdict; skipped without SAMPLES_DIR),
@@ -112,6 +115,17 @@ for t in tcp shm; do
   if part samples && [ -n "${SAMPLES_DIR:-}" ]; then
     RGPU_TRANSPORT=$t tests/gpu/run_samples.sh $build "$out/samples-$t" "$SAMPLES_DIR" ${SAMPLES_NAMES:-} | tee "$out/samples-$t.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+  fi
+  # Graph copies of pageable memory are staged differently over tcp and shm.
+  if part graphs; then
+    RGPU_TRANSPORT=$t tests/gpu/run_corpus.sh $build "$out/graphs-$t" \
+      $(grep -v '^#' tests/gpu/corpus/manifest.txt | cut -d'|' -f1 | grep graph) | tee "$out/graphs-$t.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+    if [ -n "${SAMPLES_DIR:-}" ]; then
+      RGPU_TRANSPORT=$t tests/gpu/run_samples.sh $build "$out/graph_samples-$t" "$SAMPLES_DIR" \
+        graphMemoryNodes simpleCudaGraphs jacobiCudaGraphs | tee "$out/graph_samples-$t.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
+    fi
   fi
 done
 # JAX's kernels take page-locked host pointers: over tcp every page-locked
@@ -310,7 +324,7 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   echo "- transports: tcp over loopback, shm (shared-memory rings, shared page-locked memory); server workers crashed: $crashes"
   echo
   for t in tcp shm ucx; do
-    for kind in corpus static apps mapped pinned pinned_apps pinned_samples samples; do
+    for kind in corpus static apps mapped pinned pinned_apps pinned_samples samples graphs graph_samples; do
       [ -f "$out/$kind-$t/corpus.md" ] || continue
       case $kind in
         corpus) echo "## Corpus over $t (shared-runtime builds): each program run locally and through rgpu" ;;
@@ -321,6 +335,8 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
         pinned_apps) echo "## JAX and PyTorch over $t without RGPU_PAGE_LOCKED_MAPPED (page-locked memory promoted at launch)" ;;
         pinned_samples) echo "## p2pBandwidthLatencyTest, UnifiedMemoryPerf, simpleZeroCopy over $t without RGPU_PAGE_LOCKED_MAPPED" ;;
         samples) echo "## Programs built elsewhere over $t ($SAMPLES_DIR): run locally and through rgpu, verdicts compared" ;;
+        graphs) echo "## The corpus's graph programs over $t" ;;
+        graph_samples) echo "## graphMemoryNodes, simpleCudaGraphs, jacobiCudaGraphs over $t ($SAMPLES_DIR)" ;;
       esac
       echo
       cat "$out/$kind-$t/corpus.md"
