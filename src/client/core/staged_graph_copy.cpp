@@ -30,7 +30,6 @@ struct StagedCopy {
   size_t host_pitch = 0;
   StagingBlock staging;
   HostCallbackRunner* runner = nullptr;
-  int device = 0;
   uint64_t callback = 0;  // the host function's number
   cudaUserObject_t object = nullptr;  // named only while this thread holds its first reference
 
@@ -98,7 +97,6 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
   c->app.host_sides &= ~(proto::kPageableDst | proto::kPageableSrc);
   c->copy = c->app;
   c->upload = p.host_sides & proto::kPageableSrc;
-  c->device = device;
   c->remote = !dev->session->shares_memory();
   if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
     size_t bytes;
