@@ -459,8 +459,10 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     return cudaSuccess;
   }
 
-  // Page-locked as far as graph replays can tell.
+  // Page-locked as far as graph replays can tell; as with cudaHostAlloc, no
+  // more than the host's memory.
   int32_t alloc_staging(size_t size, void** p) override {
+    if (size / sysconf(_SC_PAGESIZE) >= static_cast<size_t>(sysconf(_SC_PHYS_PAGES))) return cudaErrorMemoryAllocation;
     *p = std::malloc(size);
     if (!*p) return cudaErrorMemoryAllocation;
     std::lock_guard lock(mutex_);
