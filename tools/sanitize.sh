@@ -60,8 +60,8 @@ fi
 
 if [[ $parts == *" tsan "* ]]; then
   # ThreadSanitizer: the fault tests, whose sessions run a worker's lanes
-  # and the client's connections at once, and the ring, sequencing and
-  # function attribute cache unit tests. Not the end-to-end programs: preloaded by `rgpu run` into them
+  # and the client's connections at once, and the ring, sequencing, function
+  # attribute cache and host-test host-node fence unit tests. Not the end-to-end programs: preloaded by `rgpu run` into them
   # (nvcc's, not instrumented), libtsan.so.2 fails to load ("cannot allocate
   # memory in static TLS block").
   cmake -S . -B build-tsan -G Ninja -DRGPU_SANITIZE=thread "${flags[@]}" "$(nvcc_from_build build-tsan)" \
@@ -70,6 +70,6 @@ if [[ $parts == *" tsan "* ]]; then
   time ninja -C build-tsan rgpu-server rgpu_unit_tests rgpu_fault_tests rgpu_fault_client
   echo "sanitize: tsan tests" >&2
   time TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:${reports/sanitizer-reports/$PWD/build-tsan/sanitizer-reports}" \
-    run_ctest build-tsan -R '^(ServerFault|ServerAuth|ShmRing|SequenceGate|FunctionAttributeCache)\.' || failed=1
+    run_ctest build-tsan -R '^(ServerFault|ServerAuth|ShmRing|SequenceGate|FunctionAttributeCache|HostNodeFence)\.' || failed=1
 fi
 exit $failed
