@@ -85,6 +85,10 @@ int run(int argc, char** argv) {
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   if (std::string runtime = rgpu::cli::sanitizer_runtime(); !runtime.empty()) preload = runtime + ":" + preload;
   setenv("LD_PRELOAD", preload.c_str(), 1);
+  if (std::string tunables = rgpu::cli::sanitizer_tunables(); !tunables.empty()) {
+    if (const char* old = getenv("GLIBC_TUNABLES"); old && *old) tunables = std::string(old) + ":" + tunables;
+    setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
+  }
   // The loader then asks rgpu's audit module where each library comes from:
   // a path naming NVIDIA's driver or runtime gets rgpu's, and the libraries
   // that drive a local GPU's video engines are not loaded (library_audit.cpp).

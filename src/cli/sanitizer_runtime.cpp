@@ -20,4 +20,12 @@ std::string sanitizer_runtime() {
   return {};
 }
 
+std::string sanitizer_tunables() {
+#if defined(__SANITIZE_THREAD__)
+  return "glibc.rtld.optional_static_tls=4194304";
+#else
+  return {};
+#endif
+}
+
 }  // namespace rgpu::cli

@@ -9,4 +9,8 @@ namespace rgpu::cli {
 // The path of the sanitizer runtime library this process runs with; empty in
 // a normal build (or where the runtime is linked statically, as clang's is).
 std::string sanitizer_runtime();
+// glibc tunables that runtime needs once preloaded: libtsan.so.2 keeps its
+// thread state in static TLS, more than glibc's default surplus leaves it
+// ("cannot allocate memory in static TLS block"); empty where none are needed.
+std::string sanitizer_tunables();
 }

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "client/core/lane.hpp"
+#include "client/core/server_order.hpp"
 #include "client/core/session.hpp"
 #include "common/log.hpp"
 #include "protocol/frame_io.hpp"
@@ -72,9 +73,11 @@ void HostCallbackRunner::run_notification(proto::Reader& r) {
     if (auto it = notifications_.find(id); it != notifications_.end()) fn = it->second;
   }
   if (!fn) return;
+  server_order::callback_starts();
   t_in_notification = true;
   fn(info);
   t_in_notification = false;
+  server_order::callback_ended();
 }
 
 void HostCallbackRunner::drop(uint64_t id) {
@@ -121,7 +124,9 @@ void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
       if (p.fn) {
         // Copies queued before the callback on its stream are in place.
         session_.wait_background_copies(seq, p.device, p.stream);
+        server_order::callback_starts();
         p.fn(bytes);
+        server_order::callback_ended();
       }
       iovec upload{bytes.data(), bytes.size()};
       proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpHostCallback}, {}, {&upload, wanted ? 1u : 0u});

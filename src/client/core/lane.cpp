@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "client/core/server_order.hpp"
 #include "client/core/session.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/ops.hpp"
@@ -40,6 +41,7 @@ cudaError_t Lane::receive_reply(std::vector<uint8_t>& reply_args, void* dst, siz
     return session_.lost(("the server ended the session: " + r.get_string()).c_str());
   }
   if (h.op != proto::kOpReply) return session_.lost("unexpected frame instead of a reply");
+  server_order::reply_received();
   proto::recv_args(*conn_, h, reply_args);
   if (reply_args.size() < sizeof(proto::ReplyPrefix)) return session_.lost("short reply");
   proto::ReplyPrefix prefix;
@@ -68,6 +70,7 @@ cudaError_t Lane::exchange(uint64_t seq, uint64_t* used, F&& f) {
   // Numbered under the lock: a lane's requests leave in number order.
   if (seq == 0 && !t_unnumbered) seq = session_.next_seq();
   if (used) *used = seq;
+  server_order::request_sent();
   try {
     return f(seq);
   } catch (const std::exception& e) {
