@@ -1,7 +1,5 @@
 #include "client/core/context_constants.hpp"
 
-#include <algorithm>
-
 namespace rgpu::client {
 
 ContextConstants& ContextConstants::get() {
@@ -11,9 +9,7 @@ ContextConstants& ContextConstants::get() {
 }
 
 void ContextConstants::forget_device(int device) {
-  std::lock_guard lock(mutex_);
-  ++generation_;
-  std::erase_if(values_, [&](const auto& v) { return std::get<0>(v.first) == device; });
+  kept_.forget_if([&](const Key& k) { return std::get<0>(k) == device; });
 }
 
 }  // namespace rgpu::client

@@ -2,18 +2,18 @@
 // context (the call's frame-header device: the server's ordinal and the
 // green context's slot) once the server gave them. A device reset ends its
 // primary context, and a destroyed green context's slot may be taken by
-// another: both forget the device's answers. Errors are never kept.
+// another: both forget the device's answers (kept_answers.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <tuple>
 #include <type_traits>
 
 #include "client/core/call.hpp"
+#include "client/core/kept_answers.hpp"
 
 namespace rgpu::client {
 
@@ -26,31 +26,20 @@ class ContextConstants {
   template <typename T, typename Fetch>
   cudaError_t answer(const Call& call, T* out, Fetch&& fetch) {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(uint64_t));
-    const Key key{call.device_index(), call.wire_device(), call.op()};
-    uint64_t generation;
-    {
-      std::lock_guard lock(mutex_);
-      if (auto it = values_.find(key); it != values_.end()) {
-        std::memcpy(out, &it->second, sizeof(T));
-        return cudaSuccess;
-      }
-      generation = generation_;
-    }
-    if (cudaError_t e = fetch()) return e;
-    uint64_t value = 0;
-    std::memcpy(&value, out, sizeof(T));
-    std::lock_guard lock(mutex_);
-    if (generation == generation_) values_[key] = value;
-    return cudaSuccess;
+    return kept_.answer(
+        Key{call.device_index(), call.wire_device(), call.op()}, out,
+        [](uint64_t kept, T* value) {
+          std::memcpy(value, &kept, sizeof(T));
+          return true;
+        },
+        [&](T*) { return fetch(); }, [](uint64_t& kept, const T& value) { std::memcpy(&kept, &value, sizeof(T)); });
   }
 
   void forget_device(int device);
 
  private:
   using Key = std::tuple<int, uint16_t, uint16_t>;  // device, frame-header device, op
-  std::mutex mutex_;
-  uint64_t generation_ = 0;  // counts forgets: a fetch that saw another may predate one
-  std::map<Key, uint64_t> values_;
+  KeptAnswers<std::map<Key, uint64_t>> kept_;
 };
 
 }  // namespace rgpu::client

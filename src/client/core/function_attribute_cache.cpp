@@ -10,16 +10,10 @@ FunctionAttributeCache& FunctionAttributeCache::get() {
   return *cache;
 }
 
-void FunctionAttributeCache::forget_function(int device, uint64_t function) {
-  std::unique_lock lock(mutex_);
-  ++generation_;
-  entries_.erase({device, function});
-}
+void FunctionAttributeCache::forget_function(int device, uint64_t function) { kept_.forget({device, function}); }
 
 void FunctionAttributeCache::forget_device(int device) {
-  std::unique_lock lock(mutex_);
-  ++generation_;
-  std::erase_if(entries_, [&](const auto& e) { return e.first.device == device; });
+  kept_.forget_if([&](const Key& k) { return k.device == device; });
 }
 
 void FunctionAttributeCache::keep_occupancy(Entry& entry, const OccupancyQuery& q, int blocks) {

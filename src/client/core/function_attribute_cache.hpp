@@ -7,19 +7,18 @@
 // An answer changes only when the kernel's settable attributes or cache
 // preferences change, or the device's cache preferences, or the device is
 // reset: the calls that do so forget the kernel's (or the device's) answers
-// when they return, whatever their outcome. An answer asked for before such
-// a forget and returned after it is not kept. Errors are never kept.
+// when they return, whatever their outcome (kept_answers.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "client/core/kept_answers.hpp"
 
 namespace rgpu::client {
 
@@ -38,20 +37,26 @@ class FunctionAttributeCache {
   // there), asking `fetch(cudaFuncAttributes*)` only when none are kept.
   template <typename Fetch>
   cudaError_t attributes(int device, uint64_t function, cudaFuncAttributes* out, Fetch&& fetch) {
-    return answer(
+    return kept_.answer(
         {device, function}, out,
-        [](const Entry& e) { return e.attributes ? &*e.attributes : nullptr; }, std::forward<Fetch>(fetch),
-        [](Entry& e, const cudaFuncAttributes& a) { e.attributes = a; });
+        [](const Entry& e, cudaFuncAttributes* a) {
+          if (e.attributes) *a = *e.attributes;
+          return e.attributes.has_value();
+        },
+        std::forward<Fetch>(fetch), [](Entry& e, const cudaFuncAttributes& a) { e.attributes = a; });
   }
   // Resident blocks per multiprocessor, as `attributes`.
   template <typename Fetch>
   cudaError_t occupancy(int device, uint64_t function, const OccupancyQuery& q, int* out, Fetch&& fetch) {
-    return answer(
+    return kept_.answer(
         {device, function}, out,
-        [&](const Entry& e) -> const int* {
-          for (const auto& [query, blocks] : e.occupancy)
-            if (query == q) return &blocks;
-          return nullptr;
+        [&](const Entry& e, int* blocks) {
+          for (const auto& [query, b] : e.occupancy)
+            if (query == q) {
+              *blocks = b;
+              return true;
+            }
+          return false;
         },
         std::forward<Fetch>(fetch), [&](Entry& e, int blocks) { keep_occupancy(e, q, blocks); });
   }
@@ -79,31 +84,9 @@ class FunctionAttributeCache {
     std::vector<std::pair<OccupancyQuery, int>> occupancy;  // oldest first
   };
 
-  // The kept answer `find` sees, or the fetched one, handed to `keep`
-  // unless a forget came meanwhile.
-  template <typename Value, typename Find, typename Fetch, typename Keep>
-  cudaError_t answer(const Key& key, Value* out, Find&& find, Fetch&& fetch, Keep&& keep) {
-    uint64_t generation;
-    {
-      std::shared_lock lock(mutex_);
-      if (auto it = entries_.find(key); it != entries_.end())
-        if (const Value* kept = find(it->second)) {
-          *out = *kept;
-          return cudaSuccess;
-        }
-      generation = generation_;
-    }
-    if (cudaError_t e = fetch(out)) return e;
-    std::unique_lock lock(mutex_);
-    if (generation == generation_) keep(entries_[key], *out);
-    return cudaSuccess;
-  }
   static void keep_occupancy(Entry& entry, const OccupancyQuery& q, int blocks);
 
-  std::shared_mutex mutex_;
-  // Counts forgets: a fetch that saw another count may predate one.
-  uint64_t generation_ = 0;
-  std::unordered_map<Key, Entry, KeyHash> entries_;
+  KeptAnswers<std::unordered_map<Key, Entry, KeyHash>> kept_;
 };
 
 }  // namespace rgpu::client
