@@ -14,6 +14,7 @@
 
 #include "protocol/codec.hpp"
 #include "protocol/external_wire.hpp"
+#include "protocol/wire_enum.hpp"
 
 namespace rgpu::proto {
 
@@ -93,10 +94,12 @@ inline int mem_op_width(uint32_t type) {
 }
 
 // The driver's structure and back (the wait and write members share their layout).
+// The application's operation type may be any number (wire_enum.hpp).
 inline MemOpWire from_cu_mem_op(const CUstreamBatchMemOpParams& p) {
-  int n = mem_op_width(p.operation);
-  if (n <= 0) return {p.operation, p.memoryBarrier.flags, 0, 0};
-  return {p.operation, p.writeValue.flags, p.writeValue.address, n == 4 ? p.writeValue.value : p.writeValue.value64};
+  uint32_t type = enum_number(p.operation);
+  int n = mem_op_width(type);
+  if (n <= 0) return {type, p.memoryBarrier.flags, 0, 0};
+  return {type, p.writeValue.flags, p.writeValue.address, n == 4 ? p.writeValue.value : p.writeValue.value64};
 }
 
 inline CUstreamBatchMemOpParams to_cu_mem_op(const MemOpWire& w) {

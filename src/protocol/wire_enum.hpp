@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 
 #include "protocol/codec.hpp"
@@ -27,12 +28,29 @@ std::underlying_type_t<E> enum_number(const E& field) {
   return n;
 }
 
+// Sets an enum field of a struct that goes to CUDA unchecked (CUDA judges
+// it) to the client's number, which a C++ enum may not hold as a value.
+template <typename E>
+  requires std::is_enum_v<E>
+void set_enum_number(E* field, std::underlying_type_t<E> n) {
+  std::memcpy(field, &n, sizeof n);
+}
+
 // Whether n, an enum argument's number, lies in [lowest, highest].
 template <typename E>
   requires std::is_enum_v<E>
 bool enum_in_range(EnumNumber<E> n, E lowest, E highest) {
   return static_cast<int64_t>(n) >= static_cast<int64_t>(lowest) &&
          static_cast<int64_t>(n) <= static_cast<int64_t>(highest);
+}
+
+// Whether n, an enum argument's number, is one of `named`.
+template <typename E>
+  requires std::is_enum_v<E>
+bool enum_is_one_of(EnumNumber<E> n, std::initializer_list<E> named) {
+  for (E e : named)
+    if (static_cast<int64_t>(n) == static_cast<int64_t>(e)) return true;
+  return false;
 }
 
 // An enum argument whose enumerators lie in [lowest, highest]; any other

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "client/core/session.hpp"
@@ -1295,6 +1296,160 @@ TEST_F(ServerFault, VirtualMemoryOpsCheckHandlesRangesAndDevices) {
   EXPECT_EQ(b->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaErrorInvalidValue);
   EXPECT_EQ(a->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaSuccess);
   EXPECT_EQ(a->call(proto::kOpVmmRelease, 0, release.bytes(), {}, reply), cudaErrorInvalidValue);
+  expect_healthy();
+}
+
+// Enum arguments and enum fields of structs off the wire hold any number an
+// application (or a forged frame) puts there; the worker reads them as
+// numbers (protocol/wire_enum.hpp) and answers those no enumerator names as
+// CUDA does, and the session goes on. A number past every CUDA enum's range:
+constexpr uint32_t kNoEnumerator = 0x80000000;
+
+TEST_F(ServerFault, OutOfRangeEnumFieldsAreRefusedAndTheSessionGoesOn) {
+  std::string why;
+  auto a = open_session(port_, {0, 1}, &why);
+  ASSERT_TRUE(a) << why;
+  std::vector<uint8_t> reply;
+  auto call = [&](uint16_t op, const proto::Writer& w) { return a->call(op, 0, w.bytes(), {}, reply); };
+
+  // Memory pools: properties and access flags.
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location = {cudaMemLocationTypeDevice, 0};
+  auto create_pool = [&](const cudaMemPoolProps& p) {
+    proto::Writer w;
+    w.put(p);
+    return call(proto::kOpMemPoolCreate, w);
+  };
+  cudaMemPoolProps odd = props;
+  proto::set_enum_number(&odd.allocType, kNoEnumerator);
+  EXPECT_EQ(create_pool(odd), cudaErrorInvalidValue);
+  odd = props;
+  proto::set_enum_number(&odd.location.type, kNoEnumerator);
+  EXPECT_EQ(create_pool(odd), cudaErrorInvalidValue);
+  odd = props;
+  proto::set_enum_number(&odd.handleTypes, 0x40u);
+  EXPECT_EQ(create_pool(odd), cudaErrorNotSupported);
+  ASSERT_EQ(create_pool(props), cudaSuccess);
+  uint64_t pool = proto::Reader(reply).get<uint64_t>();
+  auto pool_access = [&](uint32_t flags) {
+    proto::Writer w;
+    w.put(pool).put<int32_t>(0).put(flags);
+    return call(proto::kOpMemPoolSetAccess, w);
+  };
+  EXPECT_EQ(pool_access(2), cudaErrorInvalidValue);  // between enumerators
+  EXPECT_EQ(pool_access(kNoEnumerator), cudaErrorInvalidValue);
+  EXPECT_EQ(pool_access(cudaMemAccessFlagsProtReadWrite), cudaSuccess);
+
+  // Virtual memory: allocation properties, granularity options, access flags.
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  auto granularity = [&](const CUmemAllocationProp& p, uint32_t option) {
+    proto::Writer w;
+    w.put(p).put(option);
+    return call(proto::kOpVmmGranularity, w);
+  };
+  CUmemAllocationProp odd_prop = prop;
+  proto::set_enum_number(&odd_prop.type, kNoEnumerator);
+  EXPECT_EQ(granularity(odd_prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), cudaErrorInvalidValue);
+  odd_prop = prop;
+  proto::set_enum_number(&odd_prop.location.type, kNoEnumerator);
+  EXPECT_EQ(granularity(odd_prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), cudaErrorInvalidDevice);
+  EXPECT_EQ(granularity(prop, 7), cudaErrorInvalidValue);
+  ASSERT_EQ(granularity(prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED), cudaSuccess);
+  const uint64_t g = proto::Reader(reply).get<uint64_t>();
+  odd_prop = prop;
+  proto::set_enum_number(&odd_prop.requestedHandleTypes, kNoEnumerator);
+  proto::Writer create_odd;
+  create_odd.put(g).put(odd_prop);
+  EXPECT_EQ(call(proto::kOpVmmCreate, create_odd), cudaErrorInvalidValue);
+  proto::Writer reserve;
+  reserve.put(g).put<uint64_t>(0);
+  ASSERT_EQ(call(proto::kOpVmmReserve, reserve), cudaSuccess);
+  uint64_t base = proto::Reader(reply).get<uint64_t>();
+  proto::Writer access;
+  access.put(base).put(g).put<int32_t>(0).put(kNoEnumerator);
+  EXPECT_EQ(call(proto::kOpVmmSetAccess, access), cudaErrorInvalidValue);
+
+  // A kernel's attributes, cache and shared memory configurations.
+  char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
+               ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
+  iovec image{ptx, sizeof ptx};
+  proto::Writer load;
+  load.put_string("").put<uint8_t>(1);
+  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, load.bytes(), {&image, 1}, reply), cudaSuccess);
+  proto::Writer get_function;
+  get_function.put(loaded_module(reply)).put_string("k");
+  ASSERT_EQ(call(proto::kOpModuleGetFunction, get_function), cudaSuccess);
+  uint64_t function = proto::Reader(reply).get<uint64_t>();
+  auto on_function = [&](uint16_t op, uint32_t number, std::optional<int32_t> value = {}) {
+    proto::Writer w;
+    w.put(function).put(number);
+    if (value) w.put(*value);
+    return call(op, w);
+  };
+  EXPECT_EQ(on_function(proto::kOpFuncSetAttribute, 3, 0), cudaErrorInvalidValue);  // below the first
+  EXPECT_EQ(on_function(proto::kOpFuncSetAttribute, kNoEnumerator, 0), cudaErrorInvalidValue);
+  EXPECT_EQ(on_function(proto::kOpFuncSetAttribute, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024), cudaSuccess);
+  EXPECT_EQ(on_function(proto::kOpFuncSetCacheConfig, kNoEnumerator), cudaErrorInvalidValue);
+  EXPECT_EQ(on_function(proto::kOpFuncSetCacheConfig, cudaFuncCachePreferL1), cudaSuccess);
+  EXPECT_EQ(on_function(proto::kOpFuncSetSharedMemConfig, kNoEnumerator), cudaErrorInvalidValue);
+  EXPECT_EQ(on_function(proto::kOpFuncSetSharedMemConfig, cudaSharedMemBankSizeEightByte), cudaSuccess);
+
+  // Peer attributes.
+  auto p2p = [&](uint32_t attr) {
+    proto::Writer w;
+    w.put(attr).put<int32_t>(0).put<int32_t>(1);
+    return call(proto::kOpDeviceGetP2PAttribute, w);
+  };
+  EXPECT_EQ(p2p(0), cudaErrorInvalidValue);
+  EXPECT_EQ(p2p(kNoEnumerator), cudaErrorInvalidValue);
+  EXPECT_EQ(p2p(cudaDevP2PAttrAccessSupported), cudaSuccess);
+
+  // Stream attributes and capture modes.
+  proto::Writer stream_attribute;
+  stream_attribute.put<uint64_t>(0).put(kNoEnumerator).put(cudaLaunchAttributeValue{});
+  EXPECT_EQ(call(proto::kOpStreamSetAttribute, stream_attribute), cudaErrorInvalidValue);
+  proto::Writer mode;
+  mode.put(kNoEnumerator);
+  EXPECT_EQ(call(proto::kOpThreadExchangeStreamCaptureMode, mode), cudaErrorInvalidValue);
+
+  // Arrays and textures: a channel kind and a filter mode no enumerator names.
+  cudaChannelFormatDesc f{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  proto::set_enum_number(&f.f, kNoEnumerator);
+  proto::Writer odd_array;
+  odd_array.put(f).put(cudaExtent{16, 4, 0}).put<uint32_t>(0);
+  EXPECT_EQ(call(proto::kOpArrayCreate, odd_array), cudaErrorInvalidChannelDescriptor);
+  f.f = cudaChannelFormatKindFloat;
+  proto::Writer array_create;
+  array_create.put(f).put(cudaExtent{16, 4, 0}).put<uint32_t>(0);
+  ASSERT_EQ(call(proto::kOpArrayCreate, array_create), cudaSuccess);
+  cudaResourceDesc res{};
+  res.resType = cudaResourceTypeArray;
+  res.res.array.array = reinterpret_cast<cudaArray_t>(proto::Reader(reply).get<uint64_t>());
+  cudaTextureDesc tex{};
+  proto::set_enum_number(&tex.filterMode, kNoEnumerator);
+  proto::Writer texture;
+  texture.put(res).put(tex).put<uint8_t>(0);
+  EXPECT_EQ(call(proto::kOpTextureObjectCreate, texture), cudaErrorInvalidValue);
+
+  // A decompression's algorithm goes to the driver as the application's
+  // number (the test backend answers every batch as unsupported).
+  proto::Writer m;
+  m.put<uint64_t>(8192);
+  ASSERT_EQ(call(proto::kOpMalloc, m), cudaSuccess);
+  uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  proto::Writer decompress;
+  decompress.put<uint64_t>(0).put<uint32_t>(0).put<uint32_t>(1);
+  decompress.put<uint64_t>(512).put<uint64_t>(1024).put(ptr + 4000).put(ptr).put(ptr + 1024).put(kNoEnumerator);
+  ASSERT_EQ(call(proto::kOpMemBatchDecompress, decompress), cudaSuccess);
+  EXPECT_EQ(proto::Reader(reply).get<int32_t>(), cudaErrorNotSupported);
+
+  // The same session still works.
+  proto::Writer set;
+  set.put(ptr).put<int32_t>(1).put<uint64_t>(8192).put<uint64_t>(0);
+  EXPECT_EQ(call(proto::kOpMemset, set), cudaSuccess);
   expect_healthy();
 }
 

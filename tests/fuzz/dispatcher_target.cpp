@@ -10,6 +10,8 @@
 
 namespace rgpu::fuzz {
 
+constexpr uint64_t kSessionMemory = 1ull << 30;
+
 // One input is one session on one connection: its frames run in order as
 // serve_lane runs them (the sequence gate aside: one connection is in order).
 int dispatcher(const uint8_t* data, size_t size) {
@@ -18,6 +20,11 @@ int dispatcher(const uint8_t* data, size_t size) {
   ByteStreamConnection conn({data, size});
   {
     server::SessionContext context(backend, {0, 1}, "");
+    // Bounded as a deployed server bounds a session (max-session-memory):
+    // unbounded, one frame asks for as much page-locked staging as the
+    // machine has, whose ASan shadow alone passes the fuzzer's memory limit.
+    context.allocations.set_limit(kSessionMemory);
+    context.graph_staging.set_limit(kSessionMemory);
     server::Lane lane(conn);
     std::vector<uint8_t> args;
     int current = -1;

@@ -15,6 +15,7 @@
 #include "client/core/thread_resident.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 
 namespace rgpu::client {
 
@@ -289,8 +290,9 @@ cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type) {
   RemoteObject o;
   if (cudaError_t e = on_object(graph_node_handles(), node, call, &o)) return e;
   if (cudaError_t e = call.quiet().run()) return e;
-  *type = static_cast<cudaGraphNodeType>(call.reply().get<int32_t>());
-  if (*type != cudaGraphNodeTypeGraph) return cudaSuccess;
+  auto number = call.reply().get<int32_t>();
+  *type = static_cast<cudaGraphNodeType>(number);
+  if (number != cudaGraphNodeTypeGraph) return cudaSuccess;
   // A staged copy node is a copy node to the application.
   GraphNodeParams p;
   if (cudaError_t e = node_get_params(node, &p)) return e;
@@ -440,10 +442,13 @@ cudaError_t graph_exec_update(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraph
   if (g.device != x.device) return cudaErrorInvalidValue;
   call.args().put(g.remote);
   if (cudaError_t e = call.run()) return e;
-  auto result = call.reply().get<int32_t>();
+  auto result = call.reply().get<proto::EnumNumber<cudaGraphExecUpdateResult>>();
   auto node = call.reply().get<uint64_t>();
   *info = cudaGraphExecUpdateResultInfo{};
-  info->result = static_cast<cudaGraphExecUpdateResult>(result);
+  // A number from the server, an enum once known (protocol/wire_enum.hpp).
+  info->result = proto::enum_in_range(result, cudaGraphExecUpdateSuccess, cudaGraphExecUpdateErrorAttributesChanged)
+                     ? static_cast<cudaGraphExecUpdateResult>(result)
+                     : cudaGraphExecUpdateError;
   if (node) info->errorNode = graph_node_handles().intern(x.device, node);
   return result == cudaGraphExecUpdateSuccess ? cudaSuccess : cudaErrorGraphExecUpdateFailure;
 }
@@ -547,12 +552,13 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
   Call call(proto::kOpStreamGetCaptureInfo);
   if (cudaError_t e = on_stream(stream, call)) return e;
   if (cudaError_t e = call.quiet().run()) return e;
-  *status = static_cast<cudaStreamCaptureStatus>(call.reply().get<int32_t>());
+  auto status_number = call.reply().get<int32_t>();
+  *status = static_cast<cudaStreamCaptureStatus>(status_number);
   auto capture_id = call.reply().get<uint64_t>();
   auto remote_graph = call.reply().get<uint64_t>();
   t_capture_deps.get() = get_nodes(call.reply(), call.device_index());
   t_capture_edges->assign(t_capture_deps->size(), cudaGraphEdgeData{});
-  bool active = *status != cudaStreamCaptureStatusNone;
+  bool active = status_number != cudaStreamCaptureStatusNone;
   if (id) *id = active ? capture_id : 0;
   if (graph) *graph = active && remote_graph ? graph_handles().intern(call.device_index(), remote_graph) : nullptr;
   if (deps) *deps = t_capture_deps->data();

@@ -23,6 +23,7 @@
 #include "client/cuda/primary_context.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 
 using namespace rgpu;
 using namespace rgpu::client;
@@ -55,7 +56,8 @@ CUdevResource take_resource(Call& call, int device) {
 }
 
 CUresult read_resource(const CUdevResource& r, ResourceOrigin* o) {
-  if (r.type != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_RESOURCE_TYPE;
+  // The application's bytes: any number (protocol/wire_enum.hpp).
+  if (proto::enum_number(r.type) != CU_DEV_RESOURCE_TYPE_SM) return CUDA_ERROR_INVALID_RESOURCE_TYPE;
   std::memcpy(o, r._internal_padding, sizeof *o);
   if (o->magic != kOriginMagic || o->device < 0 || o->device >= Runtime::get().device_count())
     return CUDA_ERROR_INVALID_VALUE;

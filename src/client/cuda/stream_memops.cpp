@@ -14,6 +14,7 @@
 #include "client/cuda/stream_memops.hpp"
 #include "protocol/graph_node.hpp"
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 
 using namespace rgpu;
 using namespace rgpu::client;
@@ -21,7 +22,7 @@ using namespace rgpu::client;
 namespace rgpu::client {
 
 cudaError_t put_mem_op(const CUstreamBatchMemOpParams& p, int device, proto::Writer& w) {
-  int n = proto::mem_op_width(p.operation);
+  int n = proto::mem_op_width(proto::enum_number(p.operation));  // the application's number (wire_enum.hpp)
   if (n < 0) return cudaErrorInvalidValue;
   proto::MemOpWire op = proto::from_cu_mem_op(p);
   if (n) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -27,7 +28,8 @@ int32_t batch_decompress(SessionContext& s, Request& req, proto::Writer& out) {
     p.dstActBytes = reinterpret_cast<cuuint32_t*>(req.args.get<uint64_t>());
     p.src = reinterpret_cast<const void*>(req.args.get<uint64_t>());
     p.dst = reinterpret_cast<void*>(req.args.get<uint64_t>());
-    p.algo = static_cast<CUmemDecompressAlgorithm>(req.args.get<int32_t>());
+    // The driver judges the algorithm; no C++ code here reads it.
+    proto::set_enum_number(&p.algo, req.args.get<proto::EnumNumber<CUmemDecompressAlgorithm>>());
   }
   req.args.expect_end();
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;

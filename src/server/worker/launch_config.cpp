@@ -9,9 +9,11 @@ namespace {
 // More than every attribute twice is a malformed request.
 constexpr uint32_t kMaxAttributes = 64;
 
-int32_t check_attribute(SessionContext& s, const cudaLaunchAttribute& a) {
+// id: any number off the wire, an enum once checked here (wire_enum.hpp).
+int32_t check_attribute(SessionContext& s, proto::EnumNumber<cudaLaunchAttributeID> id,
+                        const cudaLaunchAttributeValue& val) {
   auto event_ok = [&](cudaEvent_t e) { return s.valid_event(reinterpret_cast<uint64_t>(e)); };
-  switch (proto::enum_number(a.id)) {  // any number off the wire (wire_enum.hpp)
+  switch (id) {
     case cudaLaunchAttributeIgnore:
     case cudaLaunchAttributeCooperative:
     case cudaLaunchAttributeSynchronizationPolicy:
@@ -27,14 +29,14 @@ int32_t check_attribute(SessionContext& s, const cudaLaunchAttribute& a) {
       return cudaSuccess;
     case cudaLaunchAttributeAccessPolicyWindow: {
       // The window names device memory: it must be the session's own.
-      const auto& w = a.val.accessPolicyWindow;
+      const auto& w = val.accessPolicyWindow;
       return !w.num_bytes || s.owns(reinterpret_cast<uint64_t>(w.base_ptr), w.num_bytes) ? cudaSuccess
                                                                                           : cudaErrorInvalidValue;
     }
     case cudaLaunchAttributeProgrammaticEvent:
-      return event_ok(a.val.programmaticEvent.event) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+      return event_ok(val.programmaticEvent.event) ? cudaSuccess : cudaErrorInvalidResourceHandle;
     case cudaLaunchAttributeLaunchCompletionEvent:
-      return event_ok(a.val.launchCompletionEvent.event) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+      return event_ok(val.launchCompletionEvent.event) ? cudaSuccess : cudaErrorInvalidResourceHandle;
     default:
       // The graph-only attribute (it hands out a device node address) and
       // unknown ids.
@@ -57,10 +59,12 @@ int32_t read_launch_attributes(SessionContext& s, proto::Reader& in, LaunchConfi
   if (n > kMaxAttributes) return cudaErrorInvalidValue;
   config->attributes.resize(n);
   for (auto& a : config->attributes) {
+    auto id = in.get<proto::EnumNumber<cudaLaunchAttributeID>>();
+    auto val = in.get<cudaLaunchAttributeValue>();
+    if (int32_t e = check_attribute(s, id, val)) return e;
     a = cudaLaunchAttribute{};
-    a.id = static_cast<cudaLaunchAttributeID>(in.get<int32_t>());
-    a.val = in.get<cudaLaunchAttributeValue>();
-    if (int32_t e = check_attribute(s, a)) return e;
+    a.id = static_cast<cudaLaunchAttributeID>(id);
+    a.val = val;
   }
   return cudaSuccess;
 }

@@ -1,5 +1,6 @@
 // Modules (fat binaries), kernels and launches.
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/launch_config.hpp"
 #include "server/worker/module_cache.hpp"
@@ -107,26 +108,33 @@ int32_t func_get_attributes(SessionContext& s, Request& req, proto::Writer& out)
 
 int32_t func_set_attribute(SessionContext& s, Request& req, proto::Writer&) {
   auto fn = req.args.get<uint64_t>();
-  auto attr = req.args.get<int32_t>();
+  auto attr = req.args.get<proto::EnumNumber<cudaFuncAttribute>>();
   auto value = req.args.get<int32_t>();
   req.args.expect_end();
   if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
+  // Numbers become enums once checked (wire_enum.hpp).
+  if (!proto::enum_in_range(attr, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            cudaFuncAttributeClusterSchedulingPolicyPreference))
+    return cudaErrorInvalidValue;
   return s.backend().func_set_attribute(fn, static_cast<cudaFuncAttribute>(attr), value);
 }
 
 int32_t func_set_cache_config(SessionContext& s, Request& req, proto::Writer&) {
   auto fn = req.args.get<uint64_t>();
-  auto config = req.args.get<int32_t>();
+  auto config = req.args.get<proto::EnumNumber<cudaFuncCache>>();
   req.args.expect_end();
   if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
+  if (!proto::enum_in_range(config, cudaFuncCachePreferNone, cudaFuncCachePreferEqual)) return cudaErrorInvalidValue;
   return s.backend().func_set_cache_config(fn, static_cast<cudaFuncCache>(config));
 }
 
 int32_t func_set_shared_mem_config(SessionContext& s, Request& req, proto::Writer&) {
   auto fn = req.args.get<uint64_t>();
-  auto config = req.args.get<int32_t>();
+  auto config = req.args.get<proto::EnumNumber<cudaSharedMemConfig>>();
   req.args.expect_end();
   if (!s.functions.find(fn)) return cudaErrorInvalidDeviceFunction;
+  if (!proto::enum_in_range(config, cudaSharedMemBankSizeDefault, cudaSharedMemBankSizeEightByte))
+    return cudaErrorInvalidValue;
   return s.backend().func_set_shared_mem_config(fn, static_cast<cudaSharedMemConfig>(config));
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -40,11 +41,14 @@ int32_t disable_peer_access(SessionContext& s, Request& req, proto::Writer&) {
 }
 
 int32_t p2p_attribute(SessionContext& s, Request& req, proto::Writer& out) {
-  auto attr = req.args.get<int32_t>();
+  auto attr = req.args.get<proto::EnumNumber<cudaDeviceP2PAttr>>();
   auto src = req.args.get<int32_t>();
   auto dst = req.args.get<int32_t>();
   req.args.expect_end();
   if (!s.has_gpu(src) || !s.has_gpu(dst)) return cudaErrorInvalidDevice;
+  // A number becomes an enum once checked (wire_enum.hpp).
+  if (!proto::enum_in_range(attr, cudaDevP2PAttrPerformanceRank, cudaDevP2PAttrOnlyPartialNativeAtomicSupported))
+    return cudaErrorInvalidValue;
   int value = 0;
   if (int32_t e = s.backend().device_get_p2p_attribute(&value, static_cast<cudaDeviceP2PAttr>(attr), src, dst))
     return e;

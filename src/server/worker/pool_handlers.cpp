@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -45,12 +46,16 @@ int32_t free_async(SessionContext& s, Request& req, proto::Writer&) {
 int32_t mem_pool_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto props = req.args.get<cudaMemPoolProps>();
   req.args.expect_end();
-  if (props.location.type != cudaMemLocationTypeDevice || !s.has_gpu(props.location.id))
+  // Its enum fields are read as numbers until checked (wire_enum.hpp).
+  if (!proto::enum_is_one_of(proto::enum_number(props.allocType),
+                             {cudaMemAllocationTypePinned, cudaMemAllocationTypeManaged}))
+    return cudaErrorInvalidValue;
+  if (proto::enum_number(props.location.type) != cudaMemLocationTypeDevice || !s.has_gpu(props.location.id))
     return cudaErrorInvalidValue;
   // Pools shared between processes: through POSIX descriptors (shm) or
   // fabric handles (shareable_handle_handlers.cpp); Windows handles mean
   // nothing on this server.
-  if (props.handleTypes & ~(cudaMemHandleTypePosixFileDescriptor | cudaMemHandleTypeFabric))
+  if (proto::enum_number(props.handleTypes) & ~(cudaMemHandleTypePosixFileDescriptor | cudaMemHandleTypeFabric))
     return cudaErrorNotSupported;
   props.win32SecurityAttributes = nullptr;  // a client address means nothing here
   Handle pool = 0;
@@ -123,9 +128,12 @@ int32_t device_set_mem_pool(SessionContext& s, Request& req, proto::Writer&) {
 int32_t mem_pool_set_access(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_POOL(pool);
   auto device = req.args.get<int32_t>();
-  auto flags = req.args.get<int32_t>();
+  auto flags = req.args.get<proto::EnumNumber<cudaMemAccessFlags>>();
   req.args.expect_end();
   if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
+  if (!proto::enum_is_one_of(flags, {cudaMemAccessFlagsProtNone, cudaMemAccessFlagsProtRead,
+                                     cudaMemAccessFlagsProtReadWrite}))
+    return cudaErrorInvalidValue;
   return s.backend().mem_pool_set_access(pool, device, static_cast<cudaMemAccessFlags>(flags));
 }
 

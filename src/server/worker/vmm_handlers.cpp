@@ -7,25 +7,36 @@
 #include <algorithm>
 
 #include "protocol/ops.hpp"
+#include "protocol/wire_enum.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
 namespace rgpu::server {
 namespace {
 
-// The allocation properties a client sent, with no pointer of its own in them.
-bool read_prop(SessionContext& s, Request& req, CUmemAllocationProp* prop) {
+// The allocation properties a client sent, with no pointer of its own in
+// them; their enum fields are read as numbers until checked (wire_enum.hpp).
+int32_t read_prop(SessionContext& s, Request& req, CUmemAllocationProp* prop) {
   *prop = req.args.get<CUmemAllocationProp>();
   prop->win32HandleMetaData = nullptr;
-  return prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE && s.has_gpu(prop->location.id);
+  if (proto::enum_number(prop->location.type) != CU_MEM_LOCATION_TYPE_DEVICE || !s.has_gpu(prop->location.id))
+    return cudaErrorInvalidDevice;
+  if (!proto::enum_is_one_of(proto::enum_number(prop->type), {CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_ALLOCATION_TYPE_MANAGED}))
+    return cudaErrorInvalidValue;
+  constexpr auto kHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |
+                                CU_MEM_HANDLE_TYPE_WIN32_KMT | CU_MEM_HANDLE_TYPE_FABRIC;
+  if (proto::enum_number(prop->requestedHandleTypes) & ~kHandleTypes) return cudaErrorInvalidValue;
+  return cudaSuccess;
 }
 
 int32_t granularity(SessionContext& s, Request& req, proto::Writer& out) {
   CUmemAllocationProp prop;
-  bool ok = read_prop(s, req, &prop);
-  auto option = req.args.get<int32_t>();
+  int32_t bad = read_prop(s, req, &prop);
+  auto option = req.args.get<proto::EnumNumber<CUmemAllocationGranularity_flags>>();
   req.args.expect_end();
-  if (!ok) return cudaErrorInvalidDevice;
+  if (bad) return bad;
+  if (!proto::enum_is_one_of(option, {CU_MEM_ALLOC_GRANULARITY_MINIMUM, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED}))
+    return cudaErrorInvalidValue;
   size_t g = 0;
   if (int32_t e = s.backend().vmm_granularity(&g, prop, static_cast<CUmemAllocationGranularity_flags>(option)))
     return e;
@@ -36,9 +47,9 @@ int32_t granularity(SessionContext& s, Request& req, proto::Writer& out) {
 int32_t create(SessionContext& s, Request& req, proto::Writer& out) {
   auto size = req.args.get<uint64_t>();
   CUmemAllocationProp prop;
-  bool ok = read_prop(s, req, &prop);
+  int32_t bad = read_prop(s, req, &prop);
   req.args.expect_end();
-  if (!ok) return cudaErrorInvalidDevice;
+  if (bad) return bad;
   Handle h = 0;
   if (int32_t e = s.quota.allocate(prop.location.id, size, SessionQuota::Kind::vmm, &h,
                                    [&] { return s.backend().vmm_create(&h, size, prop); }))
@@ -118,12 +129,13 @@ int32_t set_access(SessionContext& s, Request& req, proto::Writer&) {
   auto p = req.args.get<uint64_t>();
   auto size = req.args.get<uint64_t>();
   auto device = req.args.get<int32_t>();
-  auto flags = static_cast<CUmemAccess_flags>(req.args.get<int32_t>());
+  auto number = req.args.get<proto::EnumNumber<CUmemAccess_flags>>();
   req.args.expect_end();
   if (!s.has_gpu(device)) return cudaErrorInvalidDevice;
-  if (flags != CU_MEM_ACCESS_FLAGS_PROT_NONE && flags != CU_MEM_ACCESS_FLAGS_PROT_READ &&
-      flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+  if (!proto::enum_is_one_of(number, {CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READ,
+                                      CU_MEM_ACCESS_FLAGS_PROT_READWRITE}))
     return cudaErrorInvalidValue;
+  auto flags = static_cast<CUmemAccess_flags>(number);
   auto mappings = s.vmm.mappings_in(p, size);
   if (!mappings) return cudaErrorInvalidValue;
   if (int32_t e = s.backend().vmm_set_access(p, size, device, flags)) return e;

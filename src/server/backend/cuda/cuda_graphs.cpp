@@ -638,6 +638,9 @@ int32_t CudaGraphs::capture_host_node(uint64_t stream, uint64_t record) {
 }
 
 int32_t CudaGraphs::exchange_capture_mode(int32_t* mode) {
+  // `m` is read back below, whatever the driver did with it: a number the
+  // enum cannot hold must not become it (protocol/wire_enum.hpp).
+  if (*mode < cudaStreamCaptureModeGlobal || *mode > cudaStreamCaptureModeRelaxed) return cudaErrorInvalidValue;
   auto m = static_cast<cudaStreamCaptureMode>(*mode);
   cudaError_t e = cudaThreadExchangeStreamCaptureMode(&m);
   *mode = m;
