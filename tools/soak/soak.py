@@ -23,8 +23,12 @@ hung, soak sessions open at once, sessions started and their rate, how long
 sessions waited to open (median, most), how long the daemon's workers took
 to start (its log, kept as OUT_DIR/soak-server.log.gz: the most per second
 over 30 s, each from fork to ready), the daemon's and workers' crashes and GPU
-0's free memory before and after (cuMemGetInfo through a session; nvidia-smi
-when present).
+0's memory. On a GPU machine the memory must come back: NVML's used bytes once
+the daemon has stopped and only the processes that were on the GPU before it
+started are left, against the same before it started (gpu_memory.py says why
+not a reading while the daemon runs; its readings through a session, before
+and after, are reported beside). On the host-test backend the free memory
+its sessions report must come back.
 
 usage: soak.py BUILD_DIR OUT_DIR --backend cuda|host-test [--sessions N]
                [--seconds D] [--port P] [options: --help] PROGRAM...
@@ -48,6 +52,8 @@ import tempfile
 import threading
 import time
 import traceback
+
+import gpu_memory
 
 
 def free_port():
@@ -117,14 +123,6 @@ def children(pid):
             return len(f.read().split())
     except OSError:
         return None
-
-
-def nvidia_smi_used():
-    if not shutil.which("nvidia-smi"):
-        return None
-    out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", "-i", "0"],
-                         capture_output=True, text=True)
-    return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip().isdigit() else None
 
 
 def median_and_most(values):
@@ -316,6 +314,8 @@ def main():
     server = f"127.0.0.1:{port}"
     log_path = os.path.join(args.out, "soak-server.log")
     prestarted = 4
+    gpu_before = gpu_memory.reading()
+    gpu_after = None
     with open(log_path, "w") as log:
         daemon = subprocess.Popen([f"{args.build}/rgpu-server", "--backend", args.backend, "--port", str(port),
                                    "--workers", str(prestarted), "--max-sessions", str(max(256, 2 * args.sessions)),
@@ -327,7 +327,7 @@ def main():
                 lambda: len(starts.read()) >= prestarted, 120):
             print("soak: the server did not start", file=sys.stderr)
             return 1
-        before, smi_before = free_memory(args.build, server, starts), nvidia_smi_used()
+        before = free_memory(args.build, server, starts)
         totals = Totals()
         openers = threading.BoundedSemaphore(args.openers)
         start = time.time()
@@ -354,18 +354,23 @@ def main():
         wait_for(lambda: children(daemon.pid) == prestarted, 30)
         workers_after = children(daemon.pid)
         after = None
-        for _ in range(30):
+        # Where the reading decides (host-test), a moment for the last frees.
+        for _ in range(1 if gpu_before else 30):
             after = free_memory(args.build, server, starts) if daemon_alive else None
             if after and before and after["free"] >= before["free"]:
                 break
             time.sleep(1)
-        smi_after = nvidia_smi_used()
     finally:
         daemon.send_signal(signal.SIGTERM)
         try:
             daemon.wait(timeout=10)
         except subprocess.TimeoutExpired:
             daemon.kill()
+    if gpu_before:
+        # The daemon's workers exit after it, and the driver frees a process's
+        # memory as it goes.
+        wait_for(lambda: gpu_memory.processes() == gpu_before["processes"], 30)
+        gpu_after = gpu_memory.reading()
     with open(log_path) as f:
         log = f.read()
     worker_crashes = len(re.findall(r"worker \d+ (killed by signal|exited with status)", log))
@@ -373,7 +378,11 @@ def main():
     with open(log_path, "rb") as f, gzip.open(log_path + ".gz", "wb") as z:
         shutil.copyfileobj(f, z)
     os.remove(log_path)
-    memory_back = bool(before and after and after["free"] >= before["free"])
+    if gpu_before:
+        memory_back = bool(gpu_after and gpu_after["processes"] == gpu_before["processes"]
+                           and gpu_after["used"] <= gpu_before["used"])
+    else:
+        memory_back = bool(before and after and after["free"] >= before["free"])
     n = totals.n
     open_median, open_max = median_and_most(totals.open_s)
     starts = starts.read()
@@ -399,8 +408,11 @@ def main():
                   worker_starts_per_s_most=start_rate and round(start_rate, 2),
                   daemon_alive=daemon_alive, daemon_exit=daemon.returncode, worker_crashes=worker_crashes,
                   free_before=before and before["free"], free_after=after and after["free"],
-                  total=before and before["total"], nvidia_smi_used_mib_before=smi_before,
-                  nvidia_smi_used_mib_after=smi_after, memory_back=memory_back, workers_after=workers_after,
+                  total=before and before["total"],
+                  gpu_used_before_daemon=gpu_before and gpu_before["used"],
+                  gpu_used_after_daemon=gpu_after and gpu_after["used"],
+                  gpu_processes_before_daemon=gpu_before and gpu_before["processes"],
+                  gpu_processes_after_daemon=gpu_after and gpu_after["processes"], memory_back=memory_back, workers_after=workers_after,
                   idle_workers=prestarted, failures=totals.failures)
     if not steady:
         totals.fail(f"never {args.sessions} soak sessions open at once (most {report['soak_sessions_at_once_most']})")
@@ -420,8 +432,13 @@ def main():
                 f"({n['program_failures']} failed), {n['clients_killed']} clients killed; wrong results "
                 f"{n['wrong']}; clients hung {n['hung']}; soak clients failed {n['soak_failures']}; "
                 f"daemon {'alive' if daemon_alive else 'DEAD'}, worker crashes {worker_crashes}; "
-                f"GPU 0 free before {r['free_before']} B, after {r['free_after']} B"
-                + (f" (nvidia-smi used {smi_before} MiB before, {smi_after} MiB after)" if smi_before is not None else "")
+                + (f"GPU 0 used {r['gpu_used_before_daemon']} B before the daemon started, "
+                   f"{r['gpu_used_after_daemon']} B once it had stopped (NVML; the same "
+                   f"{len(gpu_before['processes'])} other processes on the GPU: "
+                   f"{'yes' if gpu_after and gpu_after['processes'] == gpu_before['processes'] else 'NO'}); "
+                   f"read through a session while the daemon ran: free {r['free_before']} B before, "
+                   f"{r['free_after']} B after" if gpu_before else
+                   f"free memory through a session before {r['free_before']} B, after {r['free_after']} B")
                 + f"; worker processes left {workers_after} (the daemon's {prestarted} idle ones expected)"
                 + f"; {'PASS' if ok else 'FAIL'}\n"
                 f"- soak sessions open at once, sampled each second once all {args.sessions} were (after "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <string>
 
 #include "client/core/call.hpp"
 #include "client/cudart/parallel_copy.hpp"
@@ -46,8 +47,10 @@ bool striped_copy(int device, uint64_t remote_stream, void* dst, const void* src
                   bool sync, cudaError_t* status) {
   const unsigned stripes = static_cast<unsigned>(std::min<size_t>(tcp_stripes(), n / kMinStripeBytes));
   if (stripes < 2 || remote_stream == reinterpret_cast<uint64_t>(cudaStreamPerThread)) return false;
-  // One TCP stream is what one core copies; shm and ucx move a copy at once.
-  if (Runtime::get().device(device)->session->transport_name() != "tcp") return false;
+  // One TCP stream, encrypted or not, is what one core copies (and, with
+  // TLS, encrypts); shm and ucx move a copy at once.
+  const std::string& transport = Runtime::get().device(device)->session->transport_name();
+  if (transport != "tcp" && transport != "tls") return false;
   const size_t stripe = (n / stripes + kPage - 1) / kPage * kPage;
   std::atomic<int> first_error{cudaSuccess};
   auto move = [&](unsigned i) {

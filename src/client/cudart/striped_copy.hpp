@@ -1,6 +1,6 @@
 // Large copies between pageable memory and a device whose session cannot
-// share memory (tcp): one TCP stream moves only as much as the one core
-// copying between socket and memory manages (a few GB/s), so the copy is
+// share memory (tcp, tls): one TCP stream moves only as much as the one core
+// copying (and encrypting) between socket and memory manages, so the copy is
 // cut into stripes that helper threads move at once, each on its own
 // connection of the session. RGPU_TCP_STRIPES sets how many (default 4;
 // 1 turns striping off).
