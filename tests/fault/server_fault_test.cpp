@@ -47,6 +47,18 @@ uint64_t loaded_module(const std::vector<uint8_t>& reply) {
   return r.get<uint64_t>();
 }
 
+// Loads a module of one kernel, k(u64), into a session: the module's handle.
+uint64_t load_kernel_module(client::Session& s) {
+  char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
+               ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
+  iovec p{ptx, sizeof ptx};
+  proto::Writer w;
+  w.put_string("").put<uint8_t>(1);
+  std::vector<uint8_t> reply;
+  EXPECT_EQ(s.call(proto::kOpModuleLoadImage, 0, w.bytes(), {&p, 1}, reply), cudaSuccess);
+  return loaded_module(reply);
+}
+
 // The transport these tests reach servers by: RGPU_TRANSPORT=ucx runs them
 // over ucx (each server then also listens on a ucx port of its own), else
 // raw connections use tcp and sessions the automatic choice.
@@ -343,11 +355,7 @@ TEST_F(ServerFault, DriverModuleOpsCheckImagesAndHandles) {
   char garbage[] = "neither PTX nor a cubin nor a fat binary";
   iovec g{garbage, sizeof garbage};
   EXPECT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {&g, 1}, reply), cudaErrorInvalidKernelImage);
-  char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
-               ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
-  iovec p{ptx, sizeof ptx};
-  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {&p, 1}, reply), cudaSuccess);
-  uint64_t module = loaded_module(reply);
+  uint64_t module = load_kernel_module(*a);
 
   proto::Writer unknown;
   unknown.put<uint64_t>(module).put_string("not_there");
@@ -860,13 +868,7 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
   auto a = session();
   auto b = session();
   std::vector<uint8_t> reply;
-  char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
-               ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
-  iovec p{ptx, sizeof ptx};
-  proto::Writer with_image;
-  with_image.put_string("").put<uint8_t>(1);
-  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {&p, 1}, reply), cudaSuccess);
-  uint64_t module = loaded_module(reply);
+  uint64_t module = load_kernel_module(*a);
   proto::Writer k;
   k.put<uint64_t>(module).put_string("k");
   ASSERT_EQ(a->call(proto::kOpModuleGetFunction, 0, k.bytes(), {}, reply), cudaSuccess);
@@ -993,6 +995,8 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
                    ".global .align 4 .u32 broken[;\n.global .b8 huge[99999999999][99999999999];\n"
                    ".global .u64 fine[4];\n.visible .entry k(\n)\n{\nret;\n}\n";
   iovec odd_image{odd_ptx, sizeof odd_ptx};
+  proto::Writer with_image;
+  with_image.put_string("").put<uint8_t>(1);
   ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, with_image.bytes(), {&odd_image, 1}, reply), cudaSuccess);
   uint64_t odd_module = loaded_module(reply);
   proto::Writer fine;
@@ -1373,14 +1377,8 @@ TEST_F(ServerFault, OutOfRangeEnumFieldsAreRefusedAndTheSessionGoesOn) {
   EXPECT_EQ(call(proto::kOpVmmSetAccess, access), cudaErrorInvalidValue);
 
   // A kernel's attributes, cache and shared memory configurations.
-  char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
-               ".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n";
-  iovec image{ptx, sizeof ptx};
-  proto::Writer load;
-  load.put_string("").put<uint8_t>(1);
-  ASSERT_EQ(a->call(proto::kOpModuleLoadImage, 0, load.bytes(), {&image, 1}, reply), cudaSuccess);
   proto::Writer get_function;
-  get_function.put(loaded_module(reply)).put_string("k");
+  get_function.put(load_kernel_module(*a)).put_string("k");
   ASSERT_EQ(call(proto::kOpModuleGetFunction, get_function), cudaSuccess);
   uint64_t function = proto::Reader(reply).get<uint64_t>();
   auto on_function = [&](uint16_t op, uint32_t number, std::optional<int32_t> value = {}) {
