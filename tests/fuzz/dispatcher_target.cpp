@@ -20,11 +20,12 @@ int dispatcher(const uint8_t* data, size_t size) {
   ByteStreamConnection conn({data, size});
   {
     server::SessionContext context(backend, {0, 1}, "");
-    // Bounded as a deployed server bounds a session (max-session-memory):
-    // unbounded, one frame asks for as much page-locked staging as the
-    // machine has, whose ASan shadow alone passes the fuzzer's memory limit.
-    context.allocations.set_limit(kSessionMemory);
-    context.graph_staging.set_limit(kSessionMemory);
+    // Bounded as a deployed server bounds a session (max-session-memory,
+    // max-session-host-memory): unbounded, one frame asks for as much
+    // page-locked staging as the machine has, whose ASan shadow alone passes
+    // the fuzzer's memory limit.
+    context.quota.set_limit(kSessionMemory);
+    context.host_memory.set_limit(kSessionMemory);
     server::Lane lane(conn);
     std::vector<uint8_t> args;
     int current = -1;

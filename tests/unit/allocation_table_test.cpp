@@ -25,26 +25,6 @@ TEST(AllocationTable, RemoveOnlyAtBase) {
   EXPECT_FALSE(t.contains(0x1000, 1));
 }
 
-TEST(AllocationTable, ReservationsKeepTheSessionWithinItsLimit) {
-  AllocationTable t;
-  t.set_limit(1000);
-  {
-    rgpu::server::MemoryReservation r(t, 600);
-    ASSERT_TRUE(r);
-    // Another allocation under way meanwhile must fit beside it.
-    EXPECT_FALSE(rgpu::server::MemoryReservation(t, 500));
-    t.add(0x1000, 600);
-  }
-  EXPECT_FALSE(rgpu::server::MemoryReservation(t, 401));
-  EXPECT_TRUE(rgpu::server::MemoryReservation(t, 400));
-  EXPECT_FALSE(rgpu::server::MemoryReservation(t, ~0ull));
-  EXPECT_EQ(t.remove(0x1000), 600u);
-  EXPECT_TRUE(rgpu::server::MemoryReservation(t, 1000));
-  t.add(0x2000, 900);
-  t.clear();  // a device reset frees everything
-  EXPECT_TRUE(rgpu::server::MemoryReservation(t, 1000));
-}
-
 TEST(MemoryMap, FindsOwningDeviceAndForgetsResetDevices) {
   auto& m = rgpu::client::MemoryMap::get();
   m.add_device(0x7000, 0x100, 1);

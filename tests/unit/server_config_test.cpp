@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -84,6 +85,21 @@ TEST(ServerConfig, LimitsTakeCountsSizesAndSeconds) {
   EXPECT_THROW(parse({"--max-session-memory", "99999999999T"}, &c), std::invalid_argument);
   EXPECT_THROW(parse({"--max-frame-bytes", "2M"}, &c), std::invalid_argument);
   EXPECT_THROW(parse({"--max-frame-bytes", "100"}, &c), std::invalid_argument);
+}
+
+// Unconfigured, a session may pin a quarter of the host's memory; 0 lifts
+// the bound.
+TEST(ServerConfig, SessionHostMemoryIsBoundedByDefault) {
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({}, &c));
+  const uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  EXPECT_EQ(c.max_session_host_memory, physical / 4);
+  EXPECT_GT(c.max_session_host_memory, 0u);
+  ASSERT_TRUE(parse({"--max-session-host-memory", "2G"}, &c));
+  EXPECT_EQ(c.max_session_host_memory, 2ull << 30);
+  ASSERT_TRUE(parse({"--max-session-host-memory", "0"}, &c));
+  EXPECT_EQ(c.max_session_host_memory, 0u);
+  EXPECT_THROW(parse({"--max-session-host-memory", "lots"}, &c), std::invalid_argument);
 }
 
 TEST(ServerConfig, TlsNeedsCertificateAndKey) {

@@ -48,6 +48,8 @@ const char* kUsage =
     "  --max-session-connections N  connections (application threads) of one session (default 256)\n"
     "  --max-frame-bytes SIZE       arguments of one request (default 1M, at most 1M)\n"
     "  --max-session-memory SIZE    device memory one session may allocate (default 0)\n"
+    "  --max-session-host-memory SIZE  page-locked host memory one session may make its\n"
+    "                               worker hold (default: a quarter of the host's memory)\n"
     "  --idle-timeout S             end a session that makes no call for S seconds (default 0)\n"
     "  --peer-timeout S             end a session whose client is silent for S seconds, and\n"
     "                               let clients find a silent server as fast (default 30)\n";
@@ -115,6 +117,7 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "max-sessions-per-client") c->max_sessions_per_client = to_count(key, v);
   else if (key == "max-session-connections") c->max_session_connections = to_count(key, v);
   else if (key == "max-session-memory") c->max_session_memory = to_bytes(key, v);
+  else if (key == "max-session-host-memory") c->max_session_host_memory = to_bytes(key, v);
   else if (key == "idle-timeout") c->idle_timeout_s = to_count(key, v);
   else if (key == "peer-timeout") c->peer_timeout_s = to_count(key, v);
   else if (key == "max-frame-bytes") {
@@ -188,6 +191,13 @@ void read_file(ServerConfig* c, const std::string& path) {
 }
 
 }  // namespace
+
+uint64_t default_session_host_memory() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  // Unknown (never on Linux): a bound still, rather than none.
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4;
+}
 
 bool parse_server_args(int argc, char** argv, ServerConfig* config) {
   config->module_cache = "/tmp/rgpu-module-cache-" + std::to_string(getuid());

@@ -10,6 +10,11 @@
 
 namespace rgpu::server {
 
+// max-session-host-memory when none is configured: a quarter of the host's
+// physical memory, so no one session can pin what the host needs, yet a
+// graph staging its copies of large pageable buffers fits.
+uint64_t default_session_host_memory();
+
 struct ServerConfig {
   // This host only unless told otherwise: nothing is open to the network by
   // default.
@@ -45,6 +50,8 @@ struct ServerConfig {
   int max_session_connections = 256;
   uint32_t max_frame_bytes = 1u << 20;  // arguments of one request, held in memory
   uint64_t max_session_memory = 0;      // device memory of one session, bytes
+  // Page-locked host memory one session may make its worker hold, bytes.
+  uint64_t max_session_host_memory = default_session_host_memory();
   int idle_timeout_s = 0;               // a session with no call for this long ends
   // A session whose client sent no heartbeat for this long ends, and a
   // client hears from its worker at least this often (0: off).

@@ -4,43 +4,65 @@
 
 #include <algorithm>
 
+#include "common/log.hpp"
+
 namespace rgpu::server {
+
+bool SessionQuota::hold(uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (limit_ && (bytes > limit_ || held_ > limit_ - bytes)) {
+    RGPU_LOG(warn, "allocation of %llu bytes refused: the session holds %llu of its max-session-memory %llu",
+             static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(held_),
+             static_cast<unsigned long long>(limit_));
+    return false;
+  }
+  held_ += bytes;
+  return true;
+}
+
+void SessionQuota::give_back(int gpu, uint64_t bytes) {
+  held_ -= bytes;
+  if (ledger_) ledger_->release(worker_, gpu, bytes);
+}
 
 int32_t SessionQuota::allocate(int gpu, uint64_t bytes, Kind kind, const uint64_t* name,
                                const std::function<int32_t()>& allocate) {
-  if (!ledger_) return allocate();
-  if (!ledger_->charge(worker_, gpu, bytes)) return cudaErrorMemoryAllocation;
+  if (!ledger_ && !limit_) return allocate();
+  if (!hold(bytes)) return cudaErrorMemoryAllocation;
+  if (ledger_ && !ledger_->charge(worker_, gpu, bytes)) {
+    std::lock_guard lock(mutex_);
+    held_ -= bytes;
+    return cudaErrorMemoryAllocation;
+  }
   int32_t e = allocate();
+  std::lock_guard lock(mutex_);
   if (e != cudaSuccess || *name == 0) {
-    ledger_->release(worker_, gpu, bytes);
+    give_back(gpu, bytes);
     return e;
   }
-  std::lock_guard lock(mutex_);
   auto [it, fresh] = charges_.try_emplace({kind, *name}, Charge{gpu, bytes});
   // A name the backend hands out again was freed behind our back (a device
   // reset): its old charge is over.
   if (!fresh) {
-    ledger_->release(worker_, it->second.gpu, it->second.bytes);
+    give_back(it->second.gpu, it->second.bytes);
     it->second = Charge{gpu, bytes};
   }
   return e;
 }
 
 void SessionQuota::freed(Kind kind, uint64_t name) {
-  if (!ledger_) return;
   std::lock_guard lock(mutex_);
   auto it = charges_.find({kind, name});
   if (it == charges_.end()) return;
-  ledger_->release(worker_, it->second.gpu, it->second.bytes);
+  give_back(it->second.gpu, it->second.bytes);
   charges_.erase(it);
 }
 
 void SessionQuota::reset(int gpu) {
-  if (!ledger_) return;
   std::lock_guard lock(mutex_);
   std::erase_if(charges_, [&](const auto& entry) {
     if (entry.second.gpu != gpu) return false;
-    ledger_->release(worker_, gpu, entry.second.bytes);
+    give_back(gpu, entry.second.bytes);
     return true;
   });
 }

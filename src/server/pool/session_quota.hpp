@@ -1,8 +1,9 @@
-// What one session's allocations count against its job's amount per GPU
-// (job_ledger.hpp). Every allocating handler asks here first, so all paths
-// count alike: linear, pitched and stream-ordered memory, virtual memory,
-// arrays, graph allocations, managed memory. Past the amount the call
-// fails with out-of-memory, as the GPU itself would.
+// What one session's allocations count against: its own limit
+// (max-session-memory) and its job's amount per GPU (job_ledger.hpp).
+// Every allocating handler asks here first, so all paths count alike:
+// linear, pitched and stream-ordered memory, virtual memory, arrays, graph
+// allocations, managed memory. Past either the call fails with
+// out-of-memory, as the GPU itself would.
 #pragma once
 #include <sys/types.h>
 
@@ -22,13 +23,16 @@ class SessionQuota {
   enum class Kind : uint8_t { memory, vmm, array, mipmap };
 
   // The ledger and the worker the session is registered as; no ledger (a
-  // worker outside a daemon): nothing counts.
+  // worker outside a daemon): no job's amount counts.
   SessionQuota(JobLedger* ledger, pid_t worker) : ledger_(ledger), worker_(worker) {}
 
+  // The most bytes the session may hold on all its GPUs together
+  // (max-session-memory; 0: no limit). Set before the first allocation.
+  void set_limit(uint64_t bytes) { limit_ = bytes; }
   // Counts `bytes` on `gpu`, then runs `allocate`; when it succeeds the
   // charge stays with what *name then holds, else it is returned. Past the
-  // job's amount nothing runs and the answer is cudaErrorMemoryAllocation
-  // (CUDA_ERROR_OUT_OF_MEMORY: the same number).
+  // session's limit or the job's amount nothing runs and the answer is
+  // cudaErrorMemoryAllocation (CUDA_ERROR_OUT_OF_MEMORY: the same number).
   int32_t allocate(int gpu, uint64_t bytes, Kind kind, const uint64_t* name, const std::function<int32_t()>& allocate);
   // The allocation named so was freed: its charge returns.
   void freed(Kind kind, uint64_t name);
@@ -43,9 +47,17 @@ class SessionQuota {
     int gpu;
     uint64_t bytes;
   };
+  // Holds `bytes` against the limit (false past it); once held they are the
+  // session's until give_back. Checked and taken under one lock, so threads
+  // allocating at once cannot together pass the limit.
+  bool hold(uint64_t bytes);
+  void give_back(int gpu, uint64_t bytes);  // the caller holds mutex_
+
   JobLedger* ledger_;
   pid_t worker_;
+  uint64_t limit_ = 0;
   std::mutex mutex_;
+  uint64_t held_ = 0;  // charged and being allocated, all GPUs
   std::map<std::pair<Kind, uint64_t>, Charge> charges_;
 };
 

@@ -2,28 +2,9 @@
 
 namespace rgpu::server {
 
-bool AllocationTable::reserve(uint64_t size) {
-  std::lock_guard lock(mutex_);
-  if (limit_ && (size > limit_ || held_ > limit_ - size)) return false;
-  held_ += size;
-  reserved_ += size;
-  return true;
-}
-
-void AllocationTable::release(uint64_t size) {
-  std::lock_guard lock(mutex_);
-  held_ -= size;
-  reserved_ -= size;
-}
-
 void AllocationTable::add(uint64_t base, size_t size) {
   std::lock_guard lock(mutex_);
-  auto [it, fresh] = ranges_.try_emplace(base, size);
-  if (!fresh) {
-    held_ -= it->second;
-    it->second = size;
-  }
-  held_ += size;
+  ranges_[base] = size;
 }
 
 size_t AllocationTable::remove(uint64_t base) {
@@ -31,7 +12,6 @@ size_t AllocationTable::remove(uint64_t base) {
   auto it = ranges_.find(base);
   if (it == ranges_.end()) return 0;
   size_t size = it->second;
-  held_ -= size;
   ranges_.erase(it);
   return size;
 }

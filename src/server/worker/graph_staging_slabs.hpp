@@ -5,8 +5,8 @@
 // and its host node between the block and the callback connection
 // (host_callbacks.hpp). The client carves blocks out of slabs it asked for;
 // every node naming a block is checked to lie inside one slab. Slabs count
-// against the session's memory limit and stay until the session ends or
-// their device is reset.
+// against the session's page-locked host memory (max-session-host-memory)
+// and stay until the session ends or their device is reset.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -14,18 +14,17 @@
 
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
+#include "server/worker/host_memory_limit.hpp"
 
 namespace rgpu::server {
 
 class GraphStagingSlabs {
  public:
-  explicit GraphStagingSlabs(Backend& backend) : backend_(backend) {}
+  GraphStagingSlabs(Backend& backend, HostMemoryLimit& limit) : backend_(backend), limit_(limit) {}
   ~GraphStagingSlabs();
   GraphStagingSlabs(const GraphStagingSlabs&) = delete;
   GraphStagingSlabs& operator=(const GraphStagingSlabs&) = delete;
 
-  // The most bytes of slabs the session may hold (0: no limit).
-  void set_limit(uint64_t bytes) { table_.set_limit(bytes); }
   // A slab of `bytes` for `device`'s graphs: its address in *base.
   int32_t allocate(int device, uint64_t bytes, uint64_t* base);
   // Frees `device`'s slabs ahead of its reset, which would free them under
@@ -36,6 +35,7 @@ class GraphStagingSlabs {
 
  private:
   Backend& backend_;
+  HostMemoryLimit& limit_;
   AllocationTable table_;
   std::mutex mutex_;
   std::multimap<int, void*> slabs_;  // by device

@@ -15,8 +15,6 @@ constexpr uint64_t kCountedPitch = 512;
 int32_t malloc_linear(SessionContext& s, Request& req, proto::Writer& out) {
   auto size = req.args.get<uint64_t>();
   req.args.expect_end();
-  MemoryReservation held(s.allocations, size);
-  if (!held) return refuse_past_memory_limit(s, size);
   DevPtr p = 0;
   if (int32_t e = s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &p,
                                    [&] { return s.backend().malloc(&p, size); }))
@@ -30,15 +28,13 @@ int32_t malloc_pitch(SessionContext& s, Request& req, proto::Writer& out) {
   auto width = req.args.get<uint64_t>();
   auto height = req.args.get<uint64_t>();
   req.args.expect_end();
-  // The pitch is not known yet: the rows themselves are held.
-  if (height && width > UINT64_MAX / height) return cudaErrorMemoryAllocation;
-  MemoryReservation held(s.allocations, width * height);
-  if (!held) return refuse_past_memory_limit(s, width * height);
+  // Counted at the pitch CUDA's devices align rows to; the GPU may pad more.
+  if (width > UINT64_MAX - kCountedPitch) return cudaErrorMemoryAllocation;
+  const uint64_t row = (width + kCountedPitch - 1) / kCountedPitch * kCountedPitch;
+  if (height && row > UINT64_MAX / height) return cudaErrorMemoryAllocation;
   DevPtr p = 0;
   size_t pitch = 0;
-  // Counted at the pitch CUDA's devices align rows to; the GPU may pad more.
-  if (int32_t e = s.quota.allocate(req.header().device, (width + kCountedPitch - 1) / kCountedPitch * kCountedPitch * height,
-                                   SessionQuota::Kind::memory, &p,
+  if (int32_t e = s.quota.allocate(req.header().device, row * height, SessionQuota::Kind::memory, &p,
                                    [&] { return s.backend().malloc_pitch(&p, &pitch, width, height); }))
     return e;
   if (p) s.allocations.add(p, pitch * height);

@@ -22,8 +22,6 @@ int32_t malloc_async(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (pool && !s.pools.contains(pool)) return cudaErrorInvalidResourceHandle;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
-  MemoryReservation held(s.allocations, size);
-  if (!held) return refuse_past_memory_limit(s, size);
   DevPtr p = 0;
   if (int32_t e = s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &p,
                                    [&] { return s.backend().malloc_async(&p, size, pool, stream); }))

@@ -15,12 +15,6 @@ SessionContext::~SessionContext() {
   }
 }
 
-int32_t refuse_past_memory_limit(const SessionContext& s, uint64_t size) {
-  RGPU_LOG(warn, "allocation of %llu bytes refused: the session holds its most memory (max-session-memory %llu)",
-           static_cast<unsigned long long>(size), static_cast<unsigned long long>(s.allocations.limit()));
-  return cudaErrorMemoryAllocation;
-}
-
 void* SessionContext::shared_host(uint64_t client_ptr, size_t n) const {
   std::lock_guard lock(mutex_);
   auto it = shared_.upper_bound(client_ptr);

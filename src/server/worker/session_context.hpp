@@ -27,6 +27,7 @@
 #include "server/worker/handle_set.hpp"
 #include "server/worker/async_notifications.hpp"
 #include "server/worker/host_callbacks.hpp"
+#include "server/worker/host_memory_limit.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "server/worker/vmm_table.hpp"
 #include "server/worker/zero_copy.hpp"
@@ -72,7 +73,7 @@ class SessionContext {
   // `ledger`: the pool's, where this worker registered the session.
   SessionContext(Backend& backend, std::vector<int> gpus, std::string module_cache_dir, JobLedger* ledger = nullptr)
       : quota(ledger, getpid()),
-        graph_staging(backend),
+        graph_staging(backend, host_memory),
         notifications(backend, host_callbacks),
         backend_(backend),
         gpus_(std::move(gpus)),
@@ -120,8 +121,10 @@ class SessionContext {
   void note_reset(int device);
   uint64_t reset_epoch(int device) const;
 
-  // What the session's allocations count against its job's amount.
+  // What the session's allocations count against: its limit, its job's amount.
   SessionQuota quota;
+  // What page-locked host memory the session makes this worker hold counts against.
+  HostMemoryLimit host_memory;
   AllocationTable allocations;
   AllocationTable globals;
   // Memory mapped for the session, by device base: shared page-locked
@@ -176,9 +179,5 @@ class SessionContext {
   std::map<uint64_t, SharedRegion> shared_;  // by client base address
   std::map<int, uint64_t> resets_;
 };
-
-// An allocation past the session's max-session-memory: logged with the
-// limit, answered as CUDA answers a full device.
-int32_t refuse_past_memory_limit(const SessionContext& s, uint64_t size);
 
 }  // namespace rgpu::server

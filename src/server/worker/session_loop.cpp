@@ -299,8 +299,8 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     SessionContext context(backend, grant.gpus, limits.module_cache_dir, limits.pool.ledger);
     context.pipeline_block = grant.pipeline_block;
     context.counters = limits.counters;
-    context.allocations.set_limit(limits.max_memory);
-    context.graph_staging.set_limit(limits.max_memory);
+    context.quota.set_limit(limits.max_memory);
+    context.host_memory.set_limit(limits.max_host_memory);
     Dispatcher dispatcher;
     SequenceGate gate;
     DeviceOutput output;

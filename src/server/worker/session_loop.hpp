@@ -24,6 +24,7 @@ struct SessionLimits {
   int max_connections = 0;
   uint32_t max_frame_bytes = 0;
   uint64_t max_memory = 0;
+  uint64_t max_host_memory = 0;
   int idle_timeout_s = 0;
   int peer_timeout_s = 0;
 };

@@ -1,0 +1,102 @@
+// The session's limits: device memory (SessionQuota, max-session-memory)
+// and page-locked host memory (HostMemoryLimit, max-session-host-memory).
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <barrier>
+#include <thread>
+#include <vector>
+
+#include "server/pool/session_quota.hpp"
+#include "server/worker/host_memory_limit.hpp"
+
+using rgpu::server::HostMemoryLimit;
+using rgpu::server::SessionQuota;
+
+namespace {
+
+// Allocates `bytes`, the allocation naming itself `name`.
+int32_t allocate(SessionQuota& q, uint64_t bytes, uint64_t name, int gpu = 0,
+                 SessionQuota::Kind kind = SessionQuota::Kind::memory) {
+  uint64_t made = 0;
+  return q.allocate(gpu, bytes, kind, &made, [&] {
+    made = name;
+    return int32_t{cudaSuccess};
+  });
+}
+
+}  // namespace
+
+TEST(SessionQuota, RefusesPastTheLimitWithoutALedgerAndRunsNothing) {
+  SessionQuota q(nullptr, getpid());
+  q.set_limit(1000);
+  EXPECT_EQ(allocate(q, 600, 0x10), cudaSuccess);
+  int runs = 0;
+  uint64_t made = 0;
+  EXPECT_EQ(q.allocate(0, 401, SessionQuota::Kind::memory, &made, [&] { return ++runs, int32_t{cudaSuccess}; }),
+            cudaErrorMemoryAllocation);
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(allocate(q, ~0ull, 0x20), cudaErrorMemoryAllocation);  // no wrap past the limit
+  EXPECT_EQ(allocate(q, 400, 0x20, 0, SessionQuota::Kind::array), cudaSuccess);  // every kind counts
+  EXPECT_EQ(allocate(q, 1, 0x30), cudaErrorMemoryAllocation);
+}
+
+TEST(SessionQuota, FreesResetsAndFailuresGiveTheBytesBack) {
+  SessionQuota q(nullptr, getpid());
+  q.set_limit(1000);
+  ASSERT_EQ(allocate(q, 1000, 0x10), cudaSuccess);
+  q.freed(SessionQuota::Kind::vmm, 0x10);  // another kind's name: not this one
+  EXPECT_EQ(allocate(q, 1, 0x20), cudaErrorMemoryAllocation);
+  q.freed(SessionQuota::Kind::memory, 0x10);
+  EXPECT_EQ(allocate(q, 1000, 0x20, 1), cudaSuccess);
+  q.reset(0);  // another GPU's reset leaves GPU 1's charge
+  EXPECT_EQ(allocate(q, 1, 0x30), cudaErrorMemoryAllocation);
+  q.reset(1);
+  // A failed allocation, and one that made nothing (size 0), keep nothing.
+  uint64_t made = 0;
+  EXPECT_EQ(q.allocate(0, 1000, SessionQuota::Kind::memory, &made, [] { return int32_t{cudaErrorInvalidValue}; }),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(allocate(q, 1000, 0), cudaSuccess);
+  EXPECT_EQ(allocate(q, 1000, 0x40), cudaSuccess);
+}
+
+// Many threads allocate at once, each while the others are between the
+// check and the allocation: exactly as many as fit pass.
+TEST(SessionQuota, ThreadsRacingCannotTogetherPassTheLimit) {
+  constexpr int kThreads = 8;
+  SessionQuota q(nullptr, getpid());
+  q.set_limit(3 * 100);
+  std::barrier start(kThreads);
+  std::atomic<int> passed{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      uint64_t made = 0;
+      int32_t e = q.allocate(0, 100, SessionQuota::Kind::memory, &made, [&] {
+        // Held long enough that every other thread checks meanwhile.
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        made = 0x1000 + i;
+        return int32_t{cudaSuccess};
+      });
+      ++(e == cudaSuccess ? passed : refused);
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(passed, 3);
+  EXPECT_EQ(refused, kThreads - 3);
+}
+
+TEST(HostMemoryLimit, HoldsWithinTheLimitAndTakesBackWhatIsGiven) {
+  HostMemoryLimit l;
+  l.set_limit(1000);
+  EXPECT_TRUE(l.hold(600, "test"));
+  EXPECT_FALSE(l.hold(401, "test"));
+  EXPECT_FALSE(l.hold(~0ull, "test"));
+  EXPECT_TRUE(l.hold(400, "test"));
+  l.give_back(600);
+  EXPECT_TRUE(l.hold(600, "test"));
+  HostMemoryLimit none;
+  EXPECT_TRUE(none.hold(~0ull, "test"));
+}
