@@ -1,17 +1,23 @@
 // Server limits (max-sessions, max-sessions-per-client,
 // max-session-connections, max-frame-bytes, max-session-memory,
-// idle-timeout): past each, the client is told which limit it met, and the
+// max-session-host-memory, idle-timeout): past each, the client is told which limit it met, and the
 // server and other clients carry on.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "client/core/session.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/graph_node.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "test_server.hpp"
@@ -181,6 +187,230 @@ TEST(ServerLimits, MaxSessionMemoryRefusesAllocationsPastIt) {
   auto other = server.open("tcp", &why);
   ASSERT_TRUE(other) << why;
   EXPECT_EQ(malloc_on(*other, 768 << 10, &a), cudaSuccess);
+}
+
+namespace {
+
+// One way a session allocates device memory, and how it frees it.
+struct AllocationPath {
+  const char* name;
+  // Allocates 2 MiB; the handle or pointer in *made.
+  std::function<cudaError_t(client::Session&, uint64_t* made)> allocate;
+  std::function<cudaError_t(client::Session&, uint64_t made)> free;
+};
+
+constexpr uint64_t kTwoMiB = 2 << 20;
+
+cudaError_t call_for_handle(client::Session& s, uint16_t op, const proto::Writer& w, uint64_t* made) {
+  std::vector<uint8_t> reply;
+  cudaError_t e = s.call(op, 0, w.bytes(), {}, reply);
+  if (e == cudaSuccess) *made = proto::Reader(reply).get<uint64_t>();
+  return e;
+}
+
+cudaError_t call_on_handle(client::Session& s, uint16_t op, uint64_t handle) {
+  std::vector<uint8_t> reply;
+  proto::Writer w;
+  w.put<uint64_t>(handle);
+  if (op == proto::kOpFreeAsync) w.put<uint64_t>(0);  // the stream
+  return s.call(op, 0, w.bytes(), {}, reply);
+}
+
+// A float array of 1024 x 512: 2 MiB.
+proto::Writer array_spec() {
+  proto::Writer w;
+  w.put(cudaChannelFormatDesc{32, 0, 0, 0, cudaChannelFormatKindFloat}).put(cudaExtent{1024, 512, 0}).put<uint32_t>(0);
+  return w;
+}
+
+std::vector<AllocationPath> device_allocation_paths() {
+  auto freed_by = [](uint16_t op) {
+    return [op](client::Session& s, uint64_t made) { return call_on_handle(s, op, made); };
+  };
+  return {
+      {"linear", [](client::Session& s, uint64_t* made) { return malloc_on(s, kTwoMiB, made); }, freed_by(proto::kOpFree)},
+      {"pitched",
+       [](client::Session& s, uint64_t* made) {
+         proto::Writer w;
+         w.put<uint64_t>(2048).put<uint64_t>(1024);
+         return call_for_handle(s, proto::kOpMallocPitch, w, made);
+       },
+       freed_by(proto::kOpFree)},
+      {"stream-ordered",
+       [](client::Session& s, uint64_t* made) {
+         proto::Writer w;
+         w.put<uint64_t>(kTwoMiB).put<uint64_t>(0).put<uint64_t>(0);
+         return call_for_handle(s, proto::kOpMallocAsync, w, made);
+       },
+       freed_by(proto::kOpFreeAsync)},
+      {"pool",
+       [](client::Session& s, uint64_t* made) {
+         cudaMemPoolProps props{};
+         props.allocType = cudaMemAllocationTypePinned;
+         props.location = {cudaMemLocationTypeDevice, 0};
+         proto::Writer create;
+         create.put(props);
+         uint64_t pool = 0;
+         if (cudaError_t e = call_for_handle(s, proto::kOpMemPoolCreate, create, &pool)) return e;
+         proto::Writer w;
+         w.put<uint64_t>(kTwoMiB).put<uint64_t>(pool).put<uint64_t>(0);
+         return call_for_handle(s, proto::kOpMallocAsync, w, made);
+       },
+       freed_by(proto::kOpFreeAsync)},
+      {"cuMemCreate",
+       [](client::Session& s, uint64_t* made) {
+         CUmemAllocationProp prop{};
+         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+         prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+         prop.location.id = 0;
+         proto::Writer w;
+         w.put<uint64_t>(kTwoMiB).put(prop);
+         return call_for_handle(s, proto::kOpVmmCreate, w, made);
+       },
+       freed_by(proto::kOpVmmRelease)},
+      {"array", [](client::Session& s, uint64_t* made) { return call_for_handle(s, proto::kOpArrayCreate, array_spec(), made); },
+       freed_by(proto::kOpArrayDestroy)},
+      {"mipmapped array",
+       [](client::Session& s, uint64_t* made) {
+         proto::Writer w = array_spec();
+         w.put<uint32_t>(1);  // levels
+         return call_for_handle(s, proto::kOpMipmappedArrayCreate, w, made);
+       },
+       freed_by(proto::kOpMipmappedArrayDestroy)},
+      {"graph memory node",
+       [](client::Session& s, uint64_t* made) {
+         proto::Writer create;
+         create.put<uint32_t>(0);
+         uint64_t graph = 0;
+         if (cudaError_t e = call_for_handle(s, proto::kOpGraphCreate, create, &graph)) return e;
+         proto::GraphNodeParams p;
+         p.type = cudaGraphNodeTypeMemAlloc;
+         p.width = kTwoMiB;
+         proto::Writer w;
+         w.put(graph).put<uint32_t>(0);
+         proto::put_node(w, p);
+         std::vector<uint8_t> reply;
+         cudaError_t e = s.call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
+         if (e == cudaSuccess) {
+           proto::Reader r(reply);
+           r.get<uint64_t>();  // the node
+           *made = r.get<uint64_t>();
+         }
+         return e;
+       },
+       freed_by(proto::kOpFree)},  // memory its graph leaves allocated is the session's to free
+      {"managed (shm)",
+       [](client::Session& s, uint64_t* made) {
+         // A memfd mapped at an address free here and in the worker, as the
+         // client's managed memory is.
+         static std::atomic<uint64_t> next{0x6f0000000000ull};
+         *made = next.fetch_add(16 * kTwoMiB);
+         int fd = memfd_create("rgpu-managed-test", MFD_CLOEXEC);
+         if (fd < 0 || ftruncate(fd, kTwoMiB) != 0) return cudaErrorUnknown;
+         proto::Writer w;
+         w.put<uint64_t>(*made).put<uint64_t>(kTwoMiB);
+         std::vector<uint8_t> reply;
+         cudaError_t e = s.call_with_fd(proto::kOpManagedMap, 0, w.bytes(), fd, reply);
+         close(fd);
+         return e;
+       },
+       freed_by(proto::kOpManagedUnmap)},
+  };
+}
+
+}  // namespace
+
+// Every allocation path counts against one allowance: past it each is
+// refused (and holds nothing), and a free makes room again.
+TEST(ServerLimits, MaxSessionMemoryCountsEveryAllocationPath) {
+  Limited server({"--max-session-memory", "3M"});
+  std::string why;
+  auto s = server.open("shm", &why);
+  ASSERT_TRUE(s) << why;
+  for (const AllocationPath& path : device_allocation_paths()) {
+    SCOPED_TRACE(path.name);
+    uint64_t first = 0, second = 0, linear = 0;
+    ASSERT_EQ(path.allocate(*s, &first), cudaSuccess);
+    EXPECT_EQ(path.allocate(*s, &second), cudaErrorMemoryAllocation);
+    EXPECT_EQ(malloc_on(*s, kTwoMiB, &linear), cudaErrorMemoryAllocation);  // one allowance for all paths
+    ASSERT_EQ(path.free(*s, first), cudaSuccess);
+    ASSERT_EQ(path.allocate(*s, &second), cudaSuccess);
+    ASSERT_EQ(path.free(*s, second), cudaSuccess);
+  }
+  EXPECT_EQ(synchronize(*s), cudaSuccess);
+}
+
+// The application's threads allocate over connections of their own, served
+// by threads of the worker at once: never may two pass the limit together.
+TEST(ServerLimits, ThreadsRacingToAllocateCannotBothPassTheSessionLimit) {
+  Limited server({"--max-session-memory", "3M"});
+  std::string why;
+  auto s = server.open("tcp", &why);
+  ASSERT_TRUE(s) << why;
+  for (int round = 0; round < 20; ++round) {
+    uint64_t made[2] = {};
+    cudaError_t result[2];
+    std::thread racers[2];
+    for (int i = 0; i < 2; ++i) racers[i] = std::thread([&, i] { result[i] = malloc_on(*s, kTwoMiB, &made[i]); });
+    for (auto& t : racers) t.join();
+    ASSERT_EQ((result[0] == cudaSuccess) + (result[1] == cudaSuccess), 1) << "round " << round;
+    for (int i = 0; i < 2; ++i)
+      if (result[i] == cudaSuccess) ASSERT_EQ(free_on(*s, made[i]), cudaSuccess);
+  }
+}
+
+// Staging for graph copies is page-locked memory of the worker's, sized by
+// the client: past max-session-host-memory it is refused, and the session
+// goes on (device memory is another allowance).
+TEST(ServerLimits, MaxSessionHostMemoryRefusesGraphStagingPastIt) {
+  Limited server({"--max-session-host-memory", "1M"});
+  std::string why;
+  auto s = server.open("tcp", &why);
+  ASSERT_TRUE(s) << why;
+  auto stage = [&](uint64_t bytes) {
+    uint64_t base = 0;
+    proto::Writer w;
+    w.put<uint64_t>(bytes);
+    return call_for_handle(*s, proto::kOpGraphStagingAlloc, w, &base);
+  };
+  EXPECT_EQ(stage(768 << 10), cudaSuccess);
+  EXPECT_EQ(stage(512 << 10), cudaErrorMemoryAllocation);
+  EXPECT_EQ(stage(17ull << 30), cudaErrorMemoryAllocation);
+  EXPECT_EQ(stage(256 << 10), cudaSuccess);
+  EXPECT_EQ(synchronize(*s), cudaSuccess);
+  uint64_t ptr = 0;
+  EXPECT_EQ(malloc_on(*s, 4 << 20, &ptr), cudaSuccess);
+  // A device reset frees the slabs, and their bytes come back.
+  std::vector<uint8_t> reply;
+  ASSERT_EQ(s->call(proto::kOpDeviceReset, 0, {}, {}, reply), cudaSuccess);
+  EXPECT_EQ(stage(1 << 20), cudaSuccess);
+}
+
+// Over shm the worker pins the application's page-locked memory: that counts
+// too, and unregistering gives it back.
+TEST(ServerLimits, MaxSessionHostMemoryBoundsSharedPageLockedMemory) {
+  Limited server({"--max-session-host-memory", "1M"});
+  std::string why;
+  auto s = server.open("shm", &why);
+  ASSERT_TRUE(s) << why;
+  int fd = memfd_create("rgpu-pinned-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 768 << 10), 0);
+  std::vector<uint8_t> reply;
+  auto reg = [&](uint64_t base) {
+    proto::Writer w;
+    w.put<uint64_t>(base).put<uint64_t>(768 << 10);
+    return s->call_with_fd(proto::kOpHostRegisterShared, 0, w.bytes(), fd, reply);
+  };
+  const uint64_t a = 0x6e0000000000ull, b = a + (16 << 20);
+  ASSERT_EQ(reg(a), cudaSuccess);
+  EXPECT_EQ(reg(b), cudaErrorMemoryAllocation);
+  EXPECT_EQ(synchronize(*s), cudaSuccess);
+  proto::Writer unreg;
+  unreg.put<uint64_t>(a);
+  ASSERT_EQ(s->call(proto::kOpHostUnregisterShared, 0, unreg.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(reg(b), cudaSuccess);
+  close(fd);
 }
 
 TEST(ServerLimits, IdleTimeoutEndsTheSessionAndSaysWhy) {

@@ -1,7 +1,9 @@
-// Page-locked host memory a client makes its worker hold (graph staging
-// slabs), bounded per session by max-session-host-memory: pinned pages
-// cannot be swapped, so an unbounded client could take the host's memory
-// from every other session and the daemon.
+// Page-locked host memory a client makes its worker hold, sized by the
+// client: graph staging slabs (tcp, ucx), and over shm the client's shared
+// page-locked and managed memory the worker pins. Bounded per session by
+// max-session-host-memory: pinned pages cannot be swapped, so an unbounded
+// client could take the host's memory from every other session and the
+// daemon.
 #pragma once
 #include <cstdint>
 #include <mutex>

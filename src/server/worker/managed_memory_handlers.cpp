@@ -46,13 +46,20 @@ int32_t map_managed(SessionContext& s, Request& req, uint64_t base, uint64_t siz
   return cudaSuccess;
 }
 
-// Managed memory counts against the job's amount like device memory.
+// Managed memory counts against the session's memory and its job's amount
+// like device memory (over tcp it is device memory), and, pinned here,
+// against its page-locked host memory. Past a limit the descriptor is left
+// for the session loop to close.
 int32_t managed_map(SessionContext& s, Request& req, proto::Writer&) {
   auto base = req.args.get<uint64_t>();
   auto size = req.args.get<uint64_t>();
   req.args.expect_end();
-  return s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &base,
-                          [&] { return map_managed(s, req, base, size); });
+  return s.quota.allocate(req.header().device, size, SessionQuota::Kind::memory, &base, [&] {
+    if (!s.host_memory.hold(size, "managed memory")) return int32_t{cudaErrorMemoryAllocation};
+    int32_t e = map_managed(s, req, base, size);
+    if (e) s.host_memory.give_back(size);
+    return e;
+  });
 }
 
 int32_t managed_unmap(SessionContext& s, Request& req, proto::Writer&) {
@@ -67,6 +74,7 @@ int32_t managed_unmap(SessionContext& s, Request& req, proto::Writer&) {
   s.quota.freed(SessionQuota::Kind::memory, base);
   int32_t e = s.backend().host_unregister(region->second.local);
   munmap(region->second.local, region->second.size);
+  s.host_memory.give_back(region->second.size);
   return e;
 }
 

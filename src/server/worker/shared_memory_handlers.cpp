@@ -1,5 +1,6 @@
 // shm: client page-locked memory mapped into the worker and pinned here, so
 // copies from and to it are the GPU's DMA with nothing through the socket.
+// Pinned, it counts against the session's max-session-host-memory.
 // Mapped at the application's own address where that is free here, the GPU
 // reaches it at that address too, as under unified addressing locally:
 // kernels may be handed the application's pointer (XLA does).
@@ -14,16 +15,8 @@
 namespace rgpu::server {
 namespace {
 
-int32_t host_register_shared(SessionContext& s, Request& req, proto::Writer&) {
-  auto base = req.args.get<uint64_t>();
-  auto size = req.args.get<uint64_t>();
-  req.args.expect_end();
-  int fd = req.connection().take_fd();
-  if (fd < 0) return cudaErrorInvalidValue;  // not sent over shm, or no descriptor
-  if (size == 0) {
-    close(fd);
-    return cudaErrorInvalidValue;
-  }
+// Maps the client's memory (fd) and pins it.
+int32_t register_shared(SessionContext& s, int fd, uint64_t base, uint64_t size) {
   void* local = transport::map_shared_memory(fd, size, reinterpret_cast<void*>(base));
   if (!local) return cudaErrorInvalidValue;
   if (int32_t e = s.backend().host_register(local, size)) {
@@ -38,6 +31,25 @@ int32_t host_register_shared(SessionContext& s, Request& req, proto::Writer&) {
   return cudaSuccess;
 }
 
+int32_t host_register_shared(SessionContext& s, Request& req, proto::Writer&) {
+  auto base = req.args.get<uint64_t>();
+  auto size = req.args.get<uint64_t>();
+  req.args.expect_end();
+  int fd = req.connection().take_fd();
+  if (fd < 0) return cudaErrorInvalidValue;  // not sent over shm, or no descriptor
+  if (size == 0) {
+    close(fd);
+    return cudaErrorInvalidValue;
+  }
+  if (!s.host_memory.hold(size, "shared page-locked memory")) {
+    close(fd);
+    return cudaErrorMemoryAllocation;
+  }
+  int32_t e = register_shared(s, fd, base, size);
+  if (e) s.host_memory.give_back(size);
+  return e;
+}
+
 int32_t host_unregister_shared(SessionContext& s, Request& req, proto::Writer&) {
   auto base = req.args.get<uint64_t>();
   req.args.expect_end();
@@ -47,6 +59,7 @@ int32_t host_unregister_shared(SessionContext& s, Request& req, proto::Writer&) 
   if (s.backend().host_get_device_pointer(&mapped, region->local) == cudaSuccess) s.mapped.remove(mapped);
   int32_t e = s.backend().host_unregister(region->local);
   munmap(region->local, region->size);
+  s.host_memory.give_back(region->size);
   return e;
 }
 
