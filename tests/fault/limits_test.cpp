@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -384,6 +385,41 @@ TEST(ServerLimits, MaxSessionHostMemoryRefusesGraphStagingPastIt) {
   std::vector<uint8_t> reply;
   ASSERT_EQ(s->call(proto::kOpDeviceReset, 0, {}, {}, reply), cudaSuccess);
   EXPECT_EQ(stage(1 << 20), cudaSuccess);
+}
+
+// The buffers a pipelined copy streams through (4 slots of at least 4 MiB
+// each per connection) count too: a copy's staging leaves less room for
+// graph staging, and a copy past the limit is refused, the session going on.
+TEST(ServerLimits, MaxSessionHostMemoryCountsCopyStaging) {
+  Limited server({"--max-session-host-memory", "20M"});
+  std::string why;
+  auto s = server.open("tcp", &why);
+  ASSERT_TRUE(s) << why;
+  uint64_t ptr = 0;
+  ASSERT_EQ(malloc_on(*s, 4 << 20, &ptr), cudaSuccess);
+  std::vector<uint8_t> data(4 << 20, 1), reply;
+  iovec v{data.data(), data.size()};
+  auto upload = [&] {
+    proto::Writer h2d;
+    h2d.put<uint64_t>(ptr).put<uint64_t>(0).put<uint8_t>(1);
+    return s->call(proto::kOpMemcpyHtoD, 0, h2d.bytes(), {&v, 1}, reply);
+  };
+  auto stage = [&](uint64_t bytes) {
+    uint64_t base = 0;
+    proto::Writer w;
+    w.put<uint64_t>(bytes);
+    return call_for_handle(*s, proto::kOpGraphStagingAlloc, w, &base);
+  };
+  ASSERT_EQ(upload(), cudaSuccess);  // 16 MiB of staging held from now on
+  EXPECT_EQ(stage(8 << 20), cudaErrorMemoryAllocation);
+  ASSERT_EQ(stage(4 << 20), cudaSuccess);
+  // Now the copy's slots are held and full: a copy on a second connection
+  // (another application thread) finds no room for its own.
+  cudaError_t other = cudaSuccess;
+  std::thread([&] { other = upload(); }).join();
+  EXPECT_EQ(other, cudaErrorMemoryAllocation);
+  EXPECT_EQ(upload(), cudaSuccess);  // the first connection's slots serve it again
+  EXPECT_EQ(synchronize(*s), cudaSuccess);
 }
 
 // Over shm the worker pins the application's page-locked memory: that counts

@@ -51,7 +51,7 @@ int32_t memcpy_htod(SessionContext& s, Request& req, proto::Writer&) {
 // of it is queued; its data follows when the GPU is done.
 int32_t queued_download(SessionContext& s, Request& req, uint64_t src, size_t n, uint64_t stream) {
   if (n > proto::kMaxQueuedDownload) return cudaErrorInvalidValue;
-  StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
+  StagingPool& pool = lane_staging(s, req);
   StagingPool::Slot* slot;
   if (int32_t e = pool.acquire(0, n, &slot)) return e;
   if (int32_t e = s.backend().memcpy_async(slot->buffer, at(src), n, cudaMemcpyDeviceToHost, stream)) return e;

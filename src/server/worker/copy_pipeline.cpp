@@ -38,6 +38,10 @@ bool in_place(SessionContext& s, Request& req, const void* device, Handle stream
 
 }  // namespace
 
+StagingPool& lane_staging(SessionContext& s, Request& req) {
+  return req.lane().staging(s.backend(), s.host_memory, req.header().device, s.reset_epoch(req.header().device));
+}
+
 int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granule, Handle stream, bool sync,
                     const IssueBlock& issue, void* device) {
   if (s.counters) s.counters->bytes(transport_kind(req.connection()), Direction::to_client, total);
@@ -51,7 +55,7 @@ int32_t pipeline_in(SessionContext& s, Request& req, size_t total, size_t granul
       if (int32_t e = s.backend().stream_synchronize(stream)) return e;
     return issue(buf, 0, total);
   }
-  StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
+  StagingPool& pool = lane_staging(s, req);
   const size_t block = block_bytes(total, granule, s.pipeline_block);
   const bool zero_copy = in_place(s, req, device, stream);
   int32_t err = cudaSuccess;
@@ -87,7 +91,7 @@ void pipeline_out(SessionContext& s, Request& req, size_t total, size_t granule,
     req.connection().send({&tail, 1});
     return;
   }
-  StagingPool& pool = req.lane().staging(s.backend(), req.header().device, s.reset_epoch(req.header().device));
+  StagingPool& pool = lane_staging(s, req);
   const size_t block = block_bytes(total, granule, s.pipeline_block);
   const size_t blocks = (total + block - 1) / block;
   std::vector<StagingPool::Slot*> slots(blocks, nullptr);

@@ -19,6 +19,9 @@ using IssueBlock = std::function<int32_t(void* staging, size_t offset, size_t le
 // width from the wire sizes the worker's page-locked memory past it.
 constexpr size_t kMaxStagedRow = 64u << 20;
 
+// The staging buffers of the request's lane for its device.
+StagingPool& lane_staging(SessionContext& s, Request& req);
+
 // Host to device: the payload of `req` (total bytes) flows in. Blocks are
 // multiples of `granule` bytes (a row, for 2-D copies). When `sync`, returns
 // once the GPU finished.

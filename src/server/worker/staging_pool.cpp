@@ -9,6 +9,7 @@ StagingPool::~StagingPool() {
     if (s.in_flight) backend_.event_synchronize(s.event);
     if (s.buffer) backend_.free_staging(s.buffer);
     if (s.event) backend_.event_destroy(s.event);
+    limit_.give_back(s.capacity);
   }
 }
 
@@ -20,11 +21,16 @@ int32_t StagingPool::acquire(size_t i, size_t bytes, Slot** out) {
   }
   if (s.capacity < bytes) {
     if (s.buffer) backend_.free_staging(s.buffer);
+    limit_.give_back(s.capacity);
     s.buffer = nullptr;
     s.capacity = 0;
     size_t cap = std::max(bytes, kBlockBytes);
+    if (!limit_.hold(cap, "staging for copies")) return cudaErrorMemoryAllocation;
     // A sticky context error (after a kernel fault) shows up here too.
-    if (int32_t e = backend_.alloc_staging(cap, &s.buffer)) return e;
+    if (int32_t e = backend_.alloc_staging(cap, &s.buffer)) {
+      limit_.give_back(cap);
+      return e;
+    }
     s.capacity = cap;
   }
   if (!s.event)
@@ -34,7 +40,10 @@ int32_t StagingPool::acquire(size_t i, size_t bytes, Slot** out) {
 }
 
 void StagingPool::abandon() {
-  for (Slot& s : slots_) s = Slot{};
+  for (Slot& s : slots_) {
+    limit_.give_back(s.capacity);
+    s = Slot{};
+  }
 }
 
 int32_t StagingPool::release_after(Slot& slot, Handle stream) {

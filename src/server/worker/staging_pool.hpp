@@ -1,11 +1,14 @@
 // Page-locked buffers that bulk copies stream through: while the network
 // fills one block, the GPU copies another. Each slot carries an event that
-// says when the GPU is done with it.
+// says when the GPU is done with it. Their sizes follow the client's block
+// size and row widths, so they count against the session's page-locked
+// host memory (max-session-host-memory).
 #pragma once
 #include <cstddef>
 #include <vector>
 
 #include "server/backend/backend.hpp"
+#include "server/worker/host_memory_limit.hpp"
 
 namespace rgpu::server {
 
@@ -14,7 +17,7 @@ class StagingPool {
   static constexpr size_t kSlots = 4;
   static constexpr size_t kBlockBytes = 4u << 20;
 
-  explicit StagingPool(Backend& backend) : backend_(backend) {}
+  StagingPool(Backend& backend, HostMemoryLimit& limit) : backend_(backend), limit_(limit) {}
   ~StagingPool();
   StagingPool(const StagingPool&) = delete;
   StagingPool& operator=(const StagingPool&) = delete;
@@ -27,7 +30,8 @@ class StagingPool {
   };
 
   // Slot i (round-robin), at least `bytes` large, once the GPU is done with
-  // it. Returns a CUDA error if waiting or allocating failed.
+  // it. Returns a CUDA error if waiting or allocating failed, or
+  // cudaErrorMemoryAllocation past the session's page-locked memory.
   int32_t acquire(size_t i, size_t bytes, Slot** out);
   // Marks the slot busy until the work queued so far on `stream` completes.
   int32_t release_after(Slot& slot, Handle stream);
@@ -36,6 +40,7 @@ class StagingPool {
 
  private:
   Backend& backend_;
+  HostMemoryLimit& limit_;
   Slot slots_[kSlots];
 };
 
