@@ -38,6 +38,13 @@ class Limited {
   std::unique_ptr<client::Session> open(const char* transport, std::string* why) const {
     return client::Session::open({"127.0.0.1", port_}, transport, {0}, why);
   }
+  // A session over `transport`; null, the reason reported as a failure, when refused.
+  std::unique_ptr<client::Session> session(const char* transport) const {
+    std::string why;
+    auto s = open(transport, &why);
+    if (!s) ADD_FAILURE() << why;
+    return s;
+  }
 
  private:
   static std::vector<std::string> with_one_worker(std::vector<std::string> flags) {
@@ -170,11 +177,16 @@ TEST(ServerLimits, MaxFrameBytesRefusesTheCallAndKeepsTheSession) {
 
 TEST(ServerLimits, MaxSessionMemoryRefusesAllocationsPastIt) {
   Limited server({"--max-session-memory", "1M"});
-  std::string why;
-  auto s = server.open("tcp", &why);
-  ASSERT_TRUE(s) << why;
+  auto s = server.session("tcp");
+  ASSERT_TRUE(s);
   uint64_t a = 0, b = 0;
   ASSERT_EQ(malloc_on(*s, 512 << 10, &a), cudaSuccess);
+  // cudaMemGetInfo tells the session what it may take.
+  std::vector<uint8_t> info;
+  ASSERT_EQ(s->call(proto::kOpMemGetInfo, 0, {}, {}, info), cudaSuccess);
+  proto::Reader free_and_total(info);
+  EXPECT_EQ(free_and_total.get<uint64_t>(), 512u << 10);
+  EXPECT_EQ(free_and_total.get<uint64_t>(), 1u << 20);
   EXPECT_EQ(malloc_on(*s, 768 << 10, &b), cudaErrorMemoryAllocation);
   EXPECT_EQ(malloc_on(*s, 2ull << 40, &b), cudaErrorMemoryAllocation);
   // Stream-ordered allocations count too.
@@ -185,8 +197,8 @@ TEST(ServerLimits, MaxSessionMemoryRefusesAllocationsPastIt) {
   ASSERT_EQ(free_on(*s, a), cudaSuccess);
   EXPECT_EQ(malloc_on(*s, 768 << 10, &b), cudaSuccess);
   // Another session has its own allowance.
-  auto other = server.open("tcp", &why);
-  ASSERT_TRUE(other) << why;
+  auto other = server.session("tcp");
+  ASSERT_TRUE(other);
   EXPECT_EQ(malloc_on(*other, 768 << 10, &a), cudaSuccess);
 }
 
@@ -325,9 +337,8 @@ std::vector<AllocationPath> device_allocation_paths() {
 // refused (and holds nothing), and a free makes room again.
 TEST(ServerLimits, MaxSessionMemoryCountsEveryAllocationPath) {
   Limited server({"--max-session-memory", "3M"});
-  std::string why;
-  auto s = server.open("shm", &why);
-  ASSERT_TRUE(s) << why;
+  auto s = server.session("shm");
+  ASSERT_TRUE(s);
   for (const AllocationPath& path : device_allocation_paths()) {
     SCOPED_TRACE(path.name);
     uint64_t first = 0, second = 0, linear = 0;
@@ -345,9 +356,8 @@ TEST(ServerLimits, MaxSessionMemoryCountsEveryAllocationPath) {
 // by threads of the worker at once: never may two pass the limit together.
 TEST(ServerLimits, ThreadsRacingToAllocateCannotBothPassTheSessionLimit) {
   Limited server({"--max-session-memory", "3M"});
-  std::string why;
-  auto s = server.open("tcp", &why);
-  ASSERT_TRUE(s) << why;
+  auto s = server.session("tcp");
+  ASSERT_TRUE(s);
   for (int round = 0; round < 20; ++round) {
     uint64_t made[2] = {};
     cudaError_t result[2];
@@ -365,9 +375,8 @@ TEST(ServerLimits, ThreadsRacingToAllocateCannotBothPassTheSessionLimit) {
 // goes on (device memory is another allowance).
 TEST(ServerLimits, MaxSessionHostMemoryRefusesGraphStagingPastIt) {
   Limited server({"--max-session-host-memory", "1M"});
-  std::string why;
-  auto s = server.open("tcp", &why);
-  ASSERT_TRUE(s) << why;
+  auto s = server.session("tcp");
+  ASSERT_TRUE(s);
   auto stage = [&](uint64_t bytes) {
     uint64_t base = 0;
     proto::Writer w;
@@ -392,9 +401,8 @@ TEST(ServerLimits, MaxSessionHostMemoryRefusesGraphStagingPastIt) {
 // graph staging, and a copy past the limit is refused, the session going on.
 TEST(ServerLimits, MaxSessionHostMemoryCountsCopyStaging) {
   Limited server({"--max-session-host-memory", "20M"});
-  std::string why;
-  auto s = server.open("tcp", &why);
-  ASSERT_TRUE(s) << why;
+  auto s = server.session("tcp");
+  ASSERT_TRUE(s);
   uint64_t ptr = 0;
   ASSERT_EQ(malloc_on(*s, 4 << 20, &ptr), cudaSuccess);
   std::vector<uint8_t> data(4 << 20, 1), reply;
@@ -426,9 +434,8 @@ TEST(ServerLimits, MaxSessionHostMemoryCountsCopyStaging) {
 // too, and unregistering gives it back.
 TEST(ServerLimits, MaxSessionHostMemoryBoundsSharedPageLockedMemory) {
   Limited server({"--max-session-host-memory", "1M"});
-  std::string why;
-  auto s = server.open("shm", &why);
-  ASSERT_TRUE(s) << why;
+  auto s = server.session("shm");
+  ASSERT_TRUE(s);
   int fd = memfd_create("rgpu-pinned-test", MFD_CLOEXEC);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(ftruncate(fd, 768 << 10), 0);
@@ -462,13 +469,12 @@ TEST(ServerLimits, IdleTimeoutEndsTheSessionAndSaysWhy) {
   proto::Reader r(args);
   EXPECT_NE(r.get_string().find("idle-timeout"), std::string::npos);
   // Through the client: its next call fails at once, and new sessions work.
-  std::string why;
-  auto s = server.open("tcp", &why);
-  ASSERT_TRUE(s) << why;
+  auto s = server.session("tcp");
+  ASSERT_TRUE(s);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   EXPECT_EQ(synchronize(*s), cudaErrorDevicesUnavailable);
-  auto fresh = server.open("tcp", &why);
-  ASSERT_TRUE(fresh) << why;
+  auto fresh = server.session("tcp");
+  ASSERT_TRUE(fresh);
   EXPECT_EQ(synchronize(*fresh), cudaSuccess);
 }
 
@@ -476,9 +482,8 @@ TEST(ServerLimits, IdleTimeoutEndsTheSessionAndSaysWhy) {
 // (64 MB) are refused before any memory is sized by them.
 TEST(ServerLimits, RowsWiderThanTheStagingLimitAreRefused) {
   Limited server({});
-  std::string why;
-  auto s = server.open("tcp", &why);
-  ASSERT_TRUE(s) << why;
+  auto s = server.session("tcp");
+  ASSERT_TRUE(s);
   const uint64_t wide = 80ull << 20;
   uint64_t ptr = 0;
   ASSERT_EQ(malloc_on(*s, wide, &ptr), cudaSuccess);

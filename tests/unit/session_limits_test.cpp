@@ -62,6 +62,19 @@ TEST(SessionQuota, FreesResetsAndFailuresGiveTheBytesBack) {
   EXPECT_EQ(allocate(q, 1000, 0x40), cudaSuccess);
 }
 
+TEST(SessionQuota, ViewBoundsTheGpusMemoryByWhatIsLeftOfTheLimit) {
+  SessionQuota q(nullptr, getpid());
+  size_t free = 5000, total = 8000;
+  q.view(0, &free, &total);  // no limit: the GPU's own figures
+  EXPECT_EQ(free, 5000u);
+  EXPECT_EQ(total, 8000u);
+  q.set_limit(1000);
+  ASSERT_EQ(allocate(q, 600, 0x10), cudaSuccess);
+  q.view(0, &free, &total);
+  EXPECT_EQ(free, 400u);
+  EXPECT_EQ(total, 1000u);
+}
+
 // Many threads allocate at once, each while the others are between the
 // check and the allocation: exactly as many as fit pass.
 TEST(SessionQuota, ThreadsRacingCannotTogetherPassTheLimit) {

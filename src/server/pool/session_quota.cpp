@@ -67,11 +67,16 @@ void SessionQuota::reset(int gpu) {
   });
 }
 
-void SessionQuota::job_view(int gpu, size_t* free, size_t* total) {
+void SessionQuota::view(int gpu, size_t* free, size_t* total) {
   uint64_t amount = 0, used = 0;
-  if (!ledger_ || !ledger_->quota(worker_, gpu, &amount, &used)) return;
-  *total = amount;
-  *free = std::min<uint64_t>(*free, amount - std::min(used, amount));
+  if (ledger_ && ledger_->quota(worker_, gpu, &amount, &used)) {
+    *total = amount;
+    *free = std::min<uint64_t>(*free, amount - std::min(used, amount));
+  }
+  if (!limit_) return;
+  std::lock_guard lock(mutex_);
+  *total = std::min<uint64_t>(*total, limit_);
+  *free = std::min<uint64_t>(*free, limit_ - std::min(held_, limit_));
 }
 
 }  // namespace rgpu::server

@@ -38,9 +38,11 @@ class SessionQuota {
   void freed(Kind kind, uint64_t name);
   // A device reset destroyed everything on `gpu`: its charges return.
   void reset(int gpu);
-  // The job's amount as the GPU's total and what it has left as free,
-  // when the job has an amount on `gpu`.
-  void job_view(int gpu, size_t* free, size_t* total);
+  // What the session may take on `gpu`, as cudaMemGetInfo tells it: the
+  // job's amount (when it has one there) and the session's limit bound the
+  // GPU's total, what is left of them its free memory. Programs that size
+  // their memory by it (TensorFlow takes most of what is free) then fit.
+  void view(int gpu, size_t* free, size_t* total);
 
  private:
   struct Charge {

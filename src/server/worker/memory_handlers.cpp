@@ -54,7 +54,7 @@ int32_t mem_get_info(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   size_t free = 0, total = 0;
   if (int32_t e = s.backend().mem_get_info(&free, &total)) return e;
-  s.quota.job_view(req.header().device, &free, &total);
+  s.quota.view(req.header().device, &free, &total);
   out.put<uint64_t>(free).put<uint64_t>(total);
   return cudaSuccess;
 }
