@@ -25,8 +25,9 @@
 # frames and killed clients; opens paced to the server's worker starts, which soak.md reports),
 # slurm (tests/slurm's cluster test on this machine's GPUs 0 and 1: needs two GPUs, root,
 # and SLURM and munge installed, which this machine's image lacks: not run without them),
-# pool (exclusive and shared modes with real amounts, `rgpu smi` and the server's metrics
-# sampled while the concurrency part runs, when both are chosen),
+# pool (exclusive and shared modes with real amounts, the server's --max-session-memory on the
+# same allocation paths, `rgpu smi` and the server's metrics sampled while the concurrency part
+# runs, when both are chosen),
 # multi (one application on the GPUs of several servers, one server per GPU:
 # tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more),
 # ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds,
