@@ -229,6 +229,13 @@ cudaError_t call_on_handle(client::Session& s, uint16_t op, uint64_t handle) {
   return s.call(op, 0, w.bytes(), {}, reply);
 }
 
+// 2 MiB from `pool` (0: the device's current one) on the null stream.
+cudaError_t malloc_async_on(client::Session& s, uint64_t pool, uint64_t* made) {
+  proto::Writer w;
+  w.put<uint64_t>(kTwoMiB).put<uint64_t>(pool).put<uint64_t>(0);
+  return call_for_handle(s, proto::kOpMallocAsync, w, made);
+}
+
 // A float array of 1024 x 512: 2 MiB.
 proto::Writer array_spec() {
   proto::Writer w;
@@ -249,12 +256,7 @@ std::vector<AllocationPath> device_allocation_paths() {
          return call_for_handle(s, proto::kOpMallocPitch, w, made);
        },
        freed_by(proto::kOpFree)},
-      {"stream-ordered",
-       [](client::Session& s, uint64_t* made) {
-         proto::Writer w;
-         w.put<uint64_t>(kTwoMiB).put<uint64_t>(0).put<uint64_t>(0);
-         return call_for_handle(s, proto::kOpMallocAsync, w, made);
-       },
+      {"stream-ordered", [](client::Session& s, uint64_t* made) { return malloc_async_on(s, 0, made); },
        freed_by(proto::kOpFreeAsync)},
       {"pool",
        [](client::Session& s, uint64_t* made) {
@@ -265,9 +267,7 @@ std::vector<AllocationPath> device_allocation_paths() {
          create.put(props);
          uint64_t pool = 0;
          if (cudaError_t e = call_for_handle(s, proto::kOpMemPoolCreate, create, &pool)) return e;
-         proto::Writer w;
-         w.put<uint64_t>(kTwoMiB).put<uint64_t>(pool).put<uint64_t>(0);
-         return call_for_handle(s, proto::kOpMallocAsync, w, made);
+         return malloc_async_on(s, pool, made);
        },
        freed_by(proto::kOpFreeAsync)},
       {"cuMemCreate",
