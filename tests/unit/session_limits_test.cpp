@@ -1,5 +1,5 @@
 // The session's limits: device memory (SessionQuota, max-session-memory)
-// and page-locked host memory (HostMemoryLimit, max-session-host-memory).
+// and page-locked host memory (MemoryLimit, max-session-host-memory).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "server/pool/session_quota.hpp"
-#include "server/worker/host_memory_limit.hpp"
+#include "server/pool/memory_limit.hpp"
 
-using rgpu::server::HostMemoryLimit;
+using rgpu::server::MemoryLimit;
 using rgpu::server::SessionQuota;
 
 namespace {
@@ -101,8 +101,8 @@ TEST(SessionQuota, ThreadsRacingCannotTogetherPassTheLimit) {
   EXPECT_EQ(refused, kThreads - 3);
 }
 
-TEST(HostMemoryLimit, HoldsWithinTheLimitAndTakesBackWhatIsGiven) {
-  HostMemoryLimit l;
+TEST(MemoryLimit, HoldsWithinTheLimitAndTakesBackWhatIsGiven) {
+  MemoryLimit l("max-session-host-memory");
   l.set_limit(1000);
   EXPECT_TRUE(l.hold(600, "test"));
   EXPECT_FALSE(l.hold(401, "test"));
@@ -110,6 +110,6 @@ TEST(HostMemoryLimit, HoldsWithinTheLimitAndTakesBackWhatIsGiven) {
   EXPECT_TRUE(l.hold(400, "test"));
   l.give_back(600);
   EXPECT_TRUE(l.hold(600, "test"));
-  HostMemoryLimit none;
+  MemoryLimit none("max-session-host-memory");
   EXPECT_TRUE(none.hold(~0ull, "test"));
 }

@@ -4,34 +4,19 @@
 
 #include <algorithm>
 
-#include "common/log.hpp"
-
 namespace rgpu::server {
 
-bool SessionQuota::hold(uint64_t bytes) {
-  std::lock_guard lock(mutex_);
-  if (limit_ && (bytes > limit_ || held_ > limit_ - bytes)) {
-    RGPU_LOG(warn, "allocation of %llu bytes refused: the session holds %llu of its max-session-memory %llu",
-             static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(held_),
-             static_cast<unsigned long long>(limit_));
-    return false;
-  }
-  held_ += bytes;
-  return true;
-}
-
 void SessionQuota::give_back(int gpu, uint64_t bytes) {
-  held_ -= bytes;
+  limit_.give_back(bytes);
   if (ledger_) ledger_->release(worker_, gpu, bytes);
 }
 
 int32_t SessionQuota::allocate(int gpu, uint64_t bytes, Kind kind, const uint64_t* name,
                                const std::function<int32_t()>& allocate) {
-  if (!ledger_ && !limit_) return allocate();
-  if (!hold(bytes)) return cudaErrorMemoryAllocation;
+  if (!ledger_ && !limit_.limit()) return allocate();
+  if (!limit_.hold(bytes, "device memory")) return cudaErrorMemoryAllocation;
   if (ledger_ && !ledger_->charge(worker_, gpu, bytes)) {
-    std::lock_guard lock(mutex_);
-    held_ -= bytes;
+    limit_.give_back(bytes);
     return cudaErrorMemoryAllocation;
   }
   int32_t e = allocate();
@@ -73,10 +58,10 @@ void SessionQuota::view(int gpu, size_t* free, size_t* total) {
     *total = amount;
     *free = std::min<uint64_t>(*free, amount - std::min(used, amount));
   }
-  if (!limit_) return;
-  std::lock_guard lock(mutex_);
-  *total = std::min<uint64_t>(*total, limit_);
-  *free = std::min<uint64_t>(*free, limit_ - std::min(held_, limit_));
+  const uint64_t limit = limit_.limit();
+  if (!limit) return;
+  *total = std::min<uint64_t>(*total, limit);
+  *free = std::min<uint64_t>(*free, limit - std::min(limit_.held(), limit));
 }
 
 }  // namespace rgpu::server

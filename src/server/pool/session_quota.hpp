@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "server/pool/job_ledger.hpp"
+#include "server/pool/memory_limit.hpp"
 
 namespace rgpu::server {
 
@@ -28,7 +29,7 @@ class SessionQuota {
 
   // The most bytes the session may hold on all its GPUs together
   // (max-session-memory; 0: no limit). Set before the first allocation.
-  void set_limit(uint64_t bytes) { limit_ = bytes; }
+  void set_limit(uint64_t bytes) { limit_.set_limit(bytes); }
   // Counts `bytes` on `gpu`, then runs `allocate`; when it succeeds the
   // charge stays with what *name then holds, else it is returned. Past the
   // session's limit or the job's amount nothing runs and the answer is
@@ -49,17 +50,13 @@ class SessionQuota {
     int gpu;
     uint64_t bytes;
   };
-  // Holds `bytes` against the limit (false past it); once held they are the
-  // session's until give_back. Checked and taken under one lock, so threads
-  // allocating at once cannot together pass the limit.
-  bool hold(uint64_t bytes);
-  void give_back(int gpu, uint64_t bytes);  // the caller holds mutex_
+  // An allocation's bytes back to the limit and the job's amount.
+  void give_back(int gpu, uint64_t bytes);
 
   JobLedger* ledger_;
   pid_t worker_;
-  uint64_t limit_ = 0;
+  MemoryLimit limit_{"max-session-memory"};  // charged and being allocated, all GPUs
   std::mutex mutex_;
-  uint64_t held_ = 0;  // charged and being allocated, all GPUs
   std::map<std::pair<Kind, uint64_t>, Charge> charges_;
 };
 

@@ -14,13 +14,13 @@
 
 #include "server/backend/backend.hpp"
 #include "server/worker/allocation_table.hpp"
-#include "server/worker/host_memory_limit.hpp"
+#include "server/pool/memory_limit.hpp"
 
 namespace rgpu::server {
 
 class GraphStagingSlabs {
  public:
-  GraphStagingSlabs(Backend& backend, HostMemoryLimit& limit) : backend_(backend), limit_(limit) {}
+  GraphStagingSlabs(Backend& backend, MemoryLimit& limit) : backend_(backend), limit_(limit) {}
   ~GraphStagingSlabs();
   GraphStagingSlabs(const GraphStagingSlabs&) = delete;
   GraphStagingSlabs& operator=(const GraphStagingSlabs&) = delete;
@@ -35,7 +35,7 @@ class GraphStagingSlabs {
 
  private:
   Backend& backend_;
-  HostMemoryLimit& limit_;
+  MemoryLimit& limit_;
   AllocationTable table_;
   std::mutex mutex_;
   std::multimap<int, void*> slabs_;  // by device

@@ -23,7 +23,7 @@ class Lane {
   // The staging buffers of `device` for this lane's copies. A reset of the
   // device (by any lane) bumps its `reset_epoch`: buffers from before it
   // died with the device's context and are forgotten, not freed.
-  StagingPool& staging(Backend& backend, HostMemoryLimit& limit, int device, uint64_t reset_epoch);
+  StagingPool& staging(Backend& backend, MemoryLimit& limit, int device, uint64_t reset_epoch);
   // Frees this lane's buffers of `device` while they are still valid.
   void drop_staging(int device) { staging_.erase(device); }
 

@@ -27,7 +27,7 @@
 #include "server/worker/handle_set.hpp"
 #include "server/worker/async_notifications.hpp"
 #include "server/worker/host_callbacks.hpp"
-#include "server/worker/host_memory_limit.hpp"
+#include "server/pool/memory_limit.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "server/worker/vmm_table.hpp"
 #include "server/worker/zero_copy.hpp"
@@ -124,7 +124,7 @@ class SessionContext {
   // What the session's allocations count against: its limit, its job's amount.
   SessionQuota quota;
   // What page-locked host memory the session makes this worker hold counts against.
-  HostMemoryLimit host_memory;
+  MemoryLimit host_memory{"max-session-host-memory"};
   AllocationTable allocations;
   AllocationTable globals;
   // Memory mapped for the session, by device base: shared page-locked

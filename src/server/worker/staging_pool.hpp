@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "server/backend/backend.hpp"
-#include "server/worker/host_memory_limit.hpp"
+#include "server/pool/memory_limit.hpp"
 
 namespace rgpu::server {
 
@@ -17,7 +17,7 @@ class StagingPool {
   static constexpr size_t kSlots = 4;
   static constexpr size_t kBlockBytes = 4u << 20;
 
-  StagingPool(Backend& backend, HostMemoryLimit& limit) : backend_(backend), limit_(limit) {}
+  StagingPool(Backend& backend, MemoryLimit& limit) : backend_(backend), limit_(limit) {}
   ~StagingPool();
   StagingPool(const StagingPool&) = delete;
   StagingPool& operator=(const StagingPool&) = delete;
@@ -40,7 +40,7 @@ class StagingPool {
 
  private:
   Backend& backend_;
-  HostMemoryLimit& limit_;
+  MemoryLimit& limit_;
   Slot slots_[kSlots];
 };
 
