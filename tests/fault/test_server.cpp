@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -33,18 +34,26 @@ uint16_t free_port() {
   return ntohs(a.sin_port);
 }
 
+// RGPU_TEST_SERVER_BIN runs the tests against another build's server (an
+// older one, to show a test catches what a fix fixed).
+const char* server_binary() {
+  const char* other = std::getenv("RGPU_TEST_SERVER_BIN");
+  return other && *other ? other : RGPU_SERVER_BIN;
+}
+
 pid_t start_server(uint16_t port, std::vector<std::string> extra, const std::string& log) {
+  const char* binary = server_binary();
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
     if (!freopen(log.empty() ? "/dev/null" : log.c_str(), "w", stderr)) _exit(126);
-    std::vector<std::string> args{RGPU_SERVER_BIN, "--backend", "host-test", "--listen", "127.0.0.1",
+    std::vector<std::string> args{binary, "--backend", "host-test", "--listen", "127.0.0.1",
                                   "--port", std::to_string(port), "--module-cache", ""};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(RGPU_SERVER_BIN, argv.data());
+    execv(binary, argv.data());
     _exit(127);
   }
   for (int i = 0; i < 100; ++i) {
