@@ -11,9 +11,16 @@ void SessionQuota::give_back(int gpu, uint64_t bytes) {
   if (ledger_) ledger_->release(worker_, gpu, bytes);
 }
 
-int32_t SessionQuota::allocate(int gpu, uint64_t bytes, Kind kind, const uint64_t* name,
+int32_t SessionQuota::allocate(int gpu, uint64_t size, Kind kind, const uint64_t* name,
                                const std::function<int32_t()>& allocate) {
-  if (!ledger_ && !limit_.limit()) return allocate();
+  if (!ledger_ && !limit_.limit() && !count_.limit()) return allocate();
+  {
+    std::lock_guard lock(mutex_);
+    if (!count_.room_for_one_more(charges_.size())) return cudaErrorMemoryAllocation;
+  }
+  constexpr uint64_t kSlack = kDeviceAllocationGranularity - 1;
+  const uint64_t bytes = size > UINT64_MAX - kSlack ? UINT64_MAX : (size + kSlack) / kDeviceAllocationGranularity *
+                                                                       kDeviceAllocationGranularity;
   if (!limit_.hold(bytes, "device memory")) return cudaErrorMemoryAllocation;
   if (ledger_ && !ledger_->charge(worker_, gpu, bytes)) {
     limit_.give_back(bytes);

@@ -196,6 +196,7 @@ int32_t graph_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
   if (flags != 0) return cudaErrorInvalidValue;
+  if (!s.graphs.room_for_graph()) return cudaErrorMemoryAllocation;
   uint64_t g = 0;
   if (int32_t e = graphs(s).graph_create(&g)) return e;
   s.graphs.add_graph(g, 0);
@@ -228,6 +229,7 @@ int32_t graph_destroy(SessionContext& s, Request& req, proto::Writer&) {
 int32_t graph_clone(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_GRAPH(g);
   req.args.expect_end();
+  if (!s.graphs.room_for_graph()) return cudaErrorMemoryAllocation;
   uint64_t c = 0;
   if (int32_t e = graphs(s).graph_clone(&c, g)) return e;
   s.graphs.add_graph(c, 0);
@@ -413,6 +415,7 @@ int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_GRAPH(g);
   auto flags = req.args.get<uint64_t>();
   req.args.expect_end();
+  if (!s.graphs.room_for_exec()) return cudaErrorMemoryAllocation;
   uint64_t x = 0;
   if (int32_t e = graphs(s).instantiate(&x, g, flags)) return e;
   s.graphs.add_exec(x, g);
@@ -525,6 +528,7 @@ int32_t stream_begin_capture(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_STREAM(stream);
   auto mode = req.args.get<int32_t>();
   req.args.expect_end();
+  if (!s.graphs.room_for_graph()) return cudaErrorMemoryAllocation;
   return graphs(s).begin_capture(stream, mode);
 }
 

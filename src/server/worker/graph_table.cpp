@@ -6,6 +6,25 @@
 
 namespace rgpu::server {
 
+void GraphTable::set_limits(uint64_t n) {
+  graph_limit_.set_limit(n);
+  exec_limit_.set_limit(n);
+}
+
+bool GraphTable::room_for_graph() {
+  std::unique_lock lock(mutex_);
+  const size_t held = graphs_.size();
+  lock.unlock();
+  return graph_limit_.room_for_one_more(held);
+}
+
+bool GraphTable::room_for_exec() {
+  std::unique_lock lock(mutex_);
+  const size_t held = execs_.size();
+  lock.unlock();
+  return exec_limit_.room_for_one_more(held);
+}
+
 void GraphTable::add_graph(uint64_t graph, uint64_t owner) {
   std::lock_guard lock(mutex_);
   graphs_.try_emplace(graph, Graph{owner, {}});

@@ -4,6 +4,7 @@
 #pragma once
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -28,6 +29,7 @@
 #include "server/worker/async_notifications.hpp"
 #include "server/worker/host_callbacks.hpp"
 #include "server/pool/memory_limit.hpp"
+#include "server/pool/session_bounds.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "server/worker/vmm_table.hpp"
 #include "server/worker/zero_copy.hpp"
@@ -87,6 +89,14 @@ class SessionContext {
   bool has_gpu(int ordinal) const;
   const std::string& module_cache_dir() const { return module_cache_dir_; }
 
+  // Applies the session's bounds (session_bounds.hpp) to its tables; before
+  // the first request.
+  void bound(const SessionBounds& bounds);
+  const SessionBounds& bounds() const { return bounds_; }
+  // Whether a module image (or a link's inputs) of `bytes` is within
+  // max-module-bytes; a larger one is logged once per session.
+  bool fits_module(uint64_t bytes);
+
   // Special stream handles (0, cudaStreamLegacy, cudaStreamPerThread) are
   // always valid; others must have been created by this session.
   bool valid_stream(uint64_t h) const { return h <= 2 || streams.contains(h); }
@@ -137,9 +147,9 @@ class SessionContext {
   HandleSet multicast;
   IpcExports ipc_exports;
   HandleSet ipc_imports;  // addresses of opened IPC memory handles
-  HandleSet streams;
-  HandleSet events;
-  HandleSet modules;
+  HandleSet streams{"streams", "max-session-streams"};
+  HandleSet events{"events", "max-session-events"};
+  HandleSet modules{"modules", "max-session-modules"};
   HandleSet pools;
   FunctionTable functions;
   HostCallbacks host_callbacks;
@@ -175,6 +185,8 @@ class SessionContext {
   Backend& backend_;
   std::vector<int> gpus_;
   std::string module_cache_dir_;
+  SessionBounds bounds_;
+  std::atomic<bool> logged_large_module_{false};
   mutable std::mutex mutex_;  // guards shared_ and resets_
   std::map<uint64_t, SharedRegion> shared_;  // by client base address
   std::map<int, uint64_t> resets_;
