@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "rgpu-server: unknown log level '%s'\n", config.log_level.c_str());
     return 2;
   }
-  if (std::string why; !config.module_cache.empty() && !server::ModuleCache::prepare_directory(config.module_cache, &why)) {
+  if (std::string why;
+      !config.module_cache.empty() && !server::ModuleCache::prepare_directory(config.module_cache, &why)) {
     RGPU_LOG(warn, "module cache %s unusable, the cache is off: %s", config.module_cache.c_str(), why.c_str());
     config.module_cache.clear();
   }
@@ -94,7 +95,8 @@ int main(int argc, char** argv) {
   pid_t metrics = -1;
 #ifdef RGPU_METRICS
   if (config.metrics_port)
-    metrics = server::start_metrics_endpoint(config.listen, config.metrics_port, config.metrics_token, ledger, counters);
+    metrics =
+        server::start_metrics_endpoint(config.listen, config.metrics_port, config.metrics_token, ledger, counters);
 #else
   if (config.metrics_port) {
     RGPU_LOG(error, "--metrics-port: this rgpu-server was built without cpp-httplib");
