@@ -29,6 +29,7 @@
 #include "fatbin/fatbin_hash.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/frame_io.hpp"
+#include "protocol/graph_node.hpp"
 #include "protocol/ops.hpp"
 #include "test_server.hpp"
 
@@ -267,7 +268,7 @@ TEST(ResourceBounds, ModuleCacheStaysWithinItsQuota) {
 TEST(ResourceBounds, CountLimitsRefusePastTheirLimitAndTheSessionGoesOn) {
   std::string log = fresh_dir("counts") + "/server.log";
   Bounded server({"--max-session-streams", "1000", "--max-session-events", "1000", "--max-session-modules", "10",
-                  "--max-session-graphs", "10", "--max-session-allocations", "100"},
+                  "--max-session-graphs", "10", "--max-session-graph-nodes", "20", "--max-session-allocations", "100"},
                  log);
   auto c = open_raw_session(server.port());
   // Makes `tries` objects with `make`; returns how many were made and the
@@ -309,6 +310,11 @@ TEST(ResourceBounds, CountLimitsRefusePastTheirLimitAndTheSessionGoesOn) {
   instantiate.put<uint64_t>(graph).put<uint64_t>(0);
   uint64_t exec = 0;
   EXPECT_EQ(fill(12, proto::kOpGraphInstantiate, instantiate, &exec), 10);
+  proto::Writer empty_node;
+  empty_node.put<uint64_t>(graph).put<uint32_t>(0);
+  proto::put_node(empty_node, proto::GraphNodeParams{});
+  uint64_t node = 0;
+  EXPECT_EQ(fill(25, proto::kOpGraphAddNode, empty_node, &node), 20);
 
   proto::Writer malloc_args;
   malloc_args.put<uint64_t>(4096);
@@ -321,7 +327,7 @@ TEST(ResourceBounds, CountLimitsRefusePastTheirLimitAndTheSessionGoesOn) {
   EXPECT_EQ(synchronize(*c), cudaSuccess);
   // Once per kind, not once per refusal.
   for (const char* setting : {"max-session-streams", "max-session-events", "max-session-modules",
-                              "max-session-allocations"})
+                              "max-session-graph-nodes", "max-session-allocations"})
     EXPECT_EQ(occurrences(log, std::string(setting) + " "), 1u) << setting;
   EXPECT_EQ(occurrences(log, "max-session-graphs "), 2u);  // graphs, executable graphs
 }

@@ -18,6 +18,7 @@ struct SessionBounds {
   uint32_t max_events = 65536;
   uint32_t max_modules = 16384;      // modules and libraries
   uint32_t max_graphs = 16384;       // graphs, and apart from them executable graphs
+  uint32_t max_graph_nodes = 1u << 20;  // nodes added to graphs (XLA builds its command buffers so)
   uint32_t max_allocations = 262144;
 };
 

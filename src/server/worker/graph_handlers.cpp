@@ -244,6 +244,9 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (!nodes_in(s, deps, g)) return cudaErrorInvalidValue;
   if (int32_t e = check_node(s, p)) return e;
+  // A child graph node, or a conditional one with its bodies, makes graphs too.
+  const bool makes_graphs = p.type == cudaGraphNodeTypeGraph || p.type == cudaGraphNodeTypeConditional;
+  if (!s.graphs.room_for_node() || (makes_graphs && !s.graphs.room_for_graph())) return cudaErrorMemoryAllocation;
   uint64_t n = 0;
   GraphNodeParams made;
   auto add = [&]() -> int32_t {

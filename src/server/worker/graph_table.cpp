@@ -6,9 +6,10 @@
 
 namespace rgpu::server {
 
-void GraphTable::set_limits(uint64_t n) {
-  graph_limit_.set_limit(n);
-  exec_limit_.set_limit(n);
+void GraphTable::set_limits(uint64_t graphs, uint64_t nodes) {
+  graph_limit_.set_limit(graphs);
+  exec_limit_.set_limit(graphs);
+  node_limit_.set_limit(nodes);
 }
 
 bool GraphTable::room_for_graph() {
@@ -23,6 +24,13 @@ bool GraphTable::room_for_exec() {
   const size_t held = execs_.size();
   lock.unlock();
   return exec_limit_.room_for_one_more(held);
+}
+
+bool GraphTable::room_for_node() {
+  std::unique_lock lock(mutex_);
+  const size_t held = nodes_.size();
+  lock.unlock();
+  return node_limit_.room_for_one_more(held);
 }
 
 void GraphTable::add_graph(uint64_t graph, uint64_t owner) {

@@ -38,12 +38,14 @@ class GraphTable {
   static constexpr uint64_t kCapturedInto = ~uint64_t{0} - 1;
 
   // How many graphs (child graphs and those being captured included), and
-  // apart from them executable graphs, the session may hold (0: no limit).
-  void set_limits(uint64_t n);
-  // False (logged once) when a new graph, or executable graph, would pass
-  // the limit: asked before the backend makes one.
+  // apart from them executable graphs, the session may hold; how many nodes
+  // it may add to them (0: no limit).
+  void set_limits(uint64_t graphs, uint64_t nodes);
+  // False (logged once) when a new graph, executable graph or node would
+  // pass its limit: asked before the backend makes one.
   bool room_for_graph();
   bool room_for_exec();
+  bool room_for_node();
 
   void add_graph(uint64_t graph, uint64_t owner);
   // A conditional node's body graphs: they go with the node, and captures may add to them.
@@ -112,6 +114,7 @@ class GraphTable {
 
   CountLimit graph_limit_{"graphs", "max-session-graphs"};
   CountLimit exec_limit_{"executable graphs", "max-session-graphs"};
+  CountLimit node_limit_{"graph nodes", "max-session-graph-nodes"};
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, Graph> graphs_;
   std::unordered_map<uint64_t, uint64_t> nodes_;  // node -> graph

@@ -73,7 +73,7 @@ void SessionContext::bound(const SessionBounds& bounds) {
   streams.set_limit(bounds.max_streams);
   events.set_limit(bounds.max_events);
   modules.set_limit(bounds.max_modules);
-  graphs.set_limits(bounds.max_graphs);
+  graphs.set_limits(bounds.max_graphs, bounds.max_graph_nodes);
   quota.set_count_limit(bounds.max_allocations);
 }
 
