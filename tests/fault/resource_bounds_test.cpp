@@ -268,7 +268,8 @@ TEST(ResourceBounds, ModuleCacheStaysWithinItsQuota) {
 TEST(ResourceBounds, CountLimitsRefusePastTheirLimitAndTheSessionGoesOn) {
   std::string log = fresh_dir("counts") + "/server.log";
   Bounded server({"--max-session-streams", "1000", "--max-session-events", "1000", "--max-session-modules", "10",
-                  "--max-session-graphs", "10", "--max-session-graph-nodes", "20", "--max-session-allocations", "100"},
+                  "--max-session-graphs", "10", "--max-session-graph-nodes", "20", "--max-session-allocations", "100",
+                  "--max-session-objects", "5"},
                  log);
   auto c = open_raw_session(server.port());
   // Makes `tries` objects with `make`; returns how many were made and the
@@ -316,6 +317,9 @@ TEST(ResourceBounds, CountLimitsRefusePastTheirLimitAndTheSessionGoesOn) {
   uint64_t node = 0;
   EXPECT_EQ(fill(25, proto::kOpGraphAddNode, empty_node, &node), 20);
 
+  uint64_t texref = 0;
+  EXPECT_EQ(fill(7, proto::kOpTexRefCreate, {}, &texref), 5);
+
   proto::Writer malloc_args;
   malloc_args.put<uint64_t>(4096);
   EXPECT_EQ(fill(110, proto::kOpMalloc, malloc_args, &ptr), 100);
@@ -327,7 +331,7 @@ TEST(ResourceBounds, CountLimitsRefusePastTheirLimitAndTheSessionGoesOn) {
   EXPECT_EQ(synchronize(*c), cudaSuccess);
   // Once per kind, not once per refusal.
   for (const char* setting : {"max-session-streams", "max-session-events", "max-session-modules",
-                              "max-session-graph-nodes", "max-session-allocations"})
+                              "max-session-graph-nodes", "max-session-objects", "max-session-allocations"})
     EXPECT_EQ(occurrences(log, std::string(setting) + " "), 1u) << setting;
   EXPECT_EQ(occurrences(log, "max-session-graphs "), 2u);  // graphs, executable graphs
 }

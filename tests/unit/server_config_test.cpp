@@ -133,7 +133,8 @@ TEST(ServerConfig, SessionBoundsHaveDefaultsAndFlags) {
   EXPECT_GT(c.bounds.max_allocations, 0u);
   ASSERT_TRUE(parse({"--max-module-bytes", "1M", "--module-cache-max", "3M", "--max-session-streams", "10",
                      "--max-session-events", "11", "--max-session-modules", "12", "--max-session-graphs", "13",
-                     "--max-session-allocations", "14", "--max-session-graph-nodes", "15"},
+                     "--max-session-allocations", "14", "--max-session-graph-nodes", "15",
+                     "--max-session-objects", "16"},
                     &c));
   EXPECT_EQ(c.bounds.max_module_bytes, 1u << 20);
   EXPECT_EQ(c.bounds.module_cache_max, 3u << 20);
@@ -143,6 +144,7 @@ TEST(ServerConfig, SessionBoundsHaveDefaultsAndFlags) {
   EXPECT_EQ(c.bounds.max_graphs, 13u);
   EXPECT_EQ(c.bounds.max_allocations, 14u);
   EXPECT_EQ(c.bounds.max_graph_nodes, 15u);
+  EXPECT_EQ(c.bounds.max_objects, 16u);
   EXPECT_THROW(parse({"--max-session-streams", "-1"}, &c), std::invalid_argument);
   server::ServerConfig none;
   ASSERT_TRUE(parse({"--module-cache", "none"}, &none));

@@ -67,6 +67,10 @@ const char* kUsage =
     "                               (default 16384 each)\n"
     "  --max-session-graph-nodes N  nodes one session may add to its graphs (default 1048576)\n"
     "  --max-session-allocations N  device allocations one session may hold (default 262144)\n"
+    "  --max-session-objects N      of each other kind one session may hold: memory pools,\n"
+    "                               texture and surface objects, texture references, external\n"
+    "                               memories and semaphores, user objects, conditional\n"
+    "                               handles (default 16384 each)\n"
     "  --idle-timeout S             end a session that makes no call for S seconds (default 0)\n"
     "  --peer-timeout S             end a session whose client is silent for S seconds, and\n"
     "                               let clients find a silent server as fast (default 30)\n";
@@ -150,6 +154,7 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "max-session-modules") c->bounds.max_modules = to_count(key, v);
   else if (key == "max-session-graphs") c->bounds.max_graphs = to_count(key, v);
   else if (key == "max-session-graph-nodes") c->bounds.max_graph_nodes = to_count(key, v);
+  else if (key == "max-session-objects") c->bounds.max_objects = to_count(key, v);
   else if (key == "max-session-allocations") c->bounds.max_allocations = to_count(key, v);
   else if (key == "idle-timeout") c->idle_timeout_s = to_count(key, v);
   else if (key == "peer-timeout") c->peer_timeout_s = to_count(key, v);

@@ -20,6 +20,10 @@ struct SessionBounds {
   uint32_t max_graphs = 16384;       // graphs, and apart from them executable graphs
   uint32_t max_graph_nodes = 1u << 20;  // nodes added to graphs (XLA builds its command buffers so)
   uint32_t max_allocations = 262144;
+  // Each other kind a session creates: memory pools, texture and surface
+  // objects, texture references, external memories and semaphores, user
+  // objects, conditional handles.
+  uint32_t max_objects = 16384;
 };
 
 }  // namespace rgpu::server

@@ -391,6 +391,7 @@ int32_t conditional_handle_create(SessionContext& s, Request& req, proto::Writer
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
   if (flags & ~static_cast<uint32_t>(cudaGraphCondAssignDefault)) return cudaErrorInvalidValue;
+  if (!s.graphs.room_for_conditional()) return cudaErrorMemoryAllocation;
   uint64_t handle = 0;
   if (int32_t e = graphs(s).conditional_handle_create(&handle, g, default_value, flags)) return e;
   s.graphs.add_conditional(handle, g);
@@ -697,6 +698,7 @@ int32_t user_object_create(SessionContext& s, Request& req, proto::Writer& out) 
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
   if (!HostNodeRecords::valid(id) || refs == 0) return cudaErrorInvalidValue;
+  if (!s.graphs.room_for_user_object()) return cudaErrorMemoryAllocation;
   graphs(s).set_host_node_runner(HostNodeRecords::run);
   uint64_t object = 0;
   if (int32_t e = graphs(s).user_object_create(&object, s.host_nodes.record(id), refs, flags)) return e;

@@ -33,6 +33,25 @@ bool GraphTable::room_for_node() {
   return node_limit_.room_for_one_more(held);
 }
 
+void GraphTable::set_object_limit(uint64_t n) {
+  user_object_limit_.set_limit(n);
+  conditional_limit_.set_limit(n);
+}
+
+bool GraphTable::room_for_user_object() {
+  std::unique_lock lock(mutex_);
+  const size_t held = user_refs_.size();
+  lock.unlock();
+  return user_object_limit_.room_for_one_more(held);
+}
+
+bool GraphTable::room_for_conditional() {
+  std::unique_lock lock(mutex_);
+  const size_t held = conditionals_.size();
+  lock.unlock();
+  return conditional_limit_.room_for_one_more(held);
+}
+
 void GraphTable::add_graph(uint64_t graph, uint64_t owner) {
   std::lock_guard lock(mutex_);
   graphs_.try_emplace(graph, Graph{owner, {}});

@@ -74,6 +74,13 @@ void SessionContext::bound(const SessionBounds& bounds) {
   events.set_limit(bounds.max_events);
   modules.set_limit(bounds.max_modules);
   graphs.set_limits(bounds.max_graphs, bounds.max_graph_nodes);
+  graphs.set_object_limit(bounds.max_objects);
+  pools.set_limit(bounds.max_objects);
+  textures.set_limit(bounds.max_objects);
+  surfaces.set_limit(bounds.max_objects);
+  texrefs.set_limit(bounds.max_objects);
+  external_memories.set_limit(bounds.max_objects);
+  external_semaphores.set_limit(bounds.max_objects);
   quota.set_count_limit(bounds.max_allocations);
 }
 

@@ -150,7 +150,7 @@ class SessionContext {
   HandleSet streams{"streams", "max-session-streams"};
   HandleSet events{"events", "max-session-events"};
   HandleSet modules{"modules", "max-session-modules"};
-  HandleSet pools;
+  HandleSet pools{"memory pools", "max-session-objects"};
   FunctionTable functions;
   HostCallbacks host_callbacks;
   // The daemon's counters (metrics); null outside a daemon.
@@ -163,11 +163,11 @@ class SessionContext {
   // and surface objects (array_handlers.cpp, texture_handlers.cpp).
   ArrayTable arrays;
   ArrayTable mipmaps;
-  DeviceObjectSet textures;
-  DeviceObjectSet surfaces;
+  DeviceObjectSet textures{"texture objects"};
+  DeviceObjectSet surfaces{"surface objects"};
   // Legacy references: texture references made by cuTexRefCreate, those of
   // modules, surface references (texture_reference_handlers.cpp).
-  HandleSet texrefs;
+  HandleSet texrefs{"texture references", "max-session-objects"};
   HandleSet module_texrefs;
   HandleSet surfrefs;
   GraphTable graphs;
@@ -178,7 +178,7 @@ class SessionContext {
   // Imported external memory and semaphores (external_handlers.cpp); mapped
   // buffers are allocations, mapped mipmapped arrays are in `mipmaps`.
   ExternalMemoryTable external_memories;
-  HandleSet external_semaphores;
+  HandleSet external_semaphores{"external semaphores", "max-session-objects"};
   AsyncNotifications notifications;
 
  private:
