@@ -443,13 +443,14 @@ bool metrics_up(uint16_t port) {
 
 // 200 connections that send nothing do not stall a scrape.
 TEST(ResourceBounds, MetricsAnswerWhileIdleConnectionsAreOpen) {
+  constexpr int kIdle = 200;
   const uint16_t metrics = free_port();
   Bounded server({"--metrics-port", std::to_string(metrics)});
   ASSERT_TRUE(metrics_up(metrics));
   std::vector<int> idle;
-  for (int i = 0; i < 200; ++i)
+  for (int i = 0; i < kIdle; ++i)
     if (int fd = connect_to(metrics); fd >= 0) idle.push_back(fd);
-  EXPECT_EQ(idle.size(), 200u);
+  EXPECT_EQ(idle.size(), static_cast<size_t>(kIdle));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all taken in by the endpoint
   const auto start = std::chrono::steady_clock::now();
   EXPECT_NE(scrape(metrics, "", 3000).find("200"), std::string::npos);

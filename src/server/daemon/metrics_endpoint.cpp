@@ -2,10 +2,15 @@
 
 #include <httplib.h>
 #include <linux/close_range.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "common/log.hpp"
@@ -15,11 +20,21 @@
 namespace rgpu::server {
 namespace {
 
-// Connections served at once, each by a thread of its own: idle ones (a
-// client that connects and sends nothing) hold theirs only until the read
-// timeout, and a scrape finds a free one while fewer than this are open.
-constexpr size_t kMaxConnections = 256;
+// Connections served at once, each by a thread of its own (the process
+// may open no more descriptors, so none waits for a thread): one that
+// sends nothing waits in the kernel (TCP_DEFER_ACCEPT), then holds its
+// thread until the read timeout. Past the limit new connections wait in the
+// kernel's queue until one ends.
+constexpr size_t kMaxConnections = 1024;
 constexpr time_t kTimeoutS = 2;
+
+// At most kMaxConnections accepted at once (and a few for the process's own).
+void bound_descriptors() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, kMaxConnections + 16);
+  setrlimit(RLIMIT_NOFILE, &lim);
+}
 
 // Whether the request carries "Authorization: Bearer <token>" (compared in
 // constant time).
@@ -43,11 +58,21 @@ pid_t start_metrics_endpoint(const std::string& address, int port, const std::st
   prctl(PR_SET_PDEATHSIG, SIGTERM);  // ends with the daemon
   signal(SIGTERM, SIG_DFL);
   signal(SIGINT, SIG_DFL);
+  bound_descriptors();
   httplib::Server http;
   http.new_task_queue = [] { return new httplib::ThreadPool(kMaxConnections); };
   http.set_read_timeout(kTimeoutS);
   http.set_write_timeout(kTimeoutS);
   http.set_keep_alive_timeout(kTimeoutS);
+  int listener = -1;
+  http.set_socket_options([&listener](socket_t sock) {
+    httplib::default_socket_options(sock);
+    // A connection that sends nothing stays with the kernel meanwhile, not
+    // taking a thread.
+    const int defer_s = kTimeoutS;
+    setsockopt(sock, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
+    listener = sock;
+  });
   http.Get("/metrics", [&](const httplib::Request& req, httplib::Response& res) {
     if (!token.empty() && !authorized(req, token)) {
       res.status = 401;
@@ -56,10 +81,14 @@ pid_t start_metrics_endpoint(const std::string& address, int port, const std::st
     }
     res.set_content(prometheus_text(ledger, counters), "text/plain; version=0.0.4");
   });
-  if (!http.listen(address, port)) {
+  if (!http.bind_to_port(address, port)) {
     RGPU_LOG(error, "metrics: cannot listen on %s:%d", address.c_str(), port);
     _exit(1);
   }
+  // cpp-httplib listens with a backlog of 5: past it a connecting client
+  // waits a second for its SYN to be sent again.
+  if (listener >= 0) listen(listener, SOMAXCONN);
+  http.listen_after_bind();
   _exit(0);
 }
 
