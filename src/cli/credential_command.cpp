@@ -39,8 +39,9 @@ int credential_command(int argc, char** argv) {
     }
     if (key_file.empty() || claims.job.empty() || lifetime <= 0 || claims.gpus.empty())
       throw std::invalid_argument("--key-file, --job, --expires (> 0) and at least one --gpu are needed");
-    std::string key = proto::read_token_file(key_file);
-    if (key.empty()) throw std::invalid_argument("job key file " + key_file + " is unreadable or empty");
+    std::string why;
+    std::string key = proto::read_secret_file(key_file, &why);
+    if (key.empty()) throw std::invalid_argument("job key file " + why);
     claims.expires = static_cast<int64_t>(time(nullptr)) + lifetime;
     printf("%s\n", proto::issue_credential(key, claims).c_str());
     return 0;

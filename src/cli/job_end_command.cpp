@@ -34,9 +34,11 @@ int job_end_command(int argc, char** argv) {
       return 2;
     }
   }
-  std::string key = key_file.empty() ? "" : proto::read_token_file(key_file);
+  std::string why;
+  std::string key = key_file.empty() ? "" : proto::read_secret_file(key_file, &why);
   if (key.empty() || job.empty()) {
-    fprintf(stderr, "rgpu job-end: needs --job and a readable --key-file\n%s", kUsage);
+    fprintf(stderr, "rgpu job-end: needs --job and a readable --key-file%s%s\n%s", why.empty() ? "" : ": ",
+            why.c_str(), kUsage);
     return 2;
   }
   auto servers = servers_or_environment(named, "job-end");

@@ -64,9 +64,10 @@ int smi_command(int argc, char** argv) {
       return a == "--help" ? 0 : 2;
     }
   }
-  std::string key = key_file.empty() ? "" : proto::read_token_file(key_file);
+  std::string why;
+  std::string key = key_file.empty() ? "" : proto::read_secret_file(key_file, &why);
   if (!key_file.empty() && key.empty()) {
-    fprintf(stderr, "rgpu smi: job key file %s is unreadable or empty\n", key_file.c_str());
+    fprintf(stderr, "rgpu smi: job key file %s\n", why.c_str());
     return 2;
   }
   auto servers = servers_or_environment(named, "smi");

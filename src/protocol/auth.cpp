@@ -5,6 +5,11 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -34,14 +39,47 @@ bool proof_matches(const std::string& token, const Nonce& challenge, const std::
   return same_secret(proof, auth_proof(token, challenge));
 }
 
+namespace {
+
+std::string trimmed(const std::string& t) {
+  auto b = t.find_first_not_of(" \t\r\n");
+  auto e = t.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : t.substr(b, e - b + 1);
+}
+
+}  // namespace
+
 std::string read_token_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
-  std::string t = s.str();
-  auto b = t.find_first_not_of(" \t\r\n");
-  auto e = t.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : t.substr(b, e - b + 1);
+  return trimmed(s.str());
+}
+
+std::string read_secret_file(const std::string& path, std::string* why) {
+  // The mode of what is read, not of what the name led to a moment before.
+  FILE* f = fopen(path.c_str(), "re");
+  if (!f) {
+    *why = path + ": " + strerror(errno);
+    return "";
+  }
+  struct stat st {};
+  std::string text;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    *why = path + " is not a regular file";
+  } else if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+    char mode[8];
+    snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
+    *why = path + " has mode " + mode + ": its group or others may read it, so it is refused (chmod 600 " + path +
+           ")";
+  } else {
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, f)) text.append(buf, n);
+    text = trimmed(text);
+    if (text.empty()) *why = path + " is empty";
+  }
+  fclose(f);
+  return why->empty() ? text : "";
 }
 
 }  // namespace rgpu::proto

@@ -19,5 +19,10 @@ bool same_secret(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
 bool proof_matches(const std::string& token, const Nonce& challenge, const std::vector<uint8_t>& proof);
 // The token in a file (surrounding white space ignored); empty if unreadable.
 std::string read_token_file(const std::string& path);
+// A secret's file (token, job key), as read_token_file, but only if its
+// group and others may not read or write it, as ssh insists for keys: else,
+// and when it is unreadable or empty, empty with *why (which says how to
+// fix the mode).
+std::string read_secret_file(const std::string& path, std::string* why);
 
 }  // namespace rgpu::proto

@@ -841,6 +841,9 @@ TEST(ServerAuth, TokenIsRequiredAndChecked) {
   std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/rgpu-token") << "s3cret-token\n";
   std::ofstream(dir + "/rgpu-wrong") << "not-the-token\n";
+  // Secrets are refused unless their owner alone may read them.
+  chmod((dir + "/rgpu-token").c_str(), 0600);
+  chmod((dir + "/rgpu-wrong").c_str(), 0600);
   uint16_t port = free_port();
   pid_t pid = start_server(port, {"--workers", "1", "--token-file", dir + "/rgpu-token"});
   std::string why;

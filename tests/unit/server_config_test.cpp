@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "server/daemon/server_config.hpp"
 #include "transport/transport.hpp"
@@ -117,6 +122,93 @@ TEST(ServerConfig, TlsNeedsCertificateAndKey) {
   EXPECT_THROW(parse({"--tls-cert", "server.pem"}, &half), std::invalid_argument);
   server::ServerConfig no_tls;
   EXPECT_THROW(parse({"--tls-client-ca", "ca.pem"}, &no_tls), std::invalid_argument);
+}
+
+// The counts and sizes a session may make its worker hold (session_bounds.hpp).
+TEST(ServerConfig, SessionBoundsHaveDefaultsAndFlags) {
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({}, &c));
+  EXPECT_EQ(c.bounds.max_module_bytes, 512ull << 20);
+  EXPECT_GT(c.bounds.max_streams, 0u);
+  EXPECT_GT(c.bounds.max_allocations, 0u);
+  ASSERT_TRUE(parse({"--max-module-bytes", "1M", "--module-cache-max", "3M", "--max-session-streams", "10",
+                     "--max-session-events", "11", "--max-session-modules", "12", "--max-session-graphs", "13",
+                     "--max-session-allocations", "14", "--max-session-graph-nodes", "15",
+                     "--max-session-objects", "16"},
+                    &c));
+  EXPECT_EQ(c.bounds.max_module_bytes, 1u << 20);
+  EXPECT_EQ(c.bounds.module_cache_max, 3u << 20);
+  EXPECT_EQ(c.bounds.max_streams, 10u);
+  EXPECT_EQ(c.bounds.max_events, 11u);
+  EXPECT_EQ(c.bounds.max_modules, 12u);
+  EXPECT_EQ(c.bounds.max_graphs, 13u);
+  EXPECT_EQ(c.bounds.max_allocations, 14u);
+  EXPECT_EQ(c.bounds.max_graph_nodes, 15u);
+  EXPECT_EQ(c.bounds.max_objects, 16u);
+  EXPECT_THROW(parse({"--max-session-streams", "-1"}, &c), std::invalid_argument);
+  server::ServerConfig none;
+  ASSERT_TRUE(parse({"--module-cache", "none"}, &none));
+  EXPECT_TRUE(none.module_cache.empty());
+}
+
+// As ssh does for keys: a secret others may read is refused, with the fix.
+TEST(ServerConfig, SecretFilesOthersMayReadAreRefused) {
+  for (const char* flag : {"--token-file", "--job-key-file", "--metrics-token-file"}) {
+    SCOPED_TRACE(flag);
+    std::string path = ::testing::TempDir() + "/rgpu-secret-" + std::to_string(getpid());
+    std::ofstream(path) << "secret\n";
+    chmod(path.c_str(), 0644);
+    server::ServerConfig c;
+    try {
+      parse({flag, path}, &c);
+      ADD_FAILURE() << "mode 644 accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("chmod 600"), std::string::npos) << e.what();
+    }
+    chmod(path.c_str(), 0600);
+    EXPECT_TRUE(parse({flag, path}, &c));
+    unlink(path.c_str());
+  }
+}
+
+// Every flag README's table names is one the parser takes and --help tells.
+TEST(ServerConfig, ReadmeAndHelpNameTheFlagsTheParserTakes) {
+  std::string help_path = ::testing::TempDir() + "/rgpu-help-" + std::to_string(getpid());
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  ASSERT_TRUE(freopen(help_path.c_str(), "w", stdout));
+  server::ServerConfig c;
+  const bool ran = parse({"--help"}, &c);
+  fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  EXPECT_FALSE(ran);
+  std::stringstream help;
+  help << std::ifstream(help_path).rdbuf();
+  unlink(help_path.c_str());
+
+  std::ifstream readme(RGPU_README);
+  ASSERT_TRUE(readme);
+  std::set<std::string> flags;
+  const std::regex flag("`--([a-z0-9-]+)");
+  for (std::string line; std::getline(readme, line);) {
+    if (line.rfind("| `--", 0) != 0) continue;
+    const std::string first_cell = line.substr(0, line.find('|', 1));
+    for (std::sregex_iterator m(first_cell.begin(), first_cell.end(), flag), end; m != end; ++m)
+      flags.insert((*m)[1]);
+  }
+  EXPECT_GT(flags.size(), 20u);
+  for (const auto& name : flags) {
+    SCOPED_TRACE(name);
+    EXPECT_NE(help.str().find("--" + name + " "), std::string::npos) << "not in --help";
+    if (name == "help" || name == "config") continue;
+    server::ServerConfig any;
+    try {
+      parse({"--" + name, "1"}, &any);
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).find("unknown setting"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Endpoint, ParsesHostsAndPorts) {

@@ -15,6 +15,9 @@
 using rgpu::server::MemoryLimit;
 using rgpu::server::SessionQuota;
 
+// Sizes below are in blocks of the allocation granularity.
+constexpr uint64_t kBlock = rgpu::server::kDeviceAllocationGranularity;
+
 namespace {
 
 // Allocates `bytes`, the allocation naming itself `name`.
@@ -31,48 +34,50 @@ int32_t allocate(SessionQuota& q, uint64_t bytes, uint64_t name, int gpu = 0,
 
 TEST(SessionQuota, RefusesPastTheLimitWithoutALedgerAndRunsNothing) {
   SessionQuota q(nullptr, getpid());
-  q.set_limit(1000);
-  EXPECT_EQ(allocate(q, 600, 0x10), cudaSuccess);
+  q.set_limit(1000 * kBlock);
+  EXPECT_EQ(allocate(q, 600 * kBlock, 0x10), cudaSuccess);
   int runs = 0;
   uint64_t made = 0;
-  EXPECT_EQ(q.allocate(0, 401, SessionQuota::Kind::memory, &made, [&] { return ++runs, int32_t{cudaSuccess}; }),
+  EXPECT_EQ(q.allocate(0, 401 * kBlock, SessionQuota::Kind::memory, &made,
+                       [&] { return ++runs, int32_t{cudaSuccess}; }),
             cudaErrorMemoryAllocation);
   EXPECT_EQ(runs, 0);
   EXPECT_EQ(allocate(q, ~0ull, 0x20), cudaErrorMemoryAllocation);  // no wrap past the limit
-  EXPECT_EQ(allocate(q, 400, 0x20, 0, SessionQuota::Kind::array), cudaSuccess);  // every kind counts
+  EXPECT_EQ(allocate(q, 400 * kBlock, 0x20, 0, SessionQuota::Kind::array), cudaSuccess);  // every kind counts
   EXPECT_EQ(allocate(q, 1, 0x30), cudaErrorMemoryAllocation);
 }
 
 TEST(SessionQuota, FreesResetsAndFailuresGiveTheBytesBack) {
   SessionQuota q(nullptr, getpid());
-  q.set_limit(1000);
-  ASSERT_EQ(allocate(q, 1000, 0x10), cudaSuccess);
+  q.set_limit(1000 * kBlock);
+  ASSERT_EQ(allocate(q, 1000 * kBlock, 0x10), cudaSuccess);
   q.freed(SessionQuota::Kind::vmm, 0x10);  // another kind's name: not this one
   EXPECT_EQ(allocate(q, 1, 0x20), cudaErrorMemoryAllocation);
   q.freed(SessionQuota::Kind::memory, 0x10);
-  EXPECT_EQ(allocate(q, 1000, 0x20, 1), cudaSuccess);
+  EXPECT_EQ(allocate(q, 1000 * kBlock, 0x20, 1), cudaSuccess);
   q.reset(0);  // another GPU's reset leaves GPU 1's charge
   EXPECT_EQ(allocate(q, 1, 0x30), cudaErrorMemoryAllocation);
   q.reset(1);
   // A failed allocation, and one that made nothing (size 0), keep nothing.
   uint64_t made = 0;
-  EXPECT_EQ(q.allocate(0, 1000, SessionQuota::Kind::memory, &made, [] { return int32_t{cudaErrorInvalidValue}; }),
+  EXPECT_EQ(q.allocate(0, 1000 * kBlock, SessionQuota::Kind::memory, &made,
+                       [] { return int32_t{cudaErrorInvalidValue}; }),
             cudaErrorInvalidValue);
-  EXPECT_EQ(allocate(q, 1000, 0), cudaSuccess);
-  EXPECT_EQ(allocate(q, 1000, 0x40), cudaSuccess);
+  EXPECT_EQ(allocate(q, 1000 * kBlock, 0), cudaSuccess);
+  EXPECT_EQ(allocate(q, 1000 * kBlock, 0x40), cudaSuccess);
 }
 
 TEST(SessionQuota, ViewBoundsTheGpusMemoryByWhatIsLeftOfTheLimit) {
   SessionQuota q(nullptr, getpid());
-  size_t free = 5000, total = 8000;
+  size_t free = 5000 * kBlock, total = 8000 * kBlock;
   q.view(0, &free, &total);  // no limit: the GPU's own figures
-  EXPECT_EQ(free, 5000u);
-  EXPECT_EQ(total, 8000u);
-  q.set_limit(1000);
-  ASSERT_EQ(allocate(q, 600, 0x10), cudaSuccess);
+  EXPECT_EQ(free, 5000 * kBlock);
+  EXPECT_EQ(total, 8000 * kBlock);
+  q.set_limit(1000 * kBlock);
+  ASSERT_EQ(allocate(q, 600 * kBlock, 0x10), cudaSuccess);
   q.view(0, &free, &total);
-  EXPECT_EQ(free, 400u);
-  EXPECT_EQ(total, 1000u);
+  EXPECT_EQ(free, 400 * kBlock);
+  EXPECT_EQ(total, 1000 * kBlock);
 }
 
 // Many threads allocate at once, each while the others are between the
@@ -80,7 +85,7 @@ TEST(SessionQuota, ViewBoundsTheGpusMemoryByWhatIsLeftOfTheLimit) {
 TEST(SessionQuota, ThreadsRacingCannotTogetherPassTheLimit) {
   constexpr int kThreads = 8;
   SessionQuota q(nullptr, getpid());
-  q.set_limit(3 * 100);
+  q.set_limit(3 * 100 * kBlock);
   std::barrier start(kThreads);
   std::atomic<int> passed{0}, refused{0};
   std::vector<std::thread> threads;
@@ -88,7 +93,7 @@ TEST(SessionQuota, ThreadsRacingCannotTogetherPassTheLimit) {
     threads.emplace_back([&, i] {
       start.arrive_and_wait();
       uint64_t made = 0;
-      int32_t e = q.allocate(0, 100, SessionQuota::Kind::memory, &made, [&] {
+      int32_t e = q.allocate(0, 100 * kBlock, SessionQuota::Kind::memory, &made, [&] {
         // Held long enough that every other thread checks meanwhile.
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         made = 0x1000 + i;
@@ -99,6 +104,32 @@ TEST(SessionQuota, ThreadsRacingCannotTogetherPassTheLimit) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(passed, 3);
   EXPECT_EQ(refused, kThreads - 3);
+}
+
+// Allocations count as the GPU holds them, in blocks of the granularity.
+TEST(SessionQuota, SmallAllocationsCountAtTheGranularity) {
+  SessionQuota q(nullptr, getpid());
+  q.set_limit(4 * kBlock);
+  for (uint64_t i = 1; i <= 4; ++i) EXPECT_EQ(allocate(q, 1, i), cudaSuccess);
+  EXPECT_EQ(allocate(q, 1, 5), cudaErrorMemoryAllocation);
+  q.freed(SessionQuota::Kind::memory, 1);
+  EXPECT_EQ(allocate(q, kBlock + 1, 6), cudaErrorMemoryAllocation);  // two blocks
+  EXPECT_EQ(allocate(q, kBlock, 6), cudaSuccess);
+}
+
+// The count of allocations is bounded apart from their bytes; a freed one
+// makes room.
+TEST(SessionQuota, CountLimitRefusesPastItAndRunsNothing) {
+  SessionQuota q(nullptr, getpid());
+  q.set_count_limit(3);
+  for (uint64_t i = 1; i <= 3; ++i) EXPECT_EQ(allocate(q, 1, i), cudaSuccess);
+  int runs = 0;
+  uint64_t made = 0;
+  EXPECT_EQ(q.allocate(0, 1, SessionQuota::Kind::memory, &made, [&] { return ++runs, int32_t{cudaSuccess}; }),
+            cudaErrorMemoryAllocation);
+  EXPECT_EQ(runs, 0);
+  q.freed(SessionQuota::Kind::memory, 2);
+  EXPECT_EQ(allocate(q, 1, 4), cudaSuccess);
 }
 
 TEST(MemoryLimit, HoldsWithinTheLimitAndTakesBackWhatIsGiven) {

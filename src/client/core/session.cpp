@@ -57,9 +57,14 @@ Session::~Session() {
 
 namespace {
 
-std::string client_token() {
+// The token from RGPU_TOKEN_FILE; empty when unset, or with *why when its
+// file is unusable (proto::read_secret_file: mode 600 or refused).
+std::string client_token(std::string* why) {
   const char* path = std::getenv("RGPU_TOKEN_FILE");
-  return path ? proto::read_token_file(path) : "";
+  if (!path || !*path) return "";
+  std::string token = proto::read_secret_file(path, why);
+  if (token.empty()) *why = "RGPU_TOKEN_FILE " + *why;
+  return token;
 }
 
 // The job credential from RGPU_CREDENTIAL, else RGPU_CREDENTIAL_FILE.
@@ -88,9 +93,10 @@ std::optional<proto::HelloReply> exchange_hello(transport::Connection& conn, con
   auto challenge = proto::Challenge::decode(cr);
   if (!job_key.empty()) hello.key_proof = proto::auth_proof(job_key, challenge.nonce);
   if (challenge.token_required && job_key.empty()) {
-    std::string token = client_token();
+    std::string unusable;
+    std::string token = client_token(&unusable);
     if (token.empty()) {
-      *why = "server " + server.to_string() + " requires a token: set RGPU_TOKEN_FILE";
+      *why = unusable.empty() ? "server " + server.to_string() + " requires a token: set RGPU_TOKEN_FILE" : unusable;
       return std::nullopt;
     }
     hello.proof = proto::auth_proof(token, challenge.nonce);

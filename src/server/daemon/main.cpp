@@ -18,6 +18,7 @@
 #include "server/daemon/refusals.hpp"
 #include "server/daemon/server_config.hpp"
 #include "server/daemon/worker_pool.hpp"
+#include "server/worker/module_cache.hpp"
 #include "transport/shm/unix_address.hpp"
 #include "transport/transport.hpp"
 
@@ -40,9 +41,9 @@ int main(int argc, char** argv) {
     fprintf(stderr, "rgpu-server: unknown log level '%s'\n", config.log_level.c_str());
     return 2;
   }
-  if (!config.module_cache.empty() && access(config.module_cache.c_str(), W_OK) != 0 &&
-      mkdir(config.module_cache.c_str(), 0700) != 0 && errno != EEXIST) {
-    RGPU_LOG(warn, "module cache %s unusable: %s", config.module_cache.c_str(), strerror(errno));
+  if (std::string why;
+      !config.module_cache.empty() && !server::ModuleCache::prepare_directory(config.module_cache, &why)) {
+    RGPU_LOG(warn, "module cache %s unusable, the cache is off: %s", config.module_cache.c_str(), why.c_str());
     config.module_cache.clear();
   }
   // Said once here rather than by every worker that would try to load it.
@@ -93,7 +94,9 @@ int main(int argc, char** argv) {
   server::WorkerPool pool(config, ledger, counters);
   pid_t metrics = -1;
 #ifdef RGPU_METRICS
-  if (config.metrics_port) metrics = server::start_metrics_endpoint(config.listen, config.metrics_port, ledger, counters);
+  if (config.metrics_port)
+    metrics =
+        server::start_metrics_endpoint(config.listen, config.metrics_port, config.metrics_token, ledger, counters);
 #else
   if (config.metrics_port) {
     RGPU_LOG(error, "--metrics-port: this rgpu-server was built without cpp-httplib");

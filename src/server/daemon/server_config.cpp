@@ -26,11 +26,17 @@ const char* kUsage =
     "  --workers N          pre-started workers with CUDA initialised (default 2)\n"
     "  --backend NAME       cuda (default) or host-test (host memory, for tests only)\n"
     "  --log-level LEVEL    error, warn, info (default) or debug\n"
-    "  --module-cache DIR   where fat binaries are cached by hash\n"
-    "  --token-file FILE    clients must prove they know the token in FILE\n"
+    "  --module-cache DIR   where fat binaries are cached by hash (default\n"
+    "                       /tmp/rgpu-module-cache-UID; made 0700; off unless this\n"
+    "                       user's and writable by no one else; none: off)\n"
+    "  --token-file FILE    clients must prove they know the token in FILE (rgpu token;\n"
+    "                       refused if its group or others may read it)\n"
     "  --job-key-file FILE  the scheduler side's job key: every session needs a job\n"
-    "                       credential (rgpu credential) for the GPUs it opens\n"
+    "                       credential (rgpu credential) for the GPUs it opens (the\n"
+    "                       same file mode rule)\n"
     "  --metrics-port N     Prometheus metrics at http://LISTEN:N/metrics\n"
+    "  --metrics-token-file FILE  scrapes must send the token in FILE as\n"
+    "                       'Authorization: Bearer TOKEN' (the token file mode rule)\n"
     "  --gpu-mode GPU=MODE  exclusive (one job at a time) or shared (default);\n"
     "                       repeat for each GPU\n"
     "  --unix-socket PATH   socket for clients on this host, whose page-locked memory\n"
@@ -43,13 +49,28 @@ const char* kUsage =
     "  --config FILE        read these settings (key = value) from FILE first\n"
     "limits (0: none):\n"
     "  --max-sessions N             sessions at once, all clients (default 256)\n"
-    "  --max-sessions-per-client N  sessions at once of one client: its credential,\n"
-    "                               else its host (tcp) or user (Unix socket) (default 64)\n"
+    "  --max-sessions-per-client N  sessions at once of one client: its host (tcp, ucx)\n"
+    "                               or its user (Unix socket) (default 64)\n"
     "  --max-session-connections N  connections (application threads) of one session (default 256)\n"
-    "  --max-frame-bytes SIZE       arguments of one request (default 1M, at most 1M)\n"
+    "  --max-frame-bytes SIZE       arguments of one request (default 1M; 4K to 1M)\n"
     "  --max-session-memory SIZE    device memory one session may allocate (default 0)\n"
-    "  --max-session-host-memory SIZE  page-locked host memory one session may make its\n"
-    "                               worker hold (default: a quarter of the host's memory)\n"
+    "  --max-session-host-memory SIZE  host memory one session may make its worker hold:\n"
+    "                               page-locked memory, staging, module images being loaded\n"
+    "                               (default: a quarter of the host's memory)\n"
+    "  --max-module-bytes SIZE      one module image, or one JIT link's inputs (default 512M)\n"
+    "  --module-cache-max SIZE      the module cache directory; past it the least recently\n"
+    "                               used images go (default 2G)\n"
+    "  --max-session-streams N      streams one session may hold (default 4096)\n"
+    "  --max-session-events N       events one session may hold (default 65536)\n"
+    "  --max-session-modules N      modules and libraries one session may hold (default 16384)\n"
+    "  --max-session-graphs N       graphs, and executable graphs, one session may hold\n"
+    "                               (default 16384 each)\n"
+    "  --max-session-graph-nodes N  nodes one session may add to its graphs (default 1048576)\n"
+    "  --max-session-allocations N  device allocations one session may hold (default 262144)\n"
+    "  --max-session-objects N      of each other kind one session may hold: memory pools,\n"
+    "                               texture and surface objects, texture references, external\n"
+    "                               memories and semaphores, user objects, conditional\n"
+    "                               handles (default 16384 each)\n"
     "  --idle-timeout S             end a session that makes no call for S seconds (default 0)\n"
     "  --peer-timeout S             end a session whose client is silent for S seconds, and\n"
     "                               let clients find a silent server as fast (default 30)\n";
@@ -103,6 +124,14 @@ int to_count(const std::string& key, const std::string& v) {
   return n;
 }
 
+// A token or key from its file (proto::read_secret_file's mode rule).
+std::string secret(const std::string& key, const std::string& path) {
+  std::string why;
+  std::string s = proto::read_secret_file(path, &why);
+  if (s.empty()) throw std::invalid_argument(key + ": " + why);
+  return s;
+}
+
 void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   if (key == "listen") c->listen = v;
   else if (key == "port") c->port = to_int(key, v);
@@ -118,6 +147,15 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "max-session-connections") c->max_session_connections = to_count(key, v);
   else if (key == "max-session-memory") c->max_session_memory = to_bytes(key, v);
   else if (key == "max-session-host-memory") c->max_session_host_memory = to_bytes(key, v);
+  else if (key == "max-module-bytes") c->bounds.max_module_bytes = to_bytes(key, v);
+  else if (key == "module-cache-max") c->bounds.module_cache_max = to_bytes(key, v);
+  else if (key == "max-session-streams") c->bounds.max_streams = to_count(key, v);
+  else if (key == "max-session-events") c->bounds.max_events = to_count(key, v);
+  else if (key == "max-session-modules") c->bounds.max_modules = to_count(key, v);
+  else if (key == "max-session-graphs") c->bounds.max_graphs = to_count(key, v);
+  else if (key == "max-session-graph-nodes") c->bounds.max_graph_nodes = to_count(key, v);
+  else if (key == "max-session-objects") c->bounds.max_objects = to_count(key, v);
+  else if (key == "max-session-allocations") c->bounds.max_allocations = to_count(key, v);
   else if (key == "idle-timeout") c->idle_timeout_s = to_count(key, v);
   else if (key == "peer-timeout") c->peer_timeout_s = to_count(key, v);
   else if (key == "max-frame-bytes") {
@@ -141,14 +179,9 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "tls-cert") c->tls.certificate = v;
   else if (key == "tls-key") c->tls.private_key = v;
   else if (key == "tls-client-ca") c->tls.peer_ca = v;
-  else if (key == "token-file") {
-    c->token = proto::read_token_file(v);
-    if (c->token.empty()) throw std::invalid_argument("token file " + v + " is unreadable or empty");
-  }
-  else if (key == "job-key-file") {
-    c->job_key = proto::read_token_file(v);
-    if (c->job_key.empty()) throw std::invalid_argument("job key file " + v + " is unreadable or empty");
-  }
+  else if (key == "token-file") c->token = secret(key, v);
+  else if (key == "job-key-file") c->job_key = secret(key, v);
+  else if (key == "metrics-token-file") c->metrics_token = secret(key, v);
   else if (key == "gpu-mode") {
     auto eq = v.find('=');
     std::string mode = eq == std::string::npos ? "" : trim(v.substr(eq + 1));
@@ -236,6 +269,7 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
     throw std::invalid_argument("--tls-client-ca needs TLS: give --tls-cert and --tls-key");
   if (config->unix_socket.empty()) config->unix_socket = transport::default_shm_socket(config->port);
   if (config->unix_socket == "none") config->unix_socket.clear();
+  if (config->module_cache == "none") config->module_cache.clear();
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/pool/job_ledger.hpp"
+#include "server/pool/session_bounds.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::server {
@@ -37,6 +38,7 @@ struct ServerConfig {
   std::string job_key;
   std::vector<GpuMode> gpu_modes;  // by ordinal, from gpu-mode GPU=MODE; beyond: shared
   int metrics_port = 0;            // Prometheus metrics over HTTP on the listen address; 0: none
+  std::string metrics_token;       // from metrics-token-file; set: scrapes must send it (bearer)
   // With a certificate and key the tcp listener speaks TLS only; with
   // peer_ca (tls-client-ca) every client must present a certificate it
   // signed.
@@ -52,6 +54,9 @@ struct ServerConfig {
   uint64_t max_session_memory = 0;      // device memory of one session, bytes
   // Page-locked host memory one session may make its worker hold, bytes.
   uint64_t max_session_host_memory = default_session_host_memory();
+  // Module image sizes, the module cache's quota, counts of streams, events,
+  // modules, graphs and allocations (session_bounds.hpp).
+  SessionBounds bounds;
   int idle_timeout_s = 0;               // a session with no call for this long ends
   // A session whose client sent no heartbeat for this long ends, and a
   // client hears from its worker at least this often (0: off).

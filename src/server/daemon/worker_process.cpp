@@ -42,6 +42,7 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   limits.max_frame_bytes = config.max_frame_bytes;
   limits.max_memory = config.max_session_memory;
   limits.max_host_memory = config.max_session_host_memory;
+  limits.bounds = config.bounds;
   limits.idle_timeout_s = config.idle_timeout_s;
   limits.peer_timeout_s = config.peer_timeout_s;
   if (limits.exported_gpus.empty()) {

@@ -32,4 +32,26 @@ class MemoryLimit {
   uint64_t held_ = 0;
 };
 
+// Bytes held against a limit while a request's handler needs them (a
+// module image it received whole), given back when it ends.
+class MemoryHold {
+ public:
+  explicit MemoryHold(MemoryLimit& limit) : limit_(limit) {}
+  ~MemoryHold() {
+    if (bytes_) limit_.give_back(bytes_);
+  }
+  MemoryHold(const MemoryHold&) = delete;
+  MemoryHold& operator=(const MemoryHold&) = delete;
+  // As MemoryLimit::hold; what it takes stays held until the end.
+  bool take(uint64_t bytes, const char* what) {
+    if (!limit_.hold(bytes, what)) return false;
+    bytes_ += bytes;
+    return true;
+  }
+
+ private:
+  MemoryLimit& limit_;
+  uint64_t bytes_ = 0;
+};
+
 }  // namespace rgpu::server

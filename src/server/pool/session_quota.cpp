@@ -5,15 +5,29 @@
 #include <algorithm>
 
 namespace rgpu::server {
+namespace {
+
+// What an allocation of `size` bytes holds of the GPU: whole blocks.
+uint64_t charged_bytes(uint64_t size) {
+  constexpr uint64_t kBlock = kDeviceAllocationGranularity;
+  return size > UINT64_MAX - (kBlock - 1) ? UINT64_MAX : (size + kBlock - 1) / kBlock * kBlock;
+}
+
+}  // namespace
 
 void SessionQuota::give_back(int gpu, uint64_t bytes) {
   limit_.give_back(bytes);
   if (ledger_) ledger_->release(worker_, gpu, bytes);
 }
 
-int32_t SessionQuota::allocate(int gpu, uint64_t bytes, Kind kind, const uint64_t* name,
+int32_t SessionQuota::allocate(int gpu, uint64_t size, Kind kind, const uint64_t* name,
                                const std::function<int32_t()>& allocate) {
-  if (!ledger_ && !limit_.limit()) return allocate();
+  if (!ledger_ && !limit_.limit() && !count_.limit()) return allocate();
+  {
+    std::lock_guard lock(mutex_);
+    if (!count_.room_for_one_more(charges_.size())) return cudaErrorMemoryAllocation;
+  }
+  const uint64_t bytes = charged_bytes(size);
   if (!limit_.hold(bytes, "device memory")) return cudaErrorMemoryAllocation;
   if (ledger_ && !ledger_->charge(worker_, gpu, bytes)) {
     limit_.give_back(bytes);

@@ -13,10 +13,16 @@
 #include <mutex>
 #include <utility>
 
+#include "server/pool/count_limit.hpp"
 #include "server/pool/job_ledger.hpp"
 #include "server/pool/memory_limit.hpp"
 
 namespace rgpu::server {
+
+// The least device memory an allocation takes: the driver hands out small
+// allocations in blocks of this many bytes, so a million 1-byte allocations
+// hold far more than a megabyte. Allocations count rounded up to it.
+constexpr uint64_t kDeviceAllocationGranularity = 512;
 
 class SessionQuota {
  public:
@@ -30,9 +36,13 @@ class SessionQuota {
   // The most bytes the session may hold on all its GPUs together
   // (max-session-memory; 0: no limit). Set before the first allocation.
   void set_limit(uint64_t bytes) { limit_.set_limit(bytes); }
-  // Counts `bytes` on `gpu`, then runs `allocate`; when it succeeds the
-  // charge stays with what *name then holds, else it is returned. Past the
-  // session's limit or the job's amount nothing runs and the answer is
+  // The most allocations the session may hold at once
+  // (max-session-allocations; 0: no limit). Set before the first allocation.
+  void set_count_limit(uint64_t n) { count_.set_limit(n); }
+  // Counts `bytes` (rounded up to kDeviceAllocationGranularity) on `gpu`,
+  // then runs `allocate`; when it succeeds the charge stays with what *name
+  // then holds, else it is returned. Past the session's limit, its count of
+  // allocations or the job's amount nothing runs and the answer is
   // cudaErrorMemoryAllocation (CUDA_ERROR_OUT_OF_MEMORY: the same number).
   int32_t allocate(int gpu, uint64_t bytes, Kind kind, const uint64_t* name, const std::function<int32_t()>& allocate);
   // The allocation named so was freed: its charge returns.
@@ -56,6 +66,7 @@ class SessionQuota {
   JobLedger* ledger_;
   pid_t worker_;
   MemoryLimit limit_{"max-session-memory"};  // charged and being allocated, all GPUs
+  CountLimit count_{"allocations", "max-session-allocations"};
   std::mutex mutex_;
   std::map<std::pair<Kind, uint64_t>, Charge> charges_;
 };

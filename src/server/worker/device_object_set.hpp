@@ -8,10 +8,22 @@
 #include <set>
 #include <utility>
 
+#include "server/pool/count_limit.hpp"
+
 namespace rgpu::server {
 
 class DeviceObjectSet {
  public:
+  // `what`: the objects, for the log when set_limit's bound refuses one.
+  explicit DeviceObjectSet(const char* what) : limit_(what, "max-session-objects") {}
+  void set_limit(uint64_t n) { limit_.set_limit(n); }
+  // False (logged once) when the set is full: asked before making one.
+  bool room_for_one_more() {
+    std::unique_lock lock(mutex_);
+    const size_t held = live_.size();
+    lock.unlock();
+    return limit_.room_for_one_more(held);
+  }
   void add(int device, uint64_t value) {
     std::lock_guard lock(mutex_);
     live_.emplace(device, value);
@@ -28,6 +40,7 @@ class DeviceObjectSet {
  private:
   std::mutex mutex_;
   std::set<std::pair<int, uint64_t>> live_;
+  CountLimit limit_;
 };
 
 }  // namespace rgpu::server

@@ -14,7 +14,6 @@ namespace {
 
 constexpr uint32_t kMaxMemOps = 4096;
 constexpr uint32_t kMaxLinkInputs = 1024;
-constexpr uint64_t kMaxLinkBytes = 4ull << 30;
 
 int32_t stream_mem_ops(SessionContext& s, Request& req, proto::Writer&) {
   auto stream = req.args.get<uint64_t>();
@@ -49,11 +48,14 @@ int32_t link(SessionContext& s, Request& req, proto::Writer& out) {
     inputs[i].type = req.args.get<int32_t>();
     inputs[i].name = req.args.get_string();
     sizes[i] = req.args.get<uint64_t>();
+    if (sizes[i] == 0 || sizes[i] > UINT64_MAX - total) return cudaErrorInvalidValue;
     total += sizes[i];
-    if (sizes[i] == 0 || total > kMaxLinkBytes) return cudaErrorInvalidValue;
   }
   req.args.expect_end();
   if (total != req.payload_left()) return cudaErrorInvalidValue;
+  // The inputs are held whole until the link is done, as a module's image is.
+  MemoryHold held(s.host_memory);
+  if (!s.fits_module(total) || !held.take(total, "link inputs")) return cudaErrorMemoryAllocation;
   for (uint32_t i = 0; i < count; ++i) append_payload(req, sizes[i], &inputs[i].data);
   std::vector<uint8_t> image;
   if (int32_t e = s.backend().link(inputs, &image)) return e;

@@ -15,14 +15,11 @@ int32_t module_load_image(SessionContext& s, Request& req, proto::Writer& out) {
   std::string hash = req.args.get_string();
   bool with_image = req.args.get<uint8_t>();
   req.args.expect_end();
-  std::vector<uint8_t> image;
+  Handle module = 0;
   bool missing = false;
-  if (int32_t e = image_for_load(s, req, hash, with_image, &image, &missing)) return e;
+  if (int32_t e = load_module(s, req, hash, with_image, &module, &missing)) return e;
   out.put<uint8_t>(missing);
   if (missing) return cudaSuccess;
-  Handle module = 0;
-  if (int32_t e = s.backend().module_load(image, &module)) return e;
-  s.modules.add(module);
   out.put<uint64_t>(module);
   return cudaSuccess;
 }

@@ -34,6 +34,10 @@ int32_t import_memory(SessionContext& s, Request& req, proto::Writer& out) {
     close(fd);
     return cudaErrorInvalidValue;
   }
+  if (!s.external_memories.room_for_one_more()) {
+    close(fd);
+    return cudaErrorMemoryAllocation;
+  }
   uint64_t h = 0;
   if (int32_t e = s.backend().external().import_memory(fd, type, size, flags, &h)) return e;
   s.external_memories.add(h, size);
@@ -73,6 +77,10 @@ int32_t import_semaphore(SessionContext& s, Request& req, proto::Writer& out) {
   if (!fd_semaphore_type(type) || flags != 0) {
     close(fd);
     return cudaErrorInvalidValue;
+  }
+  if (!s.external_semaphores.room_for_one_more()) {
+    close(fd);
+    return cudaErrorMemoryAllocation;
   }
   uint64_t h = 0;
   if (int32_t e = s.backend().external().import_semaphore(fd, type, flags, &h)) return e;

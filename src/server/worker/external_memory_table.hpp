@@ -9,10 +9,20 @@
 #include <optional>
 #include <unordered_map>
 
+#include "server/pool/count_limit.hpp"
+
 namespace rgpu::server {
 
 class ExternalMemoryTable {
  public:
+  void set_limit(uint64_t n) { limit_.set_limit(n); }
+  // False (logged once) when the table is full: asked before importing.
+  bool room_for_one_more() {
+    std::unique_lock lock(mutex_);
+    const size_t held = sizes_.size();
+    lock.unlock();
+    return limit_.room_for_one_more(held);
+  }
   void add(uint64_t h, size_t size) {
     std::lock_guard lock(mutex_);
     sizes_[h] = size;
@@ -35,6 +45,7 @@ class ExternalMemoryTable {
  private:
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, size_t> sizes_;
+  CountLimit limit_{"external memories", "max-session-objects"};
 };
 
 }  // namespace rgpu::server

@@ -196,6 +196,7 @@ int32_t graph_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
   if (flags != 0) return cudaErrorInvalidValue;
+  if (!s.graphs.room_for_graph()) return cudaErrorMemoryAllocation;
   uint64_t g = 0;
   if (int32_t e = graphs(s).graph_create(&g)) return e;
   s.graphs.add_graph(g, 0);
@@ -228,6 +229,7 @@ int32_t graph_destroy(SessionContext& s, Request& req, proto::Writer&) {
 int32_t graph_clone(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_GRAPH(g);
   req.args.expect_end();
+  if (!s.graphs.room_for_graph()) return cudaErrorMemoryAllocation;
   uint64_t c = 0;
   if (int32_t e = graphs(s).graph_clone(&c, g)) return e;
   s.graphs.add_graph(c, 0);
@@ -242,6 +244,9 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (!nodes_in(s, deps, g)) return cudaErrorInvalidValue;
   if (int32_t e = check_node(s, p)) return e;
+  // A child graph node, or a conditional one with its bodies, makes graphs too.
+  const bool makes_graphs = p.type == cudaGraphNodeTypeGraph || p.type == cudaGraphNodeTypeConditional;
+  if (!s.graphs.room_for_node() || (makes_graphs && !s.graphs.room_for_graph())) return cudaErrorMemoryAllocation;
   uint64_t n = 0;
   GraphNodeParams made;
   auto add = [&]() -> int32_t {
@@ -386,6 +391,7 @@ int32_t conditional_handle_create(SessionContext& s, Request& req, proto::Writer
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
   if (flags & ~static_cast<uint32_t>(cudaGraphCondAssignDefault)) return cudaErrorInvalidValue;
+  if (!s.graphs.room_for_conditional()) return cudaErrorMemoryAllocation;
   uint64_t handle = 0;
   if (int32_t e = graphs(s).conditional_handle_create(&handle, g, default_value, flags)) return e;
   s.graphs.add_conditional(handle, g);
@@ -413,6 +419,7 @@ int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_GRAPH(g);
   auto flags = req.args.get<uint64_t>();
   req.args.expect_end();
+  if (!s.graphs.room_for_exec()) return cudaErrorMemoryAllocation;
   uint64_t x = 0;
   if (int32_t e = graphs(s).instantiate(&x, g, flags)) return e;
   s.graphs.add_exec(x, g);
@@ -525,6 +532,7 @@ int32_t stream_begin_capture(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_STREAM(stream);
   auto mode = req.args.get<int32_t>();
   req.args.expect_end();
+  if (!s.graphs.room_for_graph()) return cudaErrorMemoryAllocation;
   return graphs(s).begin_capture(stream, mode);
 }
 
@@ -690,6 +698,7 @@ int32_t user_object_create(SessionContext& s, Request& req, proto::Writer& out) 
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
   if (!HostNodeRecords::valid(id) || refs == 0) return cudaErrorInvalidValue;
+  if (!s.graphs.room_for_user_object()) return cudaErrorMemoryAllocation;
   graphs(s).set_host_node_runner(HostNodeRecords::run);
   uint64_t object = 0;
   if (int32_t e = graphs(s).user_object_create(&object, s.host_nodes.record(id), refs, flags)) return e;

@@ -6,6 +6,52 @@
 
 namespace rgpu::server {
 
+void GraphTable::set_limits(uint64_t graphs, uint64_t nodes) {
+  graph_limit_.set_limit(graphs);
+  exec_limit_.set_limit(graphs);
+  node_limit_.set_limit(nodes);
+}
+
+bool GraphTable::room_for_graph() {
+  std::unique_lock lock(mutex_);
+  const size_t held = graphs_.size();
+  lock.unlock();
+  return graph_limit_.room_for_one_more(held);
+}
+
+bool GraphTable::room_for_exec() {
+  std::unique_lock lock(mutex_);
+  const size_t held = execs_.size();
+  lock.unlock();
+  return exec_limit_.room_for_one_more(held);
+}
+
+bool GraphTable::room_for_node() {
+  std::unique_lock lock(mutex_);
+  const size_t held = nodes_.size();
+  lock.unlock();
+  return node_limit_.room_for_one_more(held);
+}
+
+void GraphTable::set_object_limit(uint64_t n) {
+  user_object_limit_.set_limit(n);
+  conditional_limit_.set_limit(n);
+}
+
+bool GraphTable::room_for_user_object() {
+  std::unique_lock lock(mutex_);
+  const size_t held = user_refs_.size();
+  lock.unlock();
+  return user_object_limit_.room_for_one_more(held);
+}
+
+bool GraphTable::room_for_conditional() {
+  std::unique_lock lock(mutex_);
+  const size_t held = conditionals_.size();
+  lock.unlock();
+  return conditional_limit_.room_for_one_more(held);
+}
+
 void GraphTable::add_graph(uint64_t graph, uint64_t owner) {
   std::lock_guard lock(mutex_);
   graphs_.try_emplace(graph, Graph{owner, {}});

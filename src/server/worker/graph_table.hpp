@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/pool/count_limit.hpp"
+
 namespace rgpu::server {
 
 // A graph's memory node: an allocation of `size` bytes at `base`, or a free
@@ -34,6 +36,21 @@ class GraphTable {
   // kCapturedInto for the application's graph a capture is adding to.
   static constexpr uint64_t kCapturing = ~uint64_t{0};
   static constexpr uint64_t kCapturedInto = ~uint64_t{0} - 1;
+
+  // How many graphs (child graphs and those being captured included), and
+  // apart from them executable graphs, the session may hold; how many nodes
+  // it may add to them (0: no limit).
+  void set_limits(uint64_t graphs, uint64_t nodes);
+  // How many user objects and conditional handles (max-session-objects).
+  void set_object_limit(uint64_t n);
+  // False (logged once) when a new graph, executable graph, node, user
+  // object or conditional handle would pass its limit: asked before the
+  // backend makes one.
+  bool room_for_graph();
+  bool room_for_exec();
+  bool room_for_node();
+  bool room_for_user_object();
+  bool room_for_conditional();
 
   void add_graph(uint64_t graph, uint64_t owner);
   // A conditional node's body graphs: they go with the node, and captures may add to them.
@@ -100,6 +117,11 @@ class GraphTable {
   void remove_graph_locked(uint64_t graph);
   void remove_node_locked(uint64_t node);
 
+  CountLimit graph_limit_{"graphs", "max-session-graphs"};
+  CountLimit exec_limit_{"executable graphs", "max-session-graphs"};
+  CountLimit node_limit_{"graph nodes", "max-session-graph-nodes"};
+  CountLimit user_object_limit_{"user objects", "max-session-objects"};
+  CountLimit conditional_limit_{"conditional handles", "max-session-objects"};
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, Graph> graphs_;
   std::unordered_map<uint64_t, uint64_t> nodes_;  // node -> graph

@@ -158,6 +158,7 @@ int32_t stream_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto priority = req.args.get<int32_t>();
   req.args.expect_end();
   if (!found) return kInvalidContext;
+  if (!s.streams.room_for_one_more()) return CUDA_ERROR_OUT_OF_MEMORY;
   Handle h = 0;
   if (int32_t e = s.backend().green_contexts().stream_create(&h, g.handle, flags, priority)) return e;
   s.streams.add(h);

@@ -77,6 +77,7 @@ int32_t open_event_handle(SessionContext& s, Request& req, proto::Writer& out) {
   auto record = find_record(req, IpcKind::event);
   req.args.expect_end();
   if (!record) return cudaErrorInvalidResourceHandle;
+  if (!s.events.room_for_one_more()) return cudaErrorMemoryAllocation;
   Handle event = 0;
   if (int32_t e = s.backend().ipc_import_event(record->blob, &event)) return e;
   s.events.add(event);

@@ -14,11 +14,14 @@ namespace rgpu::server {
 class SessionContext;
 struct Request;
 
-// The image a module load names, sent with the request (and then cached by
-// the hash the server computes) or found in the module cache by the hash the
-// client claims; *missing when neither, and the client must send it.
-int32_t image_for_load(SessionContext& s, Request& req, const std::string& hash, bool with_image,
-                       std::vector<uint8_t>* image, bool* missing);
+// Loads the module a request names into the session: its image sent with
+// the request or found in the module cache by the hash the client claims;
+// *missing (and no module) when neither, and the client must send it. The
+// image counts against max-session-host-memory while the worker holds it,
+// and reaches the cache (under the hash the server computes) only once the
+// backend has loaded it: nothing invalid is kept.
+int32_t load_module(SessionContext& s, Request& req, const std::string& hash, bool with_image, Handle* module,
+                    bool* missing);
 
 // Writes the description and records the function in the session; on error
 // writes nothing.

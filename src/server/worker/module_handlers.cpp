@@ -13,23 +13,32 @@ namespace {
 
 // Bounds on what one module load may name; larger is a malformed request.
 constexpr uint32_t kMaxNames = 1u << 20;
-constexpr uint64_t kMaxImageBytes = 4ull << 30;
 
 }  // namespace
 
-int32_t image_for_load(SessionContext& s, Request& req, const std::string& hash, bool with_image,
-                       std::vector<uint8_t>* image, bool* missing) {
-  ModuleCache cache(s.module_cache_dir());
+int32_t load_module(SessionContext& s, Request& req, const std::string& hash, bool with_image, Handle* module,
+                    bool* missing) {
   *missing = false;
+  if (!s.modules.room_for_one_more()) return cudaErrorMemoryAllocation;
+  ModuleCache cache(s.module_cache_dir(), s.bounds().module_cache_max);
+  MemoryHold held(s.host_memory);
+  std::vector<uint8_t> image;
   if (with_image) {
-    if (req.payload_left() == 0 || req.payload_left() > kMaxImageBytes) return cudaErrorInvalidValue;
-    append_payload(req, req.payload_left(), image);
-    cache.store(*image);
-  } else if (auto cached = cache.find(hash)) {
-    *image = std::move(*cached);
+    const uint64_t n = req.payload_left();
+    if (n == 0) return cudaErrorInvalidValue;
+    if (!s.fits_module(n) || !held.take(n, "module image")) return cudaErrorMemoryAllocation;
+    append_payload(req, n, &image);
   } else {
-    *missing = true;
+    auto cached = cache.find(hash, [&](uint64_t n) { return s.fits_module(n) && held.take(n, "module image"); });
+    if (!cached) {
+      *missing = true;
+      return cudaSuccess;
+    }
+    image = std::move(*cached);
   }
+  if (int32_t e = s.backend().module_load(image, module)) return e;
+  s.modules.add(*module);
+  if (with_image) cache.store(image);
   return cudaSuccess;
 }
 
@@ -51,17 +60,13 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
   }
   req.args.expect_end();
 
-  std::vector<uint8_t> image;
+  Handle module = 0;
   bool missing = false;
-  if (int32_t e = image_for_load(s, req, hash, with_image, &image, &missing)) return e;
+  if (int32_t e = load_module(s, req, hash, with_image, &module, &missing)) return e;
   if (missing) {
     out.put<uint8_t>(1);  // not cached here: send the image
     return cudaSuccess;
   }
-
-  Handle module = 0;
-  if (int32_t e = s.backend().module_load(image, &module)) return e;
-  s.modules.add(module);
   out.put<uint8_t>(0);
   for (const auto& name : kernels)
     if (put_function(s, module, name, out) != cudaSuccess) out.put<uint64_t>(0).put<int32_t>(0).put<uint32_t>(0);

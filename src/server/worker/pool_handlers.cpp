@@ -56,6 +56,7 @@ int32_t mem_pool_create(SessionContext& s, Request& req, proto::Writer& out) {
   if (proto::enum_number(props.handleTypes) & ~(cudaMemHandleTypePosixFileDescriptor | cudaMemHandleTypeFabric))
     return cudaErrorNotSupported;
   props.win32SecurityAttributes = nullptr;  // a client address means nothing here
+  if (!s.pools.room_for_one_more()) return cudaErrorMemoryAllocation;
   Handle pool = 0;
   if (int32_t e = s.backend().mem_pool_create(&pool, props)) return e;
   s.pools.add(pool);

@@ -68,6 +68,30 @@ uint64_t SessionContext::reset_epoch(int device) const {
   return it == resets_.end() ? 0 : it->second;
 }
 
+void SessionContext::bound(const SessionBounds& bounds) {
+  bounds_ = bounds;
+  streams.set_limit(bounds.max_streams);
+  events.set_limit(bounds.max_events);
+  modules.set_limit(bounds.max_modules);
+  graphs.set_limits(bounds.max_graphs, bounds.max_graph_nodes);
+  graphs.set_object_limit(bounds.max_objects);
+  pools.set_limit(bounds.max_objects);
+  textures.set_limit(bounds.max_objects);
+  surfaces.set_limit(bounds.max_objects);
+  texrefs.set_limit(bounds.max_objects);
+  external_memories.set_limit(bounds.max_objects);
+  external_semaphores.set_limit(bounds.max_objects);
+  quota.set_count_limit(bounds.max_allocations);
+}
+
+bool SessionContext::fits_module(uint64_t bytes) {
+  if (!bounds_.max_module_bytes || bytes <= bounds_.max_module_bytes) return true;
+  if (!logged_large_module_.exchange(true))
+    RGPU_LOG(warn, "a module image of %llu bytes refused: larger than max-module-bytes %llu (logged once)",
+             static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(bounds_.max_module_bytes));
+  return false;
+}
+
 bool SessionContext::has_gpu(int ordinal) const {
   return std::find(gpus_.begin(), gpus_.end(), ordinal) != gpus_.end();
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -28,6 +29,7 @@
 #include "server/worker/async_notifications.hpp"
 #include "server/worker/host_callbacks.hpp"
 #include "server/pool/memory_limit.hpp"
+#include "server/pool/session_bounds.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "server/worker/vmm_table.hpp"
 #include "server/worker/zero_copy.hpp"
@@ -87,6 +89,14 @@ class SessionContext {
   bool has_gpu(int ordinal) const;
   const std::string& module_cache_dir() const { return module_cache_dir_; }
 
+  // Applies the session's bounds (session_bounds.hpp) to its tables; before
+  // the first request.
+  void bound(const SessionBounds& bounds);
+  const SessionBounds& bounds() const { return bounds_; }
+  // Whether a module image (or a link's inputs) of `bytes` is within
+  // max-module-bytes; a larger one is logged once per session.
+  bool fits_module(uint64_t bytes);
+
   // Special stream handles (0, cudaStreamLegacy, cudaStreamPerThread) are
   // always valid; others must have been created by this session.
   bool valid_stream(uint64_t h) const { return h <= 2 || streams.contains(h); }
@@ -137,10 +147,10 @@ class SessionContext {
   HandleSet multicast;
   IpcExports ipc_exports;
   HandleSet ipc_imports;  // addresses of opened IPC memory handles
-  HandleSet streams;
-  HandleSet events;
-  HandleSet modules;
-  HandleSet pools;
+  HandleSet streams{"streams", "max-session-streams"};
+  HandleSet events{"events", "max-session-events"};
+  HandleSet modules{"modules", "max-session-modules"};
+  HandleSet pools{"memory pools", "max-session-objects"};
   FunctionTable functions;
   HostCallbacks host_callbacks;
   // The daemon's counters (metrics); null outside a daemon.
@@ -153,11 +163,11 @@ class SessionContext {
   // and surface objects (array_handlers.cpp, texture_handlers.cpp).
   ArrayTable arrays;
   ArrayTable mipmaps;
-  DeviceObjectSet textures;
-  DeviceObjectSet surfaces;
+  DeviceObjectSet textures{"texture objects"};
+  DeviceObjectSet surfaces{"surface objects"};
   // Legacy references: texture references made by cuTexRefCreate, those of
   // modules, surface references (texture_reference_handlers.cpp).
-  HandleSet texrefs;
+  HandleSet texrefs{"texture references", "max-session-objects"};
   HandleSet module_texrefs;
   HandleSet surfrefs;
   GraphTable graphs;
@@ -168,13 +178,15 @@ class SessionContext {
   // Imported external memory and semaphores (external_handlers.cpp); mapped
   // buffers are allocations, mapped mipmapped arrays are in `mipmaps`.
   ExternalMemoryTable external_memories;
-  HandleSet external_semaphores;
+  HandleSet external_semaphores{"external semaphores", "max-session-objects"};
   AsyncNotifications notifications;
 
  private:
   Backend& backend_;
   std::vector<int> gpus_;
   std::string module_cache_dir_;
+  SessionBounds bounds_;
+  std::atomic<bool> logged_large_module_{false};
   mutable std::mutex mutex_;  // guards shared_ and resets_
   std::map<uint64_t, SharedRegion> shared_;  // by client base address
   std::map<int, uint64_t> resets_;

@@ -301,6 +301,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     context.counters = limits.counters;
     context.quota.set_limit(limits.max_memory);
     context.host_memory.set_limit(limits.max_host_memory);
+    context.bound(limits.bounds);
     Dispatcher dispatcher;
     SequenceGate gate;
     DeviceOutput output;

@@ -8,6 +8,7 @@
 #include "server/backend/backend.hpp"
 #include "server/pool/admission.hpp"
 #include "server/pool/server_counters.hpp"
+#include "server/pool/session_bounds.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::server {
@@ -25,6 +26,7 @@ struct SessionLimits {
   uint32_t max_frame_bytes = 0;
   uint64_t max_memory = 0;
   uint64_t max_host_memory = 0;
+  SessionBounds bounds;
   int idle_timeout_s = 0;
   int peer_timeout_s = 0;
 };

@@ -97,6 +97,7 @@ int32_t pool_export(SessionContext& s, Request& req, proto::Writer& out) {
 int32_t pool_import(SessionContext& s, Request& req, proto::Writer& out) {
   RequestHandle h;
   if (int32_t e = read_handle(req, &h)) return e;
+  if (!s.pools.room_for_one_more()) return cudaErrorMemoryAllocation;
   Handle pool = 0;
   if (int32_t e = s.backend().mem_pool_import(h, &pool)) return e;
   s.pools.add(pool);

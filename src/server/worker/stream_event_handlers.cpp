@@ -20,6 +20,7 @@ int32_t stream_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto flags = req.args.get<uint32_t>();
   auto priority = req.args.get<int32_t>();
   req.args.expect_end();
+  if (!s.streams.room_for_one_more()) return cudaErrorMemoryAllocation;
   Handle h = 0;
   if (int32_t e = s.backend().stream_create(&h, flags, priority)) return e;
   s.streams.add(h);
@@ -58,6 +59,7 @@ int32_t stream_wait_event(SessionContext& s, Request& req, proto::Writer&) {
 int32_t event_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
+  if (!s.events.room_for_one_more()) return cudaErrorMemoryAllocation;
   Handle h = 0;
   if (int32_t e = s.backend().event_create(&h, flags)) return e;
   s.events.add(h);

@@ -63,6 +63,7 @@ int32_t texture_create(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (int32_t e = check_resource(s, resource)) return e;
   if (int32_t e = check_texture(texture)) return e;
+  if (!s.textures.room_for_one_more()) return cudaErrorMemoryAllocation;
   uint64_t t = 0;
   if (int32_t e = s.backend().arrays().texture_create(&t, resource, texture, has_view ? &view : nullptr)) return e;
   s.textures.add(req.header().device, t);
@@ -85,6 +86,7 @@ int32_t surface_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto a = s.arrays.find(address(resource.res.array.array));
   if (!a) return cudaErrorInvalidResourceHandle;
   if (!(a->spec.flags & cudaArraySurfaceLoadStore)) return cudaErrorInvalidValue;
+  if (!s.surfaces.room_for_one_more()) return cudaErrorMemoryAllocation;
   uint64_t o = 0;
   if (int32_t e = s.backend().arrays().surface_create(&o, resource)) return e;
   s.surfaces.add(req.header().device, o);

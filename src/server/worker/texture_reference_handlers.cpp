@@ -66,6 +66,7 @@ int32_t check_set(SessionContext& s, uint64_t ref, RefAttr attr, const proto::Re
 
 int32_t texref_create(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
+  if (!s.texrefs.room_for_one_more()) return CUDA_ERROR_OUT_OF_MEMORY;
   uint64_t ref = 0;
   if (int32_t e = s.backend().arrays().texref_create(&ref)) return e;
   s.texrefs.add(ref);
