@@ -117,6 +117,18 @@ TEST(SessionQuota, SmallAllocationsCountAtTheGranularity) {
   EXPECT_EQ(allocate(q, kBlock, 6), cudaSuccess);
 }
 
+// Past 1 MiB the GPU takes whole 2 MiB pages.
+TEST(SessionQuota, LargeAllocationsCountInWholePages) {
+  SessionQuota q(nullptr, getpid());
+  constexpr uint64_t kPage = rgpu::server::kLargeAllocationGranularity;
+  q.set_limit(3 * kPage);
+  EXPECT_EQ(allocate(q, rgpu::server::kLargeAllocationThreshold + 1, 1), cudaSuccess);  // one page
+  EXPECT_EQ(allocate(q, kPage + 1, 2), cudaErrorMemoryAllocation);                      // two more
+  EXPECT_EQ(allocate(q, kPage, 3), cudaSuccess);
+  EXPECT_EQ(allocate(q, kPage, 4), cudaSuccess);
+  EXPECT_EQ(allocate(q, 1, 5), cudaErrorMemoryAllocation);
+}
+
 // The count of allocations is bounded apart from their bytes; a freed one
 // makes room.
 TEST(SessionQuota, CountLimitRefusesPastItAndRunsNothing) {

@@ -9,8 +9,8 @@ namespace {
 
 // What an allocation of `size` bytes holds of the GPU: whole blocks.
 uint64_t charged_bytes(uint64_t size) {
-  constexpr uint64_t kBlock = kDeviceAllocationGranularity;
-  return size > UINT64_MAX - (kBlock - 1) ? UINT64_MAX : (size + kBlock - 1) / kBlock * kBlock;
+  const uint64_t block = size <= kLargeAllocationThreshold ? kDeviceAllocationGranularity : kLargeAllocationGranularity;
+  return size > UINT64_MAX - (block - 1) ? UINT64_MAX : (size + block - 1) / block * block;
 }
 
 }  // namespace

@@ -19,10 +19,13 @@
 
 namespace rgpu::server {
 
-// The least device memory an allocation takes: the driver hands out small
-// allocations in blocks of this many bytes, so a million 1-byte allocations
-// hold far more than a megabyte. Allocations count rounded up to it.
+// What an allocation really takes of a GPU, as measured on an H200 (driver
+// 580, bench/results/2026-11-28-h200-alloc-granularity.txt): allocations of
+// up to 1 MiB in blocks of 512 bytes, larger ones in 2 MiB pages. So a
+// million 1-byte allocations hold 512 MB, not 1 MB: each counts rounded up.
 constexpr uint64_t kDeviceAllocationGranularity = 512;
+constexpr uint64_t kLargeAllocationThreshold = 1ull << 20;
+constexpr uint64_t kLargeAllocationGranularity = 2ull << 20;
 
 class SessionQuota {
  public:
@@ -39,7 +42,7 @@ class SessionQuota {
   // The most allocations the session may hold at once
   // (max-session-allocations; 0: no limit). Set before the first allocation.
   void set_count_limit(uint64_t n) { count_.set_limit(n); }
-  // Counts `bytes` (rounded up to kDeviceAllocationGranularity) on `gpu`,
+  // Counts `bytes` (rounded up as the GPU takes them, above) on `gpu`,
   // then runs `allocate`; when it succeeds the charge stays with what *name
   // then holds, else it is returned. Past the session's limit, its count of
   // allocations or the job's amount nothing runs and the answer is
