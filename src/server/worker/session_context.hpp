@@ -137,6 +137,9 @@ class SessionContext {
   HandleSet multicast;
   IpcExports ipc_exports;
   HandleSet ipc_imports;  // addresses of opened IPC memory handles
+  // The session as its IPC records name it, and who may open what it exports.
+  IpcOwner ipc_owner;
+  IpcSharing ipc_sharing = IpcSharing::owner;
   HandleSet streams;
   HandleSet events;
   HandleSet modules;

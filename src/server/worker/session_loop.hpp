@@ -8,6 +8,7 @@
 #include "server/backend/backend.hpp"
 #include "server/pool/admission.hpp"
 #include "server/pool/server_counters.hpp"
+#include "server/worker/ipc_records.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::server {
@@ -27,6 +28,7 @@ struct SessionLimits {
   uint64_t max_host_memory = 0;
   int idle_timeout_s = 0;
   int peer_timeout_s = 0;
+  IpcSharing ipc_sharing = IpcSharing::owner;
 };
 
 // Returns when the session ends (client gone, or a frame so malformed that
