@@ -54,7 +54,8 @@ void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
 class LoggedServer {
  public:
   explicit LoggedServer(std::vector<std::string> extra = {})
-      : port_(free_port()), log_(std::filesystem::temp_directory_path() / ("rgpu-local-peer-" + std::to_string(port_) + ".log")),
+      : port_(free_port()),
+        log_(std::filesystem::temp_directory_path() / ("rgpu-local-peer-" + std::to_string(port_) + ".log")),
         pid_(start_server(port_, std::move(extra), log_)) {}
   ~LoggedServer() {
     if (pid_ > 0) stop_server(pid_);
@@ -291,7 +292,8 @@ TEST(LocalPeer, ShrinkingRingsOfferedToARefusingDaemonKillsNothing) {
   }
   std::unique_ptr<client::Session> s;
   std::string why;
-  for (int i = 0; i < 50 && !s; ++i, sleep_ms(100)) s = client::Session::open({"127.0.0.1", server.port()}, "shm", {0}, &why);
+  for (int i = 0; i < 50 && !s; ++i, sleep_ms(100))
+    s = client::Session::open({"127.0.0.1", server.port()}, "shm", {0}, &why);
   ASSERT_TRUE(s) << "no session after the held one ended";
   EXPECT_EQ(synchronize(*s), cudaSuccess);
 }

@@ -129,8 +129,10 @@ int shm_join(const uint8_t* data, size_t size) {
     put_at(file, &head, sizeof head, offsetof(transport::RingControl, head));
     // Both rings closed: a read that wants more than is there ends at once.
     const uint32_t closed = 1;
-    for (size_t ring = 0; ring < 2; ++ring)
-      put_at(file, &closed, sizeof closed, ring * sizeof(transport::RingControl) + offsetof(transport::RingControl, closed));
+    for (size_t ring = 0; ring < 2; ++ring) {
+      const size_t at = ring * sizeof(transport::RingControl) + offsetof(transport::RingControl, closed);
+      put_at(file, &closed, sizeof closed, at);
+    }
     if (moment == kBeforeOffer) shrink(file, shrink_to);
     std::vector<char> offer{tag};
     offer.insert(offer.end(), secret.begin(), secret.end());

@@ -1087,7 +1087,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   int32_t vmm_import(const ShareableHandle& handle, Handle* allocation, size_t* size,
                      CUmemAllocationProp* prop) override {
     if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaErrorNotSupported;
-    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !sealed_memfd(handle.fd)) return cudaErrorInvalidValue;
+    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !sealed_memfd(handle.fd))
+      return cudaErrorInvalidValue;
     struct stat st;
     if (fstat(handle.fd, &st) != 0 || st.st_size <= 0 || st.st_size % kVmmGranularity) return cudaErrorInvalidValue;
     int fd = fcntl(handle.fd, F_DUPFD_CLOEXEC, 0);
@@ -1112,7 +1113,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   int32_t mem_pool_import(const ShareableHandle& handle, Handle* pool) override {
     if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaErrorNotSupported;
-    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !sealed_memfd(handle.fd)) return cudaErrorInvalidValue;
+    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !sealed_memfd(handle.fd))
+      return cudaErrorInvalidValue;
     int fd = fcntl(handle.fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return cudaErrorMemoryAllocation;
     auto* p = new Pool{t_device, {}};
