@@ -18,6 +18,7 @@
 #include "server/daemon/refusals.hpp"
 #include "server/daemon/server_config.hpp"
 #include "server/daemon/worker_pool.hpp"
+#include "server/worker/ipc_records.hpp"
 #include "transport/shm/unix_address.hpp"
 #include "transport/transport.hpp"
 
@@ -143,6 +144,7 @@ int main(int argc, char** argv) {
   }
   RGPU_LOG(info, "shutting down");
   pool.shutdown();
+  server::remove_ipc_directory();
   if (metrics > 0) kill(metrics, SIGTERM);
   return 0;
 }

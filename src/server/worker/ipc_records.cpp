@@ -46,6 +46,24 @@ std::string record_path(const IpcToken& token) {
   return directory() + "/" + ipc_name_prefix(static_cast<pid_t>(pid)) + hex(digest, 16);
 }
 
+// Removes the names starting with `prefix` in directory `dir`, which it
+// closes; false if it cannot be read.
+bool remove_names(int dir, const std::string& prefix) {
+  DIR* d = fdopendir(dir);
+  if (!d) {
+    close(dir);
+    return false;
+  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0 &&
+        std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+      names.emplace_back(e->d_name);
+  for (const auto& name : names) unlinkat(dir, name.c_str(), 0);
+  closedir(d);
+  return true;
+}
+
 }  // namespace
 
 bool may_import(IpcSharing sharing, const IpcOwner& exporter, const IpcOwner& importer) {
@@ -86,21 +104,19 @@ std::string prepare_ipc_directory(const std::string& dir) {
   }
   // Whatever is there an earlier server on this directory left: its
   // daemon, or workers, were killed.
-  DIR* d = fdopendir(fd);
-  if (!d) {
-    close(fd);
-    return "cannot read " + dir + ": " + strerror(errno);
-  }
-  std::vector<std::string> stale;
-  while (dirent* e = readdir(d))
-    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) stale.emplace_back(e->d_name);
-  for (const auto& name : stale) unlinkat(fd, name.c_str(), 0);
-  closedir(d);
+  if (!remove_names(fd, "")) return "cannot read " + dir + ": " + strerror(errno);
   directory() = dir;
   return "";
 }
 
 const std::string& ipc_directory() { return directory(); }
+
+void remove_ipc_directory() {
+  if (directory().empty()) return;
+  int fd = open(directory().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && remove_names(fd, "")) rmdir(directory().c_str());
+  directory().clear();
+}
 
 bool write_ipc_record(const IpcRecord& record, IpcToken* token, std::string* path) {
   if (directory().empty()) return false;
@@ -157,17 +173,7 @@ std::string ipc_name_prefix(pid_t worker) { return std::to_string(worker) + "-";
 void remove_ipc_records_of(pid_t worker) {
   if (directory().empty()) return;
   int fd = open(directory().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  DIR* d = fd < 0 ? nullptr : fdopendir(fd);
-  if (!d) {
-    if (fd >= 0) close(fd);
-    return;
-  }
-  const std::string prefix = ipc_name_prefix(worker);
-  std::vector<std::string> left;
-  while (dirent* e = readdir(d))
-    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) left.emplace_back(e->d_name);
-  for (const auto& name : left) unlinkat(fd, name.c_str(), 0);
-  closedir(d);
+  if (fd >= 0) remove_names(fd, ipc_name_prefix(worker));
 }
 
 IpcExports::~IpcExports() {

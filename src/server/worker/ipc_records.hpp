@@ -61,6 +61,9 @@ std::string default_ipc_directory(uint16_t port);
 std::string prepare_ipc_directory(const std::string& dir);
 // Where records are kept; empty: no directory prepared (IPC refused).
 const std::string& ipc_directory();
+// At daemon exit: removes the directory and what is in it (the workers go
+// with the daemon).
+void remove_ipc_directory();
 
 // Writes a record under a new token; its path goes to `path`.
 bool write_ipc_record(const IpcRecord& record, IpcToken* token, std::string* path);
