@@ -31,9 +31,12 @@
 
 #include "client/core/session.hpp"
 #include "protocol/codec.hpp"
+#include "protocol/frame_io.hpp"
+#include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "test_server.hpp"
+#include "transport/shm/byte_ring.hpp"
 #include "transport/shm/shared_memory.hpp"
 #include "transport/shm/unix_address.hpp"
 #include "transport/socket/descriptor_passing.hpp"
@@ -200,6 +203,44 @@ int attack_join_point(const std::string& join_path, const std::vector<uint8_t>& 
   if (file >= 0) close(file);
   return result;
 }
+
+// The client's end of rings it made itself (sealed or not), through which
+// it speaks frames as the client library does.
+class RawRings final : public transport::Connection {
+ public:
+  explicit RawRings(int file)
+      : base_(static_cast<char*>(mmap(nullptr, kRingFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0))),
+        out_(control(0), base_ + 4096, kRingBytes, [] {}),
+        in_(control(1), base_ + 4096 + kRingBytes, kRingBytes, [] {}) {}
+  // Unmapped before the file shrinks under it.
+  ~RawRings() override { munmap(base_, kRingFileBytes); }
+
+  void send(std::span<const iovec> parts, bool) override {
+    for (const iovec& v : parts) out_.write(v.iov_base, v.iov_len);
+  }
+  void recv(void* dst, size_t len) override {
+    if (!in_.wait_readable(std::chrono::steady_clock::now() + std::chrono::seconds(2)))
+      throw transport::TransportError("no answer");
+    in_.read(dst, len);
+  }
+  bool wait_readable(int ms) override {
+    return in_.wait_readable(std::chrono::steady_clock::now() + std::chrono::milliseconds(ms));
+  }
+  void shutdown() override {}
+  int native_handle() const override { return -1; }
+  std::string peer() const override { return "raw rings"; }
+  void send_with_fd(std::span<const iovec> parts, int) override { send(parts, false); }
+  int take_fd() override { return -1; }
+  bool passes_descriptors() const override { return false; }
+
+ private:
+  static constexpr size_t kRingBytes = size_t{1} << 20;
+  transport::RingControl* control(int ring) {
+    return new (base_ + ring * sizeof(transport::RingControl)) transport::RingControl{};
+  }
+  char* base_;
+  transport::ByteRing out_, in_;
+};
 
 struct IpcHandle {
   uint64_t server = 0;
@@ -370,6 +411,44 @@ TEST(LocalPeer, AnotherUserCannotJoinOrCrashASession) {
       << "the worker kept another user's connection open";
   watch.join();
   EXPECT_FALSE(mapped) << "the worker mapped another user's rings";
+  EXPECT_TRUE(running(worker));
+  EXPECT_EQ(synchronize(*s), cudaSuccess);
+  EXPECT_FALSE(server.something_killed()) << server.log();
+}
+
+// D4, after joining: the session's own user (a hostile client) joins with
+// the secret and rings it did not seal, then shrinks them. Sealing is asked
+// of joins too: the worker never maps them, nothing dies.
+TEST(LocalPeer, ShrinkingRingsAfterJoiningKillsNothing) {
+  LoggedServer server;
+  auto s = open_session(server.port(), "shm");
+  ASSERT_TRUE(s);
+  const pid_t worker = static_cast<pid_t>(s->hello().worker_pid);
+  const std::vector<uint8_t> secret = s->hello().join_secret;
+  // With the secret in the offer, and (as before issue 22) only in the join frame.
+  for (const auto& offered : {secret, std::vector<uint8_t>{}}) {
+    int sock = connect_unix(s->hello().join_path);
+    ASSERT_GE(sock, 0);
+    int file = ring_file("rgpu-test-shrunk", false);
+    ASSERT_TRUE(offer(sock, file, offered));
+    {
+      RawRings rings(file);
+      try {
+        proto::Writer w;
+        proto::Join{secret, proto::kJoinCalls}.encode(w);
+        proto::send_frame(rings, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
+        auto h = proto::recv_header(rings);
+        std::vector<uint8_t> args;
+        proto::recv_args(rings, h, args);
+      } catch (const std::exception&) {
+        // refused: no answer comes
+      }
+    }
+    ASSERT_EQ(ftruncate(file, 0), 0);
+    sleep_ms(300);
+    close(sock);
+    close(file);
+  }
   EXPECT_TRUE(running(worker));
   EXPECT_EQ(synchronize(*s), cudaSuccess);
   EXPECT_FALSE(server.something_killed()) << server.log();
