@@ -598,3 +598,37 @@ TEST(LocalPeer, AKilledDaemonsIpcRecordsAreGoneAfterRestart) {
   EXPECT_EQ(left(), std::vector<std::string>{});
   stop_server(restarted);
 }
+
+// The records' directory is never taken over from someone else: a name
+// there that is a symbolic link (emptying it would delete what it points
+// to) or a directory others may enter stops the server at start.
+TEST(LocalPeer, AnIpcDirectoryOfSomeoneElseStopsTheServer) {
+  const auto base = std::filesystem::temp_directory_path() / ("rgpu-ipc-squat-" + std::to_string(getpid()));
+  std::filesystem::create_directories(base / "victim");
+  std::ofstream(base / "victim" / "precious") << "kept";
+  std::filesystem::create_directory_symlink(base / "victim", base / "link");
+  std::filesystem::create_directory(base / "open");
+  std::filesystem::permissions(base / "open", std::filesystem::perms::all);
+  for (const char* name : {"link", "open"}) {
+    const std::string dir = (base / name).string();
+    const std::string port = std::to_string(free_port());
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (!freopen("/dev/null", "w", stderr)) _exit(126);
+      execl(RGPU_SERVER_BIN, RGPU_SERVER_BIN, "--backend", "host-test", "--port", port.c_str(), "--module-cache", "",
+            "--unix-socket", "none", "--ipc-dir", dir.c_str(), nullptr);
+      _exit(127);
+    }
+    int status = 0;
+    for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; ++i) sleep_ms(50);
+    if (waitpid(pid, &status, WNOHANG) == 0) {
+      ADD_FAILURE() << "the server started on " << name;
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    } else {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << name;
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(base / "victim" / "precious"));
+  std::filesystem::remove_all(base);
+}
