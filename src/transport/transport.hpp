@@ -52,9 +52,14 @@ class Connection {
   // Whether send_with_fd can work: both ends on one host, over a Unix socket.
   virtual bool passes_descriptors() const = 0;
   // A listener reachable the way this connection was reached, speaking what
-  // it speaks: a new port on its local address, or a new abstract Unix
-  // socket; local_endpoint() says which.
+  // it speaks: a new port on its local address; local_endpoint() says which.
+  // Not for a Unix socket (see listen_for_joins).
   virtual std::unique_ptr<Listener> listen_beside() const;
+  // Where the other connections of this connection's session join it: over
+  // a Unix socket, a new abstract socket that admits only this connection's
+  // peer user, and only with `join_secret` offered before anything is
+  // mapped; else listen_beside() (the secret is checked in the join frame).
+  std::unique_ptr<Listener> listen_for_joins(std::span<const uint8_t> join_secret) const;
 
   // Zero copy: bulk bytes moved straight between the wire and memory the
   // caller names, no host staging on this side. Whether this connection can
@@ -105,6 +110,9 @@ std::unique_ptr<Transport> make_tcp_transport();
 // Client and server on one host: a Unix socket (Endpoint::host is its path)
 // that can also pass shared-memory descriptors.
 std::unique_ptr<Transport> make_shm_transport();
+// Joins a session over shm at its join point `path` (see listen_for_joins):
+// the rings are offered together with the session's join secret.
+std::unique_ptr<Connection> connect_shm_join(const std::string& path, std::span<const uint8_t> join_secret);
 // UCX (InfiniBand, RoCE, shared memory, TCP: whatever UCX finds), from a
 // module loaded on first use; throws TransportError when it cannot load.
 std::unique_ptr<Transport> make_ucx_transport();

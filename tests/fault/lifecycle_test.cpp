@@ -61,8 +61,9 @@ cudaError_t some_work(client::Session& s) {
   return s.call(proto::kOpFree, 0, f.bytes(), {}, reply);
 }
 
-// An allocation exported for IPC: the worker leaves a record in /dev/shm
-// (and the test backend the memory's own name) until it ends.
+// An allocation exported for IPC: the worker leaves a record in the
+// server's IPC directory (and the test backend the memory's own file) until
+// it ends.
 cudaError_t export_for_ipc(client::Session& s) {
   std::vector<uint8_t> reply;
   proto::Writer m;
@@ -90,14 +91,14 @@ void measured(const char* what, double seconds) {
   ::testing::Test::RecordProperty(what, std::to_string(seconds));
 }
 
-// The /dev/shm names of these workers (ipc_records.hpp: each starts with
-// its worker's pid); other servers on the host have their own.
-std::vector<std::string> dev_shm_names_of(const std::set<pid_t>& workers) {
+// The names these workers left in the IPC directory of the server on
+// `port` (ipc_records.hpp: each starts with its worker's pid).
+std::vector<std::string> ipc_names_of(uint16_t port, const std::set<pid_t>& workers) {
   std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
+  for (const auto& e : std::filesystem::directory_iterator(server::default_ipc_directory(port))) {
     std::string name = e.path().filename().string();
     for (pid_t w : workers)
-      if (name.rfind(server::ipc_shm_prefix(w), 0) == 0) names.push_back(name);
+      if (name.rfind(server::ipc_name_prefix(w), 0) == 0) names.push_back(name);
   }
   return names;
 }
@@ -256,7 +257,7 @@ TEST(Lifecycle, ClientsThatLeftWhileQueuedTakeNoWorker) {
 // Sessions ending every way: closed, their client killed, their worker
 // killed (with IPC exports, whose names the daemon removes). Afterwards
 // the daemon is back to its idle workers and its own descriptors, no
-// /dev/shm name of its workers is left, and a new session finds all of
+// IPC name of its workers is left, and a new session finds all of
 // the (host-test) device memory free.
 TEST(Lifecycle, ThousandSessionsEndingEveryWayLeaveNothingBehind) {
   uint16_t port = free_port();
@@ -311,7 +312,7 @@ TEST(Lifecycle, ThousandSessionsEndingEveryWayLeaveNothingBehind) {
   EXPECT_TRUE(within(5, [&] { return open_descriptors(daemon) == fds; }))
       << open_descriptors(daemon) << " descriptors, " << fds << " before";
   EXPECT_EQ(workers.size(), 1000u);
-  EXPECT_EQ(dev_shm_names_of(workers), std::vector<std::string>{});
+  EXPECT_EQ(ipc_names_of(port, workers), std::vector<std::string>{});
   auto s = open_session(port, "tcp");
   ASSERT_TRUE(s);
   std::vector<uint8_t> reply;

@@ -22,6 +22,7 @@
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "test_server.hpp"
+#include "transport/shm/shared_memory.hpp"
 #include "transport/transport.hpp"
 
 using namespace rgpu;
@@ -318,8 +319,8 @@ std::vector<AllocationPath> device_allocation_paths() {
          // client's managed memory is.
          static std::atomic<uint64_t> next{0x6f0000000000ull};
          *made = next.fetch_add(16 * kTwoMiB);
-         int fd = memfd_create("rgpu-managed-test", MFD_CLOEXEC);
-         if (fd < 0 || ftruncate(fd, kTwoMiB) != 0) return cudaErrorUnknown;
+         int fd = transport::create_sealed_memfd("rgpu-managed-test", kTwoMiB);
+         if (fd < 0) return cudaErrorUnknown;
          proto::Writer w;
          w.put<uint64_t>(*made).put<uint64_t>(kTwoMiB);
          std::vector<uint8_t> reply;
@@ -436,9 +437,8 @@ TEST(ServerLimits, MaxSessionHostMemoryBoundsSharedPageLockedMemory) {
   Limited server({"--max-session-host-memory", "1M"});
   auto s = server.session("shm");
   ASSERT_TRUE(s);
-  int fd = memfd_create("rgpu-pinned-test", MFD_CLOEXEC);
+  int fd = transport::create_sealed_memfd("rgpu-pinned-test", 768 << 10);
   ASSERT_GE(fd, 0);
-  ASSERT_EQ(ftruncate(fd, 768 << 10), 0);
   std::vector<uint8_t> reply;
   auto reg = [&](uint64_t base) {
     proto::Writer w;

@@ -22,5 +22,9 @@ int fatbin(const uint8_t* data, size_t size);
 // The shm byte ring while the peer, which shares its control block, writes
 // what it likes there.
 int shm_ring(const uint8_t* data, size_t size);
+// A client joining a session over shm, hostile: its offer (tag, join secret,
+// a ring file sealed or not, shrunk at some moment), the rings' control
+// blocks and the join frame. The worker's side only ever refuses.
+int shm_join(const uint8_t* data, size_t size);
 
 }  // namespace rgpu::fuzz

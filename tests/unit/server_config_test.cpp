@@ -107,6 +107,31 @@ TEST(ServerConfig, SessionHostMemoryIsBoundedByDefault) {
   EXPECT_THROW(parse({"--max-session-host-memory", "lots"}, &c), std::invalid_argument);
 }
 
+TEST(ServerConfig, IpcRecordsArePrivateAndOpenOnlyToTheirOwnerByDefault) {
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({"--port", "9200"}, &c));
+  EXPECT_EQ(c.ipc_sharing, server::IpcSharing::owner);
+  EXPECT_EQ(c.ipc_dir, "/dev/shm/rgpu-ipc-" + std::to_string(geteuid()) + "-9200");
+  ASSERT_TRUE(parse({"--ipc-sharing", "job", "--ipc-dir", "/run/rgpu/ipc"}, &c));
+  EXPECT_EQ(c.ipc_sharing, server::IpcSharing::job);
+  EXPECT_EQ(c.ipc_dir, "/run/rgpu/ipc");
+  EXPECT_THROW(parse({"--ipc-sharing", "anyone"}, &c), std::invalid_argument);
+}
+
+TEST(ServerConfig, IpcSharingDecidesWhoImports) {
+  using server::IpcSharing;
+  const server::IpcOwner alice{"user 1000", ""}, alice_job{"user 1000", "j1"}, bob_job{"user 1001", "j1"},
+      bob{"user 1001", ""};
+  EXPECT_TRUE(server::may_import(IpcSharing::owner, alice, alice));
+  EXPECT_FALSE(server::may_import(IpcSharing::owner, alice, bob));
+  EXPECT_FALSE(server::may_import(IpcSharing::owner, alice_job, alice));  // same user, not its job
+  EXPECT_FALSE(server::may_import(IpcSharing::owner, alice_job, bob_job));
+  EXPECT_TRUE(server::may_import(IpcSharing::job, alice_job, bob_job));
+  EXPECT_FALSE(server::may_import(IpcSharing::job, alice_job, bob));
+  EXPECT_FALSE(server::may_import(IpcSharing::job, alice, bob));  // no job: its client's only
+  EXPECT_TRUE(server::may_import(IpcSharing::server, alice_job, bob));
+}
+
 TEST(ServerConfig, TlsNeedsCertificateAndKey) {
   std::string path = ::testing::TempDir() + "/rgpu-server-tls.conf";
   std::ofstream(path) << "tls-cert = /etc/rgpu/server.pem\ntls-key = /etc/rgpu/server.key\n";

@@ -123,7 +123,7 @@ TEST(SessionQuota, LargeAllocationsCountInWholePages) {
   constexpr uint64_t kPage = rgpu::server::kLargeAllocationGranularity;
   q.set_limit(3 * kPage);
   EXPECT_EQ(allocate(q, rgpu::server::kLargeAllocationThreshold + 1, 1), cudaSuccess);  // one page
-  EXPECT_EQ(allocate(q, kPage + 1, 2), cudaErrorMemoryAllocation);                      // two more
+  EXPECT_EQ(allocate(q, 2 * kPage + 1, 2), cudaErrorMemoryAllocation);                  // three more
   EXPECT_EQ(allocate(q, kPage, 3), cudaSuccess);
   EXPECT_EQ(allocate(q, kPage, 4), cudaSuccess);
   EXPECT_EQ(allocate(q, 1, 5), cudaErrorMemoryAllocation);

@@ -269,11 +269,12 @@ std::unique_ptr<transport::Connection> Session::join(uint8_t purpose) {
   if (joining_failed_ || dead_) return nullptr;
   try {
     if (hello_.join_secret.empty()) throw transport::TransportError("the server offers no way to join");
-    // A join takes the first connection's way: its own Unix socket over shm,
-    // a port on the server's host (with TLS or UCX if the first had it) otherwise.
+    // A join takes the first connection's way: its own Unix socket over shm
+    // (whose worker maps our rings only once it has seen the secret), a port
+    // on the server's host (with TLS or UCX if the first had it) otherwise.
     auto conn = hello_.join_path.empty()
                     ? transport_named(transport_name_).connect({server_.host, hello_.join_port}, kConnectTimeoutMs)
-                    : transport_named("shm").connect({hello_.join_path, 0}, kConnectTimeoutMs);
+                    : transport::connect_shm_join(hello_.join_path, hello_.join_secret);
     proto::Writer w;
     proto::Join{hello_.join_secret, purpose}.encode(w);
     proto::send_frame(*conn, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());

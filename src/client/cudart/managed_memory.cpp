@@ -15,6 +15,7 @@
 #include "client/cudart/coherent_memory.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
+#include "transport/shm/shared_memory.hpp"
 
 using namespace rgpu;
 using namespace rgpu::client;
@@ -121,12 +122,9 @@ cudaError_t malloc_managed(void** ptr, size_t size, unsigned flags) {
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   size_t bytes = (size + page - 1) / page * page;
   if (!all_servers_share_memory()) return malloc_coherent(ptr, bytes);
-  int fd = memfd_create("rgpu-managed", MFD_CLOEXEC);
+  // Sealed at its size: the workers that map it refuse memory that could shrink.
+  int fd = transport::create_sealed_memfd("rgpu-managed", bytes);
   if (fd < 0) return cudaErrorMemoryAllocation;
-  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    close(fd);
-    return cudaErrorMemoryAllocation;
-  }
   uint64_t base = 0;
   cudaError_t e = cudaErrorMemoryAllocation;
   for (int i = 0; i < kAttempts && e == cudaErrorMemoryAllocation; ++i) {

@@ -19,6 +19,7 @@
 #include "server/daemon/server_config.hpp"
 #include "server/daemon/worker_pool.hpp"
 #include "server/worker/module_cache.hpp"
+#include "server/worker/ipc_records.hpp"
 #include "transport/shm/unix_address.hpp"
 #include "transport/transport.hpp"
 
@@ -82,6 +83,12 @@ int main(int argc, char** argv) {
     RGPU_LOG(error, "%s", e.what());
     return 1;
   }
+  // After the listeners: a second server on this port stops above, before
+  // it would empty the first one's records.
+  if (std::string why = server::prepare_ipc_directory(config.ipc_dir); !why.empty()) {
+    RGPU_LOG(error, "--ipc-dir: %s", why.c_str());
+    return 1;
+  }
   if (config.token.empty() && config.tls.peer_ca.empty() && config.listen != "127.0.0.1" && config.listen != "::1" && config.listen != "localhost")
     RGPU_LOG(warn, "listening on %s with no token: any host that reaches port %d may use the GPUs "
                    "(give --token-file or --tls-client-ca)", config.listen.c_str(), config.port);
@@ -140,6 +147,7 @@ int main(int argc, char** argv) {
   }
   RGPU_LOG(info, "shutting down");
   pool.shutdown();
+  server::remove_ipc_directory();
   if (metrics > 0) kill(metrics, SIGTERM);
   return 0;
 }

@@ -43,6 +43,11 @@ const char* kUsage =
     "                       is then shared (default /tmp/rgpu-PORT.sock; none: off)\n"
     "  --unix-socket-mode M its file mode, octal: who on this host may connect\n"
     "                       (default 600: the server's user; 660: its group too)\n"
+    "  --ipc-dir DIR        where CUDA IPC records are kept, a directory of the server's\n"
+    "                       user, mode 0700 (default /dev/shm/rgpu-ipc-UID-PORT)\n"
+    "  --ipc-sharing WHO    who may open an exported CUDA IPC handle: owner (default: the\n"
+    "                       exporter's client, its host over tcp or user over the Unix\n"
+    "                       socket, and job), job (any client of its job) or server (any)\n"
     "  --tls-cert FILE      the tcp port speaks TLS 1.3 only, with this certificate (PEM)\n"
     "  --tls-key FILE       and its private key (PEM)\n"
     "  --tls-client-ca FILE clients must present a certificate signed by this CA\n"
@@ -176,6 +181,13 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
       throw std::invalid_argument(key + " needs an octal file mode, not '" + v + "'");
     c->unix_socket_mode = static_cast<unsigned>(mode);
   }
+  else if (key == "ipc-dir") c->ipc_dir = v;
+  else if (key == "ipc-sharing") {
+    if (v == "owner") c->ipc_sharing = IpcSharing::owner;
+    else if (v == "job") c->ipc_sharing = IpcSharing::job;
+    else if (v == "server") c->ipc_sharing = IpcSharing::server;
+    else throw std::invalid_argument(key + " needs owner, job or server, not '" + v + "'");
+  }
   else if (key == "tls-cert") c->tls.certificate = v;
   else if (key == "tls-key") c->tls.private_key = v;
   else if (key == "tls-client-ca") c->tls.peer_ca = v;
@@ -270,6 +282,7 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
   if (config->unix_socket.empty()) config->unix_socket = transport::default_shm_socket(config->port);
   if (config->unix_socket == "none") config->unix_socket.clear();
   if (config->module_cache == "none") config->module_cache.clear();
+  if (config->ipc_dir.empty()) config->ipc_dir = default_ipc_directory(static_cast<uint16_t>(config->port));
   return true;
 }
 

@@ -7,6 +7,7 @@
 
 #include "server/pool/job_ledger.hpp"
 #include "server/pool/session_bounds.hpp"
+#include "server/worker/ipc_records.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::server {
@@ -39,6 +40,10 @@ struct ServerConfig {
   std::vector<GpuMode> gpu_modes;  // by ordinal, from gpu-mode GPU=MODE; beyond: shared
   int metrics_port = 0;            // Prometheus metrics over HTTP on the listen address; 0: none
   std::string metrics_token;       // from metrics-token-file; set: scrapes must send it (bearer)
+  // Where workers keep CUDA IPC records (ipc_records.hpp); empty: the default
+  // for the port. And who may open an exported handle.
+  std::string ipc_dir;
+  IpcSharing ipc_sharing = IpcSharing::owner;
   // With a certificate and key the tcp listener speaks TLS only; with
   // peer_ca (tls-client-ca) every client must present a certificate it
   // signed.

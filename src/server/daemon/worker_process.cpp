@@ -45,6 +45,7 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   limits.bounds = config.bounds;
   limits.idle_timeout_s = config.idle_timeout_s;
   limits.peer_timeout_s = config.peer_timeout_s;
+  limits.ipc_sharing = config.ipc_sharing;
   if (limits.exported_gpus.empty()) {
     int n = 0;
     backend->device_count(&n);

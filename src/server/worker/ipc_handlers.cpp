@@ -19,8 +19,10 @@ int32_t reply_token(SessionContext& s, const IpcRecord& record, proto::Writer& o
   return cudaSuccess;
 }
 
-// The record a handle names, if it is of this server and of that kind.
-std::optional<IpcRecord> find_record(Request& req, IpcKind kind) {
+// The record a handle names, if it is of this server and of that kind, and
+// the server's IPC sharing lets this session open it. A handle of another
+// client is answered as one that does not exist.
+std::optional<IpcRecord> find_record(SessionContext& s, Request& req, IpcKind kind) {
   auto server = req.args.get<uint64_t>();
   auto token = req.args.get<IpcToken>();
   if (server != ipc_server_identity()) {
@@ -29,6 +31,10 @@ std::optional<IpcRecord> find_record(Request& req, IpcKind kind) {
   }
   auto record = read_ipc_record(token);
   if (!record || record->kind != kind) return std::nullopt;
+  if (!may_import(s.ipc_sharing, record->owner, s.ipc_owner)) {
+    RGPU_LOG(warn, "IPC handle refused: exported by another client or job (--ipc-sharing)");
+    return std::nullopt;
+  }
   return record;
 }
 
@@ -37,13 +43,13 @@ int32_t get_mem_handle(SessionContext& s, Request& req, proto::Writer& out) {
   auto size = req.args.get<uint64_t>();
   req.args.expect_end();
   if (!s.allocations.contains(base, size)) return cudaErrorInvalidValue;
-  IpcRecord record{IpcKind::memory, size, {}};
+  IpcRecord record{IpcKind::memory, size, s.ipc_owner, {}};
   if (int32_t e = s.backend().ipc_export_memory(base, size, &record.blob)) return e;
   return reply_token(s, record, out);
 }
 
 int32_t open_mem_handle(SessionContext& s, Request& req, proto::Writer& out) {
-  auto record = find_record(req, IpcKind::memory);
+  auto record = find_record(s, req, IpcKind::memory);
   auto flags = req.args.get<uint32_t>();
   req.args.expect_end();
   if (!record) return cudaErrorInvalidResourceHandle;
@@ -68,13 +74,13 @@ int32_t get_event_handle(SessionContext& s, Request& req, proto::Writer& out) {
   auto event = req.args.get<uint64_t>();
   req.args.expect_end();
   if (!s.valid_event(event)) return cudaErrorInvalidResourceHandle;
-  IpcRecord record{IpcKind::event, 0, {}};
+  IpcRecord record{IpcKind::event, 0, s.ipc_owner, {}};
   if (int32_t e = s.backend().ipc_export_event(event, &record.blob)) return e;
   return reply_token(s, record, out);
 }
 
 int32_t open_event_handle(SessionContext& s, Request& req, proto::Writer& out) {
-  auto record = find_record(req, IpcKind::event);
+  auto record = find_record(s, req, IpcKind::event);
   req.args.expect_end();
   if (!record) return cudaErrorInvalidResourceHandle;
   if (!s.events.room_for_one_more()) return cudaErrorMemoryAllocation;

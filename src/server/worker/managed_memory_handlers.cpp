@@ -23,7 +23,13 @@ int32_t map_managed(SessionContext& s, Request& req, uint64_t base, uint64_t siz
     close(fd);
     return cudaErrorMemoryAllocation;
   }
-  // At exactly the application's address, or not at all (taken in this worker).
+  if (std::string why = transport::unsafe_to_map(fd, size); !why.empty()) {
+    RGPU_LOG(warn, "managed memory refused: %s", why.c_str());
+    close(fd);
+    return cudaErrorInvalidValue;
+  }
+  // At exactly the application's address, or not at all (taken in this
+  // worker: the client tries another).
   if (!transport::map_shared_memory(fd, size, reinterpret_cast<void*>(base), true)) return cudaErrorMemoryAllocation;
   void* local = reinterpret_cast<void*>(base);
   if (int32_t e = s.backend().host_register(local, size)) {

@@ -151,6 +151,9 @@ class SessionContext {
   HandleSet events{"events", "max-session-events"};
   HandleSet modules{"modules", "max-session-modules"};
   HandleSet pools{"memory pools", "max-session-objects"};
+  // The session as its IPC records name it, and who may open what it exports.
+  IpcOwner ipc_owner;
+  IpcSharing ipc_sharing = IpcSharing::owner;
   FunctionTable functions;
   HostCallbacks host_callbacks;
   // The daemon's counters (metrics); null outside a daemon.

@@ -154,7 +154,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
   if (!opens) return {};
   RGPU_LOG(info, "session for %s (%s%s%s) on GPUs of %zu", conn.peer().c_str(), hello.client_name.c_str(),
            claim.job.empty() ? "" : ", job ", claim.job.c_str(), hello.gpus.size());
-  return {hello.gpus, hello.pipeline_block};
+  return {hello.gpus, hello.pipeline_block, {client_identity(conn), claim.job}};
 }
 
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/backend/backend.hpp"
+#include "server/worker/ipc_records.hpp"
 #include "server/worker/session_loop.hpp"
 #include "transport/transport.hpp"
 
@@ -23,6 +24,7 @@ struct JoinPoint {
 struct SessionGrant {
   std::vector<int> gpus;  // none: the hello was refused (and told why)
   uint32_t pipeline_block = 0;
+  IpcOwner owner;  // the client's identity and job
 };
 
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,

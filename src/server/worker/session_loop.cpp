@@ -279,7 +279,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     std::unique_ptr<transport::Listener> join_listener;
     JoinPoint join{{}, random_secret()};
     try {
-      join_listener = conn.listen_beside();
+      join_listener = conn.listen_for_joins(join.secret);
       transport::Endpoint where = join_listener->local_endpoint();
       join.where = where.port ? transport::Endpoint{"", where.port} : where;
     } catch (const transport::TransportError& e) {
@@ -302,6 +302,8 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     context.quota.set_limit(limits.max_memory);
     context.host_memory.set_limit(limits.max_host_memory);
     context.bound(limits.bounds);
+    context.ipc_owner = grant.owner;
+    context.ipc_sharing = limits.ipc_sharing;
     Dispatcher dispatcher;
     SequenceGate gate;
     DeviceOutput output;

@@ -9,6 +9,7 @@
 #include "server/pool/admission.hpp"
 #include "server/pool/server_counters.hpp"
 #include "server/pool/session_bounds.hpp"
+#include "server/worker/ipc_records.hpp"
 #include "transport/transport.hpp"
 
 namespace rgpu::server {
@@ -29,6 +30,7 @@ struct SessionLimits {
   SessionBounds bounds;
   int idle_timeout_s = 0;
   int peer_timeout_s = 0;
+  IpcSharing ipc_sharing = IpcSharing::owner;
 };
 
 // Returns when the session ends (client gone, or a frame so malformed that

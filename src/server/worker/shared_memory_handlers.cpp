@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
@@ -17,8 +18,12 @@ namespace {
 
 // Maps the client's memory (fd) and pins it.
 int32_t register_shared(SessionContext& s, int fd, uint64_t base, uint64_t size) {
-  void* local = transport::map_shared_memory(fd, size, reinterpret_cast<void*>(base));
-  if (!local) return cudaErrorInvalidValue;
+  std::string why;
+  void* local = transport::map_shared_memory(fd, size, reinterpret_cast<void*>(base), false, &why);
+  if (!local) {
+    RGPU_LOG(warn, "shared page-locked memory refused: %s", why.c_str());
+    return cudaErrorInvalidValue;
+  }
   if (int32_t e = s.backend().host_register(local, size)) {
     munmap(local, size);
     return e;

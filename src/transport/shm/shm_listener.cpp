@@ -13,7 +13,18 @@
 
 namespace rgpu::transport {
 
-ShmListener::ShmListener(const std::string& path) : path_(path) {
+namespace {
+
+bool peer_is(int fd, uid_t user) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == user;
+}
+
+}  // namespace
+
+ShmListener::ShmListener(const std::string& path, std::optional<JoinGuard> guard)
+    : path_(path), guard_(std::move(guard)) {
   sockaddr_un addr;
   socklen_t len = unix_address(path, &addr);
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -36,7 +47,11 @@ void ShmListener::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 std::unique_ptr<Connection> ShmListener::accept() {
   for (;;) {
     int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd >= 0) return std::make_unique<ShmRingConnection>(fd);
+    if (fd >= 0 && guard_ && !peer_is(fd, guard_->owner)) {
+      ::close(fd);
+      continue;
+    }
+    if (fd >= 0) return std::make_unique<ShmRingConnection>(fd, guard_ ? guard_->secret : std::vector<uint8_t>{});
     if (errno == EINTR || errno == ECONNABORTED) continue;
     throw TransportError(std::string("accept failed: ") + strerror(errno));
   }

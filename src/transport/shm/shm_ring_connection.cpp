@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -22,20 +23,46 @@ constexpr size_t kControlBytes = 4096;
 constexpr size_t kSharedBytes = kControlBytes + 2 * kRingBytes;
 // A server-side connection whose client never offers its rings is dropped.
 constexpr int kOfferTimeoutMs = 10000;
+// The offer's first byte: rings for a first connection, or rings and the
+// session's join secret for a connection joining a session.
+constexpr char kOfferRings = 'R';
+constexpr char kOfferJoin = 'J';
 
 static_assert(2 * sizeof(RingControl) <= kControlBytes);
 
 RingControl* control(void* base, int ring) { return static_cast<RingControl*>(base) + ring; }
 char* ring_data(void* base, int ring) { return static_cast<char*>(base) + kControlBytes + ring * kRingBytes; }
 
+// Waits until fd is readable or the deadline passes; false on timeout.
+bool readable_by(int fd, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd pfd{fd, POLLIN, 0};
+    int r = ::poll(&pfd, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+    if (r > 0) return true;
+    if (r == 0) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
+// Constant time: how much of the secret matched must not show in how long
+// the answer took.
+bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  if (a.size() != b.size()) return false;
+  volatile uint8_t diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff = diff | (a[i] ^ b[i]);
+  return diff == 0;
+}
+
 }  // namespace
 
-std::unique_ptr<Connection> ShmRingConnection::offer(int fd) {
+std::unique_ptr<Connection> ShmRingConnection::offer(int fd, std::span<const uint8_t> join_secret) {
   auto conn = std::make_unique<ShmRingConnection>(fd);
   SharedMemory mem = create_shared_memory(kSharedBytes);
   for (int ring = 0; ring < 2; ++ring) new (control(mem.base, ring)) RingControl{};
-  char tag = 'R';
-  bool sent = send_byte_with_descriptor(fd, &tag, mem.fd);
+  std::vector<char> message{join_secret.empty() ? kOfferRings : kOfferJoin};
+  message.insert(message.end(), join_secret.begin(), join_secret.end());
+  bool sent = send_with_descriptor(fd, message.data(), message.size(), mem.fd);
   int err = errno;
   conn->attach(mem, true);
   if (!sent) throw TransportError(std::string("cannot offer shared rings: ") + strerror(err));
@@ -67,26 +94,44 @@ void ShmRingConnection::attach(SharedMemory mem, bool client) {
 
 void ShmRingConnection::accept_offer(int timeout_ms) {
   if (attached_) return;
-  pollfd pfd{fd_, POLLIN, 0};
-  int r;
-  do {
-    r = ::poll(&pfd, 1, timeout_ms);
-  } while (r < 0 && errno == EINTR);
-  if (r <= 0) throw TransportError("the client offered no shared rings");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  if (!readable_by(fd_, deadline)) throw TransportError("the client offered no shared rings");
   char tag = 0;
   ssize_t n = receive_with_descriptors(fd_, {&tag, 1}, fds_);
-  if (n != 1 || tag != 'R' || fds_.empty()) throw TransportError("the client offered no shared rings");
+  const char expected = join_secret_.empty() ? kOfferRings : kOfferJoin;
+  if (n != 1 || tag != expected || fds_.empty()) throw TransportError("the client offered no shared rings");
   int mem_fd = fds_.back();
   fds_.pop_back();
+  if (!join_secret_.empty()) {
+    try {
+      check_join_secret(deadline);
+    } catch (const TransportError&) {
+      ::close(mem_fd);
+      throw;
+    }
+  }
   struct stat st;
   // The size must be ours exactly: the rings' layout depends on it.
   if (fstat(mem_fd, &st) != 0 || static_cast<size_t>(st.st_size) != kSharedBytes) {
     ::close(mem_fd);
     throw TransportError("the client's shared rings have the wrong size");
   }
-  void* base = map_shared_memory(mem_fd, kSharedBytes);
-  if (!base) throw TransportError("cannot map the client's shared rings");
+  std::string why;
+  void* base = map_shared_memory(mem_fd, kSharedBytes, nullptr, false, &why);
+  if (!base) throw TransportError("the client's shared rings refused: " + why);
   attach(SharedMemory{base, kSharedBytes, -1}, false);
+}
+
+void ShmRingConnection::check_join_secret(std::chrono::steady_clock::time_point deadline) {
+  std::vector<uint8_t> offered(join_secret_.size());
+  for (size_t got = 0; got < offered.size();) {
+    if (!readable_by(fd_, deadline)) throw TransportError("the join secret did not come in time");
+    ssize_t n = ::recv(fd_, offered.data() + got, offered.size() - got, MSG_DONTWAIT);
+    if (n == 0) throw TransportError("connection closed during the join");
+    if (n < 0 && errno != EAGAIN && errno != EINTR) throw TransportError(std::string("recv: ") + strerror(errno));
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  if (!same_bytes(offered, join_secret_)) throw TransportError("wrong join secret: not a connection of this session");
 }
 
 void ShmRingConnection::check_peer_alive() {

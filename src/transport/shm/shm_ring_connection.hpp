@@ -5,6 +5,8 @@
 #include <atomic>
 #include <deque>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "transport/shm/byte_ring.hpp"
 #include "transport/shm/shared_memory.hpp"
@@ -15,10 +17,13 @@ namespace rgpu::transport {
 class ShmRingConnection final : public Connection {
  public:
   // Client side: makes the rings and offers them to the server over the
-  // connected socket `fd`.
-  static std::unique_ptr<Connection> offer(int fd);
-  // Server side: the client's offer is taken at first use.
-  explicit ShmRingConnection(int fd) : fd_(fd) {}
+  // connected socket `fd`, with the session's join secret when it joins one.
+  static std::unique_ptr<Connection> offer(int fd, std::span<const uint8_t> join_secret = {});
+  // Server side: the client's offer is taken at first use. A connection to
+  // a session's join point must offer `join_secret` with its rings: it is
+  // checked before anything the client sent is mapped.
+  explicit ShmRingConnection(int fd, std::vector<uint8_t> join_secret = {})
+      : fd_(fd), join_secret_(std::move(join_secret)) {}
   ~ShmRingConnection() override;
   ShmRingConnection(const ShmRingConnection&) = delete;
   ShmRingConnection& operator=(const ShmRingConnection&) = delete;
@@ -38,9 +43,13 @@ class ShmRingConnection final : public Connection {
   void attach(SharedMemory mem, bool client);
   // Server side: receives the client's rings, waiting up to timeout_ms.
   void accept_offer(int timeout_ms);
+  // Server side: reads the join secret that follows the offer's tag and
+  // compares it (constant time) with ours; throws TransportError if it differs.
+  void check_join_secret(std::chrono::steady_clock::time_point deadline);
   void check_peer_alive();
 
   int fd_;
+  const std::vector<uint8_t> join_secret_;
   SharedMemory mem_;
   std::unique_ptr<ByteRing> in_, out_;
   std::deque<int> fds_;

@@ -7,8 +7,8 @@
 
 namespace rgpu::transport {
 
-bool send_byte_with_descriptor(int socket, const void* data, int fd) {
-  iovec first{const_cast<void*>(data), 1};
+bool send_with_descriptor(int socket, const void* data, size_t len, int fd) {
+  iovec first{const_cast<void*>(data), len};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
   msg.msg_iov = &first;
@@ -24,7 +24,7 @@ bool send_byte_with_descriptor(int socket, const void* data, int fd) {
   do {
     n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
-  return n == 1;
+  return n == static_cast<ssize_t>(len);
 }
 
 ssize_t receive_with_descriptors(int socket, iovec into, std::deque<int>& fds, int flags) {

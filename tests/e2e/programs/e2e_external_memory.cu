@@ -16,8 +16,10 @@
 
 // A file of n bytes, each (i * 7 + 3), mapped here at *view.
 static int make_file(size_t n, unsigned char** view) {
-  int fd = memfd_create("e2e-external-memory", MFD_CLOEXEC);
+  // Sealed at its size, as the server requires of memory it maps.
+  int fd = memfd_create("e2e-external-memory", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(n)) != 0) return -1;
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) return -1;
   void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return -1;
   *view = static_cast<unsigned char*>(p);

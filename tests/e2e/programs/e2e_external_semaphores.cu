@@ -20,8 +20,10 @@
 
 // A semaphore file, its counter mapped here at *counter.
 static int make_semaphore_file(std::atomic<unsigned long long>** counter) {
-  int fd = memfd_create("e2e-external-semaphore", MFD_CLOEXEC);
+  // Sealed at its size, as the server requires of memory it maps.
+  int fd = memfd_create("e2e-external-semaphore", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0 || ftruncate(fd, 4096) != 0) return -1;
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) return -1;
   void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return -1;
   *counter = static_cast<std::atomic<unsigned long long>*>(p);

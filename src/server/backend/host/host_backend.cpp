@@ -92,8 +92,13 @@ struct PoolPointerExport {
 constexpr char kPoolPointerTag[8] = {'r', 'g', 'p', 'u', 'p', 'o', 'o', 'l'};
 static_assert(sizeof(PoolPointerExport) <= sizeof(CUmemPoolPtrExportData));
 
-// Only memfds (this backend's exports) are accepted as shareable handles.
-bool is_memfd(int fd) { return fcntl(fd, F_GET_SEALS) >= 0; }
+// Only memfds sealed against shrinking (this backend's exports) are accepted
+// as shareable handles: a file its sender could shrink under our mapping
+// would kill this worker with SIGBUS.
+bool sealed_memfd(int fd) {
+  const int seals = fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && (seals & F_SEAL_SHRINK);
+}
 
 size_t whole_pages(size_t n) { return (n + kPage - 1) / kPage * kPage; }
 
@@ -331,7 +336,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
       used_[&m - memory_] -= it->second;
       release_memory(ptr, it->second);
       if (auto ex = ipc_exports_.find(ptr); ex != ipc_exports_.end()) {
-        shm_unlink(ex->second.c_str());
+        unlink((ipc_directory() + "/" + ex->second).c_str());
         ipc_exports_.erase(ex);
       }
       m.erase(it);
@@ -382,7 +387,12 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     if (props.handleTypes & ~cudaMemHandleTypePosixFileDescriptor) return cudaErrorInvalidValue;
     auto* p = new Pool{props.location.id, {}};
     if (props.handleTypes == cudaMemHandleTypePosixFileDescriptor) {
+      // It grows with the pool's allocations, never shrinks.
       p->fd = memfd_create("rgpu-host-test-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+      if (p->fd >= 0 && fcntl(p->fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
+        close(p->fd);
+        p->fd = -1;
+      }
       if (p->fd < 0) {
         delete p;
         return cudaErrorMemoryAllocation;
@@ -925,7 +935,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     if (size > kDeviceMemory - used_[prop.location.id]) return cudaErrorMemoryAllocation;
     int fd = memfd_create("rgpu-host-test-vmm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return cudaErrorMemoryAllocation;
-    if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
       close(fd);
       return cudaErrorMemoryAllocation;
     }
@@ -1009,9 +1020,12 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     std::lock_guard lock(mutex_);
     auto known = ipc_exports_.find(base);
     if (known == ipc_exports_.end()) {
-      std::string name = "/" + ipc_shm_prefix(getpid()) + "host-test-" + std::to_string(ipc_export_count_++);
+      // In the server's private IPC directory, beside the records.
+      if (ipc_directory().empty()) return cudaErrorNotSupported;
+      std::string name = ipc_name_prefix(getpid()) + "host-test-" + std::to_string(ipc_export_count_++);
+      std::string path = ipc_directory() + "/" + name;
       size_t bytes = (size + page - 1) / page * page;
-      int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+      int fd = open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0) return cudaErrorMemoryAllocation;
       bool ok = ftruncate(fd, static_cast<off_t>(bytes)) == 0 &&
                 pwrite(fd, reinterpret_cast<void*>(base), bytes, 0) == static_cast<ssize_t>(bytes) &&
@@ -1019,7 +1033,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
                     MAP_FAILED;
       close(fd);
       if (!ok) {
-        shm_unlink(name.c_str());
+        unlink(path.c_str());
         return cudaErrorMemoryAllocation;
       }
       known = ipc_exports_.emplace(base, name).first;
@@ -1029,7 +1043,9 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   int32_t ipc_import_memory(std::span<const uint8_t> blob, size_t size, DevPtr* ptr) override {
     std::string name(blob.begin(), blob.end());
-    int fd = shm_open(name.c_str(), O_RDWR, 0);
+    if (name.empty() || name.find('/') != std::string::npos || ipc_directory().empty())
+      return cudaErrorInvalidResourceHandle;
+    int fd = open((ipc_directory() + "/" + name).c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return cudaErrorInvalidResourceHandle;
     struct stat st;
     void* p = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= size
@@ -1071,7 +1087,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   int32_t vmm_import(const ShareableHandle& handle, Handle* allocation, size_t* size,
                      CUmemAllocationProp* prop) override {
     if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaErrorNotSupported;
-    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !is_memfd(handle.fd)) return cudaErrorInvalidValue;
+    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !sealed_memfd(handle.fd))
+      return cudaErrorInvalidValue;
     struct stat st;
     if (fstat(handle.fd, &st) != 0 || st.st_size <= 0 || st.st_size % kVmmGranularity) return cudaErrorInvalidValue;
     int fd = fcntl(handle.fd, F_DUPFD_CLOEXEC, 0);
@@ -1096,7 +1113,8 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   int32_t mem_pool_import(const ShareableHandle& handle, Handle* pool) override {
     if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaErrorNotSupported;
-    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !is_memfd(handle.fd)) return cudaErrorInvalidValue;
+    if (handle.type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !sealed_memfd(handle.fd))
+      return cudaErrorInvalidValue;
     int fd = fcntl(handle.fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return cudaErrorMemoryAllocation;
     auto* p = new Pool{t_device, {}};
@@ -1510,7 +1528,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   std::map<Handle, std::pair<int, AsyncNotificationSink*>> notification_sinks_;  // by registration
   std::map<int, size_t> limits_;
   std::set<std::pair<int, int>> peer_access_;  // (device, peer) enabled
-  std::map<DevPtr, std::string> ipc_exports_;  // shared memory names, by allocation
+  std::map<DevPtr, std::string> ipc_exports_;  // names in the IPC directory, by allocation
   std::map<DevPtr, size_t> ipc_imports_;
   uint64_t ipc_export_count_ = 0;
   // Access set on mapped ranges, by range start: size, flags by device.

@@ -2,22 +2,23 @@
 
 #include <cuda.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 
+#include "transport/shm/shared_memory.hpp"
+
 namespace rgpu::server {
 namespace {
 
-// Maps `size` bytes of fd (all of a file at least that long) and closes fd,
-// as a successful import takes it.
+// Maps `size` bytes of fd (a memfd sealed at a size at least that, which
+// its sender cannot shrink under us) and closes fd, as a successful import
+// takes it.
 std::shared_ptr<HostExternal::Mapping> map_file(int fd, size_t size) {
-  struct stat st;
   void* p = MAP_FAILED;
-  if (size > 0 && fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >= size)
+  if (size > 0 && transport::unsafe_to_map(fd, size).empty())
     p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) return nullptr;
