@@ -21,7 +21,7 @@ struct NamedTarget {
 constexpr NamedTarget kTargets[] = {
     {"frame_reader", rgpu::fuzz::frame_reader}, {"handshake", rgpu::fuzz::handshake},
     {"dispatcher", rgpu::fuzz::dispatcher},     {"fatbin", rgpu::fuzz::fatbin},
-    {"shm_ring", rgpu::fuzz::shm_ring},
+    {"shm_ring", rgpu::fuzz::shm_ring},         {"unauthenticated_limits", rgpu::fuzz::unauthenticated_limits},
 };
 
 }  // namespace

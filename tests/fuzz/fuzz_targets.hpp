@@ -22,5 +22,8 @@ int fatbin(const uint8_t* data, size_t size);
 // The shm byte ring while the peer, which shares its control block, writes
 // what it likes there.
 int shm_ring(const uint8_t* data, size_t size);
+// The daemon's bounds on unauthenticated connections under any sequence of
+// accepts, hand-offs, admissions, closes and time steps.
+int unauthenticated_limits(const uint8_t* data, size_t size);
 
 }  // namespace rgpu::fuzz
