@@ -94,7 +94,11 @@ double seconds_until_closed(int fd, std::chrono::milliseconds limit) {
 
 // A hello frame asking for GPU 0 as `name`.
 std::vector<uint8_t> hello_frame(const std::string& name = "preauth-test") {
-  proto::Hello hello{proto::kProtocolVersion, CUDART_VERSION, {0}, name, {}};
+  proto::Hello hello;
+  hello.protocol_version = proto::kProtocolVersion;
+  hello.cuda_runtime_version = CUDART_VERSION;
+  hello.gpus = {0};
+  hello.client_name = name;
   proto::Writer w;
   hello.encode(w);
   proto::FrameHeader h{.op = proto::kOpHello};
@@ -142,9 +146,13 @@ double seconds_until_broken(transport::Connection& c, std::chrono::milliseconds 
     done = true;
   });
   while (!done && Clock::now() - start < limit) std::this_thread::sleep_for(20ms);
-  if (!done) c.shutdown();  // a still-open connection: the test fails below
+  if (done) {
+    reader.join();
+    return took;
+  }
+  c.shutdown();  // still open: wakes the reader, whose failure is ours
   reader.join();
-  return took;
+  return -1;
 }
 
 // Polls `what` every 50 ms until it holds or `limit` passes.
@@ -190,6 +198,15 @@ size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Raw sockets a test opened, closed when it ends, by a failed assertion too
+// (before its server is stopped: an old server may wait on them).
+struct Sockets {
+  std::vector<int> fds;
+  ~Sockets() {
+    for (int fd : fds) close(fd);
+  }
+};
+
 void raise_descriptor_limit() {
   rlimit r{};
   getrlimit(RLIMIT_NOFILE, &r);
@@ -203,14 +220,14 @@ TEST(Preauth, StalledTcpAndShmHellosAreClosedByTheHelloDeadline) {
   const std::string unix_socket = transport::default_shm_socket(port);
   const auto start = Clock::now();
 
-  std::vector<int> tcp;
+  Sockets tcp;
   for (Stall how : kStalls) {
     int fd = tcp_socket(port);
     ASSERT_GE(fd, 0);
+    tcp.fds.push_back(fd);
     ASSERT_TRUE(read_challenge(fd));
     auto bytes = stalled_hello(how);
     ASSERT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
-    tcp.push_back(fd);
   }
   // Over shm after offering rings, and a Unix socket that never offers them.
   std::vector<std::unique_ptr<transport::Connection>> shm;
@@ -223,7 +240,9 @@ TEST(Preauth, StalledTcpAndShmHellosAreClosedByTheHelloDeadline) {
     send_bytes(*c, stalled_hello(how));
     shm.push_back(std::move(c));
   }
-  int no_rings = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  Sockets unix_sockets;
+  const int no_rings = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  unix_sockets.fds.push_back(no_rings);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, unix_socket.c_str(), sizeof addr.sun_path - 1);
@@ -234,10 +253,9 @@ TEST(Preauth, StalledTcpAndShmHellosAreClosedByTheHelloDeadline) {
   open_time(port, &session);
 
   const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(kHelloTimeout + kSlack);
-  for (size_t i = 0; i < tcp.size(); ++i) {
+  for (size_t i = 0; i < tcp.fds.size(); ++i) {
     auto left = limit - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-    EXPECT_GE(seconds_until_closed(tcp[i], std::max(left, 1ms)), 0) << "tcp stall " << i << " still open";
-    close(tcp[i]);
+    EXPECT_GE(seconds_until_closed(tcp.fds[i], std::max(left, 1ms)), 0) << "tcp stall " << i << " still open";
   }
   for (size_t i = 0; i < shm.size(); ++i) {
     auto left = limit - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
@@ -245,7 +263,6 @@ TEST(Preauth, StalledTcpAndShmHellosAreClosedByTheHelloDeadline) {
   }
   auto left = limit - std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   EXPECT_GE(seconds_until_closed(no_rings, std::max(left, 1ms)), 0) << "a Unix socket with no rings still open";
-  close(no_rings);
   // Their workers are gone: the idle ones and the session's are left.
   EXPECT_TRUE(eventually(3000ms, [&] { return workers_of(server.pid()) <= 3; })) << workers_of(server.pid());
   proto::send_frame(*session, proto::FrameHeader{.op = proto::kOpDeviceSynchronize}, {});
@@ -305,14 +322,14 @@ TEST(Preauth, ThousandSilentConnectionsDoNotDelayASession) {
 
   // 1,000 connections from another address of this host: every other one
   // sends one byte of its hello, the rest nothing.
-  std::vector<int> flood;
+  Sockets flood;
   for (int i = 0; i < 1000; ++i) {
     int fd = tcp_socket(port, "127.0.0.2", false);
-    if (fd >= 0) flood.push_back(fd);
+    if (fd >= 0) flood.fds.push_back(fd);
   }
-  ASSERT_GE(flood.size(), 900u);
+  ASSERT_GE(flood.fds.size(), 900u);
   std::this_thread::sleep_for(300ms);
-  for (size_t i = 0; i < flood.size(); i += 2) send(flood[i], "\x50", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  for (size_t i = 0; i < flood.fds.size(); i += 2) send(flood.fds[i], "\x50", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   std::this_thread::sleep_for(700ms);
 
   double loaded = 1e9;
@@ -323,7 +340,6 @@ TEST(Preauth, ThousandSilentConnectionsDoNotDelayASession) {
     sessions.push_back(std::move(s));
   }
   EXPECT_LE(loaded, idle + 0.1) << "idle " << idle << " s, under the flood " << loaded << " s";
-  for (int fd : flood) close(fd);
 }
 
 TEST(Preauth, JoinPortFloodStartsNoThreadPerConnection) {
@@ -335,19 +351,18 @@ TEST(Preauth, JoinPortFloodStartsNoThreadPerConnection) {
   ASSERT_EQ(hello.status, cudaSuccess) << hello.message;
   ASSERT_NE(hello.join_port, 0);
   const size_t before = threads_of(hello.worker_pid);
-  std::vector<int> flood;
+  Sockets flood;
   for (int i = 0; i < 1000; ++i) {
     int fd = tcp_socket(hello.join_port, "127.0.0.2", false);
-    if (fd >= 0) flood.push_back(fd);
+    if (fd >= 0) flood.fds.push_back(fd);
   }
-  ASSERT_GE(flood.size(), 900u);
+  ASSERT_GE(flood.fds.size(), 900u);
   std::this_thread::sleep_for(1000ms);
   const size_t during = threads_of(hello.worker_pid);
   // A few joins in their hello at once, not one thread each.
   EXPECT_LE(during, before + 32) << before << " threads before, " << during << " during the flood";
   proto::send_frame(*session, proto::FrameHeader{.op = proto::kOpDeviceSynchronize, .seq = 1}, {});
   EXPECT_EQ(reply_status(*session), cudaSuccess);
-  for (int fd : flood) close(fd);
 }
 
 // Shared rings as a client offers them, laid out as the shm transport's
@@ -372,19 +387,19 @@ TEST(Preauth, FullShmRingAtMaxSessionsDoesNotBlockTheDaemon) {
   open_time(port, &first);
   // At max-sessions: shm clients whose rings the server cannot write to.
   const std::string unix_socket = transport::default_shm_socket(port);
-  std::vector<int> attackers;
+  Sockets attackers;
   for (int i = 0; i < 4; ++i) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, unix_socket.c_str(), sizeof addr.sun_path - 1);
+    attackers.fds.push_back(fd);
     ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
     int rings = full_rings();
     ASSERT_GE(rings, 0);
     char tag = 'R';
     ASSERT_TRUE(transport::send_byte_with_descriptor(fd, &tag, rings));
     close(rings);
-    attackers.push_back(fd);
   }
   std::this_thread::sleep_for(300ms);
   // The daemon still answers others at once: a tcp client is refused with
@@ -412,7 +427,6 @@ TEST(Preauth, FullShmRingAtMaxSessionsDoesNotBlockTheDaemon) {
     next = open_raw_session(port, &again);
     return again.status == cudaSuccess;
   }));
-  for (int fd : attackers) close(fd);
 }
 
 TEST(Preauth, ClientNameIsEscapedInTheLog) {

@@ -25,7 +25,7 @@ void check_bounds(const UnauthenticatedLimits& limits, const std::set<Unauthenti
   for (char s = 'a'; s <= 'd'; ++s) {
     const std::string source(1, s);
     check(limits.in_hello_of(source) <= b.per_source);
-    check(limits.queued_of(source) <= b.per_source);
+    check(limits.queued_of(source) + limits.in_hello_of(source) <= 2 * b.per_source);
   }
 }
 

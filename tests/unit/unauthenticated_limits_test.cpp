@@ -34,7 +34,7 @@ TEST(UnauthenticatedLimits, OneSourceGetsItsBoundInHelloAndAsManyQueued) {
   EXPECT_EQ(limits.in_hello_of("host a"), 2u);
   EXPECT_FALSE(limits.next_to_dispatch());  // its two in hello hold the rest back
   EXPECT_EQ(limits.dispatchable(), 0u);
-  // Now that two wait, two more may queue.
+  // Two in hello and two waiting: that source has all it may.
   UnauthenticatedLimits::Id more;
   EXPECT_EQ(limits.accept("host a", t, &more), UnauthenticatedLimits::Verdict::over_source_bound);
   limits.finished(ids[0]);  // admitted

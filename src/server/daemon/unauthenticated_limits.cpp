@@ -8,7 +8,10 @@ UnauthenticatedLimits::Verdict UnauthenticatedLimits::accept(const std::string& 
                                                              Id* id) {
   if (entries_.size() >= bounds_.total) return Verdict::over_total_bound;
   auto it = sources_.find(source);
-  if (it != sources_.end() && it->second.queued >= bounds_.per_source) return Verdict::over_source_bound;
+  // per_source in hello and as many more waiting, however many of them a
+  // worker took already.
+  if (it != sources_.end() && it->second.queued + it->second.in_hello >= 2 * bounds_.per_source)
+    return Verdict::over_source_bound;
   *id = next_id_++;
   entries_.emplace(*id, Entry{source, false, now});
   ++sources_[source].queued;

@@ -4,8 +4,8 @@
 // such connections are bounded per source (a peer host, or a local user)
 // and in total, and never hold a session slot:
 // - at most `per_source` of one source are in a worker's hello at once;
-//   more of that source wait in the queue (holding no worker), at most
-//   `per_source` of them; past that they are turned away at once;
+//   more of that source wait in the queue (holding no worker), up to twice
+//   `per_source` of the source in all; past that they are turned away at once;
 // - at most `total` in hello or queued, from all sources;
 // - a queued connection is closed when its hello deadline (from accept)
 //   passes; a worker still in its hello `grace` after its own deadline
