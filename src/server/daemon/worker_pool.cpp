@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "common/printable.hpp"
 #include "server/daemon/admission.hpp"
 #include "server/daemon/fd_passing.hpp"
 #include "server/daemon/worker_process.hpp"
@@ -178,13 +179,14 @@ void WorkerPool::admit(Serving& w) {
   } else if (config_.max_sessions > 0 && admitted >= static_cast<size_t>(config_.max_sessions)) {
     refusal = "the server is serving its most sessions at once (max-sessions " + std::to_string(config_.max_sessions) +
               "): try again later";
-    RGPU_LOG(warn, "refused a session of %s: %d sessions at once is the limit", identity->c_str(), config_.max_sessions);
+    RGPU_LOG(warn, "refused a session of %s: %d sessions at once is the limit", printable(*identity).c_str(),
+             config_.max_sessions);
   } else if (limit > 0 && static_cast<size_t>(std::count_if(serving_.begin(), serving_.end(), [&](const Serving& o) {
                              return o.identity == *identity;
                            })) >= limit) {
     refusal = "this client (" + *identity + ") has its most sessions at once (max-sessions-per-client " +
               std::to_string(limit) + ")";
-    RGPU_LOG(warn, "refused a session of %s: %zu at once is the limit", identity->c_str(), limit);
+    RGPU_LOG(warn, "refused a session of %s: %zu at once is the limit", printable(*identity).c_str(), limit);
   } else {
     w.identity = *identity;
   }

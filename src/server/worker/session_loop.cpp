@@ -133,8 +133,9 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
       case SequenceGate::Turn::go: break;
       case SequenceGate::Turn::closed: return;
       case SequenceGate::Turn::out_of_range:
-        RGPU_LOG(warn, "request %llu from %s numbered too far ahead: connection dropped",
-                 static_cast<unsigned long long>(h.seq), conn.peer().c_str());
+        if (uint64_t held_back; s.context.warnings.allow("numbered too far ahead", &held_back))
+          RGPU_LOG(warn, "request %llu from %s numbered too far ahead: connection dropped%s",
+                   static_cast<unsigned long long>(h.seq), conn.peer().c_str(), PeerWarnings::note(held_back).c_str());
         return;
       case SequenceGate::Turn::abandoned:
         RGPU_LOG(info, "connection %s closed while a request waited its turn", conn.peer().c_str());
@@ -192,7 +193,8 @@ void serve_connection(Session& s, transport::Connection& conn, FrameRecorder* re
   } catch (const transport::TransportError& e) {
     RGPU_LOG(debug, "connection %s ended: %s", conn.peer().c_str(), e.what());
   } catch (const std::exception& e) {
-    RGPU_LOG(warn, "dropping connection %s: %s", conn.peer().c_str(), e.what());
+    if (uint64_t held_back; s.context.warnings.allow("dropped connection", &held_back))
+      RGPU_LOG(warn, "dropping connection %s: %s%s", conn.peer().c_str(), e.what(), PeerWarnings::note(held_back).c_str());
   }
 }
 
