@@ -344,6 +344,54 @@ TEST(Preauth, ThousandSilentConnectionsDoNotDelayASession) {
   EXPECT_LE(loaded, idle + 0.1) << "idle " << idle << " s, under the flood " << loaded << " s";
 }
 
+TEST(Preauth, SilentConnectionsDoNotTakeSessionSlots) {
+  const uint16_t port = free_port();
+  ServerProcess server(port, {"--workers", "2", "--max-sessions", "2", "--unix-socket", "none"});
+  // More silent connections than session slots, from the client's own host.
+  Sockets silent;
+  for (int i = 0; i < 6; ++i) silent.fds.push_back(tcp_socket(port));
+  std::this_thread::sleep_for(500ms);
+  std::unique_ptr<transport::Connection> a, b;
+  open_time(port, &a);
+  open_time(port, &b);
+  // The slots are the sessions': a third is refused at admission, with the reason.
+  proto::HelloReply third;
+  auto c = open_raw_session(port, &third);
+  EXPECT_EQ(third.status, cudaErrorDevicesUnavailable);
+  EXPECT_NE(third.message.find("max-sessions 2"), std::string::npos) << third.message;
+}
+
+TEST(Preauth, UnauthenticatedConnectionsAreBoundedPerSource) {
+  const uint16_t port = free_port();
+  ServerProcess server(port, {"--workers", "2", "--max-unauthenticated-per-client", "2", "--hello-timeout", "2",
+                              "--unix-socket", "none"});
+  // Two in their hello, two queued behind them; the fifth is turned away at
+  // once with the reason.
+  Sockets held;
+  for (int i = 0; i < 4; ++i) held.fds.push_back(tcp_socket(port, "127.0.0.2"));
+  std::this_thread::sleep_for(500ms);
+  const int fifth = tcp_socket(port, "127.0.0.2");
+  held.fds.push_back(fifth);
+  ASSERT_TRUE(read_challenge(fifth));
+  auto hello = hello_frame();
+  send(fifth, hello.data(), hello.size(), MSG_NOSIGNAL);
+  proto::FrameHeader h;
+  ASSERT_EQ(recv(fifth, &h, sizeof h, MSG_WAITALL), static_cast<ssize_t>(sizeof h));
+  std::vector<uint8_t> args(h.args_len);
+  ASSERT_EQ(recv(fifth, args.data(), args.size(), MSG_WAITALL), static_cast<ssize_t>(args.size()));
+  proto::Reader r(args);
+  auto reply = proto::HelloReply::decode(r);
+  EXPECT_EQ(reply.status, cudaErrorDevicesUnavailable);
+  EXPECT_NE(reply.message.find("max-unauthenticated-per-client 2"), std::string::npos) << reply.message;
+  // Another host is not held back.
+  std::unique_ptr<transport::Connection> session;
+  open_time(port, &session);
+  // Those in hello are cut off by the deadline, and then those queued (whose
+  // deadline ran from accept).
+  for (int i = 0; i < 4; ++i)
+    EXPECT_GE(seconds_until_closed(held.fds[i], 5000ms), 0) << "connection " << i << " still open";
+}
+
 TEST(Preauth, JoinPortFloodStartsNoThreadPerConnection) {
   raise_descriptor_limit();
   const uint16_t port = free_port();
