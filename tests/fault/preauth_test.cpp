@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -75,7 +76,8 @@ bool read_challenge(int fd) {
   proto::FrameHeader h;
   if (recv(fd, &h, sizeof h, MSG_WAITALL) != static_cast<ssize_t>(sizeof h)) return false;
   std::vector<char> args(h.args_len);
-  return h.op == proto::kOpChallenge && recv(fd, args.data(), args.size(), MSG_WAITALL) == static_cast<ssize_t>(args.size());
+  return h.op == proto::kOpChallenge &&
+         recv(fd, args.data(), args.size(), MSG_WAITALL) == static_cast<ssize_t>(args.size());
 }
 
 // Waits up to `limit` for the server to close raw socket `fd`; how long it took, or -1.
@@ -413,6 +415,54 @@ TEST(Preauth, JoinPortFloodStartsNoThreadPerConnection) {
   EXPECT_LE(during, before + 32) << before << " threads before, " << during << " during the flood";
   proto::send_frame(*session, proto::FrameHeader{.op = proto::kOpDeviceSynchronize, .seq = 1}, {});
   EXPECT_EQ(reply_status(*session), cudaSuccess);
+}
+
+TEST(Preauth, SilentUcxJoinDoesNotHoldUpTheNextJoin) {
+  if (transport::ucx_module_path().empty()) GTEST_SKIP() << "built without the ucx transport";
+  const uint16_t port = free_port(), ucx_port = free_port();
+  ServerProcess server(port, {"--workers", "1", "--ucx-port", std::to_string(ucx_port), "--unix-socket", "none"});
+  auto ucx = transport::make_ucx_transport();
+  auto first = ucx->connect({"127.0.0.1", ucx_port}, 5000);
+  auto h = proto::recv_header(*first);
+  std::vector<uint8_t> args;
+  proto::recv_args(*first, h, args);
+  send_bytes(*first, hello_frame());
+  h = proto::recv_header(*first);
+  proto::recv_args(*first, h, args);
+  proto::Reader r(args);
+  auto hello = proto::HelloReply::decode(r);
+  ASSERT_EQ(hello.status, cudaSuccess) << hello.message;
+  ASSERT_NE(hello.join_port, 0);
+  // A connection to the join port that never starts UCX's address swap...
+  Sockets silent;
+  silent.fds.push_back(tcp_socket(hello.join_port));
+  std::this_thread::sleep_for(200ms);
+  // ...does not keep the session's next thread from joining.
+  const auto start = Clock::now();
+  auto joined = std::async(std::launch::async, [&] {
+    try {
+      auto join = ucx->connect({"127.0.0.1", hello.join_port}, 3000);
+      proto::Writer w;
+      proto::Join{hello.join_secret, proto::kJoinCalls}.encode(w);
+      proto::send_frame(*join, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
+      if (!join->wait_readable(3000)) return cudaErrorTimeout;
+      std::vector<uint8_t> reply;
+      proto::recv_args(*join, proto::recv_header(*join), reply);
+      proto::Reader jr(reply);
+      return static_cast<cudaError_t>(proto::JoinReply::decode(jr).status);
+    } catch (const std::exception&) {
+      return cudaErrorUnknown;
+    }
+  });
+  if (joined.wait_for(4s) != std::future_status::ready) {
+    ADD_FAILURE() << "the join was not answered";
+    stop_server(server.pid(), SIGKILL);  // ends the client's wait on it
+  }
+  EXPECT_EQ(joined.get(), cudaSuccess);
+  EXPECT_LT(seconds_since(start), 2.0);
+  // The silent one is cut off by the hello deadline.
+  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(kHelloTimeout + kSlack);
+  EXPECT_GE(seconds_until_closed(silent.fds[0], limit), 0);
 }
 
 // Shared rings as a client offers them, laid out as the shm transport's

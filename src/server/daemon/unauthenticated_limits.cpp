@@ -27,7 +27,7 @@ std::optional<UnauthenticatedLimits::Id> UnauthenticatedLimits::next_to_dispatch
 
 size_t UnauthenticatedLimits::dispatchable() const {
   size_t n = 0;
-  for (const auto& [name, s] : sources_) n += std::min(s.queued, bounds_.per_source - std::min(s.in_hello, bounds_.per_source));
+  for (const auto& [name, s] : sources_) n += std::min(s.queued, bounds_.per_source - s.in_hello);
   return n;
 }
 

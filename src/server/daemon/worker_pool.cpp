@@ -146,10 +146,9 @@ void WorkerPool::enforce_hello_deadlines() {
     if (w == serving_.end()) continue;
     w->hello = 0;
     // Still our unreaped child (reap() forgets it first).
-    if (kill(w->pid, SIGKILL) == 0)
-      if (uint64_t held_back; warnings_.allow("overdue hello", &held_back))
-        RGPU_LOG(warn, "killed worker %d: its client's hello outlasted hello-timeout%s", w->pid,
-                 PeerWarnings::note(held_back).c_str());
+    if (uint64_t held_back; kill(w->pid, SIGKILL) == 0 && warnings_.allow("overdue hello", &held_back))
+      RGPU_LOG(warn, "killed worker %d: its client's hello outlasted hello-timeout%s", w->pid,
+               PeerWarnings::note(held_back).c_str());
   }
 }
 
@@ -172,8 +171,8 @@ void WorkerPool::admit(Serving& w) {
   w.hello = 0;
   std::string refusal;
   const size_t limit = static_cast<size_t>(config_.max_sessions_per_client);
-  const size_t admitted =
-      static_cast<size_t>(std::count_if(serving_.begin(), serving_.end(), [](const Serving& o) { return !o.identity.empty(); }));
+  const auto admitted = static_cast<size_t>(
+      std::count_if(serving_.begin(), serving_.end(), [](const Serving& o) { return !o.identity.empty(); }));
   if (!w.identity.empty()) {
     refusal = "a session asks admission once";
   } else if (config_.max_sessions > 0 && admitted >= static_cast<size_t>(config_.max_sessions)) {

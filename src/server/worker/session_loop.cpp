@@ -194,7 +194,8 @@ void serve_connection(Session& s, transport::Connection& conn, FrameRecorder* re
     RGPU_LOG(debug, "connection %s ended: %s", conn.peer().c_str(), e.what());
   } catch (const std::exception& e) {
     if (uint64_t held_back; s.context.warnings.allow("dropped connection", &held_back))
-      RGPU_LOG(warn, "dropping connection %s: %s%s", conn.peer().c_str(), e.what(), PeerWarnings::note(held_back).c_str());
+      RGPU_LOG(warn, "dropping connection %s: %s%s", conn.peer().c_str(), e.what(),
+               PeerWarnings::note(held_back).c_str());
   }
 }
 
