@@ -135,7 +135,8 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
       case SequenceGate::Turn::out_of_range:
         if (uint64_t held_back; s.context.warnings.allow("numbered too far ahead", &held_back))
           RGPU_LOG(warn, "request %llu from %s numbered too far ahead: connection dropped%s",
-                   static_cast<unsigned long long>(h.seq), conn.peer().c_str(), PeerWarnings::note(held_back).c_str());
+                   static_cast<unsigned long long>(h.seq), conn.peer().c_str(),
+                   PeerWarnings::note(held_back).c_str());
         return;
       case SequenceGate::Turn::abandoned:
         RGPU_LOG(info, "connection %s closed while a request waited its turn", conn.peer().c_str());
@@ -225,8 +226,8 @@ class JoinedLanes {
     ++joining_;
     std::thread([this, it, refusal] {
       transport::Connection& c = **it;
-      auto recorder = FrameRecorder::from_env(c);
-      auto purpose = read_join_in_time(c, recorder.get(), refusal);
+      std::unique_ptr<FrameRecorder> recorder;
+      auto purpose = read_join_in_time(c, recorder, refusal);
       try {
         if (purpose == proto::kJoinCallbacks) {
           // Attached before the client hears it joined, and so before any
@@ -263,12 +264,13 @@ class JoinedLanes {
 
   // The join, read within the hello deadline: what it joins for, or nothing
   // when it was refused (a wrong secret, `refusal`) or broke.
-  std::optional<uint8_t> read_join_in_time(transport::Connection& c, FrameRecorder* recorder,
+  std::optional<uint8_t> read_join_in_time(transport::Connection& c, std::unique_ptr<FrameRecorder>& recorder,
                                            const std::string& refusal) {
     std::optional<uint8_t> purpose;
     try {
       HelloDeadline deadline(c.native_handle(), std::chrono::seconds(session_.limits.hello_timeout_s));
-      purpose = read_join(recorder ? static_cast<transport::Connection&>(*recorder) : c, secret_);
+      recorder = FrameRecorder::from_env(c);
+      purpose = read_join(recorded(recorder, c), secret_);
       if (recorder) recorder->frame_done("handshake");
       if (!purpose) {
         warn("wrong join secret", "refused a join from " + c.peer() + ": wrong secret");
@@ -319,7 +321,8 @@ std::vector<uint8_t> random_secret() {
 
 }  // namespace
 
-void serve_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits, HelloDeadline* hello) {
+void serve_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
+                   HelloDeadline* hello) {
   try {
     // Without a join point every thread of the application shares the first
     // connection (the client falls back to that).
