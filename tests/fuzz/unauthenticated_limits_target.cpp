@@ -1,7 +1,8 @@
 // The daemon's bookkeeping of unauthenticated connections under any sequence
 // of accepts (from a few sources), hand-offs to workers, admissions and
 // closes, and time steps: its bounds always hold, and every connection it
-// tracks leaves by its deadline (queued: closed; in hello: its worker killed).
+// tracks leaves by its deadlines (held back in the queue: closed; in hello:
+// its worker killed).
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -89,9 +90,13 @@ int unauthenticated_limits(const uint8_t* data, size_t size) {
     }
     check_bounds(limits, tracked);
   }
-  // Past every deadline, nothing is left.
-  now += bounds.hello_timeout + bounds.grace;
-  expire();
+  // With workers for all that may have them, past every deadline nothing
+  // is left: each connection was handed to a worker or closed.
+  for (size_t round = 0; round <= bounds.total && !tracked.empty(); ++round) {
+    while (auto next = limits.next_to_dispatch()) limits.dispatched(*next, now);
+    now += bounds.hello_timeout + bounds.grace;
+    expire();
+  }
   check(tracked.empty());
   check(limits.queued() == 0 && limits.in_hello() == 0);
   return 0;

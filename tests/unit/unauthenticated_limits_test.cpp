@@ -79,6 +79,11 @@ TEST(UnauthenticatedLimits, DeadlinesExpireQueuedAndOverdueConnections) {
   EXPECT_TRUE(limits.overdue_in_hello(t + 7s).empty());
   EXPECT_EQ(limits.overdue_in_hello(t + 8s), std::vector<UnauthenticatedLimits::Id>{in_hello});
   limits.finished(queued);
+  // One that only waits for a worker to start is not closed.
+  UnauthenticatedLimits::Id waiting;
+  limits.accept("b", t, &waiting);
+  EXPECT_TRUE(limits.expired_in_queue(t + 60s).empty());
+  limits.finished(waiting);
   limits.finished(in_hello);
   limits.finished(in_hello);  // twice: ignored
   EXPECT_EQ(limits.queued(), 0u);

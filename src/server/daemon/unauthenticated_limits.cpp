@@ -59,7 +59,9 @@ void UnauthenticatedLimits::finished(Id id) {
 std::vector<UnauthenticatedLimits::Id> UnauthenticatedLimits::expired_in_queue(Clock::time_point now) const {
   std::vector<Id> out;
   for (const auto& [id, e] : entries_)
-    if (!e.in_hello && now - e.since >= bounds_.hello_timeout) out.push_back(id);
+    if (!e.in_hello && now - e.since >= bounds_.hello_timeout &&
+        sources_.at(e.source).in_hello >= bounds_.per_source)
+      out.push_back(id);
   return out;
 }
 

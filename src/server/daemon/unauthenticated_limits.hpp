@@ -7,9 +7,11 @@
 //   more of that source wait in the queue (holding no worker), up to twice
 //   `per_source` of the source in all; past that they are turned away at once;
 // - at most `total` in hello or queued, from all sources;
-// - a queued connection is closed when its hello deadline (from accept)
-//   passes; a worker still in its hello `grace` after its own deadline
-//   (from hand-off) is killed.
+// - a queued connection held back by its source's bound is closed when its
+//   hello deadline (from accept) passes (one that only waits for a worker
+//   to start is not: clients of a busy server are not the flood); a worker
+//   still in its hello `grace` after its own deadline (from hand-off) is
+//   killed.
 // Pure bookkeeping (no descriptors, no clock of its own), so that tests and
 // fuzzing drive it without processes.
 #pragma once
@@ -48,7 +50,8 @@ class UnauthenticatedLimits {
   // Its worker was admitted or ended, or the queued connection closed:
   // it counts no more. Unknown ids are ignored.
   void finished(Id id);
-  // Queued connections whose hello deadline passed (to close).
+  // Queued connections held back by their source's bound whose hello
+  // deadline passed (to close).
   std::vector<Id> expired_in_queue(Clock::time_point now) const;
   // Connections whose worker is past its deadline and grace (to kill).
   std::vector<Id> overdue_in_hello(Clock::time_point now) const;
