@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-targets=(frame_reader handshake dispatcher fatbin shm_ring shm_join)
+targets=(frame_reader handshake dispatcher fatbin shm_ring shm_join unauthenticated_limits)
 export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
 
 launcher=()

@@ -22,6 +22,7 @@ constexpr NamedTarget kTargets[] = {
     {"frame_reader", rgpu::fuzz::frame_reader}, {"handshake", rgpu::fuzz::handshake},
     {"dispatcher", rgpu::fuzz::dispatcher},     {"fatbin", rgpu::fuzz::fatbin},
     {"shm_ring", rgpu::fuzz::shm_ring},         {"shm_join", rgpu::fuzz::shm_join},
+    {"unauthenticated_limits", rgpu::fuzz::unauthenticated_limits},
 };
 
 }  // namespace

@@ -26,5 +26,8 @@ int shm_ring(const uint8_t* data, size_t size);
 // a ring file sealed or not, shrunk at some moment), the rings' control
 // blocks and the join frame. The worker's side only ever refuses.
 int shm_join(const uint8_t* data, size_t size);
+// The daemon's bounds on unauthenticated connections under any sequence of
+// accepts, hand-offs, admissions, closes and time steps.
+int unauthenticated_limits(const uint8_t* data, size_t size);
 
 }  // namespace rgpu::fuzz

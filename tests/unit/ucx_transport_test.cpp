@@ -23,7 +23,11 @@ struct Pair {
 
 Pair connected_pair(transport::Listener& listener) {
   Pair p;
-  std::thread accepting([&] { p.server = listener.accept(); });
+  // The server's end swaps addresses at its first use (ucx_listener.cpp).
+  std::thread accepting([&] {
+    p.server = listener.accept();
+    p.server->wait_readable(0);
+  });
   p.client = transport::make_ucx_transport()->connect({"127.0.0.1", listener.local_endpoint().port}, 2000);
   accepting.join();
   return p;
@@ -172,7 +176,9 @@ TEST_F(UcxTransport, APeerThatIsNotRgpusIsRefused) {
     send_all(*c, junk);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   });
-  EXPECT_THROW(listener_->accept(), transport::TransportError);
+  // Refused at its first use, in the thread that serves it: accept() waits on no peer.
+  auto refused = listener_->accept();
+  EXPECT_THROW(refused->wait_readable(0), transport::TransportError);
   garbage.join();
 }
 

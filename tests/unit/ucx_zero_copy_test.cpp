@@ -30,7 +30,11 @@ struct Pair {
 Pair ucx_pair() {
   auto listener = transport::make_ucx_transport()->listen({"127.0.0.1", 0});
   Pair p;
-  std::thread accepting([&] { p.server = listener->accept(); });
+  // The server's end swaps addresses at its first use (ucx_listener.cpp).
+  std::thread accepting([&] {
+    p.server = listener->accept();
+    p.server->wait_readable(0);
+  });
   p.client = transport::make_ucx_transport()->connect({"127.0.0.1", listener->local_endpoint().port}, 2000);
   accepting.join();
   return p;

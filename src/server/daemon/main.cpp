@@ -1,4 +1,5 @@
 // rgpu-server: accepts clients and hands each to a pre-started worker.
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <signal.h>
@@ -26,6 +27,13 @@
 namespace {
 volatile sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
+
+constexpr int kAcceptsPerPass = 64;
+
+bool readable_now(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,6 +97,8 @@ int main(int argc, char** argv) {
     RGPU_LOG(error, "--ipc-dir: %s", why.c_str());
     return 1;
   }
+  // A connection reset between poll and accept must not block the loop.
+  for (auto& l : listeners) fcntl(l->native_handle(), F_SETFL, fcntl(l->native_handle(), F_GETFL) | O_NONBLOCK);
   if (config.token.empty() && config.tls.peer_ca.empty() && config.listen != "127.0.0.1" && config.listen != "::1" && config.listen != "localhost")
     RGPU_LOG(warn, "listening on %s with no token: any host that reaches port %d may use the GPUs "
                    "(give --token-file or --tls-client-ca)", config.listen.c_str(), config.port);
@@ -122,21 +132,26 @@ int main(int argc, char** argv) {
     int n = poll(fds.data(), fds.size(), 500);
     pool.reap();
     pool.stop_ended_jobs();
+    pool.enforce_hello_deadlines();
     refusals.expire();
     if (n <= 0) continue;
     for (size_t i = 0; i < listeners.size(); ++i) {
-      if (!(fds[i].revents & POLLIN)) continue;
-      try {
-        auto conn = listeners[i]->accept();
-        int fd = dup(conn->native_handle());
-        RGPU_LOG(info, "client %s connected", conn->peer().c_str());
-        conn.reset();
-        if (std::string why = pool.refusal_for_new_connection(); !why.empty())
-          refusals.refuse(fd, why);
-        else
-          pool.hand_off(fd);
-      } catch (const std::exception& e) {
-        RGPU_LOG(warn, "%s", e.what());
+      // A burst of connections is taken in one pass (a few at a time, so
+      // that workers and the other listeners are served meanwhile).
+      for (int taken = 0; taken < kAcceptsPerPass && readable_now(fds[i].fd); ++taken) {
+        try {
+          auto conn = listeners[i]->accept();
+          int fd = dup(conn->native_handle());
+          const std::string peer = conn->peer();
+          conn.reset();
+          if (std::string kind, why = pool.hand_off(fd, &kind); !why.empty())
+            refusals.refuse(fd, kind, why);
+          else
+            RGPU_LOG(info, "client %s connected", peer.c_str());
+        } catch (const std::exception& e) {
+          RGPU_LOG(warn, "%s", e.what());
+          break;
+        }
       }
     }
     for (size_t i = first_refused; i < first_channel; ++i)

@@ -6,8 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/log.hpp"
-#include "protocol/frame_io.hpp"
-#include "protocol/message_io.hpp"
+#include "protocol/codec.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
 #include "protocol/wire.hpp"
@@ -26,34 +25,44 @@ bool is_unix_socket(int fd) {
   return getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 && ss.ss_family == AF_UNIX;
 }
 
-}  // namespace
-
-void Refusals::answer(Closing& c) {
-  try {
-    // Plain tcp even on a TLS port: the daemon never runs a TLS handshake,
-    // so a TLS client sees its handshake fail instead of the reason.
-    auto tcp = transport::make_tcp_transport();
-    auto conn = transport::adopt_socket(dup(c.fd), *tcp);
-    // No token asked for: the client sends its hello either way and then
-    // reads the reason.
-    proto::send_message(*conn, proto::kOpChallenge, proto::Challenge{proto::random_nonce(), 0});
-    proto::HelloReply reply;
-    reply.status = cudaErrorDevicesUnavailable;
-    reply.protocol_version = proto::kProtocolVersion;
-    reply.message = c.why;
-    proto::send_message(*conn, proto::kOpHello, reply);
-    c.answered = std::move(conn);
-  } catch (const std::exception& e) {
-    RGPU_LOG(debug, "could not tell a turned-away client why: %s", e.what());
-    c.until = {};
-  }
+template <typename M>
+void append_frame(std::vector<uint8_t>& out, uint16_t op, const M& m) {
+  proto::Writer w;
+  m.encode(w);
+  proto::FrameHeader h{.op = op};
+  h.args_len = static_cast<uint32_t>(w.bytes().size());
+  const auto* p = reinterpret_cast<const uint8_t*>(&h);
+  out.insert(out.end(), p, p + sizeof h);
+  out.insert(out.end(), w.bytes().begin(), w.bytes().end());
 }
 
-void Refusals::refuse(int fd, const std::string& why) {
-  RGPU_LOG(warn, "turned a client away: %s", why.c_str());
+// The challenge (asking no token: the client sends its hello either way and
+// then reads the reason) and the refused hello reply, sent without waiting;
+// false when they did not all fit.
+bool answer(int fd, const std::string& why) {
+  // Plain tcp even on a TLS port: the daemon never runs a TLS handshake,
+  // so a TLS client sees its handshake fail instead of the reason.
+  std::vector<uint8_t> bytes;
+  append_frame(bytes, proto::kOpChallenge, proto::Challenge{proto::random_nonce(), 0});
+  proto::HelloReply reply;
+  reply.status = cudaErrorDevicesUnavailable;
+  reply.protocol_version = proto::kProtocolVersion;
+  reply.message = why;
+  append_frame(bytes, proto::kOpHello, reply);
+  return send(fd, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+}
+
+}  // namespace
+
+void Refusals::refuse(int fd, std::string_view kind, const std::string& why) {
+  if (uint64_t held_back; warnings_.allow(kind, &held_back))
+    RGPU_LOG(warn, "turned a client away: %s%s", why.c_str(), PeerWarnings::note(held_back).c_str());
+  if (is_unix_socket(fd) || !answer(fd, why)) {
+    close(fd);
+    return;
+  }
   if (closing_.size() >= kMaxClosing) close_at(0);
-  closing_.push_back({fd, why, nullptr, std::chrono::steady_clock::now() + kLinger});
-  if (!is_unix_socket(fd)) answer(closing_.back());
+  closing_.push_back({fd, std::chrono::steady_clock::now() + kLinger});
 }
 
 std::vector<int> Refusals::descriptors() const {
@@ -65,10 +74,6 @@ std::vector<int> Refusals::descriptors() const {
 void Refusals::on_readable(int fd) {
   for (size_t i = 0; i < closing_.size(); ++i) {
     if (closing_[i].fd != fd) continue;
-    if (!closing_[i].answered) {
-      answer(closing_[i]);  // the shared rings are here
-      return;
-    }
     char sink[4096];
     if (recv(fd, sink, sizeof sink, MSG_DONTWAIT) <= 0) close_at(i);
     return;

@@ -78,7 +78,14 @@ const char* kUsage =
     "                               handles (default 16384 each)\n"
     "  --idle-timeout S             end a session that makes no call for S seconds (default 0)\n"
     "  --peer-timeout S             end a session whose client is silent for S seconds, and\n"
-    "                               let clients find a silent server as fast (default 30)\n";
+    "                               let clients find a silent server as fast (default 30)\n"
+    "  --hello-timeout S            a connection's whole hello (or join) must arrive within\n"
+    "                               S seconds, at least 1 (default 5)\n"
+    "  --max-unauthenticated-per-client N  connections of one host (tcp) or user (Unix\n"
+    "                               socket) in their hello at once, as many more queued;\n"
+    "                               past that closed at once; at least 1 (default 16)\n"
+    "  --max-unauthenticated N      connections not yet authenticated, all sources, in\n"
+    "                               their hello or queued; at least 1 (default 128)\n";
 
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r");
@@ -137,6 +144,12 @@ std::string secret(const std::string& key, const std::string& path) {
   return s;
 }
 
+int to_positive(const std::string& key, const std::string& v) {
+  int n = to_int(key, v);
+  if (n < 1) throw std::invalid_argument(key + " must be at least 1");
+  return n;
+}
+
 void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   if (key == "listen") c->listen = v;
   else if (key == "port") c->port = to_int(key, v);
@@ -163,6 +176,9 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "max-session-allocations") c->bounds.max_allocations = to_count(key, v);
   else if (key == "idle-timeout") c->idle_timeout_s = to_count(key, v);
   else if (key == "peer-timeout") c->peer_timeout_s = to_count(key, v);
+  else if (key == "hello-timeout") c->hello_timeout_s = to_positive(key, v);
+  else if (key == "max-unauthenticated-per-client") c->max_unauthenticated_per_client = to_positive(key, v);
+  else if (key == "max-unauthenticated") c->max_unauthenticated = to_positive(key, v);
   else if (key == "max-frame-bytes") {
     uint64_t n = to_bytes(key, v);
     if (n < 4096 || n > proto::kMaxArgsBytes)

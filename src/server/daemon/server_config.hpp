@@ -66,6 +66,13 @@ struct ServerConfig {
   // A session whose client sent no heartbeat for this long ends, and a
   // client hears from its worker at least this often (0: off).
   int peer_timeout_s = 30;
+  // Before authentication (unauthenticated_limits.hpp): the whole hello or
+  // join must arrive within this many seconds; connections of one source
+  // (host, or local user) in a worker's hello at once, as many more queued;
+  // all unauthenticated connections, in hello or queued.
+  int hello_timeout_s = 5;
+  int max_unauthenticated_per_client = 16;
+  int max_unauthenticated = 128;
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.

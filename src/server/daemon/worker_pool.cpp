@@ -1,5 +1,7 @@
 #include "server/daemon/worker_pool.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,12 +15,52 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "common/printable.hpp"
 #include "server/daemon/admission.hpp"
 #include "server/daemon/fd_passing.hpp"
 #include "server/daemon/worker_process.hpp"
 #include "server/worker/ipc_records.hpp"
 
 namespace rgpu::server {
+namespace {
+
+UnauthenticatedLimits::Bounds bounds_of(const ServerConfig& config) {
+  UnauthenticatedLimits::Bounds b;
+  b.per_source = static_cast<size_t>(config.max_unauthenticated_per_client);
+  b.total = static_cast<size_t>(config.max_unauthenticated);
+  b.hello_timeout = std::chrono::seconds(config.hello_timeout_s);
+  return b;
+}
+
+// Whom an unauthenticated connection counts against: its peer's address
+// (tcp, ucx), or its user (the Unix socket).
+std::string source_of(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "unknown";
+  char text[INET6_ADDRSTRLEN] = "";
+  switch (ss.ss_family) {
+    case AF_INET:
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, text, sizeof text);
+      return "host " + std::string(text);
+    case AF_INET6:
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, text, sizeof text);
+      return "host " + std::string(text);
+    case AF_UNIX: {
+      ucred cred{};
+      socklen_t n = sizeof cred;
+      if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0) return "user " + std::to_string(cred.uid);
+      return "local";
+    }
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace
+
+WorkerPool::WorkerPool(const ServerConfig& config, JobLedger& ledger, ServerCounters& counters)
+    : config_(config), ledger_(ledger), counters_(counters), unauthenticated_(bounds_of(config)) {}
 
 void WorkerPool::spawn() {
   int sv[2];
@@ -53,8 +95,9 @@ void WorkerPool::spawn() {
 
 void WorkerPool::top_up() {
   drop_departed_clients();
-  // At least one worker for each queued client, plus the idle reserve.
-  size_t want = static_cast<size_t>(config_.workers) + pending_.size();
+  // At least one worker for each queued client that may start its hello,
+  // plus the idle reserve.
+  size_t want = static_cast<size_t>(config_.workers) + unauthenticated_.dispatchable();
   if (Clock::now() < retry_after_) return;
   while (waiting_.size() < want) {
     size_t before = waiting_.size();
@@ -63,17 +106,50 @@ void WorkerPool::top_up() {
   }
 }
 
-std::string WorkerPool::refusal_for_new_connection() const {
-  if (config_.max_sessions > 0 && serving_.size() + pending_.size() >= static_cast<size_t>(config_.max_sessions))
-    return "the server is serving its most sessions at once (max-sessions " + std::to_string(config_.max_sessions) +
-           "): try again later";
+std::string WorkerPool::hand_off(int client_fd, std::string* kind) {
+  const std::string source = source_of(client_fd);
+  const auto now = Clock::now();
+  UnauthenticatedLimits::Id id = 0;
+  switch (unauthenticated_.accept(source, now, &id)) {
+    case UnauthenticatedLimits::Verdict::queued:
+      break;
+    case UnauthenticatedLimits::Verdict::over_source_bound:
+      *kind = "over the bound of one source";
+      return "too many connections of " + source + " are not yet authenticated (max-unauthenticated-per-client " +
+             std::to_string(config_.max_unauthenticated_per_client) + "): try again later";
+    case UnauthenticatedLimits::Verdict::over_total_bound:
+      *kind = "over the bound of all sources";
+      return "too many connections are not yet authenticated (max-unauthenticated " +
+             std::to_string(config_.max_unauthenticated) + "): try again later";
+  }
+  pending_.push_back(Queued{client_fd, now, id});
+  dispatch();
+  top_up();
   return "";
 }
 
-void WorkerPool::hand_off(int client_fd) {
-  pending_.push_back(Queued{client_fd, Clock::now()});
-  dispatch();
-  top_up();
+void WorkerPool::enforce_hello_deadlines() {
+  const auto now = Clock::now();
+  for (UnauthenticatedLimits::Id id : unauthenticated_.expired_in_queue(now)) {
+    auto q = std::find_if(pending_.begin(), pending_.end(), [&](const Queued& e) { return e.hello == id; });
+    if (q == pending_.end()) continue;
+    if (uint64_t held_back; warnings_.allow("expired in queue", &held_back))
+      RGPU_LOG(info, "closed a queued connection: no worker was free for it within its hello deadline%s",
+               PeerWarnings::note(held_back).c_str());
+    close(q->fd);
+    pending_.erase(q);
+    unauthenticated_.finished(id);
+  }
+  for (UnauthenticatedLimits::Id id : unauthenticated_.overdue_in_hello(now)) {
+    auto w = std::find_if(serving_.begin(), serving_.end(), [&](const Serving& e) { return e.hello == id; });
+    unauthenticated_.finished(id);
+    if (w == serving_.end()) continue;
+    w->hello = 0;
+    // Still our unreaped child (reap() forgets it first).
+    if (uint64_t held_back; kill(w->pid, SIGKILL) == 0 && warnings_.allow("overdue hello", &held_back))
+      RGPU_LOG(warn, "killed worker %d: its client's hello outlasted hello-timeout%s", w->pid,
+               PeerWarnings::note(held_back).c_str());
+  }
 }
 
 std::vector<int> WorkerPool::channels() const {
@@ -90,16 +166,26 @@ void WorkerPool::admit(Serving& w) {
     forget_serving(w.pid);
     return;
   }
+  // Authenticated now: admitted or refused, it holds no unauthenticated slot.
+  unauthenticated_.finished(w.hello);
+  w.hello = 0;
   std::string refusal;
   const size_t limit = static_cast<size_t>(config_.max_sessions_per_client);
+  const auto admitted = static_cast<size_t>(
+      std::count_if(serving_.begin(), serving_.end(), [](const Serving& o) { return !o.identity.empty(); }));
   if (!w.identity.empty()) {
     refusal = "a session asks admission once";
+  } else if (config_.max_sessions > 0 && admitted >= static_cast<size_t>(config_.max_sessions)) {
+    refusal = "the server is serving its most sessions at once (max-sessions " + std::to_string(config_.max_sessions) +
+              "): try again later";
+    RGPU_LOG(warn, "refused a session of %s: %d sessions at once is the limit", printable(*identity).c_str(),
+             config_.max_sessions);
   } else if (limit > 0 && static_cast<size_t>(std::count_if(serving_.begin(), serving_.end(), [&](const Serving& o) {
                              return o.identity == *identity;
                            })) >= limit) {
     refusal = "this client (" + *identity + ") has its most sessions at once (max-sessions-per-client " +
               std::to_string(limit) + ")";
-    RGPU_LOG(warn, "refused a session of %s: %zu at once is the limit", identity->c_str(), limit);
+    RGPU_LOG(warn, "refused a session of %s: %zu at once is the limit", printable(*identity).c_str(), limit);
   } else {
     w.identity = *identity;
   }
@@ -109,6 +195,7 @@ void WorkerPool::admit(Serving& w) {
 void WorkerPool::forget_serving(pid_t pid) {
   auto it = std::find_if(serving_.begin(), serving_.end(), [&](const Serving& w) { return w.pid == pid; });
   if (it == serving_.end()) return;
+  unauthenticated_.finished(it->hello);
   close(it->channel);
   serving_.erase(it);
 }
@@ -143,26 +230,40 @@ void WorkerPool::drop_departed_clients() {
   if (poll(fds.data(), fds.size(), 0) <= 0) return;
   for (const pollfd& p : fds) {
     if (!(p.revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
-    RGPU_LOG(info, "a client left before a worker was free for it");
-    std::erase_if(pending_, [&](const Queued& q) { return q.fd == p.fd; });
+    if (uint64_t held_back; warnings_.allow("left in queue", &held_back))
+      RGPU_LOG(info, "a client left before a worker was free for it%s", PeerWarnings::note(held_back).c_str());
+    std::erase_if(pending_, [&](const Queued& q) {
+      if (q.fd != p.fd) return false;
+      unauthenticated_.finished(q.hello);
+      return true;
+    });
     close(p.fd);
   }
 }
 
 void WorkerPool::dispatch() {
   drop_departed_clients();
-  while (!pending_.empty()) {
+  for (;;) {
+    auto next = unauthenticated_.next_to_dispatch();
+    if (!next) return;
     auto it = std::find_if(waiting_.begin(), waiting_.end(), [](const Worker& w) { return w.ready; });
     if (it == waiting_.end()) return;
-    const Queued q = pending_.front();
-    pending_.pop_front();
-    counters_.client_waited(std::chrono::duration<double>(Clock::now() - q.accepted).count());
-    bool ok = send_fd(it->channel, q.fd);
-    close(q.fd);
+    auto q = std::find_if(pending_.begin(), pending_.end(), [&](const Queued& e) { return e.hello == *next; });
+    if (q == pending_.end()) {  // cannot be: every queued id is pending
+      unauthenticated_.finished(*next);
+      continue;
+    }
+    const Queued taken = *q;
+    pending_.erase(q);
+    counters_.client_waited(std::chrono::duration<double>(Clock::now() - taken.accepted).count());
+    bool ok = send_fd(it->channel, taken.fd);
+    close(taken.fd);
     if (ok) {
-      serving_.push_back(Serving{it->pid, it->channel, {}});
+      unauthenticated_.dispatched(taken.hello, Clock::now());
+      serving_.push_back(Serving{it->pid, it->channel, taken.hello, {}});
       RGPU_LOG(debug, "session handed to worker %d", it->pid);
     } else {
+      unauthenticated_.finished(taken.hello);
       close(it->channel);
     }
     waiting_.erase(it);
@@ -198,9 +299,15 @@ void WorkerPool::shutdown() {
     close(w.channel);
   }
   waiting_.clear();
-  for (const Serving& w : serving_) close(w.channel);
+  for (const Serving& w : serving_) {
+    close(w.channel);
+    unauthenticated_.finished(w.hello);
+  }
   serving_.clear();
-  for (const Queued& q : pending_) close(q.fd);
+  for (const Queued& q : pending_) {
+    close(q.fd);
+    unauthenticated_.finished(q.hello);
+  }
   pending_.clear();
 }
 

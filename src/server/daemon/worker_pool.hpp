@@ -11,21 +11,27 @@
 #include <vector>
 
 #include "server/daemon/server_config.hpp"
+#include "server/daemon/unauthenticated_limits.hpp"
+#include "server/worker/peer_warnings.hpp"
 #include "server/pool/server_counters.hpp"
 
 namespace rgpu::server {
 
 class WorkerPool {
  public:
-  WorkerPool(const ServerConfig& config, JobLedger& ledger, ServerCounters& counters)
-      : config_(config), ledger_(ledger), counters_(counters) {}
+  WorkerPool(const ServerConfig& config, JobLedger& ledger, ServerCounters& counters);
 
-  // Keeps `workers` idle or starting workers.
+  // Keeps `workers` idle or starting workers, and one for each queued
+  // connection that may start its hello.
   void top_up();
-  // Why a new connection cannot be served now (max-sessions), or "".
-  std::string refusal_for_new_connection() const;
-  // Queues an accepted connection; it goes to the next ready worker.
-  void hand_off(int client_fd);
+  // Queues an accepted connection, which goes to the next ready worker as
+  // the bounds on unauthenticated connections allow; returns "" then. Else
+  // returns why it is turned away (*kind: which bound), the descriptor
+  // still the caller's.
+  std::string hand_off(int client_fd, std::string* kind);
+  // Closes queued connections past their hello deadline and kills workers
+  // whose client is still in its hello well past it.
+  void enforce_hello_deadlines();
   // Control channels to watch: readiness or death of a starting worker,
   // admission requests of serving ones (see admission.hpp).
   std::vector<int> channels() const;
@@ -46,10 +52,12 @@ class WorkerPool {
   struct Queued {
     int fd;
     Clock::time_point accepted;
+    UnauthenticatedLimits::Id hello;
   };
   struct Serving {
     pid_t pid;
     int channel;
+    UnauthenticatedLimits::Id hello;  // 0 once it asked admission
     std::string identity;  // set once admitted
   };
   void spawn();
@@ -66,6 +74,8 @@ class WorkerPool {
   ServerCounters& counters_;
   std::vector<Worker> waiting_;  // starting or ready, not yet serving
   std::deque<Queued> pending_;   // accepted connections waiting for a worker
+  UnauthenticatedLimits unauthenticated_;
+  PeerWarnings warnings_{1};
   std::vector<Serving> serving_;
   // After a worker fails to start (no GPU, bad backend) new ones wait a
   // while instead of forking in a tight loop.

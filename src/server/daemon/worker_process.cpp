@@ -10,6 +10,7 @@
 #include "server/backend/backend.hpp"
 #include "server/daemon/fd_passing.hpp"
 #include "server/pool/nvml_utilization.hpp"
+#include "server/worker/hello_deadline.hpp"
 #include "server/worker/session_loop.hpp"
 
 namespace rgpu::server {
@@ -46,6 +47,7 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   limits.idle_timeout_s = config.idle_timeout_s;
   limits.peer_timeout_s = config.peer_timeout_s;
   limits.ipc_sharing = config.ipc_sharing;
+  limits.hello_timeout_s = config.hello_timeout_s;
   if (limits.exported_gpus.empty()) {
     int n = 0;
     backend->device_count(&n);
@@ -87,6 +89,10 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   // The channel stays open: the session asks the daemon for admission.
   int fd = recv_fd(channel);
   if (fd < 0) _exit(0);
+  // From here until the session is admitted the peer has proved nothing:
+  // adoption, a TLS handshake, the hello and admission all fit in one
+  // deadline (the daemon kills a worker that overstays it).
+  HelloDeadline hello(fd, std::chrono::seconds(config.hello_timeout_s));
   std::unique_ptr<transport::Connection> conn;
   try {
     if (!reached_ucx_port(fd, config.ucx_port)) conn = transport::adopt_socket(fd, *network);
@@ -95,7 +101,8 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   } catch (const std::exception& e) {
     RGPU_LOG(warn, "cannot set up the session's connection: %s", e.what());
   }
-  if (conn) serve_session(*backend, *conn, limits);
+  if (conn) serve_session(*backend, *conn, limits, &hello);
+  hello.disarm();
   conn.reset();
   backend.reset();
   _exit(0);

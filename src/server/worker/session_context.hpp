@@ -31,6 +31,7 @@
 #include "server/pool/memory_limit.hpp"
 #include "server/pool/session_bounds.hpp"
 #include "server/worker/ipc_records.hpp"
+#include "server/worker/peer_warnings.hpp"
 #include "server/worker/vmm_table.hpp"
 #include "server/worker/zero_copy.hpp"
 
@@ -158,6 +159,8 @@ class SessionContext {
   HostCallbacks host_callbacks;
   // The daemon's counters (metrics); null outside a daemon.
   ServerCounters* counters = nullptr;
+  // Warnings the client can trigger at will, rate limited.
+  PeerWarnings warnings;
   // Bytes per block of a pipelined copy the client asked for; 0: by size.
   size_t pipeline_block = 0;
   // Contiguous bulk copies in place where the connection can (zero_copy.hpp).

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/log.hpp"
+#include "common/printable.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/message_io.hpp"
 #include "protocol/handshake.hpp"
@@ -15,14 +16,11 @@
 
 namespace rgpu::server {
 namespace {
-// A connection that says nothing, first or joining, is dropped after this
-// long: a silent client pins no worker.
-constexpr int kFirstFrameTimeoutMs = 10000;
 
-// The connection's first frame, which must carry an `op` message.
+// The connection's first frame, which must carry an `op` message. Its
+// caller's HelloDeadline bounds the wait for every byte of it.
 template <typename M>
 M first_message(transport::Connection& conn, uint16_t op, const char* what) {
-  if (!conn.wait_readable(kFirstFrameTimeoutMs)) throw transport::TransportError(std::string("no ") + what + " in time");
   auto h = proto::recv_header(conn);
   if (h.op != op || h.payload_len != 0) throw proto::DecodeError(std::string("first frame is not a ") + what);
   std::vector<uint8_t> args;
@@ -148,12 +146,13 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
   send_message(conn, proto::kOpHello, reply);
   if (limits.counters && asks_session) opens ? limits.counters->session_opened() : limits.counters->session_refused();
   if (reply.status != cudaSuccess) {
-    RGPU_LOG(warn, "refused %s (%s): %s", conn.peer().c_str(), hello.client_name.c_str(), reply.message.c_str());
+    RGPU_LOG(warn, "refused %s (%s): %s", conn.peer().c_str(), printable(hello.client_name).c_str(),
+             printable(reply.message, 512).c_str());
     return {};
   }
   if (!opens) return {};
-  RGPU_LOG(info, "session for %s (%s%s%s) on GPUs of %zu", conn.peer().c_str(), hello.client_name.c_str(),
-           claim.job.empty() ? "" : ", job ", claim.job.c_str(), hello.gpus.size());
+  RGPU_LOG(info, "session for %s (%s%s%s) on GPUs of %zu", conn.peer().c_str(), printable(hello.client_name).c_str(),
+           claim.job.empty() ? "" : ", job ", printable(claim.job).c_str(), hello.gpus.size());
   return {hello.gpus, hello.pipeline_block, {client_identity(conn), claim.job}};
 }
 
@@ -161,7 +160,6 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
 std::optional<uint8_t> read_join(transport::Connection& conn, const std::vector<uint8_t>& secret) {
   auto join = first_message<proto::Join>(conn, proto::kOpJoin, "join");
   if (!proto::same_secret(join.secret, secret)) {
-    RGPU_LOG(warn, "refused a join from %s: wrong secret", conn.peer().c_str());
     proto::send_message(conn, proto::kOpJoin, proto::JoinReply{cudaErrorNotPermitted, "not a connection of this session"});
     return std::nullopt;
   }
@@ -171,7 +169,6 @@ std::optional<uint8_t> read_join(transport::Connection& conn, const std::vector<
 void admit_join(transport::Connection& conn) { proto::send_message(conn, proto::kOpJoin, proto::JoinReply{}); }
 
 void refuse_join(transport::Connection& conn, const std::string& why) {
-  RGPU_LOG(warn, "refused a join from %s: %s", conn.peer().c_str(), why.c_str());
   proto::send_message(conn, proto::kOpJoin, proto::JoinReply{cudaErrorDevicesUnavailable, why});
 }
 

@@ -32,7 +32,8 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
 
 // A joining connection's first frame: what it joins for (a
 // proto::JoinPurpose) when it proved it belongs to the session; nothing when
-// it did not (and was told so) or said nothing in time.
+// it did not (and was told so; the caller logs it). Its caller's
+// HelloDeadline bounds the wait.
 std::optional<uint8_t> read_join(transport::Connection& conn, const std::vector<uint8_t>& secret);
 // Tells a connection read_join accepted that it joined: from then on the
 // client may rely on what it joined for.

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/log.hpp"
@@ -17,6 +18,7 @@
 #include "server/worker/device_output.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/frame_recorder.hpp"
+#include "server/worker/hello_deadline.hpp"
 #include "server/worker/lane.hpp"
 #include "server/worker/reply.hpp"
 #include "server/worker/request.hpp"
@@ -116,9 +118,11 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
     // Arguments are held in memory: past the limit they are dropped unread
     // and the call refused.
     const bool oversized = s.limits.max_frame_bytes && h.args_len > s.limits.max_frame_bytes;
+    if (uint64_t held_back; oversized && s.context.warnings.allow("oversized frame", &held_back))
+      RGPU_LOG(warn, "%s from %s has %u bytes of arguments, past max-frame-bytes %u: refused%s",
+               proto::op_name(h.op), conn.peer().c_str(), h.args_len, s.limits.max_frame_bytes,
+               PeerWarnings::note(held_back).c_str());
     if (oversized) {
-      RGPU_LOG(warn, "%s from %s has %u bytes of arguments, past max-frame-bytes %u: refused",
-               proto::op_name(h.op), conn.peer().c_str(), h.args_len, s.limits.max_frame_bytes);
       proto::discard(conn, h.args_len);
       h.args_len = 0;
     }
@@ -129,8 +133,10 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
       case SequenceGate::Turn::go: break;
       case SequenceGate::Turn::closed: return;
       case SequenceGate::Turn::out_of_range:
-        RGPU_LOG(warn, "request %llu from %s numbered too far ahead: connection dropped",
-                 static_cast<unsigned long long>(h.seq), conn.peer().c_str());
+        if (uint64_t held_back; s.context.warnings.allow("numbered too far ahead", &held_back))
+          RGPU_LOG(warn, "request %llu from %s numbered too far ahead: connection dropped%s",
+                   static_cast<unsigned long long>(h.seq), conn.peer().c_str(),
+                   PeerWarnings::note(held_back).c_str());
         return;
       case SequenceGate::Turn::abandoned:
         RGPU_LOG(info, "connection %s closed while a request waited its turn", conn.peer().c_str());
@@ -188,34 +194,42 @@ void serve_connection(Session& s, transport::Connection& conn, FrameRecorder* re
   } catch (const transport::TransportError& e) {
     RGPU_LOG(debug, "connection %s ended: %s", conn.peer().c_str(), e.what());
   } catch (const std::exception& e) {
-    RGPU_LOG(warn, "dropping connection %s: %s", conn.peer().c_str(), e.what());
+    if (uint64_t held_back; s.context.warnings.allow("dropped connection", &held_back))
+      RGPU_LOG(warn, "dropping connection %s: %s%s", conn.peer().c_str(), e.what(),
+               PeerWarnings::note(held_back).c_str());
   }
 }
 
 // The connections that joined the session after its first, each served on
-// a thread of its own.
+// a thread of its own. A joining connection has proved nothing until its
+// join is read: at most kMaxJoining are in their join at once (more are
+// closed at once, before any thread), each within the hello deadline, and
+// max-session-connections is counted before a thread starts.
 class JoinedLanes {
  public:
   JoinedLanes(Session& s, std::vector<uint8_t> secret) : session_(s), secret_(std::move(secret)) {}
 
   void start(std::unique_ptr<transport::Connection> conn) {
     std::lock_guard lock(mutex_);
-    auto it = conns_.insert(conns_.end(), std::move(conn));
+    if (joining_ >= kMaxJoining) {
+      warn("join flood", "closed a join from " + conn->peer() + " at once: " + std::to_string(kMaxJoining) +
+                             " joins are in their hello");
+      return;
+    }
     // Each connection holds at most one request being served: this bounds
-    // the requests a session has outstanding.
+    // the requests a session has outstanding. The first connection counts.
     const int limit = session_.limits.max_connections;
     std::string refusal;
-    if (limit > 0 && conns_.size() + 1 > static_cast<size_t>(limit))
+    if (limit > 0 && conns_.size() + 2 > static_cast<size_t>(limit))
       refusal = "the session has its most connections (max-session-connections " + std::to_string(limit) + ")";
+    auto it = conns_.insert(conns_.end(), std::move(conn));
+    ++joining_;
     std::thread([this, it, refusal] {
       transport::Connection& c = **it;
+      std::unique_ptr<FrameRecorder> recorder;
+      auto purpose = read_join_in_time(c, recorder, refusal);
       try {
-        auto recorder = FrameRecorder::from_env(c);
-        auto purpose = read_join(recorded(recorder, c), secret_);
-        if (recorder) recorder->frame_done("handshake");
-        if (purpose && !refusal.empty()) {
-          refuse_join(c, refusal);
-        } else if (purpose == proto::kJoinCallbacks) {
+        if (purpose == proto::kJoinCallbacks) {
           // Attached before the client hears it joined, and so before any
           // request that needs it.
           session_.context.host_callbacks.attach();
@@ -246,11 +260,46 @@ class JoinedLanes {
   }
 
  private:
+  static constexpr size_t kMaxJoining = 16;
+
+  // The join, read within the hello deadline: what it joins for, or nothing
+  // when it was refused (a wrong secret, `refusal`) or broke.
+  std::optional<uint8_t> read_join_in_time(transport::Connection& c, std::unique_ptr<FrameRecorder>& recorder,
+                                           const std::string& refusal) {
+    std::optional<uint8_t> purpose;
+    try {
+      HelloDeadline deadline(c.native_handle(), std::chrono::seconds(session_.limits.hello_timeout_s));
+      recorder = FrameRecorder::from_env(c);
+      purpose = read_join(recorded(recorder, c), secret_);
+      if (recorder) recorder->frame_done("handshake");
+      if (!purpose) {
+        warn("wrong join secret", "refused a join from " + c.peer() + ": wrong secret");
+      } else if (!refusal.empty()) {
+        refuse_join(c, refusal);
+        warn("join over the limit", "refused a join from " + c.peer() + ": " + refusal);
+        purpose.reset();
+      }
+    } catch (const std::exception& e) {
+      purpose.reset();
+      warn("broken join", "dropping a join from " + c.peer() + ": " + e.what());
+    }
+    std::lock_guard lock(mutex_);
+    --joining_;
+    return purpose;
+  }
+
+  void warn(std::string_view kind, const std::string& text) {
+    uint64_t held_back;
+    if (session_.context.warnings.allow(kind, &held_back))
+      RGPU_LOG(warn, "%s%s", text.c_str(), PeerWarnings::note(held_back).c_str());
+  }
+
   Session& session_;
   const std::vector<uint8_t> secret_;
   std::mutex mutex_;
   std::condition_variable idle_;
-  std::list<std::unique_ptr<transport::Connection>> conns_;
+  std::list<std::unique_ptr<transport::Connection>> conns_;  // joined and joining
+  size_t joining_ = 0;
 };
 
 // Tells the client why the server ends its session (a limit), ahead of
@@ -272,7 +321,8 @@ std::vector<uint8_t> random_secret() {
 
 }  // namespace
 
-void serve_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits) {
+void serve_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
+                   HelloDeadline* hello) {
   try {
     // Without a join point every thread of the application shares the first
     // connection (the client falls back to that).
@@ -287,6 +337,8 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     }
     auto recorder = FrameRecorder::from_env(conn);
     SessionGrant grant = open_session(backend, recorded(recorder, conn), limits, join);
+    // Admitted (or answered and over): the session's own timeouts rule now.
+    if (hello) hello->disarm();
     if (recorder) recorder->frame_done("handshake");
     if (grant.gpus.empty()) return;
     // The worker started with its first exported GPU's context; the

@@ -14,6 +14,8 @@
 
 namespace rgpu::server {
 
+class HelloDeadline;
+
 // What the server offers and what one session may take (server_config.hpp
 // says what each limit means; 0: none).
 struct SessionLimits {
@@ -31,10 +33,13 @@ struct SessionLimits {
   int idle_timeout_s = 0;
   int peer_timeout_s = 0;
   IpcSharing ipc_sharing = IpcSharing::owner;
+  int hello_timeout_s = 5;  // a join's whole hello; the first connection's is the caller's
 };
 
 // Returns when the session ends (client gone, or a frame so malformed that
-// the stream cannot be trusted). Never throws.
-void serve_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits);
+// the stream cannot be trusted). Never throws. `hello`, armed by the caller
+// when it took the connection, is disarmed once the hello is answered.
+void serve_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
+                   HelloDeadline* hello = nullptr);
 
 }  // namespace rgpu::server

@@ -1,0 +1,26 @@
+#include "server/worker/peer_warnings.hpp"
+
+namespace rgpu::server {
+
+bool PeerWarnings::allow(std::string_view kind, uint64_t* held_back, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  auto it = kinds_.find(kind);
+  // Kinds are the server's own few strings: the map stays small.
+  if (it == kinds_.end()) it = kinds_.emplace(std::string(kind), Kind{}).first;
+  Kind& k = it->second;
+  *held_back = 0;
+  if (++k.seen <= first_ || now - k.last_logged >= period_) {
+    *held_back = k.held_back;
+    k.held_back = 0;
+    k.last_logged = now;
+    return true;
+  }
+  ++k.held_back;
+  return false;
+}
+
+std::string PeerWarnings::note(uint64_t held_back) {
+  return held_back ? " (" + std::to_string(held_back) + " more like it not logged)" : "";
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,39 @@
+// Rate limit for warnings a peer can trigger at will (unknown calls,
+// oversized or malformed frames, refused joins): a flood of them must not
+// flood the server's log. The first few of each kind are logged, then one
+// line per period says how many more came.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace rgpu::server {
+
+class PeerWarnings {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit PeerWarnings(uint64_t first = 5, Clock::duration period = std::chrono::seconds(10))
+      : first_(first), period_(period) {}
+
+  // Whether to log this warning of `kind`; when it is logged after others
+  // were held back, *held_back says how many (else 0).
+  bool allow(std::string_view kind, uint64_t* held_back, Clock::time_point now = Clock::now());
+  // " (N more like it not logged)" or "".
+  static std::string note(uint64_t held_back);
+
+ private:
+  struct Kind {
+    uint64_t seen = 0;
+    uint64_t held_back = 0;
+    Clock::time_point last_logged{};
+  };
+  const uint64_t first_;
+  const Clock::duration period_;
+  std::mutex mutex_;
+  std::map<std::string, Kind, std::less<>> kinds_;
+};
+
+}  // namespace rgpu::server
