@@ -31,18 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport) {
-  std::string why;
-  auto s = client::Session::open({"127.0.0.1", port}, transport, {0}, &why);
-  EXPECT_TRUE(s) << why;
-  return s;
-}
-
-cudaError_t synchronize(client::Session& s) {
-  std::vector<uint8_t> reply;
-  return s.call(proto::kOpDeviceSynchronize, 0, {}, {}, reply);
-}
-
 // A malloc, a copy in and a free: a little of everything a program does.
 cudaError_t some_work(client::Session& s) {
   std::vector<uint8_t> reply;

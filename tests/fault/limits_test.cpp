@@ -90,11 +90,6 @@ cudaError_t free_on(client::Session& s, uint64_t ptr) {
   return s.call(proto::kOpFree, 0, w.bytes(), {}, reply);
 }
 
-cudaError_t synchronize(client::Session& s) {
-  std::vector<uint8_t> reply;
-  return s.call(proto::kOpDeviceSynchronize, 0, {}, {}, reply);
-}
-
 }  // namespace
 
 TEST(ServerLimits, MaxSessionsTurnsTheNextClientAwayWithTheReason) {

@@ -93,18 +93,6 @@ class LoggedServer {
   pid_t pid_;
 };
 
-std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport) {
-  std::string why;
-  auto s = client::Session::open({"127.0.0.1", port}, transport, {0}, &why);
-  EXPECT_TRUE(s) << why;
-  return s;
-}
-
-cudaError_t synchronize(client::Session& s) {
-  std::vector<uint8_t> reply;
-  return s.call(proto::kOpDeviceSynchronize, 0, {}, {}, reply);
-}
-
 struct User {
   uid_t uid;
   gid_t gid;

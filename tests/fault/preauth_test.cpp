@@ -178,15 +178,6 @@ double open_time(uint16_t port, std::unique_ptr<transport::Connection>* session 
   return took;
 }
 
-size_t threads_of(pid_t pid) {
-  std::error_code ec;
-  size_t n = 0;
-  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-    ++n;
-  return n;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream f(path);
   std::stringstream s;

@@ -69,17 +69,12 @@ struct Reply {
 
 // Sends one call on a raw session and reads its reply.
 Reply call(transport::Connection& c, uint16_t op, const proto::Writer& args, std::span<const iovec> payload = {}) {
-  proto::send_frame(c, proto::FrameHeader{.op = op}, args.bytes(), payload);
-  auto h = proto::recv_header(c);
-  std::vector<uint8_t> bytes;
-  proto::recv_args(c, h, bytes);
-  EXPECT_EQ(h.op, proto::kOpReply);
-  proto::ReplyPrefix p;
-  std::memcpy(&p, bytes.data(), sizeof p);
-  return {p.status, std::vector<uint8_t>(bytes.begin() + sizeof p, bytes.end())};
+  Reply r;
+  r.status = raw_call(c, op, args, &r.out, payload);
+  return r;
 }
 
-int32_t synchronize(transport::Connection& c) { return call(c, proto::kOpDeviceSynchronize, {}).status; }
+int32_t synchronize(transport::Connection& c) { return raw_call(c, proto::kOpDeviceSynchronize, {}); }
 
 // A PTX image the host-test backend loads, `bytes` long, made different
 // from others by `tag`.

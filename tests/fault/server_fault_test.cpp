@@ -167,15 +167,7 @@ class ServerFault : public ::testing::Test {
   // Sends one call and returns its status; its outputs go to *out.
   static int32_t call(transport::Connection& c, uint16_t op, const proto::Writer& w,
                       std::vector<uint8_t>* out = nullptr) {
-    proto::send_frame(c, proto::FrameHeader{.op = op}, w.bytes());
-    auto h = proto::recv_header(c);
-    std::vector<uint8_t> args;
-    proto::recv_args(c, h, args);
-    EXPECT_EQ(h.op, proto::kOpReply);
-    proto::ReplyPrefix p;
-    std::memcpy(&p, args.data(), sizeof p);
-    if (out) out->assign(args.begin() + sizeof p, args.end());
-    return p.status;
+    return test::raw_call(c, op, w, out);
   }
   static int32_t reply_status(transport::Connection& c) {
     auto h = proto::recv_header(c);

@@ -16,6 +16,7 @@
 
 #include <cstring>
 
+#include "client/core/session.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/ops.hpp"
 #include "transport/transport.hpp"
@@ -87,14 +88,23 @@ size_t workers_of(pid_t daemon) {
   return n;
 }
 
-size_t open_descriptors(pid_t pid) {
+namespace {
+
+// Entries of /proc/<pid>/<dir>.
+size_t proc_entries(pid_t pid, const char* dir) {
   std::error_code ec;
   size_t n = 0;
-  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/" + dir, ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
     ++n;
   return n;
 }
+
+}  // namespace
+
+size_t open_descriptors(pid_t pid) { return proc_entries(pid, "fd"); }
+
+size_t threads_of(pid_t pid) { return proc_entries(pid, "task"); }
 
 bool running(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -166,6 +176,31 @@ int32_t reply_status(transport::Connection& c) {
   proto::ReplyPrefix p;
   std::memcpy(&p, args.data(), sizeof p);
   return p.status;
+}
+
+int32_t raw_call(transport::Connection& c, uint16_t op, const proto::Writer& args, std::vector<uint8_t>* out,
+                 std::span<const iovec> payload) {
+  proto::send_frame(c, proto::FrameHeader{.op = op}, args.bytes(), payload);
+  auto h = proto::recv_header(c);
+  std::vector<uint8_t> bytes;
+  proto::recv_args(c, h, bytes);
+  EXPECT_EQ(h.op, proto::kOpReply);
+  proto::ReplyPrefix p;
+  std::memcpy(&p, bytes.data(), sizeof p);
+  if (out) out->assign(bytes.begin() + sizeof p, bytes.end());
+  return p.status;
+}
+
+std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport) {
+  std::string why;
+  auto s = client::Session::open({"127.0.0.1", port}, transport, {0}, &why);
+  EXPECT_TRUE(s) << why;
+  return s;
+}
+
+int32_t synchronize(client::Session& s) {
+  std::vector<uint8_t> reply;
+  return s.call(proto::kOpDeviceSynchronize, 0, {}, {}, reply);
 }
 
 }  // namespace rgpu::test

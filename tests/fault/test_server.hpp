@@ -5,12 +5,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "protocol/handshake.hpp"
 #include "protocol/wire.hpp"
 #include "transport/transport.hpp"
+
+namespace rgpu::client {
+class Session;
+}
 
 namespace rgpu::test {
 
@@ -36,8 +41,9 @@ class ServerProcess {
 };
 // The worker processes the daemon has (idle ones ready and ones serving).
 size_t workers_of(pid_t daemon);
-// Descriptors process `pid` holds open.
+// Descriptors process `pid` holds open, and its threads.
 size_t open_descriptors(pid_t pid);
+size_t threads_of(pid_t pid);
 // Whether process `pid` exists (and is not a zombie).
 bool running(pid_t pid);
 
@@ -57,5 +63,14 @@ std::unique_ptr<transport::Connection> open_raw_session(uint16_t port, proto::He
                                                         uint32_t version = proto::kProtocolVersion);
 // Reads a reply with no outputs and returns its status.
 int32_t reply_status(transport::Connection& c);
+// Sends one call on a raw session and returns its reply's status; its
+// outputs go to *out.
+int32_t raw_call(transport::Connection& c, uint16_t op, const proto::Writer& args, std::vector<uint8_t>* out = nullptr,
+                 std::span<const iovec> payload = {});
+
+// A client library session on GPU 0 of the server on `port` (a test
+// failure, and null, when refused), and a synchronize through it.
+std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport);
+int32_t synchronize(client::Session& s);
 
 }  // namespace rgpu::test

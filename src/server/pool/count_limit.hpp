@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace rgpu::server {
 
@@ -20,6 +21,15 @@ class CountLimit {
   // Whether one more may be made while `held` are. Threads asking at once
   // may each pass: the limit holds to within the session's connections.
   bool room_for_one_more(size_t held);
+  // The same for the objects `table` holds, counted under its `mutex`,
+  // which is let go before a refusal is logged.
+  template <typename Table>
+  bool room_for_one_more(std::mutex& mutex, const Table& table) {
+    std::unique_lock lock(mutex);
+    const size_t held = table.size();
+    lock.unlock();
+    return room_for_one_more(held);
+  }
 
  private:
   const char* what_;

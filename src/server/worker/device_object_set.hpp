@@ -19,10 +19,7 @@ class DeviceObjectSet {
   void set_limit(uint64_t n) { limit_.set_limit(n); }
   // False (logged once) when the set is full: asked before making one.
   bool room_for_one_more() {
-    std::unique_lock lock(mutex_);
-    const size_t held = live_.size();
-    lock.unlock();
-    return limit_.room_for_one_more(held);
+    return limit_.room_for_one_more(mutex_, live_);
   }
   void add(int device, uint64_t value) {
     std::lock_guard lock(mutex_);

@@ -18,10 +18,7 @@ class ExternalMemoryTable {
   void set_limit(uint64_t n) { limit_.set_limit(n); }
   // False (logged once) when the table is full: asked before importing.
   bool room_for_one_more() {
-    std::unique_lock lock(mutex_);
-    const size_t held = sizes_.size();
-    lock.unlock();
-    return limit_.room_for_one_more(held);
+    return limit_.room_for_one_more(mutex_, sizes_);
   }
   void add(uint64_t h, size_t size) {
     std::lock_guard lock(mutex_);

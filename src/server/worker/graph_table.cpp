@@ -13,24 +13,15 @@ void GraphTable::set_limits(uint64_t graphs, uint64_t nodes) {
 }
 
 bool GraphTable::room_for_graph() {
-  std::unique_lock lock(mutex_);
-  const size_t held = graphs_.size();
-  lock.unlock();
-  return graph_limit_.room_for_one_more(held);
+  return graph_limit_.room_for_one_more(mutex_, graphs_);
 }
 
 bool GraphTable::room_for_exec() {
-  std::unique_lock lock(mutex_);
-  const size_t held = execs_.size();
-  lock.unlock();
-  return exec_limit_.room_for_one_more(held);
+  return exec_limit_.room_for_one_more(mutex_, execs_);
 }
 
 bool GraphTable::room_for_node() {
-  std::unique_lock lock(mutex_);
-  const size_t held = nodes_.size();
-  lock.unlock();
-  return node_limit_.room_for_one_more(held);
+  return node_limit_.room_for_one_more(mutex_, nodes_);
 }
 
 void GraphTable::set_object_limit(uint64_t n) {
@@ -39,17 +30,11 @@ void GraphTable::set_object_limit(uint64_t n) {
 }
 
 bool GraphTable::room_for_user_object() {
-  std::unique_lock lock(mutex_);
-  const size_t held = user_refs_.size();
-  lock.unlock();
-  return user_object_limit_.room_for_one_more(held);
+  return user_object_limit_.room_for_one_more(mutex_, user_refs_);
 }
 
 bool GraphTable::room_for_conditional() {
-  std::unique_lock lock(mutex_);
-  const size_t held = conditionals_.size();
-  lock.unlock();
-  return conditional_limit_.room_for_one_more(held);
+  return conditional_limit_.room_for_one_more(mutex_, conditionals_);
 }
 
 void GraphTable::add_graph(uint64_t graph, uint64_t owner) {

@@ -23,27 +23,21 @@ bool is_hash(const std::string& h) {
          std::all_of(h.begin(), h.end(), [](unsigned char c) { return std::isxdigit(c); });
 }
 
-bool write_all(int fd, const uint8_t* p, size_t n) {
+// All n bytes through `io` (read or write), retried after signals.
+template <typename Io, typename Byte>
+bool all_bytes(Io io, int fd, Byte* p, size_t n) {
   while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
+    ssize_t done = io(fd, p, n);
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) return false;
+    p += done;
+    n -= static_cast<size_t>(done);
   }
   return true;
 }
 
-bool read_all(int fd, uint8_t* p, size_t n) {
-  while (n) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
+bool write_all(int fd, const uint8_t* p, size_t n) { return all_bytes(::write, fd, p, n); }
+bool read_all(int fd, uint8_t* p, size_t n) { return all_bytes(::read, fd, p, n); }
 
 }  // namespace
 
