@@ -168,6 +168,20 @@ int memfd_mappings(pid_t pid, const std::string& name) {
 
 bool maps_memfd(pid_t pid, const std::string& name) { return memfd_mappings(pid, name) > 0; }
 
+// Runs `attack` (its status) while watching whether `worker` maps a memfd
+// named `marker` meanwhile (for two seconds at most).
+template <typename Attack>
+int attack_watching_maps(pid_t worker, const std::string& marker, bool* mapped, Attack attack) {
+  std::atomic<bool> seen{false};
+  std::thread watch([&] {
+    for (int i = 0; i < 100; ++i, sleep_ms(20)) seen = seen || maps_memfd(worker, marker);
+  });
+  const int status = attack();
+  watch.join();
+  *mapped = seen;
+  return status;
+}
+
 // The D4 attack on a session's join point, from whoever runs it: rings the
 // attacker shrinks once the worker could have mapped them. Then, rings
 // that cannot shrink, offered with `secret`: the worker must not map them
@@ -391,13 +405,14 @@ TEST(LocalPeer, AnotherUserCannotJoinOrCrashASession) {
   const std::string join = s->hello().join_path;
   const std::vector<uint8_t> secret = s->hello().join_secret;
   const pid_t worker = static_cast<pid_t>(s->hello().worker_pid);
-  std::atomic<bool> mapped{false};
-  std::thread watch([&] {
-    for (int i = 0; i < 100; ++i, sleep_ms(20)) mapped = mapped || maps_memfd(worker, "rgpu-test-other-user");
-  });
-  EXPECT_EQ(as_second_user([&] { return attack_join_point(join, secret, "rgpu-test-other-user"); }), 0)
+  bool mapped = false;
+  EXPECT_EQ(attack_watching_maps(worker, "rgpu-test-other-user", &mapped,
+                                 [&] {
+                                   return as_second_user(
+                                       [&] { return attack_join_point(join, secret, "rgpu-test-other-user"); });
+                                 }),
+            0)
       << "the worker kept another user's connection open";
-  watch.join();
   EXPECT_FALSE(mapped) << "the worker mapped another user's rings";
   EXPECT_TRUE(running(worker));
   EXPECT_EQ(synchronize(*s), cudaSuccess);
@@ -453,13 +468,11 @@ TEST(LocalPeer, WrongJoinSecretMapsNothing) {
   std::vector<uint8_t> wrong = s->hello().join_secret;
   ASSERT_FALSE(wrong.empty());
   wrong[0] ^= 1;
-  std::atomic<bool> mapped{false};
-  std::thread watch([&] {
-    for (int i = 0; i < 100; ++i, sleep_ms(20)) mapped = mapped || maps_memfd(worker, "rgpu-test-wrong-secret");
-  });
-  EXPECT_EQ(attack_join_point(s->hello().join_path, wrong, "rgpu-test-wrong-secret"), 0)
+  bool mapped = false;
+  EXPECT_EQ(attack_watching_maps(worker, "rgpu-test-wrong-secret", &mapped,
+                                 [&] { return attack_join_point(s->hello().join_path, wrong, "rgpu-test-wrong-secret"); }),
+            0)
       << "the worker kept a connection without the join secret open";
-  watch.join();
   EXPECT_FALSE(mapped) << "the worker mapped rings offered with a wrong secret";
   EXPECT_TRUE(running(worker));
   EXPECT_EQ(synchronize(*s), cudaSuccess);

@@ -132,6 +132,15 @@ void send_bytes(transport::Connection& c, const std::vector<uint8_t>& bytes) {
   c.send({&v, 1});
 }
 
+// Reads the server's challenge on `c`, then sends a hello stalled `how`.
+void stall_after_challenge(transport::Connection& c, Stall how) {
+  auto h = proto::recv_header(c);
+  std::vector<uint8_t> args;
+  proto::recv_args(c, h, args);
+  ASSERT_EQ(h.op, proto::kOpChallenge);
+  send_bytes(c, stalled_hello(how));
+}
+
 // Waits up to `limit` for connection `c` to be closed by the server: a read
 // fails. How long it took, or -1.
 double seconds_until_broken(transport::Connection& c, std::chrono::milliseconds limit) {
@@ -226,11 +235,7 @@ TEST(Preauth, StalledTcpAndShmHellosAreClosedByTheHelloDeadline) {
   std::vector<std::unique_ptr<transport::Connection>> shm;
   for (Stall how : kStalls) {
     auto c = transport::make_shm_transport()->connect({unix_socket, 0}, 1000);
-    auto h = proto::recv_header(*c);
-    std::vector<uint8_t> args;
-    proto::recv_args(*c, h, args);
-    ASSERT_EQ(h.op, proto::kOpChallenge);
-    send_bytes(*c, stalled_hello(how));
+    stall_after_challenge(*c, how);
     shm.push_back(std::move(c));
   }
   Sockets unix_sockets;
@@ -275,11 +280,7 @@ TEST(Preauth, StalledTlsHellosAreClosedByTheHelloDeadline) {
   std::vector<std::unique_ptr<transport::Connection>> stalled;
   for (Stall how : kStalls) {
     auto c = tls->connect({"127.0.0.1", port}, 2000);
-    auto h = proto::recv_header(*c);
-    std::vector<uint8_t> args;
-    proto::recv_args(*c, h, args);
-    ASSERT_EQ(h.op, proto::kOpChallenge);
-    send_bytes(*c, stalled_hello(how));
+    stall_after_challenge(*c, how);
     stalled.push_back(std::move(c));
   }
   // A legitimate TLS client is served meanwhile.
