@@ -397,7 +397,7 @@ TEST(Preauth, JoinPortFloodStartsNoThreadPerConnection) {
   const size_t before = threads_of(hello.worker_pid);
   Sockets flood;
   for (int i = 0; i < 1000; ++i) {
-    int fd = tcp_socket(hello.join_port, "127.0.0.2", false);
+    int fd = tcp_socket(hello.join_port, "127.0.0.1", false);
     if (fd >= 0) flood.fds.push_back(fd);
   }
   ASSERT_GE(flood.fds.size(), 900u);
@@ -407,6 +407,34 @@ TEST(Preauth, JoinPortFloodStartsNoThreadPerConnection) {
   EXPECT_LE(during, before + 32) << before << " threads before, " << during << " during the flood";
   proto::send_frame(*session, proto::FrameHeader{.op = proto::kOpDeviceSynchronize, .seq = 1}, {});
   EXPECT_EQ(reply_status(*session), cudaSuccess);
+}
+
+// A session's join port closes at once what comes from another host than
+// the session's client (well before the hello deadline), so no other host
+// can hold its join slots; the client's own host still joins.
+TEST(Preauth, JoinsFromAnotherHostAreClosedAtOnce) {
+  const uint16_t port = free_port();
+  ServerProcess server(port, {"--workers", "1", "--unix-socket", "none"});
+  proto::HelloReply hello;
+  auto session = open_raw_session(port, &hello);
+  ASSERT_EQ(hello.status, cudaSuccess) << hello.message;
+  ASSERT_NE(hello.join_port, 0);
+  Sockets others;
+  for (int i = 0; i < 20; ++i) others.fds.push_back(tcp_socket(hello.join_port, "127.0.0.2"));
+  for (int fd : others.fds) {
+    const double closed = seconds_until_closed(fd, 3000ms);
+    EXPECT_GE(closed, 0) << "a join from another host was held open";
+    EXPECT_LT(closed, 1.0);
+  }
+  auto join = transport::make_tcp_transport()->connect({"127.0.0.1", hello.join_port}, 1000);
+  proto::Writer w;
+  proto::Join{hello.join_secret, proto::kJoinCalls}.encode(w);
+  proto::send_frame(*join, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
+  auto h = proto::recv_header(*join);
+  std::vector<uint8_t> args;
+  proto::recv_args(*join, h, args);
+  proto::Reader r(args);
+  EXPECT_EQ(proto::JoinReply::decode(r).status, cudaSuccess);
 }
 
 TEST(Preauth, SilentUcxConnectionsAreCutOffAndHoldUpNoJoin) {

@@ -13,6 +13,7 @@
 #include "protocol/ops.hpp"
 #include "server/pool/pool_status.hpp"
 #include "server/daemon/admission.hpp"
+#include "transport/socket/socket_address.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -54,8 +55,7 @@ std::string client_identity(const transport::Connection& conn) {
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0) return "user " + std::to_string(cred.uid);
     return "local";
   }
-  std::string peer = conn.peer();
-  return "host " + peer.substr(0, peer.rfind(':'));
+  return "host " + transport::peer_host(conn.peer());
 }
 
 }  // namespace

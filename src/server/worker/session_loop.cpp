@@ -26,6 +26,7 @@
 #include "server/worker/session_context.hpp"
 #include "server/worker/session_handshake.hpp"
 #include "server/worker/session_watch.hpp"
+#include "transport/socket/socket_address.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -207,9 +208,18 @@ void serve_connection(Session& s, transport::Connection& conn, FrameRecorder* re
 // max-session-connections is counted before a thread starts.
 class JoinedLanes {
  public:
-  JoinedLanes(Session& s, std::vector<uint8_t> secret) : session_(s), secret_(std::move(secret)) {}
+  // `client_host`: where the session's first connection came from.
+  JoinedLanes(Session& s, std::vector<uint8_t> secret, std::string client_host)
+      : session_(s), secret_(std::move(secret)), client_host_(std::move(client_host)) {}
 
   void start(std::unique_ptr<transport::Connection> conn) {
+    // Another host cannot know the secret, but holding join slots in their
+    // hello would keep the session's own threads out: it gets none.
+    if (transport::peer_host(conn->peer()) != client_host_) {
+      warn("join from another host", "closed a join from " + conn->peer() + " at once: the session's client is " +
+                                         client_host_);
+      return;
+    }
     std::lock_guard lock(mutex_);
     if (joining_ >= kMaxJoining) {
       warn("join flood", "closed a join from " + conn->peer() + " at once: " + std::to_string(kMaxJoining) +
@@ -296,6 +306,7 @@ class JoinedLanes {
 
   Session& session_;
   const std::vector<uint8_t> secret_;
+  const std::string client_host_;
   std::mutex mutex_;
   std::condition_variable idle_;
   std::list<std::unique_ptr<transport::Connection>> conns_;  // joined and joining
@@ -368,7 +379,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
       conn.shutdown();
     });
     Session s{context, dispatcher, gate, output, watch, limits};
-    JoinedLanes joined(s, join.secret);
+    JoinedLanes joined(s, join.secret, transport::peer_host(conn.peer()));
     std::thread acceptor;
     if (join_listener) {
       acceptor = std::thread([&] {

@@ -32,6 +32,11 @@ std::string socket_peer(int fd) {
   return Endpoint{host, port}.to_string();
 }
 
+std::string peer_host(const std::string& peer) {
+  const size_t colon = peer.rfind(':');
+  return colon == std::string::npos ? peer : peer.substr(0, colon);
+}
+
 std::string socket_local_ip(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;

@@ -7,6 +7,9 @@ namespace rgpu::transport {
 
 // "host:port" of the peer, "local" for a Unix socket, "?" when unknown.
 std::string socket_peer(int fd);
+// The host part of such a peer: "host" of "host:port", the text itself
+// when it has no port ("local").
+std::string peer_host(const std::string& peer);
 
 // The IP address (text) this TCP socket is bound to; throws TransportError.
 std::string socket_local_ip(int fd);
