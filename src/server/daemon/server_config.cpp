@@ -85,7 +85,8 @@ const char* kUsage =
     "                               socket) in their hello at once, as many more queued;\n"
     "                               past that closed at once; at least 1 (default 16)\n"
     "  --max-unauthenticated N      connections not yet authenticated, all sources, in\n"
-    "                               their hello or queued; at least 1 (default 128)\n";
+    "                               their hello or queued (each in its hello holds a\n"
+    "                               worker and its CUDA context); at least 1 (default 64)\n";
 
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r");

@@ -72,7 +72,7 @@ struct ServerConfig {
   // all unauthenticated connections, in hello or queued.
   int hello_timeout_s = 5;
   int max_unauthenticated_per_client = 16;
-  int max_unauthenticated = 128;
+  int max_unauthenticated = 64;
 };
 
 // Parses argv; throws std::invalid_argument with a message for the user.

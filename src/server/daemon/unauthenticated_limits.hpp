@@ -30,7 +30,7 @@ class UnauthenticatedLimits {
   using Id = uint64_t;
   struct Bounds {
     size_t per_source = 16;
-    size_t total = 128;
+    size_t total = 64;
     Clock::duration hello_timeout = std::chrono::seconds(5);
     Clock::duration grace = std::chrono::seconds(1);
   };
