@@ -10,8 +10,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace rgpu::proto {
@@ -48,13 +46,6 @@ std::string trimmed(const std::string& t) {
 }
 
 }  // namespace
-
-std::string read_token_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return trimmed(s.str());
-}
 
 std::string read_secret_file(const std::string& path, std::string* why) {
   // The mode of what is read, not of what the name led to a moment before.

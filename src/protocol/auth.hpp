@@ -17,12 +17,10 @@ std::vector<uint8_t> auth_proof(const std::string& token, const Nonce& challenge
 bool same_secret(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
 // Constant-time comparison with the expected proof.
 bool proof_matches(const std::string& token, const Nonce& challenge, const std::vector<uint8_t>& proof);
-// The token in a file (surrounding white space ignored); empty if unreadable.
-std::string read_token_file(const std::string& path);
-// A secret's file (token, job key), as read_token_file, but only if its
-// group and others may not read or write it, as ssh insists for keys: else,
-// and when it is unreadable or empty, empty with *why (which says how to
-// fix the mode).
+// A secret's file (token, job key, job credential; surrounding white space
+// ignored), but only if its group and others may not read or write it, as
+// ssh insists for keys: else, and when it is unreadable or empty, empty
+// with *why (which says how to fix the mode).
 std::string read_secret_file(const std::string& path, std::string* why);
 
 }  // namespace rgpu::proto

@@ -28,6 +28,7 @@
 #include "client/core/session.hpp"
 #include "fatbin/fatbin_hash.hpp"
 #include "protocol/codec.hpp"
+#include "protocol/credential.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/graph_node.hpp"
 #include "protocol/ops.hpp"
@@ -382,6 +383,35 @@ TEST(ResourceBounds, TokenFileReadableByOthersIsRefused) {
   setenv("RGPU_TOKEN_FILE", token.c_str(), 1);
   EXPECT_TRUE(client::Session::open({"127.0.0.1", port}, "tcp", {0}, &why)) << why;
   unsetenv("RGPU_TOKEN_FILE");
+}
+
+// A job credential is a secret like a token: a client refuses one whose
+// file (RGPU_CREDENTIAL_FILE) its group or others may read.
+TEST(ResourceBounds, CredentialFileReadableByOthersIsRefused) {
+  std::string dir = fresh_dir("credential");
+  const std::string key = dir + "/job.key", open_credential = dir + "/open-credential", credential = dir + "/credential";
+  std::ofstream(key) << "job-key-for-the-test\n";
+  chmod(key.c_str(), 0600);
+  const uint16_t port = free_port();
+  proto::CredentialClaims claims;
+  claims.job = "42";
+  claims.user = "tester";
+  claims.expires = static_cast<int64_t>(time(nullptr)) + 600;
+  claims.gpus = {{"127.0.0.1", port, 0, 0}};
+  const std::string line = proto::issue_credential("job-key-for-the-test", claims);
+  std::ofstream(open_credential) << line << "\n";
+  std::ofstream(credential) << line << "\n";
+  chmod(open_credential.c_str(), 0644);
+  chmod(credential.c_str(), 0600);
+
+  ServerProcess server(port, {"--workers", "1", "--job-key-file", key});
+  std::string why;
+  setenv("RGPU_CREDENTIAL_FILE", open_credential.c_str(), 1);
+  EXPECT_FALSE(client::Session::open({"127.0.0.1", port}, "tcp", {0}, &why));
+  EXPECT_NE(why.find("chmod 600"), std::string::npos) << why;
+  setenv("RGPU_CREDENTIAL_FILE", credential.c_str(), 1);
+  EXPECT_TRUE(client::Session::open({"127.0.0.1", port}, "tcp", {0}, &why)) << why;
+  unsetenv("RGPU_CREDENTIAL_FILE");
 }
 
 namespace {

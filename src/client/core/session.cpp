@@ -57,21 +57,21 @@ Session::~Session() {
 
 namespace {
 
-// The token from RGPU_TOKEN_FILE; empty when unset, or with *why when its
-// file is unusable (proto::read_secret_file: mode 600 or refused).
-std::string client_token(std::string* why) {
-  const char* path = std::getenv("RGPU_TOKEN_FILE");
+// The secret in the file the environment variable `variable` names; empty
+// when unset, or with *why when the file is unusable
+// (proto::read_secret_file: mode 600 or refused).
+std::string secret_named_by(const char* variable, std::string* why) {
+  const char* path = std::getenv(variable);
   if (!path || !*path) return "";
-  std::string token = proto::read_secret_file(path, why);
-  if (token.empty()) *why = "RGPU_TOKEN_FILE " + *why;
-  return token;
+  std::string secret = proto::read_secret_file(path, why);
+  if (secret.empty()) *why = std::string(variable) + " " + *why;
+  return secret;
 }
 
 // The job credential from RGPU_CREDENTIAL, else RGPU_CREDENTIAL_FILE.
-std::string client_credential() {
+std::string client_credential(std::string* why) {
   if (const char* c = std::getenv("RGPU_CREDENTIAL"); c && *c) return c;
-  const char* path = std::getenv("RGPU_CREDENTIAL_FILE");
-  return path ? proto::read_token_file(path) : "";
+  return secret_named_by("RGPU_CREDENTIAL_FILE", why);
 }
 
 // The handshake on a new connection: answers the challenge (token,
@@ -94,7 +94,7 @@ std::optional<proto::HelloReply> exchange_hello(transport::Connection& conn, con
   if (!job_key.empty()) hello.key_proof = proto::auth_proof(job_key, challenge.nonce);
   if (challenge.token_required && job_key.empty()) {
     std::string unusable;
-    std::string token = client_token(&unusable);
+    std::string token = secret_named_by("RGPU_TOKEN_FILE", &unusable);
     if (token.empty()) {
       *why = unusable.empty() ? "server " + server.to_string() + " requires a token: set RGPU_TOKEN_FILE" : unusable;
       return std::nullopt;
@@ -102,7 +102,12 @@ std::optional<proto::HelloReply> exchange_hello(transport::Connection& conn, con
     hello.proof = proto::auth_proof(token, challenge.nonce);
   }
   if (challenge.credential_required && job_key.empty()) {
-    std::string line = client_credential();
+    std::string unusable;
+    std::string line = client_credential(&unusable);
+    if (!unusable.empty()) {
+      *why = unusable;
+      return std::nullopt;
+    }
     if (!line.empty()) {
       auto held = proto::split_credential(line);
       if (!held) {
