@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -574,7 +575,10 @@ TEST(Preauth, ClientNameIsEscapedInTheLog) {
   EXPECT_NE(text.find("evil\\x0argpu-server: FORGED line\\x1b[31m"), std::string::npos) << text;
 }
 
-TEST(Preauth, RepeatedUnknownOpsLogABoundedNumberOfLines) {
+// What a client may repeat at will logs a bounded number of lines, whatever
+// the call: unknown calls, and calls refused for what they name (here an
+// IPC handle of another server).
+TEST(Preauth, RepeatedPeerTriggeredWarningsLogABoundedNumberOfLines) {
   const uint16_t port = free_port();
   const std::string log = "/tmp/rgpu-preauth-log-" + std::to_string(getpid()) + "-ops";
   pid_t pid = start_server(port, {"--workers", "1", "--unix-socket", "none"}, log);
@@ -583,15 +587,21 @@ TEST(Preauth, RepeatedUnknownOpsLogABoundedNumberOfLines) {
     for (int i = 0; i < 200; ++i) {
       proto::send_frame(*c, proto::FrameHeader{.op = 0xfffe}, {});
       EXPECT_EQ(reply_status(*c), cudaErrorNotSupported);
+      proto::Writer w;
+      w.put<uint64_t>(0x5eedull).put(std::array<uint8_t, 16>{}).put<uint32_t>(0);  // server, token, flags
+      proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpIpcOpenMemHandle}, w.bytes());
+      EXPECT_EQ(reply_status(*c), cudaErrorInvalidResourceHandle);
     }
   }
   std::this_thread::sleep_for(300ms);
   stop_server(pid);
   const std::string text = read_file(log);
   std::filesystem::remove(log);
-  const size_t lines = count_of(text, "unknown call");
-  EXPECT_GE(lines, 1u);
-  EXPECT_LE(lines, 10u) << text;
+  for (const char* what : {"unknown call", "IPC handle of another rgpu server"}) {
+    const size_t lines = count_of(text, what);
+    EXPECT_GE(lines, 1u) << what;
+    EXPECT_LE(lines, 10u) << what << ":\n" << text;
+  }
 }
 
 }  // namespace

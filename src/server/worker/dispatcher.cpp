@@ -1,6 +1,5 @@
 #include "server/worker/dispatcher.hpp"
 
-#include "common/log.hpp"
 #include "protocol/op_names.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -60,11 +59,8 @@ void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }
 int32_t Dispatcher::run(SessionContext& s, Request& req, proto::Writer& out, uint16_t green, int& current) const {
   const proto::FrameHeader& h = req.header();
   Handler handler = find(h.op);
-  uint64_t held_back;
   if (!handler) {
-    if (s.warnings.allow("unknown call", &held_back))
-      RGPU_LOG(warn, "unknown call %u from %s%s", h.op, req.connection().peer().c_str(),
-               PeerWarnings::note(held_back).c_str());
+    s.warnings.warn("unknown call", "unknown call %u from %s", h.op, req.connection().peer().c_str());
     return cudaErrorNotSupported;
   }
   if (!s.has_gpu(h.device)) return cudaErrorInvalidDevice;
@@ -72,9 +68,8 @@ int32_t Dispatcher::run(SessionContext& s, Request& req, proto::Writer& out, uin
   try {
     return handler(s, req, out);
   } catch (const proto::DecodeError& e) {
-    if (s.warnings.allow("malformed call", &held_back))
-      RGPU_LOG(warn, "malformed %s from %s: %s%s", proto::op_name(h.op), req.connection().peer().c_str(), e.what(),
-               PeerWarnings::note(held_back).c_str());
+    s.warnings.warn("malformed call", "malformed %s from %s: %s", proto::op_name(h.op), req.connection().peer().c_str(),
+                    e.what());
     out.clear();
     return cudaErrorInvalidValue;
   }

@@ -1,7 +1,6 @@
 // CUDA IPC between application processes served by workers of this server
 // (see ipc_records.hpp). Imported memory joins the session's mapped memory,
 // so copies and memsets on it validate, until the handle is closed.
-#include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/ipc_records.hpp"
@@ -26,13 +25,14 @@ std::optional<IpcRecord> find_record(SessionContext& s, Request& req, IpcKind ki
   auto server = req.args.get<uint64_t>();
   auto token = req.args.get<IpcToken>();
   if (server != ipc_server_identity()) {
-    RGPU_LOG(warn, "IPC handle of another rgpu server refused");
+    s.warnings.warn("foreign IPC handle", "IPC handle of another rgpu server refused");
     return std::nullopt;
   }
   auto record = read_ipc_record(token);
   if (!record || record->kind != kind) return std::nullopt;
   if (!may_import(s.ipc_sharing, record->owner, s.ipc_owner)) {
-    RGPU_LOG(warn, "IPC handle refused: exported by another client or job (--ipc-sharing)");
+    s.warnings.warn("IPC handle of another client",
+                    "IPC handle refused: exported by another client or job (--ipc-sharing)");
     return std::nullopt;
   }
   return record;

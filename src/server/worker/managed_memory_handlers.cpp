@@ -6,7 +6,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
@@ -24,7 +23,7 @@ int32_t map_managed(SessionContext& s, Request& req, uint64_t base, uint64_t siz
     return cudaErrorMemoryAllocation;
   }
   if (std::string why = transport::unsafe_to_map(fd, size); !why.empty()) {
-    RGPU_LOG(warn, "managed memory refused: %s", why.c_str());
+    s.warnings.warn("unsafe shared memory", "managed memory refused: %s", why.c_str());
     close(fd);
     return cudaErrorInvalidValue;
   }
@@ -39,7 +38,8 @@ int32_t map_managed(SessionContext& s, Request& req, uint64_t base, uint64_t siz
   DevPtr device = 0;
   int32_t e = s.backend().host_get_device_pointer(&device, local);
   if (e == cudaSuccess && device != base) {
-    RGPU_LOG(warn, "managed memory: the GPU maps host memory at other addresses; not supported");
+    s.warnings.warn("managed memory elsewhere",
+                    "managed memory: the GPU maps host memory at other addresses; not supported");
     e = cudaErrorNotSupported;
   }
   if (e == cudaSuccess && !s.add_shared(base, SharedRegion{local, size})) e = cudaErrorInvalidValue;

@@ -23,6 +23,9 @@ class PeerWarnings {
   bool allow(std::string_view kind, uint64_t* held_back, Clock::time_point now = Clock::now());
   // " (N more like it not logged)" or "".
   static std::string note(uint64_t held_back);
+  // Logs the printf-style warning of `kind` where allow() lets it, with
+  // the note of how many were held back.
+  void warn(std::string_view kind, const char* format, ...) __attribute__((format(printf, 3, 4)));
 
  private:
   struct Kind {

@@ -8,7 +8,6 @@
 // pointer export data travel as bytes on any transport.
 #include <unistd.h>
 
-#include "common/log.hpp"
 #include "protocol/op_names.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
@@ -28,21 +27,22 @@ struct RequestHandle : ShareableHandle {
 };
 
 // Whether this connection can carry what a handle of `type` needs.
-int32_t check_type(Request& req, int32_t type) {
+int32_t check_type(SessionContext& s, Request& req, int32_t type) {
   if (type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaSuccess;
   if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return cudaErrorInvalidValue;
   if (req.connection().passes_descriptors()) return cudaSuccess;
-  RGPU_LOG(warn, "%s: POSIX file descriptor handles need the shm transport", proto::op_name(req.header().op));
+  s.warnings.warn("handle needs shm", "%s: POSIX file descriptor handles need the shm transport",
+                  proto::op_name(req.header().op));
   return cudaErrorNotSupported;
 }
 
 // The handle an import names: its type, then a fabric handle's bytes or,
 // for a POSIX descriptor, the one that came with the frame.
-int32_t read_handle(Request& req, RequestHandle* h) {
+int32_t read_handle(SessionContext& s, Request& req, RequestHandle* h) {
   auto type = req.args.get<int32_t>();
   if (type == CU_MEM_HANDLE_TYPE_FABRIC) h->fabric = req.args.get<CUmemFabricHandle>();
   req.args.expect_end();
-  if (int32_t e = check_type(req, type)) return e;
+  if (int32_t e = check_type(s, req, type)) return e;
   h->type = static_cast<CUmemAllocationHandleType>(type);
   if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && (h->fd = req.connection().take_fd()) < 0)
     return cudaErrorInvalidValue;  // the client sent none
@@ -63,7 +63,7 @@ int32_t vmm_export(SessionContext& s, Request& req, proto::Writer& out) {
   auto type = req.args.get<int32_t>();
   req.args.expect_end();
   if (!s.vmm.allocation_size(allocation)) return cudaErrorInvalidValue;
-  if (int32_t e = check_type(req, type)) return e;
+  if (int32_t e = check_type(s, req, type)) return e;
   ShareableHandle h{static_cast<CUmemAllocationHandleType>(type)};
   if (int32_t e = s.backend().vmm_export(allocation, &h)) return e;
   return reply_handle(req, h, out);
@@ -71,7 +71,7 @@ int32_t vmm_export(SessionContext& s, Request& req, proto::Writer& out) {
 
 int32_t vmm_import(SessionContext& s, Request& req, proto::Writer& out) {
   RequestHandle h;
-  if (int32_t e = read_handle(req, &h)) return e;
+  if (int32_t e = read_handle(s, req, &h)) return e;
   Handle allocation = 0;
   size_t size = 0;
   CUmemAllocationProp prop{};
@@ -88,7 +88,7 @@ int32_t pool_export(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (!s.pools.contains(pool)) return cudaErrorInvalidResourceHandle;
   if (flags) return cudaErrorInvalidValue;
-  if (int32_t e = check_type(req, type)) return e;
+  if (int32_t e = check_type(s, req, type)) return e;
   ShareableHandle h{static_cast<CUmemAllocationHandleType>(type)};
   if (int32_t e = s.backend().mem_pool_export(pool, &h)) return e;
   return reply_handle(req, h, out);
@@ -96,7 +96,7 @@ int32_t pool_export(SessionContext& s, Request& req, proto::Writer& out) {
 
 int32_t pool_import(SessionContext& s, Request& req, proto::Writer& out) {
   RequestHandle h;
-  if (int32_t e = read_handle(req, &h)) return e;
+  if (int32_t e = read_handle(s, req, &h)) return e;
   if (!s.pools.room_for_one_more()) return cudaErrorMemoryAllocation;
   Handle pool = 0;
   if (int32_t e = s.backend().mem_pool_import(h, &pool)) return e;
@@ -138,7 +138,8 @@ int32_t range_handle(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || size == 0 || !s.owns(ptr, size)) return cudaErrorInvalidValue;
   if (!req.connection().passes_descriptors()) {
-    RGPU_LOG(warn, "cuMemGetHandleForAddressRange: dma-buf file descriptors need the shm transport");
+    s.warnings.warn("handle needs shm",
+                    "cuMemGetHandleForAddressRange: dma-buf file descriptors need the shm transport");
     return cudaErrorNotSupported;
   }
   int fd = -1;

@@ -7,7 +7,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
@@ -21,7 +20,7 @@ int32_t register_shared(SessionContext& s, int fd, uint64_t base, uint64_t size)
   std::string why;
   void* local = transport::map_shared_memory(fd, size, reinterpret_cast<void*>(base), false, &why);
   if (!local) {
-    RGPU_LOG(warn, "shared page-locked memory refused: %s", why.c_str());
+    s.warnings.warn("unsafe shared memory", "shared page-locked memory refused: %s", why.c_str());
     return cudaErrorInvalidValue;
   }
   if (int32_t e = s.backend().host_register(local, size)) {
