@@ -48,8 +48,11 @@ class DeadlineWatch {
       }
       auto first = std::min_element(armed_.begin(), armed_.end(),
                                     [](const HelloDeadline* a, const HelloDeadline* b) { return a->when_ < b->when_; });
-      if (std::chrono::steady_clock::now() < (*first)->when_) {
-        changed_.wait_until(lock, (*first)->when_);
+      // A copy: the wait reads its time again after waking, when the
+      // deadline it came from may have been disarmed and destroyed.
+      const auto when = (*first)->when_;
+      if (std::chrono::steady_clock::now() < when) {
+        changed_.wait_until(lock, when);
         continue;
       }
       // Under the lock: the owner cannot disarm and close the descriptor
