@@ -51,7 +51,8 @@ int handshake(const uint8_t* data, size_t size) {
   const server::JoinPoint join{{"", 1}, std::vector<uint8_t>(32, 7)};
   for (const char* token : {"", "a token"}) {
     server::SessionLimits limits{{0, 1}, "", token};
-    worker_reads(data, size, [&](transport::Connection& c) { server::open_session(backend, c, limits, join); });
+    worker_reads(data, size,
+                 [&](transport::Connection& c) { server::open_session(backend, c, limits, [&] { return join; }); });
   }
   worker_reads(data, size, [&](transport::Connection& c) {
     if (server::read_join(c, join.secret)) server::admit_join(c);

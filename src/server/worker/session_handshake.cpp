@@ -61,7 +61,7 @@ std::string client_identity(const transport::Connection& conn) {
 }  // namespace
 
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
-                              const JoinPoint& join) {
+                          const std::function<JoinPoint()>& join_point) {
   proto::Challenge challenge{proto::random_nonce(), static_cast<uint8_t>(!limits.token.empty()),
                              static_cast<uint8_t>(!limits.pool.job_key.empty())};
   send_message(conn, proto::kOpChallenge, challenge);
@@ -139,6 +139,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
   }
   const bool opens = reply.status == cudaSuccess && asks_session;
   if (opens) {
+    const JoinPoint join = join_point();
     reply.join_port = join.where.host.empty() ? join.where.port : 0;
     reply.join_path = join.where.host;
     reply.join_secret = join.secret;

@@ -2,6 +2,7 @@
 // opens a session, and the join that adds an application thread's
 // connection to it.
 #pragma once
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,8 +28,11 @@ struct SessionGrant {
   IpcOwner owner;  // the client's identity and job
 };
 
+// Answers the client's hello. `join_point` makes the session's join point
+// when, and only when, the hello opens a session: a peer that has not
+// authenticated gets no listener.
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
-                              const JoinPoint& join);
+                          const std::function<JoinPoint()>& join_point);
 
 // A joining connection's first frame: what it joins for (a
 // proto::JoinPurpose) when it proved it belongs to the session; nothing when

@@ -339,15 +339,18 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
     // connection (the client falls back to that).
     std::unique_ptr<transport::Listener> join_listener;
     JoinPoint join{{}, random_secret()};
-    try {
-      join_listener = conn.listen_for_joins(join.secret);
-      transport::Endpoint where = join_listener->local_endpoint();
-      join.where = where.port ? transport::Endpoint{"", where.port} : where;
-    } catch (const transport::TransportError& e) {
-      RGPU_LOG(warn, "no join point for the session's other threads: %s", e.what());
-    }
+    auto open_join_point = [&] {
+      try {
+        join_listener = conn.listen_for_joins(join.secret);
+        transport::Endpoint where = join_listener->local_endpoint();
+        join.where = where.port ? transport::Endpoint{"", where.port} : where;
+      } catch (const transport::TransportError& e) {
+        RGPU_LOG(warn, "no join point for the session's other threads: %s", e.what());
+      }
+      return join;
+    };
     auto recorder = FrameRecorder::from_env(conn);
-    SessionGrant grant = open_session(backend, recorded(recorder, conn), limits, join);
+    SessionGrant grant = open_session(backend, recorded(recorder, conn), limits, open_join_point);
     // Admitted (or answered and over): the session's own timeouts rule now.
     if (hello) hello->disarm();
     if (recorder) recorder->frame_done("handshake");

@@ -30,7 +30,7 @@ ShmListener::ShmListener(const std::string& path, std::optional<JoinGuard> guard
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw TransportError(std::string("socket: ") + strerror(errno));
   if (!is_abstract(path)) ::unlink(path.c_str());  // a stale socket of an earlier server
-  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd_, 128) != 0) {
+  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd_, SOMAXCONN) != 0) {
     std::string why = strerror(errno);
     ::close(fd_);
     throw TransportError("cannot listen on " + path + ": " + why);

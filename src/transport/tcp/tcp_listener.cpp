@@ -29,7 +29,10 @@ TcpListener::TcpListener(const Endpoint& where) {
     if (fd < 0) continue;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
+    // The kernel's most: a burst of connections (a flood, or a job's ranks
+    // starting at once) waits to be accepted instead of having SYNs dropped,
+    // which costs a client a second per retry.
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
       fd_ = fd;
       break;
     }
