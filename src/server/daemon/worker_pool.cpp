@@ -1,7 +1,5 @@
 #include "server/daemon/worker_pool.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -20,6 +18,7 @@
 #include "server/daemon/fd_passing.hpp"
 #include "server/daemon/worker_process.hpp"
 #include "server/worker/ipc_records.hpp"
+#include "transport/socket/socket_address.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -30,31 +29,6 @@ UnauthenticatedLimits::Bounds bounds_of(const ServerConfig& config) {
   b.total = static_cast<size_t>(config.max_unauthenticated);
   b.hello_timeout = std::chrono::seconds(config.hello_timeout_s);
   return b;
-}
-
-// Whom an unauthenticated connection counts against: its peer's address
-// (tcp, ucx), or its user (the Unix socket).
-std::string source_of(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "unknown";
-  char text[INET6_ADDRSTRLEN] = "";
-  switch (ss.ss_family) {
-    case AF_INET:
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, text, sizeof text);
-      return "host " + std::string(text);
-    case AF_INET6:
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, text, sizeof text);
-      return "host " + std::string(text);
-    case AF_UNIX: {
-      ucred cred{};
-      socklen_t n = sizeof cred;
-      if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0) return "user " + std::to_string(cred.uid);
-      return "local";
-    }
-    default:
-      return "unknown";
-  }
 }
 
 }  // namespace
@@ -107,7 +81,8 @@ void WorkerPool::top_up() {
 }
 
 std::string WorkerPool::hand_off(int client_fd, std::string* kind) {
-  const std::string source = source_of(client_fd);
+  // Whom it counts against: its host, or its local user.
+  const std::string source = transport::peer_identity(client_fd);
   const auto now = Clock::now();
   UnauthenticatedLimits::Id id = 0;
   switch (unauthenticated_.accept(source, now, &id)) {

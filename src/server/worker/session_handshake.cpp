@@ -1,6 +1,5 @@
 #include "server/worker/session_handshake.hpp"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,21 +40,6 @@ void answer_end_job(const SessionLimits& limits, const proto::Hello& hello, cons
   }
   int open = limits.pool.ledger->end_job(hello.job);
   reply.message = "job " + hello.job + " ended: " + std::to_string(open) + " session(s) stopped";
-}
-
-// Who the client is, for the per-client session limit: its host over tcp,
-// its user over the Unix socket.
-std::string client_identity(const transport::Connection& conn) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  const int fd = conn.native_handle();
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 && ss.ss_family == AF_UNIX) {
-    ucred cred{};
-    socklen_t n = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0) return "user " + std::to_string(cred.uid);
-    return "local";
-  }
-  return "host " + transport::peer_host(conn.peer());
 }
 
 }  // namespace
@@ -121,7 +105,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
   }
   const bool asks_session = hello.request == proto::kRequestSession && !hello.gpus.empty();
   if (reply.status == cudaSuccess && asks_session && limits.admission_channel >= 0) {
-    if (std::string refusal = ask_admission(limits.admission_channel, client_identity(conn)); !refusal.empty()) {
+    if (std::string refusal = ask_admission(limits.admission_channel, transport::peer_identity(conn.native_handle())); !refusal.empty()) {
       reply.status = cudaErrorDevicesUnavailable;
       reply.message = refusal;
     }
@@ -154,7 +138,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
   if (!opens) return {};
   RGPU_LOG(info, "session for %s (%s%s%s) on GPUs of %zu", conn.peer().c_str(), printable(hello.client_name).c_str(),
            claim.job.empty() ? "" : ", job ", printable(claim.job).c_str(), hello.gpus.size());
-  return {hello.gpus, hello.pipeline_block, {client_identity(conn), claim.job}};
+  return {hello.gpus, hello.pipeline_block, {transport::peer_identity(conn.native_handle()), claim.job}};
 }
 
 

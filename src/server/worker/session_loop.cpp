@@ -208,16 +208,16 @@ void serve_connection(Session& s, transport::Connection& conn, FrameRecorder* re
 // max-session-connections is counted before a thread starts.
 class JoinedLanes {
  public:
-  // `client_host`: where the session's first connection came from.
-  JoinedLanes(Session& s, std::vector<uint8_t> secret, std::string client_host)
-      : session_(s), secret_(std::move(secret)), client_host_(std::move(client_host)) {}
+  // `client`: who opened the session (transport::peer_identity).
+  JoinedLanes(Session& s, std::vector<uint8_t> secret, std::string client)
+      : session_(s), secret_(std::move(secret)), client_(std::move(client)) {}
 
   void start(std::unique_ptr<transport::Connection> conn) {
     // Another host cannot know the secret, but holding join slots in their
     // hello would keep the session's own threads out: it gets none.
-    if (transport::peer_host(conn->peer()) != client_host_) {
+    if (transport::peer_identity(conn->native_handle()) != client_) {
       warn("join from another host", "closed a join from " + conn->peer() + " at once: the session's client is " +
-                                         client_host_);
+                                         client_);
       return;
     }
     std::lock_guard lock(mutex_);
@@ -306,7 +306,7 @@ class JoinedLanes {
 
   Session& session_;
   const std::vector<uint8_t> secret_;
-  const std::string client_host_;
+  const std::string client_;
   std::mutex mutex_;
   std::condition_variable idle_;
   std::list<std::unique_ptr<transport::Connection>> conns_;  // joined and joining
@@ -382,7 +382,7 @@ void serve_session(Backend& backend, transport::Connection& conn, const SessionL
       conn.shutdown();
     });
     Session s{context, dispatcher, gate, output, watch, limits};
-    JoinedLanes joined(s, join.secret, transport::peer_host(conn.peer()));
+    JoinedLanes joined(s, join.secret, grant.owner.client);
     std::thread acceptor;
     if (join_listener) {
       acceptor = std::thread([&] {

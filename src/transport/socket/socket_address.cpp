@@ -32,9 +32,27 @@ std::string socket_peer(int fd) {
   return Endpoint{host, port}.to_string();
 }
 
-std::string peer_host(const std::string& peer) {
-  const size_t colon = peer.rfind(':');
-  return colon == std::string::npos ? peer : peer.substr(0, colon);
+std::string peer_identity(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "unknown";
+  char text[INET6_ADDRSTRLEN] = "";
+  switch (ss.ss_family) {
+    case AF_INET:
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, text, sizeof text);
+      return "host " + std::string(text);
+    case AF_INET6:
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, text, sizeof text);
+      return "host " + std::string(text);
+    case AF_UNIX: {
+      ucred cred{};
+      socklen_t n = sizeof cred;
+      if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0) return "user " + std::to_string(cred.uid);
+      return "unknown";
+    }
+    default:
+      return "unknown";
+  }
 }
 
 std::string socket_local_ip(int fd) {

@@ -7,9 +7,10 @@ namespace rgpu::transport {
 
 // "host:port" of the peer, "local" for a Unix socket, "?" when unknown.
 std::string socket_peer(int fd);
-// The host part of such a peer: "host" of "host:port", the text itself
-// when it has no port ("local").
-std::string peer_host(const std::string& peer);
+// Who is at the other end, as the server's per-client bounds count it:
+// "host ADDRESS" over tcp (its port aside), "user UID" over a Unix socket
+// (SO_PEERCRED), "unknown" when neither can be told.
+std::string peer_identity(int fd);
 
 // The IP address (text) this TCP socket is bound to; throws TransportError.
 std::string socket_local_ip(int fd);
