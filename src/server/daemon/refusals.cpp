@@ -55,8 +55,7 @@ bool answer(int fd, const std::string& why) {
 }  // namespace
 
 void Refusals::refuse(int fd, std::string_view kind, const std::string& why) {
-  if (uint64_t held_back; warnings_.allow(kind, &held_back))
-    RGPU_LOG(warn, "turned a client away: %s%s", why.c_str(), PeerWarnings::note(held_back).c_str());
+  warnings_.warn(kind, "turned a client away: %s", why.c_str());
   if (is_unix_socket(fd) || !answer(fd, why)) {
     close(fd);
     return;

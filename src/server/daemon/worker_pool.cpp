@@ -108,9 +108,8 @@ void WorkerPool::enforce_hello_deadlines() {
   for (UnauthenticatedLimits::Id id : unauthenticated_.expired_in_queue(now)) {
     auto q = std::find_if(pending_.begin(), pending_.end(), [&](const Queued& e) { return e.hello == id; });
     if (q == pending_.end()) continue;
-    if (uint64_t held_back; warnings_.allow("expired in queue", &held_back))
-      RGPU_LOG(info, "closed a queued connection: no worker was free for it within its hello deadline%s",
-               PeerWarnings::note(held_back).c_str());
+    warnings_.log(log::Level::info, "expired in queue",
+                  "closed a queued connection: no worker was free for it within its hello deadline");
     close(q->fd);
     pending_.erase(q);
     unauthenticated_.finished(id);
@@ -121,9 +120,8 @@ void WorkerPool::enforce_hello_deadlines() {
     if (w == serving_.end()) continue;
     w->hello = 0;
     // Still our unreaped child (reap() forgets it first).
-    if (uint64_t held_back; kill(w->pid, SIGKILL) == 0 && warnings_.allow("overdue hello", &held_back))
-      RGPU_LOG(warn, "killed worker %d: its client's hello outlasted hello-timeout%s", w->pid,
-               PeerWarnings::note(held_back).c_str());
+    if (kill(w->pid, SIGKILL) == 0)
+      warnings_.warn("overdue hello", "killed worker %d: its client's hello outlasted hello-timeout", w->pid);
   }
 }
 
@@ -205,8 +203,7 @@ void WorkerPool::drop_departed_clients() {
   if (poll(fds.data(), fds.size(), 0) <= 0) return;
   for (const pollfd& p : fds) {
     if (!(p.revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
-    if (uint64_t held_back; warnings_.allow("left in queue", &held_back))
-      RGPU_LOG(info, "a client left before a worker was free for it%s", PeerWarnings::note(held_back).c_str());
+    warnings_.log(log::Level::info, "left in queue", "a client left before a worker was free for it");
     std::erase_if(pending_, [&](const Queued& q) {
       if (q.fd != p.fd) return false;
       unauthenticated_.finished(q.hello);

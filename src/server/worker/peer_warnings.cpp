@@ -1,9 +1,7 @@
 #include "server/worker/peer_warnings.hpp"
 
-#include <cstdarg>
 #include <cstdio>
 
-#include "common/log.hpp"
 
 namespace rgpu::server {
 
@@ -28,15 +26,26 @@ std::string PeerWarnings::note(uint64_t held_back) {
   return held_back ? " (" + std::to_string(held_back) + " more like it not logged)" : "";
 }
 
-void PeerWarnings::warn(std::string_view kind, const char* format, ...) {
+void PeerWarnings::vlog(log::Level level, std::string_view kind, const char* format, va_list args) {
   uint64_t held_back;
-  if (!allow(kind, &held_back)) return;
+  if (!allow(kind, &held_back) || static_cast<int>(level) > static_cast<int>(log::level())) return;
   char text[1024];
+  vsnprintf(text, sizeof text, format, args);
+  log::write(level, "%s%s", text, note(held_back).c_str());
+}
+
+void PeerWarnings::log(log::Level level, std::string_view kind, const char* format, ...) {
   va_list args;
   va_start(args, format);
-  vsnprintf(text, sizeof text, format, args);
+  vlog(level, kind, format, args);
   va_end(args);
-  RGPU_LOG(warn, "%s%s", text, note(held_back).c_str());
+}
+
+void PeerWarnings::warn(std::string_view kind, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  vlog(log::Level::warn, kind, format, args);
+  va_end(args);
 }
 
 }  // namespace rgpu::server

@@ -4,11 +4,14 @@
 // line per period says how many more came.
 #pragma once
 #include <chrono>
+#include <cstdarg>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
+
+#include "common/log.hpp"
 
 namespace rgpu::server {
 
@@ -23,11 +26,14 @@ class PeerWarnings {
   bool allow(std::string_view kind, uint64_t* held_back, Clock::time_point now = Clock::now());
   // " (N more like it not logged)" or "".
   static std::string note(uint64_t held_back);
-  // Logs the printf-style warning of `kind` where allow() lets it, with
-  // the note of how many were held back.
+  // Logs the printf-style line of `kind` at `level` where allow() lets it,
+  // with the note of how many were held back; warn() at warn level.
+  void log(log::Level level, std::string_view kind, const char* format, ...) __attribute__((format(printf, 4, 5)));
   void warn(std::string_view kind, const char* format, ...) __attribute__((format(printf, 3, 4)));
 
  private:
+  void vlog(log::Level level, std::string_view kind, const char* format, va_list args);
+
   struct Kind {
     uint64_t seen = 0;
     uint64_t held_back = 0;

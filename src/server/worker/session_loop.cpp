@@ -119,11 +119,10 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
     // Arguments are held in memory: past the limit they are dropped unread
     // and the call refused.
     const bool oversized = s.limits.max_frame_bytes && h.args_len > s.limits.max_frame_bytes;
-    if (uint64_t held_back; oversized && s.context.warnings.allow("oversized frame", &held_back))
-      RGPU_LOG(warn, "%s from %s has %u bytes of arguments, past max-frame-bytes %u: refused%s",
-               proto::op_name(h.op), conn.peer().c_str(), h.args_len, s.limits.max_frame_bytes,
-               PeerWarnings::note(held_back).c_str());
     if (oversized) {
+      s.context.warnings.warn("oversized frame",
+                              "%s from %s has %u bytes of arguments, past max-frame-bytes %u: refused",
+                              proto::op_name(h.op), conn.peer().c_str(), h.args_len, s.limits.max_frame_bytes);
       proto::discard(conn, h.args_len);
       h.args_len = 0;
     }
@@ -134,10 +133,9 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
       case SequenceGate::Turn::go: break;
       case SequenceGate::Turn::closed: return;
       case SequenceGate::Turn::out_of_range:
-        if (uint64_t held_back; s.context.warnings.allow("numbered too far ahead", &held_back))
-          RGPU_LOG(warn, "request %llu from %s numbered too far ahead: connection dropped%s",
-                   static_cast<unsigned long long>(h.seq), conn.peer().c_str(),
-                   PeerWarnings::note(held_back).c_str());
+        s.context.warnings.warn("numbered too far ahead",
+                                "request %llu from %s numbered too far ahead: connection dropped",
+                                static_cast<unsigned long long>(h.seq), conn.peer().c_str());
         return;
       case SequenceGate::Turn::abandoned:
         RGPU_LOG(info, "connection %s closed while a request waited its turn", conn.peer().c_str());
@@ -195,9 +193,7 @@ void serve_connection(Session& s, transport::Connection& conn, FrameRecorder* re
   } catch (const transport::TransportError& e) {
     RGPU_LOG(debug, "connection %s ended: %s", conn.peer().c_str(), e.what());
   } catch (const std::exception& e) {
-    if (uint64_t held_back; s.context.warnings.allow("dropped connection", &held_back))
-      RGPU_LOG(warn, "dropping connection %s: %s%s", conn.peer().c_str(), e.what(),
-               PeerWarnings::note(held_back).c_str());
+    s.context.warnings.warn("dropped connection", "dropping connection %s: %s", conn.peer().c_str(), e.what());
   }
 }
 
@@ -299,9 +295,7 @@ class JoinedLanes {
   }
 
   void warn(std::string_view kind, const std::string& text) {
-    uint64_t held_back;
-    if (session_.context.warnings.allow(kind, &held_back))
-      RGPU_LOG(warn, "%s%s", text.c_str(), PeerWarnings::note(held_back).c_str());
+    session_.context.warnings.warn(kind, "%s", text.c_str());
   }
 
   Session& session_;
