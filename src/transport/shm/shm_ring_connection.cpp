@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -43,15 +45,6 @@ bool readable_by(int fd, std::chrono::steady_clock::time_point deadline) {
     if (r == 0) return false;
     if (errno != EINTR) return false;
   }
-}
-
-// Constant time: how much of the secret matched must not show in how long
-// the answer took.
-bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  if (a.size() != b.size()) return false;
-  volatile uint8_t diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff = diff | (a[i] ^ b[i]);
-  return diff == 0;
 }
 
 }  // namespace
@@ -131,7 +124,11 @@ void ShmRingConnection::check_join_secret(std::chrono::steady_clock::time_point 
     if (n < 0 && errno != EAGAIN && errno != EINTR) throw TransportError(std::string("recv: ") + strerror(errno));
     if (n > 0) got += static_cast<size_t>(n);
   }
-  if (!same_bytes(offered, join_secret_)) throw TransportError("wrong join secret: not a connection of this session");
+  // Constant time, as proto::same_secret compares: how much of the secret
+  // matched must not show in how long the answer took.
+  if (offered.size() != join_secret_.size() ||
+      CRYPTO_memcmp(offered.data(), join_secret_.data(), offered.size()) != 0)
+    throw TransportError("wrong join secret: not a connection of this session");
 }
 
 void ShmRingConnection::check_peer_alive() {
