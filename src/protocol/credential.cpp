@@ -6,6 +6,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "common/hex.hpp"
+
 namespace rgpu::proto {
 namespace {
 
@@ -28,16 +30,6 @@ T to_number(const std::string& s, const char* what) {
   if (ec != std::errc() || end != s.data() + s.size() || s.empty())
     throw std::invalid_argument(std::string(what) + " '" + s + "' is not a number");
   return v;
-}
-
-std::string hex(const std::vector<uint8_t>& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
 }
 
 std::optional<std::vector<uint8_t>> from_hex(const std::string& s) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/hex.hpp"
 #include "transport/shm/shm_listener.hpp"
 #include "transport/socket/socket_address.hpp"
 #include "transport/tcp/tcp_listener.hpp"
@@ -46,11 +47,7 @@ std::unique_ptr<Listener> Connection::listen_for_joins(std::span<const uint8_t> 
   uint8_t random[8];
   if (getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random))
     throw TransportError(std::string("getrandom: ") + strerror(errno));
-  std::string name = "@rgpu-join-" + std::to_string(getpid()) + "-";
-  for (uint8_t b : random) {
-    name += "0123456789abcdef"[b >> 4];
-    name += "0123456789abcdef"[b & 15];
-  }
+  const std::string name = "@rgpu-join-" + std::to_string(getpid()) + "-" + hex(random);
   return std::make_unique<ShmListener>(name, JoinGuard{cred.uid, {join_secret.begin(), join_secret.end()}});
 }
 

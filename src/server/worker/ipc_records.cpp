@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "common/hex.hpp"
 #include "protocol/codec.hpp"
 
 namespace rgpu::server {
@@ -23,16 +24,6 @@ std::string& directory() {
   return dir;
 }
 
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += digits[p[i] >> 4];
-    s += digits[p[i] & 15];
-  }
-  return s;
-}
-
 // A token starts with the writing worker's pid, so the daemon can remove
 // what a killed worker left (remove_ipc_records_of); the rest is random.
 // The name holds a hash of the token: whoever reads the directory (the
@@ -43,7 +34,7 @@ std::string record_path(const IpcToken& token) {
   uint8_t digest[EVP_MAX_MD_SIZE];
   unsigned len = 0;
   if (!EVP_Digest(token.data(), token.size(), digest, &len, EVP_sha256(), nullptr)) return "";
-  return directory() + "/" + ipc_name_prefix(static_cast<pid_t>(pid)) + hex(digest, 16);
+  return directory() + "/" + ipc_name_prefix(static_cast<pid_t>(pid)) + hex({digest, 16});
 }
 
 // Removes the names starting with `prefix` in directory `dir`, which it
