@@ -141,14 +141,8 @@ TEST(ServerLimits, MaxSessionConnectionsRefusesAJoinWithTheReason) {
   ASSERT_EQ(hello.status, cudaSuccess) << hello.message;
   auto join = [&] {
     auto c = transport::make_tcp_transport()->connect({"127.0.0.1", hello.join_port}, 1000);
-    proto::Writer w;
-    proto::Join{hello.join_secret, proto::kJoinCalls}.encode(w);
-    proto::send_frame(*c, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
-    auto h = proto::recv_header(*c);
-    std::vector<uint8_t> args;
-    proto::recv_args(*c, h, args);
-    proto::Reader r(args);
-    return std::make_pair(std::move(c), proto::JoinReply::decode(r));
+    auto reply = raw_join(*c, hello.join_secret);
+    return std::make_pair(std::move(c), reply);
   };
   auto [second, ok] = join();
   EXPECT_EQ(ok.status, cudaSuccess) << ok.message;

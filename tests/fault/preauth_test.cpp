@@ -387,14 +387,24 @@ TEST(Preauth, UnauthenticatedConnectionsAreBoundedPerSource) {
     EXPECT_GE(seconds_until_closed(held.fds[i], 5000ms), 0) << "connection " << i << " still open";
 }
 
+namespace {
+
+// A raw session on the server on `port`, whose join port is open.
+void open_with_join_port(uint16_t port, proto::HelloReply* hello, std::unique_ptr<transport::Connection>* session) {
+  *session = open_raw_session(port, hello);
+  ASSERT_EQ(hello->status, cudaSuccess) << hello->message;
+  ASSERT_NE(hello->join_port, 0);
+}
+
+}  // namespace
+
 TEST(Preauth, JoinPortFloodStartsNoThreadPerConnection) {
   raise_descriptor_limit();
   const uint16_t port = free_port();
   ServerProcess server(port, {"--workers", "1", "--unix-socket", "none"});
   proto::HelloReply hello;
-  auto session = open_raw_session(port, &hello);
-  ASSERT_EQ(hello.status, cudaSuccess) << hello.message;
-  ASSERT_NE(hello.join_port, 0);
+  std::unique_ptr<transport::Connection> session;
+  ASSERT_NO_FATAL_FAILURE(open_with_join_port(port, &hello, &session));
   const size_t before = threads_of(hello.worker_pid);
   Sockets flood;
   for (int i = 0; i < 1000; ++i) {
@@ -417,9 +427,8 @@ TEST(Preauth, JoinsFromAnotherHostAreClosedAtOnce) {
   const uint16_t port = free_port();
   ServerProcess server(port, {"--workers", "1", "--unix-socket", "none"});
   proto::HelloReply hello;
-  auto session = open_raw_session(port, &hello);
-  ASSERT_EQ(hello.status, cudaSuccess) << hello.message;
-  ASSERT_NE(hello.join_port, 0);
+  std::unique_ptr<transport::Connection> session;
+  ASSERT_NO_FATAL_FAILURE(open_with_join_port(port, &hello, &session));
   Sockets others;
   for (int i = 0; i < 20; ++i) others.fds.push_back(tcp_socket(hello.join_port, "127.0.0.2"));
   for (int fd : others.fds) {
@@ -428,14 +437,7 @@ TEST(Preauth, JoinsFromAnotherHostAreClosedAtOnce) {
     EXPECT_LT(closed, 1.0);
   }
   auto join = transport::make_tcp_transport()->connect({"127.0.0.1", hello.join_port}, 1000);
-  proto::Writer w;
-  proto::Join{hello.join_secret, proto::kJoinCalls}.encode(w);
-  proto::send_frame(*join, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
-  auto h = proto::recv_header(*join);
-  std::vector<uint8_t> args;
-  proto::recv_args(*join, h, args);
-  proto::Reader r(args);
-  EXPECT_EQ(proto::JoinReply::decode(r).status, cudaSuccess);
+  EXPECT_EQ(raw_join(*join, hello.join_secret).status, cudaSuccess);
 }
 
 TEST(Preauth, SilentUcxConnectionsAreCutOffAndHoldUpNoJoin) {

@@ -285,15 +285,8 @@ TEST_F(ServerFault, JoiningNeedsTheSessionSecret) {
   ASSERT_EQ(reply.join_secret.size(), 32u);
   auto join = [&](std::vector<uint8_t> secret) {
     auto j = connect_raw({"127.0.0.1", reply.join_port});
-    proto::Writer jw;
-    proto::Join{std::move(secret)}.encode(jw);
-    proto::send_frame(*j, proto::FrameHeader{.op = proto::kOpJoin}, jw.bytes());
-    auto jh = proto::recv_header(*j);
-    std::vector<uint8_t> jargs;
-    proto::recv_args(*j, jh, jargs);
-    EXPECT_EQ(jh.op, proto::kOpJoin);
-    proto::Reader jr(jargs);
-    return std::pair{proto::JoinReply::decode(jr).status, std::move(j)};
+    const int32_t status = test::raw_join(*j, std::move(secret)).status;
+    return std::pair{status, std::move(j)};
   };
   auto wrong = reply.join_secret;
   wrong[0] ^= 1;

@@ -191,6 +191,18 @@ int32_t raw_call(transport::Connection& c, uint16_t op, const proto::Writer& arg
   return p.status;
 }
 
+proto::JoinReply raw_join(transport::Connection& c, std::vector<uint8_t> secret) {
+  proto::Writer w;
+  proto::Join{std::move(secret)}.encode(w);
+  proto::send_frame(c, proto::FrameHeader{.op = proto::kOpJoin}, w.bytes());
+  auto h = proto::recv_header(c);
+  std::vector<uint8_t> args;
+  proto::recv_args(c, h, args);
+  EXPECT_EQ(h.op, proto::kOpJoin);
+  proto::Reader r(args);
+  return proto::JoinReply::decode(r);
+}
+
 std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport) {
   std::string why;
   auto s = client::Session::open({"127.0.0.1", port}, transport, {0}, &why);

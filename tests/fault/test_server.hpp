@@ -68,6 +68,10 @@ int32_t reply_status(transport::Connection& c);
 int32_t raw_call(transport::Connection& c, uint16_t op, const proto::Writer& args, std::vector<uint8_t>* out = nullptr,
                  std::span<const iovec> payload = {});
 
+// Sends a join with `secret` on a raw connection to a session's join point
+// and returns the server's answer.
+proto::JoinReply raw_join(transport::Connection& c, std::vector<uint8_t> secret);
+
 // A client library session on GPU 0 of the server on `port` (a test
 // failure, and null, when refused), and a synchronize through it.
 std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport);
