@@ -287,7 +287,10 @@ def emit_forwarded(m: DriverModel) -> str:
             elif a.kind in ("vmm_handle", "multicast"):
                 puts.append(f".put<uint64_t>({n}_remote_handle)")
             elif a.kind == "in_array":
-                puts.append(f".put_bytes({n}, static_cast<size_t>({n}_count) * sizeof({a.pointee}))")
+                # Whether the array was given: a driver may refuse a null one even of no elements
+                # (cuTensorMapEncodeTiled's globalStrides at rank 1).
+                puts.append(f".put<uint8_t>({n} != nullptr)"
+                            f".put_bytes({n}, static_cast<size_t>({n}_count) * sizeof({a.pointee}))")
             elif a.kind == "in_bytes":
                 puts.append(f".put_bytes({n}, {a.size})")
             elif a.kind in ("out_buffer", "in_buffer"):

@@ -866,7 +866,10 @@ def emit_handlers(m: Model) -> str:
                 body.append(f"std::string {n} = req.args.get_string();")
             elif a.kind in ("in", "inout"):
                 body.append(f"auto {n} = req.args.get<{a.pointee}>();")
-            elif a.kind in ("in_array", "in_bytes"):
+            elif a.kind == "in_array":
+                body.append(f"bool {n}_given = req.args.get<uint8_t>() != 0;")
+                body.append(f"auto {n}_bytes = req.args.get_bytes();")
+            elif a.kind == "in_bytes":
                 body.append(f"auto {n}_bytes = req.args.get_bytes();")
             elif a.kind in ("out_buffer", "in_buffer"):
                 body.append(f"auto {a.len_param}_value = static_cast<size_t>(req.args.get<uint64_t>());")
@@ -901,7 +904,8 @@ def emit_handlers(m: Model) -> str:
                             f"{a.less}, 0);")
                 body.append(f"if ({n}_count > {a.max} || {n}_bytes.size() != static_cast<size_t>({n}_count) * "
                             f"sizeof({a.pointee})) return cudaErrorInvalidValue;")
-                body.append(f"std::vector<{a.pointee}> {n}(static_cast<size_t>({n}_count));")
+                # One element at least, so that a given array of none is not null.
+                body.append(f"std::vector<{a.pointee}> {n}(std::max<size_t>(static_cast<size_t>({n}_count), 1));")
                 body.append(f"if ({n}_count) std::memcpy({n}.data(), {n}_bytes.data(), {n}_bytes.size());")
             elif a.kind == "in_bytes":
                 body.append(f"if ({n}_bytes.size() != {a.size}) return cudaErrorInvalidValue;")
@@ -940,7 +944,7 @@ def emit_handlers(m: Model) -> str:
             elif a.kind in ("in", "inout"):
                 call_args.append(f"&{n}")
             elif a.kind == "in_array":
-                call_args.append(f"{n}.empty() ? nullptr : {n}.data()")
+                call_args.append(f"{n}_given ? {n}.data() : nullptr")
             elif a.kind in ("in_bytes", "out_bytes"):
                 call_args.append(f"reinterpret_cast<{a.p.type}>({n}.data())")
             elif a.kind in ("out_buffer", "in_buffer"):

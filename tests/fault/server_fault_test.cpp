@@ -1675,10 +1675,11 @@ TEST_F(ServerFault, GeneratedDataKindsAreChecked) {
     std::vector<cuuint64_t> dims(dims_given, 64), strides(rank > 1 ? rank - 1 : 0, 256);
     std::vector<cuuint32_t> box(rank, 16), ones(rank, 1);
     w.put(CU_TENSOR_MAP_DATA_TYPE_FLOAT32).put<cuuint32_t>(rank).put<uint64_t>(address);
-    w.put_bytes(dims.data(), dims.size() * sizeof(cuuint64_t));
-    w.put_bytes(strides.data(), strides.size() * sizeof(cuuint64_t));
-    w.put_bytes(box.data(), box.size() * sizeof(cuuint32_t));
-    w.put_bytes(ones.data(), ones.size() * sizeof(cuuint32_t));
+    // Each array: whether it was given, then its elements.
+    w.put<uint8_t>(1).put_bytes(dims.data(), dims.size() * sizeof(cuuint64_t));
+    w.put<uint8_t>(1).put_bytes(strides.data(), strides.size() * sizeof(cuuint64_t));
+    w.put<uint8_t>(1).put_bytes(box.data(), box.size() * sizeof(cuuint32_t));
+    w.put<uint8_t>(1).put_bytes(ones.data(), ones.size() * sizeof(cuuint32_t));
     w.put(CU_TENSOR_MAP_INTERLEAVE_NONE).put(CU_TENSOR_MAP_SWIZZLE_NONE).put(CU_TENSOR_MAP_L2_PROMOTION_NONE);
     w.put(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return w;

@@ -227,7 +227,7 @@ extern "C" CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUten
     int32_t globalAddress_remote;
     if (cudaError_t e = call.to_device(globalAddress_range->device, &globalAddress_remote)) return e;
     call.quiet();
-    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put_bytes(boxDim, static_cast<size_t>(boxDim_count) * sizeof(unsigned int)).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(swizzle).put(l2Promotion).put(oobFill);
+    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put<uint8_t>(globalDim != nullptr).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put<uint8_t>(globalStrides != nullptr).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put<uint8_t>(boxDim != nullptr).put_bytes(boxDim, static_cast<size_t>(boxDim_count) * sizeof(unsigned int)).put<uint8_t>(elementStrides != nullptr).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(swizzle).put(l2Promotion).put(oobFill);
     if (cudaError_t e = call.run()) return e;
     *tensorMap = call.reply().get<CUtensorMap>();
     return cudaSuccess;
@@ -255,7 +255,7 @@ extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUte
     int32_t globalAddress_remote;
     if (cudaError_t e = call.to_device(globalAddress_range->device, &globalAddress_remote)) return e;
     call.quiet();
-    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put_bytes(pixelBoxLowerCorner, static_cast<size_t>(pixelBoxLowerCorner_count) * sizeof(int)).put_bytes(pixelBoxUpperCorner, static_cast<size_t>(pixelBoxUpperCorner_count) * sizeof(int)).put(channelsPerPixel).put(pixelsPerColumn).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(swizzle).put(l2Promotion).put(oobFill);
+    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put<uint8_t>(globalDim != nullptr).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put<uint8_t>(globalStrides != nullptr).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put<uint8_t>(pixelBoxLowerCorner != nullptr).put_bytes(pixelBoxLowerCorner, static_cast<size_t>(pixelBoxLowerCorner_count) * sizeof(int)).put<uint8_t>(pixelBoxUpperCorner != nullptr).put_bytes(pixelBoxUpperCorner, static_cast<size_t>(pixelBoxUpperCorner_count) * sizeof(int)).put(channelsPerPixel).put(pixelsPerColumn).put<uint8_t>(elementStrides != nullptr).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(swizzle).put(l2Promotion).put(oobFill);
     if (cudaError_t e = call.run()) return e;
     *tensorMap = call.reply().get<CUtensorMap>();
     return cudaSuccess;
@@ -279,7 +279,7 @@ extern "C" CUresult CUDAAPI cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, 
     int32_t globalAddress_remote;
     if (cudaError_t e = call.to_device(globalAddress_range->device, &globalAddress_remote)) return e;
     call.quiet();
-    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put(pixelBoxLowerCornerWidth).put(pixelBoxUpperCornerWidth).put(channelsPerPixel).put(pixelsPerColumn).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(mode).put(swizzle).put(l2Promotion).put(oobFill);
+    call.args().put(tensorDataType).put(tensorRank).put<uint64_t>(reinterpret_cast<uint64_t>(globalAddress)).put<uint8_t>(globalDim != nullptr).put_bytes(globalDim, static_cast<size_t>(globalDim_count) * sizeof(unsigned long)).put<uint8_t>(globalStrides != nullptr).put_bytes(globalStrides, static_cast<size_t>(globalStrides_count) * sizeof(unsigned long)).put(pixelBoxLowerCornerWidth).put(pixelBoxUpperCornerWidth).put(channelsPerPixel).put(pixelsPerColumn).put<uint8_t>(elementStrides != nullptr).put_bytes(elementStrides, static_cast<size_t>(elementStrides_count) * sizeof(unsigned int)).put(interleave).put(mode).put(swizzle).put(l2Promotion).put(oobFill);
     if (cudaError_t e = call.run()) return e;
     *tensorMap = call.reply().get<CUtensorMap>();
     return cudaSuccess;

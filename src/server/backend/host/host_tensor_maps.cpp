@@ -80,6 +80,9 @@ int32_t check_common(const Tensor& t, unsigned min_rank, uint64_t inner_bytes) {
   unsigned bits;
   if (!element_bits(t.type, &bits)) return kInvalid;
   if (t.rank < min_rank || t.rank > 5) return kInvalid;
+  // NVIDIA's driver refuses a null array even where it holds no element
+  // (globalStrides at rank 1; seen with cuDNN's kernels on the H200).
+  if (!t.dims || !t.strides || !t.element_strides) return kInvalid;
   if (t.interleave > CU_TENSOR_MAP_INTERLEAVE_32B || t.swizzle > CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B ||
       t.l2 > CU_TENSOR_MAP_L2_PROMOTION_L2_256B || t.oob > CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
     return kInvalid;
@@ -132,7 +135,7 @@ uint64_t corners(const int* c, unsigned n) {
 }  // namespace
 
 int32_t encode_tiled(CUtensorMap* map, const Tensor& t, const cuuint32_t* box) {
-  if (t.rank == 0 || t.rank > 5) return kInvalid;
+  if (t.rank == 0 || t.rank > 5 || !box) return kInvalid;
   for (unsigned i = 0; i < t.rank; ++i)
     if (box[i] == 0 || box[i] > 256) return kInvalid;
   if (t.interleave == CU_TENSOR_MAP_INTERLEAVE_NONE && inner_bytes(t, box[0]) % 16 != 0) return kInvalid;
