@@ -33,6 +33,14 @@ enum FrameFlags : uint32_t {
   // handler takes it. Only such frames cost the worker a look for one.
   kFlagDescriptor = 1u << 2,
 };
+// FrameHeader::flags bits 8 to 15: how many requests numbered just before
+// this one are parts of the same copy (the stripes of one asynchronous copy,
+// sent on several connections at once). Each part may start once the request
+// before the first part has; a later request waits for all of them.
+constexpr uint32_t kGroupShift = 8;
+constexpr unsigned kMaxPartsBefore = 0xff;
+constexpr uint32_t group_flags(unsigned parts_before) { return (parts_before & kMaxPartsBefore) << kGroupShift; }
+constexpr unsigned parts_before(uint32_t flags) { return (flags >> kGroupShift) & kMaxPartsBefore; }
 
 struct FrameHeader {
   uint32_t magic = kFrameMagic;

@@ -61,9 +61,56 @@ TEST(SequenceGate, AWaiterWhoseConnectionIsGoneGivesUp) {
   SequenceGate gate;
   std::atomic<bool> gone{false};
   auto start = std::chrono::steady_clock::now();
-  std::thread t([&] { EXPECT_EQ(gate.wait_turn(100, [&] { return gone.load(); }), SequenceGate::Turn::abandoned); });
+  std::thread t([&] { EXPECT_EQ(gate.wait_turn(100, 0, [&] { return gone.load(); }), SequenceGate::Turn::abandoned); });
   std::this_thread::sleep_for(50ms);
   gone = true;
   t.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+// The parts of one copy (numbered 4 to 7, parts_before 0 to 3) start at once
+// after request 3, in any order; request 8 waits for every part.
+TEST(SequenceGate, PartsOfACopyStartTogetherAndLaterRequestsWaitForAll) {
+  SequenceGate gate;
+  for (uint64_t s = 1; s <= 2; ++s) gate.started(s);
+  std::atomic<bool> part_went{false};
+  std::thread early([&] {
+    EXPECT_EQ(gate.wait_turn(7, 3), SequenceGate::Turn::go);
+    part_went = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(part_went);  // request 3 has not started
+  gate.started(3);
+  early.join();
+  for (unsigned i : {3u, 1u, 2u}) EXPECT_EQ(gate.wait_turn(4 + i, i), SequenceGate::Turn::go);
+  EXPECT_EQ(gate.wait_turn(4, 0), SequenceGate::Turn::go);
+  std::atomic<bool> next_went{false};
+  std::thread next([&] {
+    EXPECT_EQ(gate.wait_turn(8), SequenceGate::Turn::go);
+    next_went = true;
+  });
+  for (uint64_t s : {7, 5, 6}) gate.started(s);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(next_went);  // part 4 is still being queued
+  gate.started(4);
+  next.join();
+  EXPECT_TRUE(next_went);
+}
+
+// A peer's group cannot reach back past its own first request, nor start
+// anything far ahead of what has started.
+TEST(SequenceGate, PartsCannotReachBeforeTheStartOrFarAhead) {
+  SequenceGate gate;
+  EXPECT_EQ(gate.wait_turn(1, 200), SequenceGate::Turn::go);
+  std::atomic<bool> went{false};
+  std::thread t([&] {
+    EXPECT_EQ(gate.wait_turn(1000, 0xffffffffu), SequenceGate::Turn::go);
+    went = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(went);  // at most kMaxPartsBefore back: it waits for request 744
+  gate.started(1000);  // ignored: far beyond what has started
+  for (uint64_t s = 1; s <= 744; ++s) gate.started(s);
+  t.join();
+  EXPECT_EQ(gate.wait_turn(745), SequenceGate::Turn::go);
 }

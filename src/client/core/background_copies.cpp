@@ -1,36 +1,53 @@
 #include "client/core/background_copies.hpp"
 
+#include <algorithm>
 #include <thread>
 #include <utility>
 
+#include "client/core/lane.hpp"
 #include "client/core/session.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/ops.hpp"
 
 namespace rgpu::client {
 namespace {
 // Copies waiting on different streams each need a thread: one waits for
 // its GPU work while another's data moves.
 constexpr unsigned kMaxThreads = 4;
+constexpr size_t kPage = 4096;
 }  // namespace
 
-bool BackgroundCopies::queue(Copy copy) {
-  std::unique_lock lock(mutex_);
-  if (idle_ == 0 && threads_ < kMaxThreads) {
+bool BackgroundCopies::enough_threads(std::unique_lock<std::mutex>& lock, unsigned wanted) {
+  while (idle_ < wanted && threads_ < kMaxThreads) {
     lock.unlock();
     Lane* lane = session_.dedicated_lane();
     lock.lock();
-    if (lane) {
-      ++threads_;
-      ++idle_;
-      std::thread([this, lane] { serve(lane); }).detach();
-    } else if (threads_ == 0) {
-      return false;
-    }
+    if (!lane) break;
+    ++threads_;
+    ++idle_;
+    std::thread([this, lane] { serve(lane); }).detach();
   }
-  // Numbered under the lock, so the queue is in number order.
-  uint64_t seq = session_.next_seq();
-  queue_.push_back({std::move(copy), seq});
-  unfinished_.emplace(seq, &queue_.back().copy);
-  work_.notify_one();
+  return threads_ > 0;
+}
+
+bool BackgroundCopies::queue(const Copy& copy, unsigned parts) {
+  parts = std::clamp<unsigned>(parts, 1, proto::kMaxPartsBefore + 1);
+  std::unique_lock lock(mutex_);
+  if (!enough_threads(lock, parts)) return false;
+  // Parts end on page boundaries; numbered under the lock, so the queue is
+  // in number order and one copy's parts are numbered one after the other.
+  const size_t part = (copy.n / parts + kPage - 1) / kPage * kPage;
+  for (unsigned i = 0; i < parts && i * part < copy.n; ++i) {
+    const size_t off = i * part;
+    Copy c = copy;
+    c.device_ptr += off;
+    c.host = static_cast<char*>(copy.host) + off;
+    c.n = std::min(part, copy.n - off);
+    const uint64_t seq = session_.next_seq();
+    queue_.push_back({c, seq, i});
+    unfinished_.emplace(seq, &queue_.back().copy);
+  }
+  work_.notify_all();
   return true;
 }
 
@@ -46,9 +63,17 @@ void BackgroundCopies::serve(Lane* lane) {
       --idle_;
     }
     const Copy& c = q.copy;
-    iovec data{c.host, c.n};
-    cudaError_t e = c.to_device ? lane->post_answered(c.op, c.device, c.args, {&data, 1}, nullptr, 0, q.seq)
-                                : lane->post_answered(c.op, c.device, c.args, {}, c.host, c.n, q.seq);
+    proto::Writer args;
+    cudaError_t e;
+    if (c.to_device) {
+      args.put<uint64_t>(c.device_ptr).put<uint64_t>(c.stream).put<uint8_t>(0);
+      iovec data{c.host, c.n};
+      e = lane->post_answered(proto::kOpMemcpyHtoD, c.device, args.bytes(), {&data, 1}, nullptr, 0, q.seq,
+                              q.parts_before);
+    } else {
+      args.put<uint64_t>(c.device_ptr).put<uint64_t>(c.n).put<uint64_t>(c.stream);
+      e = lane->post_answered(proto::kOpMemcpyDtoH, c.device, args.bytes(), {}, c.host, c.n, q.seq, q.parts_before);
+    }
     std::lock_guard lock(mutex_);
     if (e != cudaSuccess && error_ == cudaSuccess) error_ = e;
     unfinished_.erase(q.seq);

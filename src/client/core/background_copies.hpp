@@ -24,20 +24,22 @@ class Lane;
 class BackgroundCopies {
  public:
   struct Copy {
-    uint16_t op;
     uint16_t device;
-    uint64_t stream;  // the server's handle
-    std::vector<uint8_t> args;
-    void* host;  // page-locked application memory
+    uint64_t stream;      // the server's handle
+    uint64_t device_ptr;  // the device side
+    void* host;           // page-locked application memory
     size_t n;
     bool to_device;  // host data is the payload; else the answer fills host
   };
 
   explicit BackgroundCopies(Session& session) : session_(session) {}
 
-  // False when no thread can take the copy (the server offers no way to
-  // join): the caller then copies synchronously.
-  bool queue(Copy copy);
+  // Queues `copy` cut into `parts` (one TCP stream moves only what one core
+  // copies): consecutive numbers, each part sent on a thread and connection
+  // of its own as threads are free, all queued on the GPU before any later
+  // request starts (proto::parts_before). False when no thread can take it
+  // (the server offers no way to join): the caller then copies synchronously.
+  bool queue(const Copy& copy, unsigned parts = 1);
   // Returns once every copy numbered below `seq` has finished, with the
   // first error one of them hit (cudaSuccess if none), reported once.
   cudaError_t settle(uint64_t seq);
@@ -52,7 +54,10 @@ class BackgroundCopies {
   struct Queued {
     Copy copy;
     uint64_t seq;
+    unsigned parts_before;  // of the same copy, numbered just before it
   };
+  // Starts threads (up to kMaxThreads) until `wanted` are idle or can be.
+  bool enough_threads(std::unique_lock<std::mutex>& lock, unsigned wanted);
   void serve(Lane* lane);
 
   Session& session_;

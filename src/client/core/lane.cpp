@@ -130,12 +130,12 @@ cudaError_t Lane::call_taking_fd(uint16_t op, uint16_t device, std::span<const u
 }
 
 cudaError_t Lane::post_answered(uint16_t op, uint16_t device, std::span<const uint8_t> args,
-                               std::span<const iovec> payload, void* dst, size_t n, uint64_t seq_in) {
+                               std::span<const iovec> payload, void* dst, size_t n, uint64_t seq_in,
+                               unsigned parts_before) {
   std::vector<uint8_t> reply;
   return exchange(seq_in, nullptr, [&](uint64_t seq) {
-    proto::send_frame(*conn_,
-                      proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync | proto::kFlagAnswer,
-                                         .seq = seq},
+    const uint32_t flags = proto::kFlagAsync | proto::kFlagAnswer | proto::group_flags(parts_before);
+    proto::send_frame(*conn_, proto::FrameHeader{.op = op, .device = device, .flags = flags, .seq = seq},
                       args, payload);
     return receive_reply(reply, dst, n, true);
   });

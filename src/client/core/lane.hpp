@@ -37,9 +37,11 @@ class Lane {
                              std::vector<uint8_t>& reply_args, uint64_t* used);
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload);
   // An asynchronous call numbered `seq` earlier, answered: with its status,
-  // and with n bytes of data into dst when n is not 0.
+  // and with n bytes of data into dst when n is not 0. `parts_before`: parts
+  // of the same copy numbered just before it (proto::parts_before).
   cudaError_t post_answered(uint16_t op, uint16_t device, std::span<const uint8_t> args,
-                            std::span<const iovec> payload, void* dst, size_t n, uint64_t seq);
+                            std::span<const iovec> payload, void* dst, size_t n, uint64_t seq,
+                            unsigned parts_before = 0);
 
   // From now on the calling thread's requests go unnumbered (sequence 0):
   // the worker starts them at once, behind no other thread's request, and

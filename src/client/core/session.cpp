@@ -211,9 +211,9 @@ Lane* Session::dedicated_lane() {
   return lanes_.back().get();
 }
 
-bool Session::copy_in_background(BackgroundCopies::Copy copy) {
+bool Session::copy_in_background(const BackgroundCopies::Copy& copy, unsigned parts) {
   std::call_once(background_once_, [this] { background_ = std::make_unique<BackgroundCopies>(*this); });
-  if (!background_->queue(std::move(copy))) return false;
+  if (!background_->queue(copy, parts)) return false;
   background_used_ = true;
   return true;
 }

@@ -73,7 +73,7 @@ class Session {
   }
   // An asynchronous copy from or to page-locked memory, moved by a thread of
   // the session; false when that is not possible (copy synchronously).
-  bool copy_in_background(BackgroundCopies::Copy copy);
+  bool copy_in_background(const BackgroundCopies::Copy& copy, unsigned parts = 1);
   // Waits for every background copy (before page-locked memory goes).
   void finish_background_copies();
   // Waits for the background copies numbered below seq on a stream (see

@@ -131,17 +131,19 @@ bool page_locked(const void* p, size_t n) {
 }
 
 // An asynchronous copy from or to page-locked memory the server cannot
-// reach: it returns at once, as locally, and a thread of the session moves
-// the data. False when that is not possible (the caller copies itself): on
-// the per-thread default stream, which only this thread's connection names,
-// or for a download too big for the worker to stage whole.
-bool copy_in_background(Call& call, uint64_t stream, const void* host, size_t n, bool to_device) {
+// reach: it returns at once, as locally, and threads of the session move the
+// data, a large copy in stripes on several connections at once over tcp (as
+// striped_copy.hpp's synchronous ones). False when that is not possible (the
+// caller copies itself): on the per-thread default stream, which only this
+// thread's connection names, or for a download whose stripes are too big for
+// the worker to stage whole.
+bool copy_in_background(Call& call, uint64_t stream, const void* device_ptr, void* host, size_t n, bool to_device) {
   if (stream == reinterpret_cast<uint64_t>(cudaStreamPerThread)) return false;
-  if (!to_device && n > proto::kMaxQueuedDownload) return false;
   VirtualDevice* d = call.device();
-  const auto& args = call.args().bytes();
-  return d->session->copy_in_background({call.op(), call.wire_device(), stream,
-                                         {args.begin(), args.end()}, const_cast<void*>(host), n, to_device});
+  const unsigned parts = stripes_for(call.device_index(), n);
+  if (!to_device && n / parts > proto::kMaxQueuedDownload) return false;
+  return d->session->copy_in_background(
+      {call.wire_device(), stream, reinterpret_cast<uint64_t>(device_ptr), host, n, to_device}, parts);
 }
 
 }  // namespace
@@ -202,9 +204,9 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       if (cudaError_t e; ring_copy_to_device(dev, dst, src, n, stream, async, &e)) return e;
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
-      call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
-      if (async && page_locked(src, n) && copy_in_background(call, s, src, n, true))
+      if (async && page_locked(src, n) && copy_in_background(call, s, dst, const_cast<void*>(src), n, true))
         return cudaSuccess;
+      call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
       if (cudaError_t e; striped_copy(dev, s, dst, src, n, true, !async, &e)) return e;
       iovec data{const_cast<void*>(src), n};
       // The data is on the wire when post() returns, so the application may
@@ -218,8 +220,8 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       if (cudaError_t e; ring_copy_to_host(dev, dst, src, n, stream, &e)) return e;
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
+      if (async && page_locked(dst, n) && copy_in_background(call, s, src, dst, n, false)) return cudaSuccess;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);
-      if (async && page_locked(dst, n) && copy_in_background(call, s, dst, n, false)) return cudaSuccess;
       if (cudaError_t e; striped_copy(dev, s, dst, src, n, false, true, &e)) return e;
       // Into pageable memory even an asynchronous copy returns only once the
       // data is there, as locally.

@@ -43,14 +43,19 @@ unsigned tcp_stripes() {
   return stripes;
 }
 
-bool striped_copy(int device, uint64_t remote_stream, void* dst, const void* src, size_t n, bool to_device,
-                  bool sync, cudaError_t* status) {
-  const unsigned stripes = static_cast<unsigned>(std::min<size_t>(tcp_stripes(), n / kMinStripeBytes));
-  if (stripes < 2 || remote_stream == reinterpret_cast<uint64_t>(cudaStreamPerThread)) return false;
+unsigned stripes_for(int device, size_t n) {
   // One TCP stream, encrypted or not, is what one core copies (and, with
   // TLS, encrypts); shm and ucx move a copy at once.
   const std::string& transport = Runtime::get().device(device)->session->transport_name();
-  if (transport != "tcp" && transport != "tls") return false;
+  if (transport != "tcp" && transport != "tls") return 1;
+  return static_cast<unsigned>(std::clamp<size_t>(n / kMinStripeBytes, 1, tcp_stripes()));
+}
+
+bool striped_copy(int device, uint64_t remote_stream, void* dst, const void* src, size_t n, bool to_device,
+                  bool sync, cudaError_t* status) {
+  if (remote_stream == reinterpret_cast<uint64_t>(cudaStreamPerThread)) return false;
+  const unsigned stripes = stripes_for(device, n);
+  if (stripes < 2) return false;
   const size_t stripe = (n / stripes + kPage - 1) / kPage * kPage;
   std::atomic<int> first_error{cudaSuccess};
   auto move = [&](unsigned i) {

@@ -15,6 +15,11 @@ namespace rgpu::client {
 // Stripes a copy should use: RGPU_TCP_STRIPES, bounded by the helper threads.
 unsigned tcp_stripes();
 
+// How many stripes a copy of n bytes on `device` moves in: 1 where it is
+// not striped (too small, or not a tcp/tls session). Asynchronous copies of
+// page-locked memory (background_copies.hpp) are cut the same way.
+unsigned stripes_for(int device, size_t n);
+
 // Copies n bytes from src (host) to dst (device) or the other way, on the
 // server's stream remote_stream, and sets *status. False when the copy is
 // not striped (too small, a shared-memory session, the per-thread default

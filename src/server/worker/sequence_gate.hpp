@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <set>
 
 namespace rgpu::server {
 
@@ -25,10 +26,13 @@ class SequenceGate {
   static constexpr std::chrono::milliseconds kPollInterval{200};
 
   enum class Turn { go, closed, out_of_range, abandoned };
-  // Waits until request `seq` may start. Requests numbered 0 are not
-  // ordered and pass at once; one numbered past kMaxAhead never will, and
-  // nothing waits for it: a request cannot pin the session.
-  Turn wait_turn(uint64_t seq, const Abandoned& abandoned = nullptr);
+  // Waits until request `seq` may start: once every request before it has,
+  // or, for the part of a copy with `parts_before` parts numbered just
+  // before it (proto::parts_before), every request before the first part.
+  // Requests numbered 0 are not ordered and pass at once; one numbered past
+  // kMaxAhead never will, and nothing waits for it: a request cannot pin the
+  // session.
+  Turn wait_turn(uint64_t seq, unsigned parts_before = 0, const Abandoned& abandoned = nullptr);
   // Request `seq` has started (see above); lets the next one go.
   void started(uint64_t seq);
   // The session is over: every waiter gives up.
@@ -37,7 +41,10 @@ class SequenceGate {
  private:
   std::mutex mutex_;
   std::condition_variable turn_;
+  // Every request up to last_started_ has started; parts of a copy may
+  // start out of order, at most kMaxPartsBefore ahead: those are held here.
   uint64_t last_started_ = 0;
+  std::set<uint64_t> started_ahead_;
   bool closed_ = false;
 };
 

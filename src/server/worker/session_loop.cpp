@@ -129,7 +129,7 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
     proto::recv_args(conn, h, args);
     const uint16_t green = proto::header_green_slot(h.device);
     h.device = proto::header_ordinal(h.device);
-    switch (s.gate.wait_turn(h.seq, [&] { return peer_gone(conn); })) {
+    switch (s.gate.wait_turn(h.seq, proto::parts_before(h.flags), [&] { return peer_gone(conn); })) {
       case SequenceGate::Turn::go: break;
       case SequenceGate::Turn::closed: return;
       case SequenceGate::Turn::out_of_range:
