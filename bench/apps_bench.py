@@ -2,7 +2,10 @@
 through rgpu in the same suite run (tools/gpu-suite.sh compares them):
 PyTorch training-step time of a CNN and a small transformer, cuBLAS SGEMM
 with its pageable host<->device copies (the rCUDA paper's benchmark), and the
-time of a process's first cuBLAS call. Prints one JSON object; with the
+time of a process's first cuBLAS call, synchronising loops (a small matmul
+then `.item()`; a CuPy kernel then `.get()`: per iteration, the cost a
+round trip adds) and asynchronous copies of 256 MB between page-locked host
+memory and the GPU (`non_blocking=True`). Prints one JSON object; with the
 argument first-call, only that time (run against a fresh server, it is the
 cost of shipping cuBLAS's kernels there the first time). With the argument
 trace-steps, run under RGPU_TRACE=1, it runs warm training steps of each
@@ -93,8 +96,58 @@ def sgemm_with_copies(n):
     return timed(run, 3)
 
 
+def item_loop_step():
+    a = torch.randn(64, 64, device=dev)
+
+    def step():
+        (a @ a).sum().item()
+    return step
+
+
+def cupy_get_step():
+    import cupy as cp
+    x = cp.arange(1024, dtype=cp.float32)
+    k = cp.ElementwiseKernel("float32 x", "float32 y", "y = x * 2.0f + 1.0f", "rgpu_bench_axpb")
+
+    def step():
+        k(x)[:4].get()
+    return step
+
+
+def per_iteration(step, iterations):
+    step()
+    t0 = time.perf_counter()
+    for _ in range(iterations):
+        step()
+    return (time.perf_counter() - t0) / iterations
+
+
+def pinned_copies(mb=256):
+    """Seconds for one asynchronous upload and one download of `mb` MB
+    between page-locked memory and the GPU, each waited for at the end."""
+    n = mb << 20
+    host = torch.empty(n, dtype=torch.uint8).pin_memory()
+    host.fill_(7)
+    gpu = torch.empty(n, dtype=torch.uint8, device=dev)
+    times = {}
+    for name, dst, src in (("h2d", gpu, host), ("d2h", host, gpu)):
+        dst.copy_(src, non_blocking=True)
+        torch.cuda.synchronize()
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            dst.copy_(src, non_blocking=True)
+            torch.cuda.synchronize()
+            best = min(best, time.perf_counter() - t0)
+        times[name] = best
+    return times
+
+
+LOOPS = [("item_loop", item_loop_step, 100), ("cupy_get_loop", cupy_get_step, 200)]
+
 if sys.argv[1:] == ["trace-steps"]:
-    for name, make in [("cnn", cnn_step), ("transformer", transformer_step)]:
+    for name, make in [("cnn", cnn_step), ("transformer", transformer_step),
+                       ("item_loop", item_loop_step), ("cupy_get_loop", cupy_get_step)]:
         traced_steps(name, make())
     sys.exit(0)
 out["first_cublas_call_s"] = first_cublas_call()
@@ -107,6 +160,16 @@ for name, make in [("cnn_step_s", cnn_step), ("transformer_step_s", transformer_
         out[name] = timed(make(), 20)
     except Exception as e:  # noqa: BLE001 - reported in the JSON
         out[name] = f"error: {type(e).__name__}"
+for name, make, iterations in LOOPS:
+    try:
+        out[f"{name}_iteration_s"] = per_iteration(make(), iterations)
+    except Exception as e:  # noqa: BLE001 - reported in the JSON
+        out[f"{name}_iteration_s"] = f"error: {type(e).__name__}"
+try:
+    for direction, seconds in pinned_copies().items():
+        out[f"pinned_async_{direction}_256MB_s"] = seconds
+except Exception as e:  # noqa: BLE001 - reported in the JSON
+    out["pinned_async_256MB_s"] = f"error: {type(e).__name__}"
 for n in (4096, 8192, 16384):
     try:
         out[f"sgemm_copies_{n}_s"] = sgemm_with_copies(n)

@@ -21,7 +21,9 @@ print("|---" * (2 + 2 * len(runs)) + "|")
 
 
 def cell(v):
-    return f"{v * 1e3:.1f} ms" if isinstance(v, float) else str(v)
+    if not isinstance(v, float):
+        return str(v)
+    return f"{v * 1e6:.1f} us" if v < 1e-3 else f"{v * 1e3:.1f} ms"
 
 
 for key in local or {k for _, r in runs for k in r}:
