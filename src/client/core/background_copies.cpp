@@ -73,6 +73,8 @@ void BackgroundCopies::serve(Lane* lane) {
     } else {
       args.put<uint64_t>(c.device_ptr).put<uint64_t>(c.n).put<uint64_t>(c.stream);
       e = lane->post_answered(proto::kOpMemcpyDtoH, c.device, args.bytes(), {}, c.host, c.n, q.seq, q.parts_before);
+      // Answered once the stream got there: it is idle if nothing came after.
+      if (e == cudaSuccess) session_.mark_idle(q.seq, c.device, c.stream);
     }
     std::lock_guard lock(mutex_);
     if (e != cudaSuccess && error_ == cudaSuccess) error_ = e;

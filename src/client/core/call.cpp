@@ -112,6 +112,27 @@ cudaError_t Call::run_into(void* dst, size_t n) {
   return e;
 }
 
+cudaError_t Call::run_synchronizing(uint64_t stream) {
+  if (cudaError_t e; dev_->session->synchronized_already(wire_device_, stream, &e)) return e;
+  uint64_t seq = 0;
+  cudaError_t e = traced(op_, false, args_.size(), [&] {
+    return dev_->session->call(op_, wire_device_, args_.bytes(), {}, reply_buf_, report_deferred_, &seq);
+  });
+  reply_ = proto::Reader(reply_buf_);
+  if (e == cudaSuccess) dev_->session->mark_idle(seq, wire_device_, stream);
+  return e;
+}
+
+cudaError_t Call::run_into_synchronizing(void* dst, size_t n, uint64_t stream) {
+  uint64_t seq = 0;
+  cudaError_t e = traced(op_, false, args_.size(), [&] {
+    return dev_->session->call_into(op_, wire_device_, args_.bytes(), dst, n, reply_buf_, &seq);
+  });
+  reply_ = proto::Reader(reply_buf_);
+  if (e == cudaSuccess) dev_->session->mark_idle(seq, wire_device_, stream);
+  return e;
+}
+
 bool descriptor_open(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) != -1; }
 
 cudaError_t Call::descriptors_travel(const char* api) const {

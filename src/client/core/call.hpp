@@ -38,6 +38,12 @@ class Call {
   }
   cudaError_t run(std::span<const iovec> payload = {});
   cudaError_t run_into(void* dst, size_t n);
+  // A call that, when it succeeds, has waited for everything queued on the
+  // server's `stream` (Session::mark_idle): a stream synchronize, which is
+  // answered without a round trip while that stream is known idle, or a
+  // download (n bytes into dst).
+  cudaError_t run_synchronizing(uint64_t stream);
+  cudaError_t run_into_synchronizing(void* dst, size_t n, uint64_t stream);
   // Synchronous calls that hand the server a descriptor (which must be
   // open, else cudaErrorInvalidValue), or take one from its reply (*fd: -1
   // unless the call succeeded); shm only.

@@ -236,6 +236,26 @@ void Session::drop_fd(int* fd) {
   *fd = -1;
 }
 
+void Session::mark_idle(uint64_t seq, uint16_t device, uint64_t stream) {
+  // The per-thread default stream is a different stream for each thread.
+  if (seq == 0 || stream == reinterpret_cast<uint64_t>(cudaStreamPerThread)) return;
+  std::lock_guard lock(idle_mutex_);
+  if (seq >= idle_stream_.seq) idle_stream_ = {seq, device, stream};
+}
+
+bool Session::synchronized_already(uint16_t device, uint64_t stream, cudaError_t* status) {
+  uint64_t seq;
+  {
+    std::lock_guard lock(idle_mutex_);
+    seq = idle_stream_.seq;
+    if (seq == 0 || seq + 1 != next_seq_.load() || idle_stream_.device != device || idle_stream_.stream != stream)
+      return false;
+  }
+  // A background download numbered before the mark may still be on the wire.
+  *status = settle(cudaSuccess, seq + 1);
+  return true;
+}
+
 cudaError_t Session::settle(cudaError_t status, uint64_t seq) {
   // A query answering "not ready" promises nothing about earlier work; an
   // unnumbered request (seq 0) is ordered after nothing.

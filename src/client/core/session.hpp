@@ -44,19 +44,32 @@ class Session {
   // asynchronous call of this thread hit. reply_args receives the reply's
   // outputs. Calls that only read information pass report_deferred=false so
   // that error stays pending for the application's next call.
+  // *used, when given, receives the number the request went with.
   cudaError_t call(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                    std::span<const iovec> payload, std::vector<uint8_t>& reply_args,
-                   bool report_deferred = true) {
+                   bool report_deferred = true, uint64_t* used = nullptr) {
     uint64_t seq = 0;
     cudaError_t e = lane().call(op, device, args, payload, reply_args, report_deferred, &seq);
+    if (used) *used = seq;
     return report_deferred ? settle(e, seq) : e;
   }
   // Synchronous call whose reply streams n bytes into dst.
   cudaError_t call_into(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst,
-                        size_t n, std::vector<uint8_t>& reply_args) {
+                        size_t n, std::vector<uint8_t>& reply_args, uint64_t* used = nullptr) {
     uint64_t seq = 0;
-    return settle(lane().call_into(op, device, args, dst, n, reply_args, &seq), seq);
+    cudaError_t e = settle(lane().call_into(op, device, args, dst, n, reply_args, &seq), seq);
+    if (used) *used = seq;
+    return e;
   }
+  // Request `seq` finished with nothing left queued on `stream` of `device`
+  // (server handles): a stream synchronize, or a download on that stream.
+  // While no request is numbered after it, that stream is known to be idle,
+  // and synchronizing it again needs no round trip (CuPy's `.get()` and
+  // PyTorch's `.item()` synchronize right after such a download).
+  void mark_idle(uint64_t seq, uint16_t device, uint64_t stream);
+  // True when the stream is known idle; *status is then the synchronize's
+  // answer, once the background copies numbered before are done.
+  bool synchronized_already(uint16_t device, uint64_t stream, cudaError_t* status);
   // Synchronous call that also hands the server an open descriptor (shm).
   cudaError_t call_with_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int fd,
                            std::vector<uint8_t>& reply_args) {
@@ -120,6 +133,13 @@ class Session {
   std::string transport_name_;
   proto::HelloReply hello_;
   std::atomic<uint64_t> next_seq_{1};
+  struct IdleStream {
+    uint64_t seq = 0;  // 0: none known
+    uint16_t device = 0;
+    uint64_t stream = 0;
+  };
+  std::mutex idle_mutex_;
+  IdleStream idle_stream_;
   std::atomic<bool> dead_{false};
   std::mutex mutex_;  // guards the lane lists
   std::vector<std::unique_ptr<Lane>> lanes_;

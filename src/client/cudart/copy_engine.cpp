@@ -225,7 +225,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       if (cudaError_t e; striped_copy(dev, s, dst, src, n, false, true, &e)) return e;
       // Into pageable memory even an asynchronous copy returns only once the
       // data is there, as locally.
-      return call.run_into(dst, n);
+      return call.run_into_synchronizing(dst, n, s);
     }
     case Dir::d2d: {
       int src_dev;

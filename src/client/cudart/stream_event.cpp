@@ -96,7 +96,13 @@ extern "C" cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 extern "C" cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  return api([&] { return on_stream(proto::kOpStreamSynchronize, stream); });
+  return api([&]() -> cudaError_t {
+    Call call(proto::kOpStreamSynchronize);
+    uint64_t s;
+    if (cudaError_t e = call.to_stream(stream, &s)) return e;
+    call.args().put<uint64_t>(s);
+    return call.run_synchronizing(s);
+  });
 }
 
 extern "C" cudaError_t cudaStreamQuery(cudaStream_t stream) {
