@@ -63,29 +63,38 @@ bool replace_with_memfd(uint64_t base, size_t size, int fd) {
 
 }  // namespace
 
-bool share_with_servers(uint64_t base, size_t size, int fd) {
+const ShareOps kPageLockedShare{proto::kOpHostRegisterShared, proto::kOpHostUnregisterShared};
+const ShareOps kManagedShare{proto::kOpManagedMap, proto::kOpManagedUnmap};
+
+cudaError_t map_on_servers(const ShareOps& ops, uint64_t base, size_t size, int fd) {
   auto sessions = Runtime::get().sharing_sessions();
   proto::Writer w;
   w.put<uint64_t>(base).put<uint64_t>(size);
   std::vector<uint8_t> reply;
   for (size_t i = 0; i < sessions.size(); ++i) {
     auto [session, gpu] = sessions[i];
-    if (session->call_with_fd(proto::kOpHostRegisterShared, gpu, w.bytes(), fd, reply) != cudaSuccess) {
-      unshare_with_servers(base, i);
-      return false;
+    if (cudaError_t e = session->call_with_fd(ops.map, gpu, w.bytes(), fd, reply)) {
+      unmap_on_servers(ops, base, i);
+      return e;
     }
   }
-  return !sessions.empty();
+  return cudaSuccess;
 }
 
-void unshare_with_servers(uint64_t base, size_t count) {
+void unmap_on_servers(const ShareOps& ops, uint64_t base, size_t count) {
   auto sessions = Runtime::get().sharing_sessions();
   proto::Writer w;
   w.put<uint64_t>(base);
   std::vector<uint8_t> reply;
   for (size_t i = 0; i < count && i < sessions.size(); ++i)
-    sessions[i].first->call(proto::kOpHostUnregisterShared, sessions[i].second, w.bytes(), {}, reply);
+    sessions[i].first->call(ops.unmap, sessions[i].second, w.bytes(), {}, reply);
 }
+
+bool share_with_servers(uint64_t base, size_t size, int fd) {
+  return !Runtime::get().sharing_sessions().empty() && map_on_servers(kPageLockedShare, base, size, fd) == cudaSuccess;
+}
+
+void unshare_with_servers(uint64_t base, size_t count) { unmap_on_servers(kPageLockedShare, base, count); }
 
 SharedPages registered_pages(uint64_t ptr, size_t size, int fd) {
   const size_t page = page_size();

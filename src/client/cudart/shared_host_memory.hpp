@@ -6,16 +6,29 @@
 // in place by a sealed memfd holding the same bytes (only private anonymous
 // memory: the heap, malloc's and the program's own anonymous mappings).
 #pragma once
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 
 namespace rgpu::client {
 
-// Tells every sharing server to map and pin fd at base; false when one
-// refused (then none keeps it).
-bool share_with_servers(uint64_t base, size_t size, int fd);
+// The requests that make a worker map a memfd of the application and drop it.
+struct ShareOps {
+  uint16_t map;
+  uint16_t unmap;
+};
+extern const ShareOps kPageLockedShare;  // mapped and pinned
+extern const ShareOps kManagedShare;     // mapped at the same address
+
+// Tells every sharing server to map fd at base; on failure none keeps it.
+cudaError_t map_on_servers(const ShareOps& ops, uint64_t base, size_t size, int fd);
 // Tells the first `count` sharing servers to drop the region at base.
+void unmap_on_servers(const ShareOps& ops, uint64_t base, size_t count);
+// Page-locked memory mapped and pinned by every sharing server; false when
+// there is none or one refused.
+bool share_with_servers(uint64_t base, size_t size, int fd);
 void unshare_with_servers(uint64_t base, size_t count);
 
 struct SharedPages {
