@@ -23,11 +23,11 @@ bool tracing() {
 }
 
 // RGPU_TRACE=1: every forwarded call, its result and its time, on stderr.
-std::atomic<void (*)()> g_before_device_work{nullptr};
+std::atomic<void (*)(uint16_t, bool)> g_before_device_work{nullptr};
 
 template <typename F>
 cudaError_t traced(uint16_t op, bool async, size_t arg_bytes, F&& f) {
-  if (auto hook = g_before_device_work.load(std::memory_order_acquire)) hook();
+  if (auto hook = g_before_device_work.load(std::memory_order_acquire)) hook(op, async);
   if (!tracing()) return f();
   auto t0 = std::chrono::steady_clock::now();
   cudaError_t e = f();
@@ -39,7 +39,7 @@ cudaError_t traced(uint16_t op, bool async, size_t arg_bytes, F&& f) {
 
 }  // namespace
 
-void set_before_device_work(void (*hook)()) { g_before_device_work.store(hook, std::memory_order_release); }
+void set_before_device_work(void (*hook)(uint16_t, bool)) { g_before_device_work.store(hook, std::memory_order_release); }
 
 HandleRegistry<cudaStream_t>& streams() {
   static auto* r = new HandleRegistry<cudaStream_t>;

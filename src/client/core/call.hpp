@@ -13,8 +13,10 @@
 namespace rgpu::client {
 
 // Runs before every forwarded call, which may let a GPU touch memory (the
-// runtime's software-coherent managed memory hands its host writes over).
-void set_before_device_work(void (*hook)());
+// runtime's software-coherent managed memory hands its host writes over),
+// with the call's op and whether it is asynchronous (GPU work may still run
+// when it returns).
+void set_before_device_work(void (*hook)(uint16_t op, bool async));
 
 // Whether `fd` is an open descriptor of this process: one that sendmsg
 // refuses would cost the connection it travels on.

@@ -7,7 +7,8 @@ namespace rgpu::client {
 const char* const kHostMemoryReach =
     "the GPU reaches the application's page-locked memory where cudaHostAlloc/cudaMallocHost/cuMemHostAlloc made "
     "it (over shm the server maps it; elsewhere it becomes device memory kept coherent in software), never memory "
-    "the application registered (cudaHostRegister) outside shm";
+    "the application registered (cudaHostRegister) outside shm, nor registered memory that is not private anonymous "
+    "memory (a file's pages, shared memory, the stack)";
 
 void adjust_host_memory_facts(cudaDeviceProp& p, bool shares_memory) {
   p.pageableMemoryAccess = 0;

@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "client/core/call.hpp"
+#include "client/cudart/concurrent_writes.hpp"
 #include "client/cudart/device_backing.hpp"
 #include "common/log.hpp"
+#include "protocol/ops.hpp"
 
 namespace rgpu::client::coherent_memory {
 namespace {
@@ -29,6 +31,9 @@ struct Range {
   device_backing::Allocation memory;  // the device allocation holding it (freed with it)
   cudaStream_t stream;  // its device's copy stream
   std::vector<State> chunks;
+  // Chunks fetched while GPU work may have been running, as fetched: at
+  // write-back, what the GPU changed since is kept (concurrent_writes).
+  std::map<size_t, std::vector<uint8_t>> fetched_while_gpu_ran;
 };
 
 struct Registry {
@@ -52,6 +57,10 @@ Registry& registry() {
   return *r;
 }
 
+// Asynchronous work (a launch, an async copy) went to a GPU since the last
+// device-wide synchronization: it may still run, and touch managed memory.
+std::atomic<bool> g_gpu_may_run{false};
+
 // Set while this thread moves chunks: its own copies must not flush again,
 // and a fault of its own is not one to serve.
 thread_local bool t_busy = false;
@@ -70,10 +79,31 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cuda
   return cudaStreamSynchronize(stream);
 }
 
+// A dirty chunk fetched while the GPU may have run: the GPU's bytes as they
+// are now, with the host's changes since the fetch laid over them, so
+// writes of each side to different bytes both survive. Bytes both sides
+// changed cannot be made coherent (CPU and GPU atomics on one allocation,
+// systemWideAtomics): the host's win, and the first time it is logged.
+void keep_gpu_writes(const Range& r, size_t i, const std::vector<uint8_t>& fetched, std::vector<uint8_t>* host) {
+  std::vector<uint8_t> now(host->size());
+  if (copy(now.data(), device_chunk(r, i), now.size(), cudaMemcpyDeviceToHost, r.stream) != cudaSuccess ||
+      now == fetched)
+    return;
+  size_t both = merge_concurrent_writes(fetched.data(), now.data(), host->data(), now.size());
+  static std::atomic<bool> logged{false};
+  if (both && !logged.exchange(true))
+    RGPU_LOG(error, "managed memory at 0x%llx was written by the host and by the GPU at once (%zu bytes both "
+             "changed): through rgpu the host works on a copy that is written back at its next CUDA call, so "
+             "concurrent CPU and GPU access to one allocation (system-scope atomics, as in systemWideAtomics) "
+             "is not coherent; the host's bytes were kept. concurrentManagedAccess reads 0: synchronize before "
+             "the host touches managed memory a kernel uses",
+             static_cast<unsigned long long>(reinterpret_cast<uint64_t>(device_chunk(r, i))), both);
+}
+
 // Dirty chunks to the GPU, then no host copy left. Registry locked.
 void flush_and_drop(Registry& reg) {
   std::vector<uint8_t> staging;
-  for (auto& [base, r] : reg.ranges)
+  for (auto& [base, r] : reg.ranges) {
     for (size_t i = 0; i < r.chunks.size(); ++i) {
       if (r.chunks[i] == State::invalid) continue;
       auto* p = reinterpret_cast<char*>(base + i * kChunk);
@@ -83,6 +113,8 @@ void flush_and_drop(Registry& reg) {
         // handler instead of landing after the copy.
         mprotect(p, n, PROT_READ);
         staging.assign(p, p + n);
+        if (auto fetched = r.fetched_while_gpu_ran.find(i); fetched != r.fetched_while_gpu_ran.end())
+          keep_gpu_writes(r, i, fetched->second, &staging);
         if (cudaError_t e = copy(device_chunk(r, i), staging.data(), n, cudaMemcpyHostToDevice, r.stream))
           RGPU_LOG(error, "coherent memory: writing back 0x%llx failed (%d): the GPU keeps older data",
                    static_cast<unsigned long long>(base + i * kChunk), static_cast<int>(e));
@@ -90,17 +122,26 @@ void flush_and_drop(Registry& reg) {
       mprotect(p, n, PROT_NONE);
       r.chunks[i] = State::invalid;
     }
+    r.fetched_while_gpu_ran.clear();
+  }
   reg.host_copies.store(false, std::memory_order_release);
 }
 
-void before_device_work() {
+void before_device_work(uint16_t op, bool async) {
   Registry& reg = registry();
-  if (t_busy || !reg.host_copies.load(std::memory_order_acquire)) return;
-  // A copy thread of a chunk fetch in progress must not wait for it.
-  std::unique_lock lock(reg.mutex, std::try_to_lock);
-  if (!lock) return;
-  Busy busy;
-  flush_and_drop(reg);
+  if (!t_busy && reg.host_copies.load(std::memory_order_acquire)) {
+    // A copy thread of a chunk fetch in progress must not wait for it.
+    std::unique_lock lock(reg.mutex, std::try_to_lock);
+    if (lock) {
+      Busy busy;
+      flush_and_drop(reg);
+    }
+  }
+  if (t_busy) return;  // a fetch or write-back of its own, complete when it returns
+  if (async)
+    g_gpu_may_run.store(true, std::memory_order_relaxed);
+  else if (op == proto::kOpDeviceSynchronize)
+    g_gpu_may_run.store(false, std::memory_order_relaxed);
 }
 
 bool write_fault(void* context) {
@@ -129,8 +170,16 @@ bool serve_fault(uint64_t address, bool write) {
     // Filled aside and moved in whole, so no thread sees a partial chunk.
     void* fresh = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (fresh == MAP_FAILED) return false;
-    if (copy(fresh, device_chunk(r, i), n, cudaMemcpyDeviceToHost, r.stream) != cudaSuccess || mprotect(fresh, n, access) != 0 ||
-        mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
+    if (copy(fresh, device_chunk(r, i), n, cudaMemcpyDeviceToHost, r.stream) != cudaSuccess) {
+      munmap(fresh, n);
+      return false;
+    }
+    if (g_gpu_may_run.load(std::memory_order_relaxed)) {
+      auto* bytes = static_cast<const uint8_t*>(fresh);
+      r.fetched_while_gpu_ran[i].assign(bytes, bytes + n);
+    }
+    if (mprotect(fresh, n, access) != 0 || mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
+      r.fetched_while_gpu_ran.erase(i);
       munmap(fresh, n);
       return false;
     }

@@ -12,7 +12,10 @@
 // dropped. Fetches and write-backs run on a stream of their own that waits
 // for no other work, so a kernel that waits for a flag the host writes gets
 // it at the host's next CUDA call instead of deadlocking the copy. Host
-// access while GPU work runs is the application's race, as on such GPUs.
+// access while GPU work runs is the application's race, as on such GPUs: a
+// chunk fetched while asynchronous work was outstanding keeps, at
+// write-back, the GPU's changes to bytes the host left alone, and bytes
+// both changed are logged once (concurrent_writes.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -13,6 +13,7 @@
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cudart/coherent_memory.hpp"
+#include "client/cudart/shared_host_memory.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "transport/shm/shared_memory.hpp"
@@ -51,32 +52,6 @@ bool all_servers_share_memory() {
   return rt.device_count() > 0;
 }
 
-// Tells the first `count` sharing servers to drop the mapping at base.
-void unmap_on_servers(uint64_t base, size_t count) {
-  auto sessions = Runtime::get().sharing_sessions();
-  proto::Writer w;
-  w.put<uint64_t>(base);
-  std::vector<uint8_t> reply;
-  for (size_t i = 0; i < count && i < sessions.size(); ++i)
-    sessions[i].first->call(proto::kOpManagedUnmap, sessions[i].second, w.bytes(), {}, reply);
-}
-
-// Maps fd at base in every worker; on failure none keeps it.
-cudaError_t map_on_servers(uint64_t base, size_t size, int fd) {
-  auto sessions = Runtime::get().sharing_sessions();
-  proto::Writer w;
-  w.put<uint64_t>(base).put<uint64_t>(size);
-  std::vector<uint8_t> reply;
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    auto [session, gpu] = sessions[i];
-    if (cudaError_t e = session->call_with_fd(proto::kOpManagedMap, gpu, w.bytes(), fd, reply)) {
-      unmap_on_servers(base, i);
-      return e;
-    }
-  }
-  return cudaSuccess;
-}
-
 // One attempt at the next free slot: maps it here and in every worker.
 cudaError_t try_slot(size_t size, int fd, uint64_t* base) {
   uint64_t slot = g_next_slot.fetch_add((size + 2 * kSlotAlign - 1) / kSlotAlign * kSlotAlign);
@@ -87,7 +62,7 @@ cudaError_t try_slot(size_t size, int fd, uint64_t* base) {
     munmap(p, size);
     return cudaErrorMemoryAllocation;
   }
-  if (cudaError_t e = map_on_servers(slot, size, fd)) {
+  if (cudaError_t e = map_on_servers(kManagedShare, slot, size, fd)) {
     munmap(p, size);
     return e;
   }
@@ -138,7 +113,7 @@ cudaError_t malloc_managed(void** ptr, size_t size, unsigned flags) {
   int device = Runtime::current_device();
   // Copies and memsets naming the memory go to the current device's server.
   if (!MemoryMap::get().add_device(base, bytes, device)) {
-    unmap_on_servers(base, Runtime::get().sharing_sessions().size());
+    unmap_on_servers(kManagedShare, base, Runtime::get().sharing_sessions().size());
     munmap(reinterpret_cast<void*>(base), bytes);
     close(fd);
     return cudaErrorMemoryAllocation;
@@ -183,7 +158,7 @@ cudaError_t free_managed(uint64_t base) {
   }
   if (r.fd < 0) return coherent_memory::release(base);
   MemoryMap::get().remove_device(base);
-  unmap_on_servers(base, rt.sharing_sessions().size());
+  unmap_on_servers(kManagedShare, base, rt.sharing_sessions().size());
   munmap(reinterpret_cast<void*>(base), r.size);
   close(r.fd);
   return cudaSuccess;

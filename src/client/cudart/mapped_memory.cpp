@@ -101,10 +101,18 @@ cudaError_t reach(const HostRange& range, int device, uint64_t* device_address) 
 
 [[maybe_unused]] const bool g_reach_set = (set_page_locked_reach(reach), true);
 
-// Device ranges handed out for mapped host memory, by host base.
+// A device range handed out for mapped host memory: the worker's region
+// (which for registered memory starts at the page below the range's base)
+// and the device address of the host range's base.
+struct Mapping {
+  uint64_t region;
+  uint64_t at_base;
+};
+
+// By host base.
 struct Mappings {
   std::mutex mutex;
-  std::multimap<uint64_t, uint64_t> device_base;
+  std::multimap<uint64_t, Mapping> device_base;
 };
 
 Mappings& mappings() {
@@ -146,7 +154,7 @@ cudaError_t device_pointer(void** device, void* host) {
   auto known = MemoryMap::get().find_device(base);
   if (!known) {
     if (!MemoryMap::get().add_device(base, size, call.device_index())) return cudaErrorMemoryAllocation;
-    mappings().device_base.emplace(range->base, base);
+    mappings().device_base.emplace(range->base, Mapping{base, address - offset});
   } else if (known->base != base || !same_server(known->device, call.device_index())) {
     return cudaErrorMemoryAllocation;  // the address names other memory of the application
   }  // else mapped for another GPU of this server already: its worker's one mapping
@@ -163,7 +171,7 @@ std::optional<uint64_t> mapped_device_address(uint64_t host) {
   std::lock_guard lock(mappings().mutex);
   auto it = mappings().device_base.find(range->base);
   if (it == mappings().device_base.end()) return std::nullopt;
-  return it->second + (host - range->base);
+  return it->second.at_base + (host - range->base);
 }
 
 std::optional<uint64_t> mapped_host_address(uint64_t device) {
@@ -172,21 +180,21 @@ std::optional<uint64_t> mapped_host_address(uint64_t device) {
   auto range = MemoryMap::get().find_device(device);
   if (!range) return std::nullopt;
   std::lock_guard lock(mappings().mutex);
-  for (auto [host_base, device_base] : mappings().device_base)
-    if (device_base == range->base) return host_base + (device - device_base);
+  for (auto [host_base, mapping] : mappings().device_base)
+    if (mapping.region == range->base) return host_base + (device - mapping.at_base);
   return std::nullopt;
 }
 
 std::optional<uint64_t> page_locked_device_address(const HostRange& range, uint64_t host) {
   if (auto mapped = mapped_device_address(host)) return mapped;
-  if (range.registered) return std::nullopt;
+  if (range.registered && range.shared_fd < 0) return std::nullopt;
   return host;
 }
 
 void forget_mapped(uint64_t host_base) {
   std::lock_guard lock(mappings().mutex);
   auto [first, last] = mappings().device_base.equal_range(host_base);
-  for (auto it = first; it != last; ++it) MemoryMap::get().remove_device(it->second);
+  for (auto it = first; it != last; ++it) MemoryMap::get().remove_device(it->second.region);
   mappings().device_base.erase(first, last);
 }
 

@@ -38,7 +38,7 @@ std::optional<uint64_t> mapped_host_address(uint64_t device);
 // What pointer attributes report as the device address of `host` in `range`:
 // the mapped one, else the host address itself for memory rgpu allocated
 // (launches promote it; NVIDIA's runtime asks every attribute at once, so
-// asking does not promote); none for registered memory.
+// asking does not promote); none for registered memory no server maps.
 std::optional<uint64_t> page_locked_device_address(const HostRange& range, uint64_t host);
 
 }  // namespace rgpu::client

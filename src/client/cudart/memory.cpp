@@ -13,18 +13,13 @@
 #include "client/cudart/device_allocation.hpp"
 #include "client/cudart/managed_memory.hpp"
 #include "client/cudart/mapped_memory.hpp"
+#include "client/cudart/shared_host_memory.hpp"
 #include "common/log.hpp"
 #include "transport/shm/shared_memory.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
 using namespace rgpu::client;
-
-namespace {
-
-void unshare_with_servers(uint64_t base, size_t count);
-
-}  // namespace
 
 extern "C" cudaError_t cudaMalloc(void** devPtr, size_t size) {
   return api([&]() -> cudaError_t {
@@ -97,34 +92,6 @@ extern "C" cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
 
 namespace {
 
-// Over shm, page-locked memory is a memfd the servers map and pin too, so
-// copies from and to it need nothing on the socket. Returns false when some
-// server refused it (then no server keeps it).
-bool share_with_servers(const transport::SharedMemory& m) {
-  auto sessions = Runtime::get().sharing_sessions();
-  proto::Writer w;
-  w.put<uint64_t>(reinterpret_cast<uint64_t>(m.base)).put<uint64_t>(m.size);
-  std::vector<uint8_t> reply;
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    auto [session, gpu] = sessions[i];
-    if (session->call_with_fd(proto::kOpHostRegisterShared, gpu, w.bytes(), m.fd, reply) != cudaSuccess) {
-      unshare_with_servers(reinterpret_cast<uint64_t>(m.base), i);
-      return false;
-    }
-  }
-  return !sessions.empty();
-}
-
-// Tells the first `count` sharing servers to drop the region at `base`.
-void unshare_with_servers(uint64_t base, size_t count) {
-  auto sessions = Runtime::get().sharing_sessions();
-  proto::Writer w;
-  w.put<uint64_t>(base);
-  std::vector<uint8_t> reply;
-  for (size_t i = 0; i < count && i < sessions.size(); ++i)
-    sessions[i].first->call(proto::kOpHostUnregisterShared, sessions[i].second, w.bytes(), {}, reply);
-}
-
 cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
   if (!ptr) return cudaErrorInvalidValue;
   // Like CUDA, the first host allocation needs a working runtime.
@@ -136,7 +103,7 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
   if (!Runtime::get().sharing_sessions().empty()) {
     try {
       auto m = transport::create_shared_memory(size);
-      if (share_with_servers(m)) {
+      if (share_with_servers(reinterpret_cast<uint64_t>(m.base), m.size, m.fd)) {
         MemoryMap::get().add_host({reinterpret_cast<uint64_t>(m.base), size, flags, false, m.fd});
         *ptr = m.base;
         return cudaSuccess;
@@ -192,12 +159,16 @@ extern "C" cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int fla
   return api([&]() -> cudaError_t {
     if (!ptr || size == 0) return cudaErrorInvalidValue;
     if (cudaError_t e = Runtime::get().ensure_init()) return e;
-    // Memory the application already has cannot become shared memory, so a
-    // mapped registration has no device address: cudaHostGetDevicePointer
-    // says so, while programs that only ask for the flag keep working.
     if (MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
       return cudaErrorHostMemoryAlreadyRegistered;
-    MemoryMap::get().add_host({reinterpret_cast<uint64_t>(ptr), size, flags, true, -1});
+    // Over shm its pages become memory the servers map, as the driver pins
+    // them locally. Elsewhere (or where they cannot be shared) it has no
+    // device address: cudaHostGetDevicePointer says so, while programs that
+    // only copy through it keep working.
+    int fd = -1;
+    if (!Runtime::get().sharing_sessions().empty() && !(flags & cudaHostRegisterIoMemory))
+      if (auto pages = share_registered(ptr, size)) fd = pages->fd;
+    MemoryMap::get().add_host({reinterpret_cast<uint64_t>(ptr), size, flags, true, fd});
     return cudaSuccess;
   });
 }
@@ -209,6 +180,8 @@ extern "C" cudaError_t cudaHostUnregister(void* ptr) {
       return cudaErrorHostMemoryNotRegistered;
     Runtime::get().finish_background_copies();
     MemoryMap::get().remove_host(range->base);
+    forget_mapped(range->base);
+    if (range->shared_fd >= 0) unshare_registered(registered_pages(range->base, range->size, range->shared_fd));
     return cudaSuccess;
   });
 }

@@ -1,6 +1,9 @@
 // Texture and surface objects. Their resource descriptors name arrays by the
 // session's handles and memory by device address: each is checked against
-// the session's tables before the backend sees it. The object's value goes
+// the session's tables before the backend sees it. Memory must start in the
+// session's; its extent may run past that allocation, as the driver allows
+// (convolutionFFT2D's textures do): a texture only reads, and only this
+// worker's own context. The object's value goes
 // back to the client unchanged, since kernels read it; it is known by device
 // and value, as each device numbers its own.
 #include <cstring>
@@ -26,16 +29,20 @@ int32_t check_resource(SessionContext& s, const cudaResourceDesc& r) {
     case cudaResourceTypeLinear: {
       const auto& l = r.res.linear;
       if (!proto::channel_element_size(l.desc)) return cudaErrorInvalidChannelDescriptor;
-      return l.sizeInBytes && s.owns(address(l.devPtr), l.sizeInBytes) ? cudaSuccess : cudaErrorInvalidValue;
+      uint64_t end;
+      if (!l.sizeInBytes || __builtin_add_overflow(address(l.devPtr), l.sizeInBytes, &end))
+        return cudaErrorInvalidValue;
+      return s.owns(address(l.devPtr), 1) ? cudaSuccess : cudaErrorInvalidValue;
     }
     case cudaResourceTypePitch2D: {
       const auto& p = r.res.pitch2D;
       size_t element = proto::channel_element_size(p.desc), row, span;
       if (!element) return cudaErrorInvalidChannelDescriptor;
       if (p.width == 0 || p.height == 0 || __builtin_mul_overflow(p.width, element, &row) || row > p.pitchInBytes ||
-          __builtin_mul_overflow(p.height - 1, p.pitchInBytes, &span) || __builtin_add_overflow(span, row, &span))
+          __builtin_mul_overflow(p.height - 1, p.pitchInBytes, &span) || __builtin_add_overflow(span, row, &span) ||
+          __builtin_add_overflow(address(p.devPtr), span, &span))
         return cudaErrorInvalidValue;
-      return s.owns(address(p.devPtr), span) ? cudaSuccess : cudaErrorInvalidValue;
+      return s.owns(address(p.devPtr), 1) ? cudaSuccess : cudaErrorInvalidValue;
     }
   }
   return cudaErrorInvalidValue;

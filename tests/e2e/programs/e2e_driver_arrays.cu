@@ -212,9 +212,15 @@ int main() {
   CUDA_RESOURCE_VIEW_DESC view_back;
   CU_OK(cuTexObjectGetResourceViewDesc(&view_back, tp));
   CHECK(view_back.format == CU_RES_VIEW_FORMAT_NONE);
+  // Rows may run past the allocation, as the driver allows, but each must fit its pitch.
   pitched.res.pitch2D.height = 13;
   CUtexObject too_tall;
-  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuTexObjectCreate(&too_tall, &pitched, &tex, nullptr));
+  CU_OK(cuTexObjectCreate(&too_tall, &pitched, &tex, nullptr));
+  CU_OK(cuTexObjectDestroy(too_tall));
+  pitched.res.pitch2D.pitchInBytes = 16;
+  CUtexObject too_wide;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuTexObjectCreate(&too_wide, &pitched, &tex, nullptr));
+  pitched.res.pitch2D.pitchInBytes = pitch;
   CUsurfObject s;
   CU_OK(cuSurfObjectCreate(&s, &res));
   CU_OK(cuSurfObjectGetResourceDesc(&res_back, s));

@@ -1,0 +1,136 @@
+#include "client/cudart/shared_host_memory.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "client/core/runtime.hpp"
+#include "common/log.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/ops.hpp"
+#include "transport/shm/shared_memory.hpp"
+
+namespace rgpu::client {
+namespace {
+
+size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// Why [base, base + size) is not all private anonymous read-write memory
+// (per /proc/self/maps); empty when it is. A file's pages, shared memory
+// (rgpu's own included) and the stack, which grows, cannot be replaced.
+std::string not_private_anonymous(uint64_t base, size_t size) {
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (!maps) return "/proc/self/maps cannot be read";
+  uint64_t covered = base;
+  const uint64_t end = base + size;
+  std::string why;
+  char line[512];
+  while (covered < end && std::fgets(line, sizeof line, maps)) {
+    unsigned long long from, to, offset, inode;
+    char perms[5] = {}, device[16] = {}, path[256] = {};
+    if (std::sscanf(line, "%llx-%llx %4s %llx %15s %llu %255[^\n]", &from, &to, perms, &offset, device, &inode, path) <
+        6)
+      continue;
+    if (to <= covered || from >= end) continue;
+    if (from > covered) break;  // a hole
+    const char* name = path;
+    while (*name == ' ') ++name;
+    if (std::strncmp(perms, "rw-p", 4) != 0 || inode != 0 || (*name && std::strcmp(name, "[heap]") != 0)) {
+      why = std::string("its pages are ") + perms + (*name ? std::string(" ") + name : std::string(" anonymous")) +
+            " memory, not private anonymous read-write memory";
+      break;
+    }
+    covered = to;
+  }
+  std::fclose(maps);
+  if (why.empty() && covered < end) why = "part of it is not mapped";
+  return why;
+}
+
+// The pages [base, base + size) become fd's, holding the same bytes.
+bool replace_with_memfd(uint64_t base, size_t size, int fd) {
+  void* copy = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (copy == MAP_FAILED) return false;
+  std::memcpy(copy, reinterpret_cast<void*>(base), size);
+  munmap(copy, size);
+  return mmap(reinterpret_cast<void*>(base), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) !=
+         MAP_FAILED;
+}
+
+}  // namespace
+
+const ShareOps kPageLockedShare{proto::kOpHostRegisterShared, proto::kOpHostUnregisterShared};
+const ShareOps kManagedShare{proto::kOpManagedMap, proto::kOpManagedUnmap};
+
+cudaError_t map_on_servers(const ShareOps& ops, uint64_t base, size_t size, int fd) {
+  auto sessions = Runtime::get().sharing_sessions();
+  proto::Writer w;
+  w.put<uint64_t>(base).put<uint64_t>(size);
+  std::vector<uint8_t> reply;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    auto [session, gpu] = sessions[i];
+    if (cudaError_t e = session->call_with_fd(ops.map, gpu, w.bytes(), fd, reply)) {
+      unmap_on_servers(ops, base, i);
+      return e;
+    }
+  }
+  return cudaSuccess;
+}
+
+void unmap_on_servers(const ShareOps& ops, uint64_t base, size_t count) {
+  auto sessions = Runtime::get().sharing_sessions();
+  proto::Writer w;
+  w.put<uint64_t>(base);
+  std::vector<uint8_t> reply;
+  for (size_t i = 0; i < count && i < sessions.size(); ++i)
+    sessions[i].first->call(ops.unmap, sessions[i].second, w.bytes(), {}, reply);
+}
+
+bool share_with_servers(uint64_t base, size_t size, int fd) {
+  return !Runtime::get().sharing_sessions().empty() && map_on_servers(kPageLockedShare, base, size, fd) == cudaSuccess;
+}
+
+void unshare_with_servers(uint64_t base, size_t count) { unmap_on_servers(kPageLockedShare, base, count); }
+
+SharedPages registered_pages(uint64_t ptr, size_t size, int fd) {
+  const size_t page = page_size();
+  uint64_t base = ptr / page * page;
+  return {base, (ptr + size - base + page - 1) / page * page, fd};
+}
+
+std::optional<SharedPages> share_registered(void* ptr, size_t size) {
+  const uint64_t p = reinterpret_cast<uint64_t>(ptr);
+  SharedPages pages = registered_pages(p, size, -1);
+  if (std::string why = not_private_anonymous(pages.base, pages.size); !why.empty()) {
+    RGPU_LOG(warn, "cudaHostRegister(0x%llx, %zu): the GPU cannot be given this memory (%s): it is registered for "
+             "copies only, with no device address",
+             static_cast<unsigned long long>(p), size, why.c_str());
+    return std::nullopt;
+  }
+  pages.fd = transport::create_sealed_memfd("rgpu-registered", pages.size);
+  if (pages.fd < 0) return std::nullopt;
+  if (!replace_with_memfd(pages.base, pages.size, pages.fd)) {
+    RGPU_LOG(warn, "cudaHostRegister(0x%llx, %zu): its pages could not be shared with the server (%s)",
+             static_cast<unsigned long long>(p), size, std::strerror(errno));
+    close(pages.fd);
+    return std::nullopt;
+  }
+  if (!share_with_servers(pages.base, pages.size, pages.fd)) {
+    RGPU_LOG(warn, "cudaHostRegister(0x%llx, %zu): the server refused its pages: registered for copies only",
+             static_cast<unsigned long long>(p), size);
+    close(pages.fd);  // the pages stay the application's, as shared memory of its own
+    return std::nullopt;
+  }
+  return pages;
+}
+
+void unshare_registered(const SharedPages& pages) {
+  unshare_with_servers(pages.base, Runtime::get().sharing_sessions().size());
+  close(pages.fd);  // the mapping keeps the memory for the application
+}
+
+}  // namespace rgpu::client
