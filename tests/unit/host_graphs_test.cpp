@@ -151,9 +151,9 @@ TEST(HostGraphs, RefusedWorkInvalidatesTheCapture) {
   HostGraphs g(h);
   ASSERT_EQ(g.begin_capture(7, cudaStreamCaptureModeRelaxed), cudaSuccess);
   EXPECT_EQ(g.refuse(7), cudaErrorStreamCaptureUnsupported);
-  cudaStreamCaptureStatus status;
-  ASSERT_EQ(g.is_capturing(7, &status), cudaSuccess);
-  EXPECT_EQ(status, cudaStreamCaptureStatusInvalidated);
+  CaptureInfo info;
+  ASSERT_EQ(g.capture_info(7, &info), cudaSuccess);
+  EXPECT_EQ(info.status, cudaStreamCaptureStatusInvalidated);
   EXPECT_EQ(g.record(7, memset_node(at(h, 0), 1, 1)), cudaErrorStreamCaptureInvalidated);
   uint64_t graph = 1;
   EXPECT_EQ(g.end_capture(7, &graph), cudaErrorStreamCaptureInvalidated);

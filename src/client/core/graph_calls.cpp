@@ -551,12 +551,19 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
   if (!status) return cudaErrorInvalidValue;
   Call call(proto::kOpStreamGetCaptureInfo);
   if (cudaError_t e = on_stream(stream, call)) return e;
-  if (cudaError_t e = call.quiet().run()) return e;
-  auto status_number = call.reply().get<int32_t>();
+  // Libraries ask before every launch (CuPy, PyTorch): while this process
+  // captures nothing, no stream is capturing, and no round trip is needed.
+  int32_t status_number = cudaStreamCaptureStatusNone;
+  uint64_t capture_id = 0, remote_graph = 0;
+  t_capture_deps->clear();
+  if (g_captures > 0) {
+    if (cudaError_t e = call.quiet().run()) return e;
+    status_number = call.reply().get<int32_t>();
+    capture_id = call.reply().get<uint64_t>();
+    remote_graph = call.reply().get<uint64_t>();
+    t_capture_deps.get() = get_nodes(call.reply(), call.device_index());
+  }
   *status = static_cast<cudaStreamCaptureStatus>(status_number);
-  auto capture_id = call.reply().get<uint64_t>();
-  auto remote_graph = call.reply().get<uint64_t>();
-  t_capture_deps.get() = get_nodes(call.reply(), call.device_index());
   t_capture_edges->assign(t_capture_deps->size(), cudaGraphEdgeData{});
   bool active = status_number != cudaStreamCaptureStatusNone;
   if (id) *id = active ? capture_id : 0;

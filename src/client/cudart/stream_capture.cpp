@@ -35,6 +35,10 @@ extern "C" cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamC
   });
 }
 
+extern "C" cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  return api([&] { return stream_get_capture_info(stream, status, nullptr, nullptr, nullptr, nullptr, nullptr); });
+}
+
 extern "C" cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies,
                                                            const cudaGraphEdgeData* dependencyData,
                                                            size_t numDependencies, unsigned int flags) {

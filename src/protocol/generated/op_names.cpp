@@ -212,7 +212,6 @@ const char* op_name(uint16_t op) {
     case kOp_cudaDeviceSetSharedMemConfig: return "cudaDeviceSetSharedMemConfig";
     case kOp_cudaDeviceGetSharedMemConfig: return "cudaDeviceGetSharedMemConfig";
     case kOp_cudaStreamGetId: return "cudaStreamGetId";
-    case kOp_cudaStreamIsCapturing: return "cudaStreamIsCapturing";
     case kOp_cudaInitDevice: return "cudaInitDevice";
     case kOp_cudaCtxResetPersistingL2Cache: return "cudaCtxResetPersistingL2Cache";
     case kOp_cudaProfilerStart: return "cudaProfilerStart";

@@ -155,9 +155,9 @@ int32_t launch_host_func(SessionContext& s, Request& req, proto::Writer&) {
   // The client joins its callback connection before its first callback.
   if (!s.host_callbacks.attached()) return cudaErrorInvalidValue;
   // Captured, it becomes a graph's host node, which may run many times.
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  s.backend().cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream), &status);
-  if (status != cudaStreamCaptureStatusNone) {
+  CaptureInfo capture;
+  s.backend().graphs().capture_info(stream, &capture);
+  if (capture.status != cudaStreamCaptureStatusNone) {
     s.backend().graphs().set_host_node_runner(HostNodeRecords::run);
     return s.backend().graphs().capture_host_node(stream, s.host_nodes.record(id));
   }

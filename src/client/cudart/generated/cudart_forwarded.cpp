@@ -176,20 +176,6 @@ extern "C" cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long*
   });
 }
 
-extern "C" cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus) {
-  return rgpu::client::api([&]() -> cudaError_t {
-    if (!pCaptureStatus) return cudaErrorInvalidValue;
-    rgpu::client::Call call(rgpu::proto::kOp_cudaStreamIsCapturing);
-    uint64_t stream_remote;
-    if (cudaError_t e = call.to_stream(stream, &stream_remote)) return e;
-    call.quiet();
-    call.args().put(stream_remote);
-    if (cudaError_t e = call.run()) return e;
-    *pCaptureStatus = call.reply().get<cudaStreamCaptureStatus>();
-    return cudaSuccess;
-  });
-}
-
 extern "C" cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
   return rgpu::client::api([&]() -> cudaError_t {
     rgpu::client::Call call(rgpu::proto::kOp_cudaInitDevice);

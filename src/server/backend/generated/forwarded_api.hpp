@@ -31,7 +31,6 @@ class ForwardedApi {
   virtual int32_t cudaDeviceSetSharedMemConfig(proto::EnumNumber<cudaSharedMemConfig> /*config*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaDeviceGetSharedMemConfig(cudaSharedMemConfig* /*pConfig*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaStreamGetId(cudaStream_t /*hStream*/, unsigned long long* /*streamId*/) { return cudaErrorNotSupported; }
-  virtual int32_t cudaStreamIsCapturing(cudaStream_t /*stream*/, cudaStreamCaptureStatus* /*pCaptureStatus*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaInitDevice(int /*device*/, unsigned int /*deviceFlags*/, unsigned int /*flags*/) { return cudaErrorNotSupported; }
   virtual int32_t cudaCtxResetPersistingL2Cache() { return cudaErrorNotSupported; }
   virtual int32_t cudaProfilerStart() { return cudaErrorNotSupported; }

@@ -1171,9 +1171,6 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   GreenContextApi& green_contexts() override { return green_contexts_; }
   ExternalApi& external() override { return external_; }
   int32_t cudaDeviceGraphMemTrim(int) override { return cudaSuccess; }  // graphs hold no memory here
-  int32_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) override {
-    return graphs_.is_capturing(reinterpret_cast<Handle>(stream), status);
-  }
 
   // Driver API. Work runs at once, so a wait no earlier work satisfied would
   // wait forever: it fails (CUDA_ERROR_NOT_READY) instead.

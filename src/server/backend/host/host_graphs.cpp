@@ -254,15 +254,6 @@ bool HostGraphs::capture_event_wait(uint64_t stream, uint64_t event, unsigned fl
   return true;
 }
 
-int32_t HostGraphs::is_capturing(uint64_t stream, cudaStreamCaptureStatus* status) {
-  std::lock_guard lock(mutex_);
-  auto it = captures_.find(stream);
-  *status = it == captures_.end()             ? cudaStreamCaptureStatusNone
-            : it->second.capture->invalidated ? cudaStreamCaptureStatusInvalidated
-                                              : cudaStreamCaptureStatusActive;
-  return cudaSuccess;
-}
-
 int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> deps, const GraphNodeParams& p) {
   auto n = std::make_unique<HostNode>();
   n->p = p;

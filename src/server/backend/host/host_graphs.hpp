@@ -100,7 +100,6 @@ class HostGraphs final : public GraphBackend {
   // True when the record or wait was part of a capture (and is done).
   bool capture_event_record(uint64_t event, uint64_t stream);
   bool capture_event_wait(uint64_t stream, uint64_t event, unsigned flags, int32_t* error);
-  int32_t is_capturing(uint64_t stream, cudaStreamCaptureStatus* status);
 
   int32_t graph_create(uint64_t* graph) override;
   int32_t graph_destroy(uint64_t graph) override;

@@ -128,16 +128,6 @@ static int32_t handle_cudaStreamGetId(SessionContext& s, Request& req, proto::Wr
   return cudaSuccess;
 }
 
-static int32_t handle_cudaStreamIsCapturing(SessionContext& s, Request& req, proto::Writer& out) {
-  auto stream_handle = req.args.get<uint64_t>();
-  req.args.expect_end();
-  if (!s.valid_stream(stream_handle)) return cudaErrorInvalidResourceHandle;
-  cudaStreamCaptureStatus pCaptureStatus{};
-  if (int32_t e = s.backend().cudaStreamIsCapturing(reinterpret_cast<cudaStream_t>(stream_handle), &pCaptureStatus)) return e;
-  out.put(pCaptureStatus);
-  return cudaSuccess;
-}
-
 static int32_t handle_cudaInitDevice(SessionContext& s, Request& req, proto::Writer&) {
   int device = req.args.get<int32_t>();
   auto deviceFlags = req.args.get<unsigned int>();
@@ -577,7 +567,6 @@ void register_forwarded_handlers(Dispatcher& d) {
   d.add(proto::kOp_cudaDeviceSetSharedMemConfig, handle_cudaDeviceSetSharedMemConfig);
   d.add(proto::kOp_cudaDeviceGetSharedMemConfig, handle_cudaDeviceGetSharedMemConfig);
   d.add(proto::kOp_cudaStreamGetId, handle_cudaStreamGetId);
-  d.add(proto::kOp_cudaStreamIsCapturing, handle_cudaStreamIsCapturing);
   d.add(proto::kOp_cudaInitDevice, handle_cudaInitDevice);
   d.add(proto::kOp_cudaCtxResetPersistingL2Cache, handle_cudaCtxResetPersistingL2Cache);
   d.add(proto::kOp_cudaProfilerStart, handle_cudaProfilerStart);

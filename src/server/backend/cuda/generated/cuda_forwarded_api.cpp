@@ -58,10 +58,6 @@ int32_t CudaForwardedApi::cudaStreamGetId(cudaStream_t hStream, unsigned long lo
   return ::cudaStreamGetId(hStream, streamId);
 }
 
-int32_t CudaForwardedApi::cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus) {
-  return ::cudaStreamIsCapturing(stream, pCaptureStatus);
-}
-
 int32_t CudaForwardedApi::cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
   return ::cudaInitDevice(device, deviceFlags, flags);
 }

@@ -26,7 +26,6 @@ class CudaForwardedApi : public Backend {
   int32_t cudaDeviceSetSharedMemConfig(proto::EnumNumber<cudaSharedMemConfig> config) override;
   int32_t cudaDeviceGetSharedMemConfig(cudaSharedMemConfig* pConfig) override;
   int32_t cudaStreamGetId(cudaStream_t hStream, unsigned long long* streamId) override;
-  int32_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus) override;
   int32_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) override;
   int32_t cudaCtxResetPersistingL2Cache() override;
   int32_t cudaProfilerStart() override;
