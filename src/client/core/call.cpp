@@ -159,6 +159,12 @@ cudaError_t Call::run_taking_fd(int* fd) {
   return e;
 }
 
+cudaError_t Call::post_download(void* dst, size_t n, uint64_t stream) {
+  return traced(op_, true, args_.size(), [&] {
+    return dev_->session->post_download(op_, wire_device_, args_.bytes(), dst, n, stream);
+  });
+}
+
 cudaError_t Call::post(std::span<const iovec> payload) {
   return traced(op_, true, args_.size(),
                 [&] { return dev_->session->post(op_, wire_device_, args_.bytes(), payload); });

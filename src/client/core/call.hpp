@@ -55,6 +55,9 @@ class Call {
   // reach the routed server: only between processes of one host (shm).
   cudaError_t descriptors_travel(const char* api) const;
   cudaError_t post(std::span<const iovec> payload = {});
+  // An asynchronous download of n bytes into page-locked dst on the server's
+  // `stream`, read back later (Session::post_download).
+  cudaError_t post_download(void* dst, size_t n, uint64_t stream);
   // Outputs of a successful run().
   proto::Reader& reply() { return reply_; }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -32,7 +33,38 @@ void Lane::print_device_output(const proto::FrameHeader& h) {
   fwrite(text.data(), 1, text.size(), fd == 2 ? stderr : stdout);
 }
 
+cudaError_t Lane::read_downloads(uint64_t seq) {
+  std::vector<uint8_t> args;
+  cudaError_t first = cudaSuccess;
+  for (;;) {
+    Download d;
+    {
+      std::lock_guard lock(downloads_mutex_);
+      if (downloads_.empty() || downloads_.front().seq >= seq) return first;
+      d = downloads_.front();
+    }
+    cudaError_t e = receive_one(args, d.dst, d.n, false);
+    if (session_.dead()) return e;
+    if (e == cudaSuccess) session_.mark_idle(d.seq, d.device, d.stream);
+    if (first == cudaSuccess) first = e;
+    {
+      std::lock_guard lock(downloads_mutex_);
+      downloads_.pop_front();
+    }
+    session_.download_read();
+    downloads_read_.notify_all();
+  }
+}
+
 cudaError_t Lane::receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred) {
+  // The worker answers in order: downloads posted before come first; their
+  // error is this lane's deferred one.
+  if (!downloads_.empty())
+    if (cudaError_t e = read_downloads(~uint64_t{0}); e && pending_deferred_ == cudaSuccess) pending_deferred_ = e;
+  return receive_one(reply_args, dst, n, report_deferred);
+}
+
+cudaError_t Lane::receive_one(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred) {
   auto h = proto::recv_header(*conn_);
   for (; h.op == proto::kOpDeviceOutput; h = proto::recv_header(*conn_)) print_device_output(h);
   if (h.op == proto::kOpGoodbye) {
@@ -139,6 +171,42 @@ cudaError_t Lane::post_answered(uint16_t op, uint16_t device, std::span<const ui
                       args, payload);
     return receive_reply(reply, dst, n, true);
   });
+}
+
+cudaError_t Lane::post_download(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
+                                uint64_t stream) {
+  return exchange(0, nullptr, [&](uint64_t seq) {
+    proto::send_frame(*conn_,
+                      proto::FrameHeader{.op = op, .device = device, .flags = proto::kFlagAsync | proto::kFlagAnswer,
+                                         .seq = seq},
+                      args);
+    {
+      std::lock_guard lock(downloads_mutex_);
+      downloads_.push_back({seq, device, stream, dst, n});
+    }
+    session_.download_posted();
+    return cudaSuccess;
+  });
+}
+
+cudaError_t Lane::drain(uint64_t seq) {
+  for (;;) {
+    {
+      std::unique_lock lock(downloads_mutex_);
+      if (downloads_.empty() || downloads_.front().seq >= seq || session_.dead()) return cudaSuccess;
+    }
+    // Free: read them here. Held: its holder reads them before its own
+    // reply (this wakes when it does), unless it only sends; look again.
+    if (std::unique_lock lane(mutex_, std::try_to_lock); lane.owns_lock()) {
+      try {
+        return read_downloads(seq);
+      } catch (const std::exception& e) {
+        return session_.lost(e.what());
+      }
+    }
+    std::unique_lock lock(downloads_mutex_);
+    downloads_read_.wait_for(lock, std::chrono::microseconds(200));
+  }
 }
 
 cudaError_t Lane::post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload) {

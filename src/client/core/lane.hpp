@@ -5,7 +5,9 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -36,6 +38,16 @@ class Lane {
   cudaError_t call_taking_fd(uint16_t op, uint16_t device, std::span<const uint8_t> args, int* fd,
                              std::vector<uint8_t>& reply_args, uint64_t* used);
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args, std::span<const iovec> payload);
+  // An asynchronous download (n bytes into dst, page-locked memory) whose
+  // answer is read later: by this lane's next synchronous call (the worker
+  // answers a connection's requests in order), or by drain(). So a small
+  // copy then a synchronize (PyTorch's .item(), XLA's loop conditions) costs
+  // one round trip and no other thread. `stream`: the server's handle.
+  cudaError_t post_download(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
+                            uint64_t stream);
+  // Returns once every download posted here numbered below `seq` is in
+  // place, with the first error one of them hit (reported once).
+  cudaError_t drain(uint64_t seq);
   // An asynchronous call numbered `seq` earlier, answered: with its status,
   // and with n bytes of data into dst when n is not 0. `parts_before`: parts
   // of the same copy numbered just before it (proto::parts_before).
@@ -56,6 +68,10 @@ class Lane {
 
  private:
   cudaError_t receive_reply(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred);
+  cudaError_t receive_one(std::vector<uint8_t>& reply_args, void* dst, size_t n, bool report_deferred);
+  // Reads the answers of the downloads posted before (under mutex_), those
+  // numbered below `seq`; the first error one of them hit.
+  cudaError_t read_downloads(uint64_t seq);
   // What kernels printed, sent ahead of a reply.
   void print_device_output(const proto::FrameHeader& h);
   // Runs one exchange under the lock (a lane is shared by threads only
@@ -70,6 +86,19 @@ class Lane {
   // The first error of this lane's asynchronous calls, reported by its next
   // synchronising call.
   cudaError_t pending_deferred_ = cudaSuccess;
+  struct Download {
+    uint64_t seq;
+    uint16_t device;
+    uint64_t stream;
+    void* dst;
+    size_t n;
+  };
+  // Posted downloads not yet read, in number order; guarded by downloads_mutex_
+  // (read under mutex_ too), which a drain waits on while another thread
+  // holds the lane.
+  std::mutex downloads_mutex_;
+  std::condition_variable downloads_read_;
+  std::deque<Download> downloads_;
 };
 
 }  // namespace rgpu::client

@@ -219,11 +219,26 @@ bool Session::copy_in_background(const BackgroundCopies::Copy& copy, unsigned pa
 }
 
 void Session::finish_background_copies() {
+  drain_downloads(~uint64_t{0});
   if (background_used_) background_->drain();
 }
 
 void Session::wait_background_copies(uint64_t seq, uint16_t device, uint64_t stream) {
+  drain_downloads(seq);
   if (background_used_) background_->wait_before_on(seq, device, stream);
+}
+
+cudaError_t Session::drain_downloads(uint64_t seq) {
+  if (unread_downloads_.load() == 0) return cudaSuccess;
+  std::vector<Lane*> lanes;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& l : lanes_) lanes.push_back(l.get());
+  }
+  cudaError_t first = cudaSuccess;
+  for (Lane* l : lanes)
+    if (cudaError_t e = l->drain(seq); first == cudaSuccess) first = e;
+  return first;
 }
 
 HostCallbackRunner& Session::host_callbacks() {
@@ -259,7 +274,10 @@ bool Session::synchronized_already(uint16_t device, uint64_t stream, cudaError_t
 cudaError_t Session::settle(cudaError_t status, uint64_t seq) {
   // A query answering "not ready" promises nothing about earlier work; an
   // unnumbered request (seq 0) is ordered after nothing.
-  if (!background_used_ || dead_ || status == cudaErrorNotReady || seq == 0) return status;
+  if (dead_ || status == cudaErrorNotReady || seq == 0) return status;
+  cudaError_t downloads = drain_downloads(seq);
+  if (status == cudaSuccess) status = downloads;
+  if (!background_used_) return status;
   cudaError_t copies = background_->settle(seq);
   return status == cudaSuccess ? copies : status;
 }

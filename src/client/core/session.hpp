@@ -93,6 +93,15 @@ class Session {
   // BackgroundCopies::wait_before_on).
   void wait_background_copies(uint64_t seq, uint16_t device, uint64_t stream);
   HostCallbackRunner& host_callbacks();
+  // A small asynchronous download into page-locked memory on this thread's
+  // lane, its answer read later (Lane::post_download).
+  cudaError_t post_download(uint16_t op, uint16_t device, std::span<const uint8_t> args, void* dst, size_t n,
+                            uint64_t stream) {
+    return lane().post_download(op, device, args, dst, n, stream);
+  }
+  // For lanes: how many posted downloads are not yet read.
+  void download_posted() { unread_downloads_.fetch_add(1); }
+  void download_read() { unread_downloads_.fetch_sub(1); }
   // Asynchronous call: no reply; its error surfaces at a later call.
   cudaError_t post(uint16_t op, uint16_t device, std::span<const uint8_t> args,
                    std::span<const iovec> payload = {}) {
@@ -133,6 +142,10 @@ class Session {
   std::string transport_name_;
   proto::HelloReply hello_;
   std::atomic<uint64_t> next_seq_{1};
+  std::atomic<int> unread_downloads_{0};
+  // Reads the posted downloads numbered below seq, on every lane; the first
+  // error one of them hit.
+  cudaError_t drain_downloads(uint64_t seq);
   struct IdleStream {
     uint64_t seq = 0;  // 0: none known
     uint16_t device = 0;

@@ -130,6 +130,13 @@ bool page_locked(const void* p, size_t n) {
   return r && !r->coherent && reinterpret_cast<uint64_t>(p) - r->base <= r->size - n;
 }
 
+// Asynchronous copies of page-locked memory up to this size go on the
+// calling thread's own connection (Lane::post_download), larger ones on
+// threads of their own: the hand-over to another thread cost a small
+// download followed by a synchronize (PyTorch's .item()) tens of
+// microseconds on the H200 machine.
+constexpr size_t kPostedDownloadMax = 64 << 10;
+
 // An asynchronous copy from or to page-locked memory the server cannot
 // reach: it returns at once, as locally, and threads of the session move the
 // data, a large copy in stripes on several connections at once over tcp (as
@@ -204,7 +211,9 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       if (cudaError_t e; ring_copy_to_device(dev, dst, src, n, stream, async, &e)) return e;
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
-      if (async && page_locked(src, n) && copy_in_background(call, s, dst, const_cast<void*>(src), n, true))
+      // A small upload goes with its request at once (as a pageable one).
+      if (async && n > kPostedDownloadMax && page_locked(src, n) &&
+          copy_in_background(call, s, dst, const_cast<void*>(src), n, true))
         return cudaSuccess;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(dst)).put<uint64_t>(s).put<uint8_t>(!async);
       if (cudaError_t e; striped_copy(dev, s, dst, src, n, true, !async, &e)) return e;
@@ -220,8 +229,11 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       if (cudaError_t e; ring_copy_to_host(dev, dst, src, n, stream, &e)) return e;
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
-      if (async && page_locked(dst, n) && copy_in_background(call, s, src, dst, n, false)) return cudaSuccess;
+      const bool async_page_locked = async && page_locked(dst, n);
+      if (async_page_locked && n > kPostedDownloadMax && copy_in_background(call, s, src, dst, n, false))
+        return cudaSuccess;
       call.args().put<uint64_t>(reinterpret_cast<uint64_t>(src)).put<uint64_t>(n).put<uint64_t>(s);
+      if (async_page_locked && n <= kPostedDownloadMax) return call.post_download(dst, n, s);
       if (cudaError_t e; striped_copy(dev, s, dst, src, n, false, true, &e)) return e;
       // Into pageable memory even an asynchronous copy returns only once the
       // data is there, as locally.

@@ -48,6 +48,34 @@ int main() {
   });
   other.join();
 
+  // Small downloads (read back by a later call) are in place after a
+  // synchronize of this thread, of another thread, for a host function
+  // queued after them, and after an event; each is a separate copy.
+  unsigned char* small = dst;
+  for (int round = 0; round < 3; ++round) {
+    OK(cudaMemsetAsync(d, 0x20 + round, 4096, s));
+    for (int i = 0; i < 4; ++i) OK(cudaMemcpyAsync(small + i * 1024, d + i * 1024, 1024, cudaMemcpyDeviceToHost, s));
+    if (round == 0) {
+      OK(cudaStreamSynchronize(s));
+    } else if (round == 1) {
+      std::thread other([&] { OK(cudaStreamSynchronize(s)); });
+      other.join();
+    } else {
+      cudaEvent_t ev;
+      OK(cudaEventCreate(&ev));
+      OK(cudaEventRecord(ev, s));
+      OK(cudaEventSynchronize(ev));
+      OK(cudaEventDestroy(ev));
+    }
+    CHECK(small[0] == 0x20 + round && small[2047] == 0x20 + round && small[4095] == 0x20 + round);
+  }
+  static unsigned char seen;
+  OK(cudaMemsetAsync(d, 0x42, 64, s));
+  OK(cudaMemcpyAsync(small, d, 64, cudaMemcpyDeviceToHost, s));
+  OK(cudaLaunchHostFunc(s, [](void* p) { seen = *static_cast<unsigned char*>(p); }, small));
+  OK(cudaStreamSynchronize(s));
+  CHECK(seen == 0x42);
+
   // Freeing page-locked memory waits for copies still using it.
   OK(cudaMemcpyAsync(d, src, n, cudaMemcpyHostToDevice, s));
   OK(cudaFreeHost(src));
