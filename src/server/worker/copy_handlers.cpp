@@ -1,5 +1,8 @@
 // Copies and memsets. Every device range is checked against the session's
 // own memory before the backend sees it.
+#include <algorithm>
+#include <vector>
+
 #include "server/worker/copy_pipeline.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/reply.hpp"
@@ -48,20 +51,55 @@ int32_t memcpy_htod(SessionContext& s, Request& req, proto::Writer&) {
 
 // A device-to-host copy the client does not wait for: queued on the GPU
 // whole, into one staging buffer, so that it counts as started only once all
-// of it is queued; its data follows when the GPU is done.
+// of it is queued; its data follows as the GPU is done with each block (a
+// large one's first block goes out while the GPU still copies the rest).
 int32_t queued_download(SessionContext& s, Request& req, uint64_t src, size_t n, uint64_t stream) {
+  constexpr size_t kBlock = 4u << 20;
   if (n > proto::kMaxQueuedDownload) return cudaErrorInvalidValue;
   StagingPool& pool = lane_staging(s, req);
   StagingPool::Slot* slot;
   if (int32_t e = pool.acquire(0, n, &slot)) return e;
-  if (int32_t e = s.backend().memcpy_async(slot->buffer, at(src), n, cudaMemcpyDeviceToHost, stream)) return e;
-  if (int32_t e = pool.release_after(*slot, stream)) return e;
+  auto* buffer = static_cast<uint8_t*>(slot->buffer);
+  // One event a block but the last, whose end the slot's event marks.
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<Handle> ends(blocks > 1 ? blocks - 1 : 0);
+  int32_t err = cudaSuccess;
+  for (size_t i = 0; i < blocks && !err; ++i) {
+    const size_t off = i * kBlock;
+    err = s.backend().memcpy_async(buffer + off, at(src + off), std::min(kBlock, n - off), cudaMemcpyDeviceToHost,
+                                   stream);
+    if (!err && i < ends.size() && !(err = s.backend().event_create(&ends[i], cudaEventDisableTiming)))
+      err = s.backend().event_record(ends[i], stream);
+  }
+  if (!err) err = pool.release_after(*slot, stream);
+  auto release = [&] {
+    for (Handle e : ends)
+      if (e) s.backend().event_destroy(e);
+  };
+  if (err) {
+    release();
+    return err;
+  }
   req.queued();
-  int32_t err = s.backend().event_synchronize(slot->event);
-  slot->in_flight = false;
   begin_streamed_reply(req.lane(), n);
-  iovec parts[2] = {{slot->buffer, n}, {&err, sizeof err}};
-  req.connection().send(parts);
+  std::vector<uint8_t> zeros;
+  for (size_t i = 0; i < blocks; ++i) {
+    const size_t off = i * kBlock, len = std::min(kBlock, n - off);
+    if (!err) err = s.backend().event_synchronize(i < ends.size() ? ends[i] : slot->event);
+    const void* data = buffer + off;
+    if (err) {
+      // The reply promised n bytes: after a failure filler, and the final
+      // status tells the client they are not valid.
+      zeros.resize(len);
+      data = zeros.data();
+    }
+    iovec v{const_cast<void*>(data), len};
+    req.connection().send({&v, 1}, true);
+  }
+  slot->in_flight = false;
+  release();
+  iovec tail{&err, sizeof err};
+  req.connection().send({&tail, 1});
   return cudaSuccess;
 }
 
