@@ -53,10 +53,17 @@ TEST(VmmTable, AllocationsAndAccessRanges) {
   EXPECT_FALSE(t.remove_allocation(5));
   t.add_access(kBase, kG);
   t.add_access(kBase + 4 * kG, kG);
-  EXPECT_TRUE(t.take_access_overlapping(kBase + kG, 3 * kG).empty());
-  auto taken = t.take_access_overlapping(kBase + kG / 2, 4 * kG);
-  EXPECT_EQ(taken.size(), 2u);
-  EXPECT_TRUE(t.take_access_overlapping(kBase, 8 * kG).empty());
+  EXPECT_TRUE(t.take_access(kBase + kG, 3 * kG, false).empty());  // touches both, overlaps none
+  auto touching = t.take_access(kBase + 2 * kG, kG, true);
+  EXPECT_TRUE(touching.empty());  // a gap on either side
+  touching = t.take_access(kBase + kG, 3 * kG, true);
+  EXPECT_EQ(touching.size(), 2u);
+  t.add_access(kBase, kG);
+  t.add_access(kBase + 4 * kG, kG);
+  auto taken = t.take_access(kBase + kG / 2, 4 * kG, false);
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken[0], std::make_pair(kBase, kG));
+  EXPECT_TRUE(t.take_access(kBase, 8 * kG, false).empty());
 }
 
 }  // namespace

@@ -303,16 +303,21 @@ extern "C" CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size) {
   std::lock_guard lock(state().mutex);
   auto& m = state().mappings;
   m.erase(m.lower_bound(ptr), m.lower_bound(ptr + size));
-  // As on the server: a range made accessible goes whole once any of it is unmapped.
+  // As on the server: what stays mapped of an accessible range stays so.
   auto& a = state().access;
+  std::vector<std::pair<uint64_t, uint64_t>> kept;
   for (auto it = a.begin(); it != a.end();) {
     if (it->first < ptr + size && ptr < it->first + it->second) {
+      if (it->first < ptr) kept.emplace_back(it->first, ptr);
+      if (ptr + size < it->first + it->second) kept.emplace_back(ptr + size, it->first + it->second);
       MemoryMap::get().remove_device(it->first);
       it = a.erase(it);
     } else {
       ++it;
     }
   }
+  for (auto [begin, end] : kept)
+    if (MemoryMap::get().add_device(begin, end - begin, device)) a[begin] = end - begin;
   return CUDA_SUCCESS;
 }
 
@@ -344,11 +349,15 @@ extern "C" CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const C
   std::lock_guard lock(state().mutex);
   auto first = state().mappings.find(ptr);
   if (first == state().mappings.end()) return CUDA_SUCCESS;
-  // Merged with the accessible ranges it overlaps, as on the server.
+  // Merged with the accessible ranges of its device it overlaps or touches,
+  // as on the server: a copy or memset may run across chunks mapped back to
+  // back (XLA's allocator maps its memory so).
   uint64_t begin = ptr, end = ptr + size;
   auto& a = state().access;
   for (auto it = a.begin(); it != a.end();) {
-    if (it->first < ptr + size && ptr < it->first + it->second) {
+    auto range = MemoryMap::get().find_device(it->first);
+    if (it->first <= ptr + size && ptr <= it->first + it->second && range &&
+        range->device == first->second.device) {
       begin = std::min<uint64_t>(begin, it->first);
       end = std::max<uint64_t>(end, it->first + it->second);
       MemoryMap::get().remove_device(it->first);

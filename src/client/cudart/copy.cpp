@@ -8,6 +8,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
 #include "client/cudart/copy_engine.hpp"
+#include "common/log.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -63,6 +64,7 @@ cudaError_t memset_2d(void* ptr, size_t pitch, int value, size_t width, size_t h
   if (!range) {
     if (auto host = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
       return memset_host(*host, ptr, pitch, value, width, height, stream);
+    RGPU_LOG(debug, "memset of %zu x %zu bytes at %p: not within one range of device memory", width, height, ptr);
     return cudaErrorInvalidValue;
   }
   Call call(height == 1 ? proto::kOpMemset : proto::kOpMemset2D);

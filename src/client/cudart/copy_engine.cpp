@@ -68,7 +68,10 @@ cudaError_t direction(const void* dst, const void* src, cudaMemcpyKind kind, Dir
 // know is refused here, before any round trip.
 cudaError_t owner(const void* p, size_t extent, int* device) {
   auto r = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(p), extent);
-  if (!r) return cudaErrorInvalidValue;
+  if (!r) {
+    RGPU_LOG(debug, "copy of %zu bytes at %p: not within one range of device memory", extent, p);
+    return cudaErrorInvalidValue;
+  }
   *device = r->device;
   return cudaSuccess;
 }

@@ -120,7 +120,15 @@ int32_t unmap(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   auto mappings = s.vmm.mappings_in(p, size);
   if (!mappings) return cudaErrorInvalidValue;
-  for (uint64_t base : s.vmm.take_access_overlapping(p, size)) s.mapped.remove(base);
+  // What stays mapped of an accessible range stays accessible.
+  for (auto [base, length] : s.vmm.take_access(p, size, false)) {
+    s.mapped.remove(base);
+    for (auto [begin, end] : {std::pair{base, p}, std::pair{p + size, base + length}})
+      if (begin < end) {
+        s.mapped.add(begin, end - begin);
+        s.vmm.add_access(begin, end - begin);
+      }
+  }
   for (const auto& m : *mappings) s.vmm.remove_mapping(m.base);
   return s.backend().vmm_unmap(p, size);
 }
@@ -140,13 +148,14 @@ int32_t set_access(SessionContext& s, Request& req, proto::Writer&) {
   if (!mappings) return cudaErrorInvalidValue;
   if (int32_t e = s.backend().vmm_set_access(p, size, device, flags)) return e;
   // Memory some GPU may write takes part in copies and memsets until unmapped.
-  // Ranges made accessible before that overlap this one merge with it.
+  // Ranges made accessible before that overlap or touch this one merge with
+  // it: a copy may run across chunks mapped back to back (XLA's allocator).
   if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
     uint64_t begin = p, end = p + size;
-    for (uint64_t base : s.vmm.take_access_overlapping(p, size)) {
-      size_t old = s.mapped.remove(base);
+    for (auto [base, length] : s.vmm.take_access(p, size, true)) {
+      s.mapped.remove(base);
       begin = std::min(begin, base);
-      end = std::max<uint64_t>(end, base + old);
+      end = std::max<uint64_t>(end, base + length);
     }
     s.mapped.add(begin, end - begin);
     s.vmm.add_access(begin, end - begin);

@@ -79,12 +79,13 @@ void VmmTable::add_access(uint64_t base, size_t size) {
   access_[base] = size;
 }
 
-std::vector<uint64_t> VmmTable::take_access_overlapping(uint64_t base, size_t size) {
+std::vector<std::pair<uint64_t, size_t>> VmmTable::take_access(uint64_t base, size_t size, bool touching) {
   std::lock_guard lock(mutex_);
-  std::vector<uint64_t> out;
+  std::vector<std::pair<uint64_t, size_t>> out;
   for (auto it = access_.begin(); it != access_.end();) {
-    if (it->first < base + size && base < it->first + it->second) {
-      out.push_back(it->first);
+    const uint64_t end = it->first + it->second;
+    if (touching ? it->first <= base + size && base <= end : it->first < base + size && base < end) {
+      out.emplace_back(it->first, it->second);
       it = access_.erase(it);
     } else {
       ++it;

@@ -39,9 +39,12 @@ class VmmTable {
   void remove_mapping(uint64_t base);
 
   // Ranges made readable and writable (each enters SessionContext::mapped
-  // whole); unmapping any part of one takes all of it out.
+  // whole): ranges that overlap or touch merge, so that copies may run
+  // across chunks mapped back to back; unmapping part of one keeps the rest.
   void add_access(uint64_t base, size_t size);
-  std::vector<uint64_t> take_access_overlapping(uint64_t base, size_t size);
+  // Takes out the ranges that overlap [base, +size), or also those that only
+  // touch it; each as {base, size}.
+  std::vector<std::pair<uint64_t, size_t>> take_access(uint64_t base, size_t size, bool touching);
 
  private:
   mutable std::mutex mutex_;

@@ -53,6 +53,7 @@ int main() {
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   CU_OK(cuMemSetAccess(base, g, &access, 1));
   CU_OK(cuMemSetAccess(base, 2 * g, &access, 1));  // merges with the first
+  CU_OK(cuMemSetAccess(base + g, g, &access, 1));  // within it, then touching it once unmapped below
   unsigned long long flags = 0;
   CU_OK(cuMemGetAccess(&flags, &prop.location, base + g));
   CHECK(flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
@@ -82,8 +83,21 @@ int main() {
 
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemAddressFree(base, 4 * g));  // still mapped
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemUnmap(base, g / 2));        // cuts a mapping
+  // Unmapping one chunk leaves the other accessible.
+  CU_OK(cuMemUnmap(base, g));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH(back.data(), base, 16));
+  CU_OK(cuMemcpyDtoH(back.data(), base + g, 100));
+  CHECK(back[0] == 0x5c);
+  // Chunks mapped back to back and made accessible one by one (as XLA's
+  // allocator does) take one copy or memset across both.
+  CU_OK(cuMemMap(base, g, 0, h1, 0));
+  CU_OK(cuMemSetAccess(base, g, &access, 1));
+  CU_OK(cuMemsetD8(base + g - 50, 0x3e, 100));
+  CU_OK(cuMemcpyDtoH(back.data(), base + g - 50, 100));
+  CHECK(back[0] == 0x3e && back[99] == 0x3e);
   CU_OK(cuMemUnmap(base, 2 * g));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH(back.data(), base, 16));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH(back.data(), base + g, 16));
   CU_OK(cuMemAddressFree(base, 4 * g));
   CU_OK(cuMemRelease(h1));
   CU_OK(cuDevicePrimaryCtxRelease(0));
