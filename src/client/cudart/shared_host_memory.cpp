@@ -1,11 +1,17 @@
 #include "client/cudart/shared_host_memory.hpp"
 
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/core/runtime.hpp"
@@ -20,8 +26,9 @@ namespace {
 size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
 // Why [base, base + size) is not all private anonymous read-write memory
-// (per /proc/self/maps); empty when it is. A file's pages, shared memory
-// (rgpu's own included) and the stack, which grows, cannot be replaced.
+// (per /proc/self/maps); empty when it is. A file's pages and shared memory
+// (rgpu's own included) cannot be replaced; the stack can (NPP registers a
+// local variable and hands the GPU its device pointer).
 std::string not_private_anonymous(uint64_t base, size_t size) {
   FILE* maps = std::fopen("/proc/self/maps", "re");
   if (!maps) return "/proc/self/maps cannot be read";
@@ -39,7 +46,8 @@ std::string not_private_anonymous(uint64_t base, size_t size) {
     if (from > covered) break;  // a hole
     const char* name = path;
     while (*name == ' ') ++name;
-    if (std::strncmp(perms, "rw-p", 4) != 0 || inode != 0 || (*name && std::strcmp(name, "[heap]") != 0)) {
+    if (std::strncmp(perms, "rw-p", 4) != 0 || inode != 0 ||
+        (*name && std::strcmp(name, "[heap]") != 0 && std::strcmp(name, "[stack]") != 0)) {
       why = std::string("its pages are ") + perms + (*name ? std::string(" ") + name : std::string(" anonymous")) +
             " memory, not private anonymous read-write memory";
       break;
@@ -52,13 +60,68 @@ std::string not_private_anonymous(uint64_t base, size_t size) {
 }
 
 // The pages [base, base + size) become fd's, holding the same bytes.
-bool replace_with_memfd(uint64_t base, size_t size, int fd) {
+bool copy_and_map(uint64_t base, size_t size, int fd) {
   void* copy = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (copy == MAP_FAILED) return false;
   std::memcpy(copy, reinterpret_cast<void*>(base), size);
   munmap(copy, size);
   return mmap(reinterpret_cast<void*>(base), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) !=
          MAP_FAILED;
+}
+
+// Whether [base, base + size) overlaps the calling thread's stack.
+bool on_own_stack(uint64_t base, size_t size) {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return true;  // assume so: the careful way
+  void* stack;
+  size_t stack_size;
+  pthread_attr_getstack(&attr, &stack, &stack_size);
+  pthread_attr_destroy(&attr);
+  const auto low = reinterpret_cast<uint64_t>(stack);
+  return base < low + stack_size && low < base + size;
+}
+
+// Linux's state letter of thread `tid` of this process ('S': asleep).
+char thread_state(pid_t tid) {
+  char path[64], line[512];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", static_cast<int>(tid));
+  FILE* f = std::fopen(path, "re");
+  if (!f) return '?';
+  const char* state = nullptr;
+  if (std::fgets(line, sizeof line, f))
+    if (const char* paren = std::strrchr(line, ')')) state = paren + 2;
+  std::fclose(f);
+  return state ? *state : '?';
+}
+
+// copy_and_map, for pages of this thread's own stack (NPP registers a local
+// variable): the frames that are live would lose what they write between
+// the copy and the mapping, so another thread does both while this one
+// waits in the kernel, its signals blocked, its stack untouched.
+bool replace_on_own_stack(uint64_t base, size_t size, int fd) {
+  std::atomic<uint32_t> done{0};
+  std::atomic<bool> waiting{false};  // from here on this thread only sleeps
+  bool replaced = false;
+  const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+  sigset_t all, saved;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &saved);
+  std::thread helper([&] {
+    while (!waiting.load() || thread_state(self) != 'S') std::this_thread::yield();
+    replaced = copy_and_map(base, size, fd);
+    done.store(1);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&done), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  });
+  waiting.store(true);
+  while (done.load() == 0)
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&done), FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+  helper.join();
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return replaced;
+}
+
+bool replace_with_memfd(uint64_t base, size_t size, int fd) {
+  return on_own_stack(base, size) ? replace_on_own_stack(base, size, fd) : copy_and_map(base, size, fd);
 }
 
 }  // namespace

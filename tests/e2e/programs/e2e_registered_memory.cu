@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "check.h"
 
@@ -88,6 +89,30 @@ int main() {
   std::free(buf);
   std::free(before);
   std::free(after);
+
+  // A local variable, on the main thread's stack and on another thread's (NPP
+  // registers one and has a kernel write its result there): over shm it gets
+  // a device address; the frames around it keep their values.
+  auto local_variable = [&] {
+    volatile int guard_above = 0x1234;
+    int result = 7;
+    volatile int guard_below = 0x5678;
+    OK(cudaHostRegister(&result, sizeof result, cudaHostRegisterDefault));
+    int* dev_result = nullptr;
+    cudaError_t e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_result), &result, 0);
+    CHECK(shm ? e == cudaSuccess : e == cudaErrorNotSupported);
+    if (shm) {
+      OK(cudaMemset(dev_result, 0, sizeof result));
+      OK(cudaDeviceSynchronize());
+      CHECK(result == 0);
+    }
+    OK(cudaHostUnregister(&result));
+    result += 5;
+    CHECK(guard_above == 0x1234 && guard_below == 0x5678 && result == (shm ? 5 : 12));
+  };
+  local_variable();
+  std::thread(local_variable).join();
+  cudaGetLastError();
 
   // A file's pages cannot become shared memory: registered for copies only.
   char path[] = "/tmp/rgpu-registered-XXXXXX";
