@@ -16,6 +16,7 @@
 # graphs (the corpus's graph programs over tcp and shm, and with SAMPLES_DIR NVIDIA's
 # graphMemoryNodes, simpleCudaGraphs and jacobiCudaGraphs; not in the default list, the corpus
 # part runs the same programs),
+# APPS_NAMES (space-separated) limits the apps part to those tests/gpu/apps programs.
 # samples (programs built elsewhere, e.g. NVIDIA's cuda-samples built in the session:
 # every executable under SAMPLES_DIR, or only those SAMPLES_NAMES lists (space-separated),
 # compared by verdict; skipped without SAMPLES_DIR),
@@ -110,7 +111,7 @@ for t in tcp shm; do
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
   fi
   if part apps; then
-    RGPU_TRANSPORT=$t tests/gpu/run_apps.sh $build "$out/apps-$t" | tee "$out/apps-$t.txt"
+    RGPU_TRANSPORT=$t tests/gpu/run_apps.sh $build "$out/apps-$t" ${APPS_NAMES:-} | tee "$out/apps-$t.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || corpus_rc=1
   fi
   if part samples && [ -n "${SAMPLES_DIR:-}" ]; then
