@@ -4,8 +4,9 @@ PyTorch training-step time of a CNN and a small transformer, cuBLAS SGEMM
 with its pageable host<->device copies (the rCUDA paper's benchmark), and the
 time of a process's first cuBLAS call, synchronising loops (a small matmul
 then `.item()`; a CuPy kernel then `.get()`: per iteration, the cost a
-round trip adds) and asynchronous copies of 256 MB between page-locked host
-memory and the GPU (`non_blocking=True`). Prints one JSON object; with the
+round trip adds), and copies of 256 MB: asynchronous between page-locked
+host memory and the GPU (`non_blocking=True`), synchronous from and to
+pageable memory. Prints one JSON object; with the
 argument first-call, only that time (run against a fresh server, it is the
 cost of shipping cuBLAS's kernels there the first time). With the argument
 trace-steps, run under RGPU_TRACE=1, it runs warm training steps of each
@@ -122,24 +123,27 @@ def per_iteration(step, iterations):
     return (time.perf_counter() - t0) / iterations
 
 
-def pinned_copies(mb=256):
-    """Seconds for one asynchronous upload and one download of `mb` MB
-    between page-locked memory and the GPU, each waited for at the end."""
+def big_copies(mb=256):
+    """Seconds for an upload and a download of `mb` MB: asynchronous between
+    page-locked memory and the GPU (waited for at the end), and synchronous
+    from and to pageable memory (what rgpu stripes over tcp), best of 3."""
     n = mb << 20
-    host = torch.empty(n, dtype=torch.uint8).pin_memory()
-    host.fill_(7)
+    pinned = torch.empty(n, dtype=torch.uint8).pin_memory()
+    pinned.fill_(7)
+    pageable = torch.full((n,), 7, dtype=torch.uint8)
     gpu = torch.empty(n, dtype=torch.uint8, device=dev)
     times = {}
-    for name, dst, src in (("h2d", gpu, host), ("d2h", host, gpu)):
-        dst.copy_(src, non_blocking=True)
-        torch.cuda.synchronize()
+    for name, dst, src, non_blocking in (("pinned_async_h2d", gpu, pinned, True), ("pinned_async_d2h", pinned, gpu, True),
+                                         ("pageable_sync_h2d", gpu, pageable, False),
+                                         ("pageable_sync_d2h", pageable, gpu, False)):
         best = float("inf")
-        for _ in range(3):
+        for _ in range(4):
+            torch.cuda.synchronize()
             t0 = time.perf_counter()
-            dst.copy_(src, non_blocking=True)
+            dst.copy_(src, non_blocking=non_blocking)
             torch.cuda.synchronize()
             best = min(best, time.perf_counter() - t0)
-        times[name] = best
+        times[f"{name}_{mb}MB_s"] = best
     return times
 
 
@@ -166,10 +170,9 @@ for name, make, iterations in LOOPS:
     except Exception as e:  # noqa: BLE001 - reported in the JSON
         out[f"{name}_iteration_s"] = f"error: {type(e).__name__}"
 try:
-    for direction, seconds in pinned_copies().items():
-        out[f"pinned_async_{direction}_256MB_s"] = seconds
+    out.update(big_copies())
 except Exception as e:  # noqa: BLE001 - reported in the JSON
-    out["pinned_async_256MB_s"] = f"error: {type(e).__name__}"
+    out["copies_256MB_s"] = f"error: {type(e).__name__}"
 for n in (4096, 8192, 16384):
     try:
         out[f"sgemm_copies_{n}_s"] = sgemm_with_copies(n)
