@@ -273,7 +273,7 @@ void add_range(Registry& reg, uint64_t base, size_t bytes, uint64_t device, cons
                cudaStream_t stream) {
   std::scoped_lock lock(reg.mutex, reg.extent_mutex);
   reg.ranges[base] = Range{bytes, device, memory, stream,
-                           std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid)};
+                           std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid), {}};
   reg.extents[base] = bytes;
   reg.any.store(true, std::memory_order_release);
 }
