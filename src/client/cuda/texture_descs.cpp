@@ -1,19 +1,20 @@
 #include "client/cuda/texture_descs.hpp"
 
 #include "client/cuda/array_formats.hpp"
+#include "protocol/wire_enum.hpp"
 
 namespace rgpu::client {
 namespace {
 
-bool is_integer(const cudaChannelFormatDesc& f) { return f.f != cudaChannelFormatKindFloat; }
+bool is_integer(const cudaChannelFormatDesc& f) { return proto::enum_number(f.f) != cudaChannelFormatKindFloat; }
 
 }  // namespace
 
 bool to_runtime(const CUDA_RESOURCE_DESC& d, cudaResourceDesc* out) {
   *out = {};
-  out->resType = static_cast<cudaResourceType>(d.resType);
+  proto::set_enum_number(&out->resType, proto::enum_number(d.resType));
   out->flags = d.flags;
-  switch (d.resType) {
+  switch (proto::enum_number(d.resType)) {
     case CU_RESOURCE_TYPE_ARRAY:
       out->res.array.array = reinterpret_cast<cudaArray_t>(d.res.array.hArray);
       return true;
@@ -40,9 +41,9 @@ bool to_runtime(const CUDA_RESOURCE_DESC& d, cudaResourceDesc* out) {
 
 void to_driver(const cudaResourceDesc& r, CUDA_RESOURCE_DESC* out) {
   *out = {};
-  out->resType = static_cast<CUresourcetype>(r.resType);
+  proto::set_enum_number(&out->resType, proto::enum_number(r.resType));
   out->flags = r.flags;
-  switch (r.resType) {
+  switch (proto::enum_number(r.resType)) {
     case cudaResourceTypeArray: out->res.array.hArray = reinterpret_cast<CUarray>(r.res.array.array); break;
     case cudaResourceTypeMipmappedArray:
       out->res.mipmap.hMipmappedArray = reinterpret_cast<CUmipmappedArray>(r.res.mipmap.mipmap);
@@ -71,15 +72,15 @@ void to_driver(const cudaResourceDesc& r, CUDA_RESOURCE_DESC* out) {
 // as normalized floats; everything else is read as it is.
 cudaTextureDesc to_runtime(const CUDA_TEXTURE_DESC& t, const cudaChannelFormatDesc& format) {
   cudaTextureDesc r{};
-  for (int i = 0; i < 3; ++i) r.addressMode[i] = static_cast<cudaTextureAddressMode>(t.addressMode[i]);
-  r.filterMode = static_cast<cudaTextureFilterMode>(t.filterMode);
+  for (int i = 0; i < 3; ++i) proto::set_enum_number(&r.addressMode[i], proto::enum_number(t.addressMode[i]));
+  proto::set_enum_number(&r.filterMode, proto::enum_number(t.filterMode));
   bool as_integer = t.flags & CU_TRSF_READ_AS_INTEGER;
   r.readMode = !as_integer && is_integer(format) && format.x < 32 ? cudaReadModeNormalizedFloat : cudaReadModeElementType;
   r.sRGB = (t.flags & CU_TRSF_SRGB) != 0;
   for (int i = 0; i < 4; ++i) r.borderColor[i] = t.borderColor[i];
   r.normalizedCoords = (t.flags & CU_TRSF_NORMALIZED_COORDINATES) != 0;
   r.maxAnisotropy = t.maxAnisotropy;
-  r.mipmapFilterMode = static_cast<cudaTextureFilterMode>(t.mipmapFilterMode);
+  proto::set_enum_number(&r.mipmapFilterMode, proto::enum_number(t.mipmapFilterMode));
   r.mipmapLevelBias = t.mipmapLevelBias;
   r.minMipmapLevelClamp = t.minMipmapLevelClamp;
   r.maxMipmapLevelClamp = t.maxMipmapLevelClamp;
@@ -90,15 +91,15 @@ cudaTextureDesc to_runtime(const CUDA_TEXTURE_DESC& t, const cudaChannelFormatDe
 
 CUDA_TEXTURE_DESC to_driver(const cudaTextureDesc& r, const cudaChannelFormatDesc& format) {
   CUDA_TEXTURE_DESC t{};
-  for (int i = 0; i < 3; ++i) t.addressMode[i] = static_cast<CUaddress_mode>(r.addressMode[i]);
-  t.filterMode = static_cast<CUfilter_mode>(r.filterMode);
-  if (r.readMode == cudaReadModeElementType && is_integer(format)) t.flags |= CU_TRSF_READ_AS_INTEGER;
+  for (int i = 0; i < 3; ++i) proto::set_enum_number(&t.addressMode[i], proto::enum_number(r.addressMode[i]));
+  proto::set_enum_number(&t.filterMode, proto::enum_number(r.filterMode));
+  if (proto::enum_number(r.readMode) == cudaReadModeElementType && is_integer(format)) t.flags |= CU_TRSF_READ_AS_INTEGER;
   if (r.normalizedCoords) t.flags |= CU_TRSF_NORMALIZED_COORDINATES;
   if (r.sRGB) t.flags |= CU_TRSF_SRGB;
   if (r.disableTrilinearOptimization) t.flags |= CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION;
   if (r.seamlessCubemap) t.flags |= CU_TRSF_SEAMLESS_CUBEMAP;
   t.maxAnisotropy = r.maxAnisotropy;
-  t.mipmapFilterMode = static_cast<CUfilter_mode>(r.mipmapFilterMode);
+  proto::set_enum_number(&t.mipmapFilterMode, proto::enum_number(r.mipmapFilterMode));
   t.mipmapLevelBias = r.mipmapLevelBias;
   t.minMipmapLevelClamp = r.minMipmapLevelClamp;
   t.maxMipmapLevelClamp = r.maxMipmapLevelClamp;
@@ -108,13 +109,17 @@ CUDA_TEXTURE_DESC to_driver(const cudaTextureDesc& r, const cudaChannelFormatDes
 
 // CUDA_RESOURCE_VIEW_DESC is cudaResourceViewDesc field for field.
 cudaResourceViewDesc to_runtime(const CUDA_RESOURCE_VIEW_DESC& v) {
-  return {static_cast<cudaResourceViewFormat>(v.format), v.width, v.height, v.depth, v.firstMipmapLevel,
-          v.lastMipmapLevel, v.firstLayer, v.lastLayer, {}};
+  cudaResourceViewDesc r{{}, v.width, v.height, v.depth, v.firstMipmapLevel, v.lastMipmapLevel, v.firstLayer,
+                         v.lastLayer, {}};
+  proto::set_enum_number(&r.format, proto::enum_number(v.format));
+  return r;
 }
 
 CUDA_RESOURCE_VIEW_DESC to_driver(const cudaResourceViewDesc& v) {
-  return {static_cast<CUresourceViewFormat>(v.format), v.width, v.height, v.depth, v.firstMipmapLevel,
-          v.lastMipmapLevel, v.firstLayer, v.lastLayer, {}};
+  CUDA_RESOURCE_VIEW_DESC d{{}, v.width, v.height, v.depth, v.firstMipmapLevel, v.lastMipmapLevel, v.firstLayer,
+                            v.lastLayer, {}};
+  proto::set_enum_number(&d.format, proto::enum_number(v.format));
+  return d;
 }
 
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -60,11 +61,16 @@ std::string not_private_anonymous(uint64_t base, size_t size) {
 }
 
 // The pages [base, base + size) become fd's, holding the same bytes.
+// The bytes go through the kernel (pwrite, called directly): whole pages
+// hold the application's neighbours too, which a sanitizer's memcpy would
+// take for reads past their allocations.
 bool copy_and_map(uint64_t base, size_t size, int fd) {
-  void* copy = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (copy == MAP_FAILED) return false;
-  std::memcpy(copy, reinterpret_cast<void*>(base), size);
-  munmap(copy, size);
+  for (size_t done = 0; done < size;) {
+    long n = syscall(SYS_pwrite64, fd, reinterpret_cast<const char*>(base) + done, size - done, done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
   return mmap(reinterpret_cast<void*>(base), size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) !=
          MAP_FAILED;
 }
