@@ -78,10 +78,6 @@ std::map<cudaGraphNode_t, KernelParamsCopy>& kernel_params_copies() {
 
 cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block, unsigned shared_mem,
                         void** params, void** extra, GraphNodeParams* p) {
-  if (extra) {
-    RGPU_LOG(warn, "graph kernel nodes take kernelParams; an `extra` buffer is not supported");
-    return cudaErrorNotSupported;
-  }
   const cudaDeviceProp* props;
   if (cudaError_t e = Runtime::get().properties(device, &props)) return e;
   if (cudaError_t e = check_launch_config(*props, grid, block)) return e;
@@ -91,7 +87,7 @@ cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block
   p->grid = grid;
   p->block = block;
   p->shared_mem = shared_mem;
-  if (cudaError_t e = pack_kernel_args(k, params, &p->args)) return e;
+  if (cudaError_t e = pack_launch_args(k, params, extra, &p->args)) return e;
   VirtualDevice* dev = Runtime::get().device(device);
   if (!dev) return cudaErrorInvalidDevice;
   return reach_host_pointer_args(MemoryMap::get(), &p->args, device, dev->session->shares_memory());

@@ -17,7 +17,9 @@ namespace rgpu::client {
 
 using proto::GraphNodeParams;
 
-// kernelParams as a launch takes them; `extra` buffers are not supported.
+// Arguments as a launch takes them: kernelParams, or the driver's `extra`
+// buffer (pack_launch_args). Either way the node holds the packed arguments,
+// so its get-params hands back kernelParams pointers into them.
 cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block, unsigned shared_mem,
                         void** params, void** extra, GraphNodeParams* p);
 // A pitched copy of `height` rows of `width` bytes.

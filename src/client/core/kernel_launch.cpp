@@ -1,5 +1,7 @@
 #include "client/core/kernel_launch.hpp"
 
+#include <cuda.h>
+
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -29,6 +31,35 @@ cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uin
   for (size_t i = 0; i < k.params.size(); ++i)
     std::memcpy(packed->data() + k.params[i].offset, args[i], k.params[i].size);
   return cudaSuccess;
+}
+
+namespace {
+
+cudaError_t pack_extra(const LoadedKernel& k, void** extra, std::vector<uint8_t>* packed) {
+  const void* buffer = nullptr;
+  const size_t* size = nullptr;
+  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+      buffer = extra[i + 1];
+    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+      size = static_cast<const size_t*>(extra[i + 1]);
+    else
+      return cudaErrorInvalidValue;
+  }
+  if (!buffer || !size) return cudaErrorInvalidValue;
+  // As NVIDIA's driver (seen on the H100): a buffer longer than the kernel's
+  // parameters is refused, a shorter one launches (the rest is zero here,
+  // unspecified there).
+  if (*size > k.args_size) return cudaErrorLaunchOutOfResources;
+  packed->assign(k.args_size, 0);
+  std::memcpy(packed->data(), buffer, *size);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t pack_launch_args(const LoadedKernel& k, void** params, void** extra, std::vector<uint8_t>* packed) {
+  return extra ? pack_extra(k, extra, packed) : pack_kernel_args(k, params, packed);
 }
 
 namespace {

@@ -16,6 +16,11 @@ namespace rgpu::client {
 cudaError_t check_launch_config(const cudaDeviceProp& p, dim3 grid, dim3 block);
 // args[i] points at parameter i; null is accepted only for a kernel without parameters.
 cudaError_t pack_kernel_args(const LoadedKernel& k, void** args, std::vector<uint8_t>* packed);
+// A launch's or kernel node's arguments: the driver's `extra` list when
+// given ({CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE,
+// &size, CU_LAUNCH_PARAM_END}, the buffer laid out as the kernel's
+// parameters), else `params` as pack_kernel_args takes them.
+cudaError_t pack_launch_args(const LoadedKernel& k, void** params, void** extra, std::vector<uint8_t>* packed);
 // Where `device` reaches page-locked memory it cannot reach at its host
 // address: promoted memory's device address (an error where that lies on
 // another server), or, promoting it first, memory not yet promoted

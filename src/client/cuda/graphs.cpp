@@ -10,6 +10,7 @@
 #include "client/core/semaphore_nodes.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/graph_mem_op_nodes.hpp"
+#include "client/cuda/kernel_launcher.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/primary_context.hpp"
 
@@ -68,14 +69,23 @@ cudaError_t add_alloc(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
   return e;
 }
 
-// Any version of CUDA_KERNEL_NODE_PARAMS: they share their leading fields.
+// Any version of CUDA_KERNEL_NODE_PARAMS: they share their leading fields;
+// v2 and v3 name a CUkernel in `kern` (with its context) when func is null.
 template <typename K>
 cudaError_t kernel(int device, const K* k, GraphNodeParams* p) {
   if (!k) return cudaErrorInvalidValue;
-  DriverFunction* fn = DriverHandles::get().find(k->func);
-  if (!fn) return cudaErrorInvalidDeviceFunction;
-  if (fn->module->device != device) return cudaErrorInvalidValue;
-  return kernel_node(device, fn->kernel, dim3(k->gridDimX, k->gridDimY, k->gridDimZ),
+  const void* handle = k->func;
+  if constexpr (requires { k->kern; }) {
+    if (!handle) {
+      handle = k->kern;
+      if (context_or_current_device(k->ctx) != device) return cudaErrorInvalidValue;
+    }
+  }
+  const LoadedKernel* lk;
+  // A module's function on another device than the graph's: the driver's invalid value.
+  if (cudaError_t e = resolve_kernel(handle, device, &lk))
+    return e == cudaErrorDeviceUninitialized ? cudaErrorInvalidValue : e;
+  return kernel_node(device, *lk, dim3(k->gridDimX, k->gridDimY, k->gridDimZ),
                      dim3(k->blockDimX, k->blockDimY, k->blockDimZ), k->sharedMemBytes, k->kernelParams, k->extra,
                      p);
 }

@@ -15,28 +15,6 @@
 namespace rgpu::client {
 namespace {
 
-// extra = {CU_LAUNCH_PARAM_BUFFER_POINTER, p, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END}
-cudaError_t pack_extra(const LoadedKernel& k, void** extra, std::vector<uint8_t>* packed) {
-  const void* buffer = nullptr;
-  const size_t* size = nullptr;
-  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-      buffer = extra[i + 1];
-    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-      size = static_cast<const size_t*>(extra[i + 1]);
-    else
-      return cudaErrorInvalidValue;
-  }
-  if (!buffer || !size) return cudaErrorInvalidValue;
-  // As NVIDIA's driver (seen on the H100): a buffer longer than the kernel's
-  // parameters is refused, a shorter one launches (the rest is zero here,
-  // unspecified there).
-  if (*size > k.args_size) return cudaErrorLaunchOutOfResources;
-  packed->assign(k.args_size, 0);
-  std::memcpy(packed->data(), buffer, *size);
-  return cudaSuccess;
-}
-
 DriverFunction* driver_function(const void* handle) {
   return DriverHandles::get().find(reinterpret_cast<CUfunction>(const_cast<void*>(handle)));
 }
@@ -134,7 +112,7 @@ cudaError_t launch_kernel(const void* kernel, const KernelLaunch& l) {
   if (cudaError_t e = resolve_kernel(kernel, call.device_index(), &lk)) return e;
   if (l.shared_mem > static_cast<size_t>(lk->max_dynamic_shared)) return cudaErrorInvalidValue;
   std::vector<uint8_t> packed;
-  if (cudaError_t e = l.extra ? pack_extra(*lk, l.extra, &packed) : pack_kernel_args(*lk, l.params, &packed))
+  if (cudaError_t e = pack_launch_args(*lk, l.params, l.extra, &packed))
     return e;
   if (cudaError_t e = reach_host_pointer_args(MemoryMap::get(), &packed, call.device_index(),
                                               call.device()->session->shares_memory()))
