@@ -25,7 +25,7 @@ constexpr uint8_t kHostDst = 1, kHostSrc = 2;
 // whether it fills it (kStagingDst, an upload) or sends it (kStagingSrc).
 constexpr uint8_t kStagingDst = 16, kStagingSrc = 32;
 // The client's own marks, never sent: that host side is pageable application
-// memory, which a graph reaches through staging (client/core/staged_graph_copy.hpp).
+// memory, which a graph reaches through staging (client/graph/staged_copy.hpp).
 constexpr uint8_t kPageableDst = 4, kPageableSrc = 8;
 
 struct GraphNodeParams {

@@ -1,10 +1,10 @@
-#include "client/core/graph_nodes.hpp"
+#include "client/graph/node_params.hpp"
 
 #include <cstring>
 #include <map>
 #include <mutex>
 
-#include "client/core/graph_handles.hpp"
+#include "client/graph/handles.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/kernel_launch.hpp"
 #include "client/core/memory_map.hpp"
@@ -23,7 +23,7 @@ enum class Side { device, shared_host, pageable_host };
 // A copy's side of `span` bytes: device memory of `device` (cudaMemcpyDefault
 // asks the memory map; other kinds say it), page-locked host memory the
 // device's worker maps (shm), or other host memory, which a graph reaches
-// through staging (staged_graph_copy.hpp); over tcp and ucx all host memory
+// through staging (staged_copy.hpp); over tcp and ucx all host memory
 // is that.
 cudaError_t copy_side(int device, const void* p, size_t span, bool kind_says_device, bool default_kind, Side* side) {
   auto range = MemoryMap::get().find_device(addr(p));

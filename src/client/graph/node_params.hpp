@@ -4,7 +4,7 @@
 // reason logged. Over shm, a copy side in page-locked memory shared with the
 // server is marked kHost*; one in other host memory (over tcp and ucx, any
 // host memory) kHost* and kPageable*: such a node becomes a staged copy
-// (staged_graph_copy.hpp).
+// (staged_copy.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -1,4 +1,4 @@
-#include "client/core/staged_graph_copy.hpp"
+#include "client/graph/staged_copy.hpp"
 
 #include <cstring>
 #include <map>
@@ -6,14 +6,13 @@
 #include <mutex>
 #include <span>
 
-#include "client/core/api_guard.hpp"
-#include "client/core/graph_calls.hpp"
-#include "client/core/graph_handles.hpp"
-#include "client/core/graph_nodes.hpp"
-#include "client/core/graph_staging.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
+#include "client/graph/handles.hpp"
+#include "client/graph/node_params.hpp"
+#include "client/graph/server_calls.hpp"
+#include "client/graph/staging_blocks.hpp"
 #include "common/log.hpp"
 
 namespace rgpu::client {
@@ -161,8 +160,8 @@ cudaError_t make_body(int device, const StagedCopy& c, cudaGraph_t* body) {
   if (cudaError_t e = graph_create_on(device, body)) return e;
   cudaGraphNode_t first, second;
   const GraphNodeParams host = host_step(c);
-  cudaError_t e = graph_add_node(&first, *body, nullptr, 0, nullptr, c.upload ? host : c.copy);
-  if (!e) e = graph_add_node(&second, *body, &first, 1, nullptr, c.upload ? c.copy : host);
+  cudaError_t e = server_add_node(&first, *body, nullptr, 0, nullptr, c.upload ? host : c.copy);
+  if (!e) e = server_add_node(&second, *body, &first, 1, nullptr, c.upload ? c.copy : host);
   if (e) {
     graph_destroy(*body);
     *body = nullptr;
@@ -207,7 +206,7 @@ cudaError_t add_staged_copy(cudaGraphNode_t* node, cudaGraph_t graph, int device
   cudaError_t e = make_body(device, *c, &body);
   GraphNodeParams child;
   if (!e) e = child_node(device, body, &child);
-  if (!e) e = graph_add_node(node, graph, deps, n, edges, child);
+  if (!e) e = server_add_node(node, graph, deps, n, edges, child);
   if (!e) {
     // The node holds a copy of the body; the copy's reference goes to that
     // graph, which CUDA treats as the node's own.
@@ -237,8 +236,8 @@ cudaError_t set_staged_copy(cudaGraphNode_t node, int device, const GraphNodePar
   std::shared_ptr<StagedCopy> c;
   if (cudaError_t e = make_staged(device, p, &c)) return e;
   cudaGraph_t body = graph_handles().intern(device, child.handle);
-  cudaError_t e = node_set_params(copy_node, c->copy);
-  if (!e) e = node_set_params(host_node, host_step(*c));
+  cudaError_t e = server_set_params(copy_node, c->copy);
+  if (!e) e = server_set_params(host_node, host_step(*c));
   if (!e && c->upload != old->upload) {
     // The other direction: the host node moves to the other end.
     cudaGraphNode_t from[2] = {host_node, copy_node}, to[2] = {copy_node, host_node};
@@ -261,36 +260,10 @@ cudaError_t exec_set_staged_copy(cudaGraphExec_t exec, cudaGraphNode_t node, int
   if (!e) e = graph_user_object(body, c->object, 1, 0, true);
   GraphNodeParams child;
   if (!e) e = child_node(device, body, &child);
-  if (!e) e = graph_exec_node_set_params(exec, node, child);
+  if (!e) e = server_exec_set_params(exec, node, child);
   if (body) graph_destroy(body);
   release(*c);
   return e;
-}
-
-bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
-                        size_t width, size_t height, bool to_device, cudaError_t* status) {
-  Capture capture;
-  if (!capture_of(stream, &capture)) return false;
-  GraphNodeParams p;
-  *status = copy_node(device, dst, dpitch, src, spitch, width, height,
-                      to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, &p);
-  if (!*status) *status = add_to_capture(stream, capture, p);
-  return true;
-}
-
-bool captured_element_memset(cudaStream_t stream, void* dst, size_t pitch, unsigned value, unsigned element_size,
-                             size_t width, size_t height, cudaError_t* status) {
-  // Called from the driver's entry points, outside their runtime call.
-  bool captured = false;
-  *status = api([&]() -> cudaError_t {
-    Capture capture;
-    if (!capture_of(stream, &capture)) return cudaSuccess;
-    captured = true;
-    GraphNodeParams p;
-    if (cudaError_t e = memset_node(dst, pitch, value, element_size, width, height, &p)) return e;
-    return add_to_capture(stream, capture, p);
-  });
-  return captured || *status;
 }
 
 }  // namespace rgpu::client
