@@ -120,8 +120,6 @@ const void* side(CUmemorytype type, const void* host, CUdeviceptr device, size_t
 cudaError_t copy_params(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) {
   if (!m) return cudaErrorInvalidValue;
   if (m->srcMemoryType == CU_MEMORYTYPE_ARRAY || m->dstMemoryType == CU_MEMORYTYPE_ARRAY) return cudaErrorNotSupported;
-  // Slices one after the other make evenly spaced rows only when each is exactly the copied height.
-  if (m->Depth > 1 && (m->srcHeight != m->Height || m->dstHeight != m->Height)) return cudaErrorNotSupported;
   bool src_host = m->srcMemoryType == CU_MEMORYTYPE_HOST, dst_host = m->dstMemoryType == CU_MEMORYTYPE_HOST;
   bool unified = m->srcMemoryType == CU_MEMORYTYPE_UNIFIED || m->dstMemoryType == CU_MEMORYTYPE_UNIFIED;
   cudaMemcpyKind kind = src_host && dst_host ? cudaMemcpyHostToHost
@@ -133,7 +131,8 @@ cudaError_t copy_params(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) 
                          m->srcHeight);
   void* dst = const_cast<void*>(side(m->dstMemoryType, m->dstHost, m->dstDevice, m->dstXInBytes, m->dstY, m->dstZ,
                                      m->dstPitch, m->dstHeight));
-  return copy_node(device, dst, m->dstPitch, src, m->srcPitch, m->WidthInBytes, m->Height * m->Depth, kind, p);
+  CopyBox box{m->WidthInBytes, m->Height, m->Depth, m->dstHeight, m->srcHeight};
+  return copy_box_node(device, dst, m->dstPitch, src, m->srcPitch, box, kind, p);
 }
 
 CUDA_MEMCPY3D read_copy(const GraphNodeParams& p) {
@@ -150,9 +149,11 @@ CUDA_MEMCPY3D read_copy(const GraphNodeParams& p) {
     m.dstDevice = p.dst;
   m.srcPitch = p.src_pitch;
   m.dstPitch = p.dst_pitch;
-  m.srcHeight = m.dstHeight = m.Height = p.height;
+  m.Height = p.height;
+  m.srcHeight = p.depth > 1 ? p.src_slice : p.height;
+  m.dstHeight = p.depth > 1 ? p.dst_slice : p.height;
   m.WidthInBytes = p.width;
-  m.Depth = 1;
+  m.Depth = p.depth;
   return m;
 }
 

@@ -21,12 +21,15 @@ namespace {
 // One set of copy parameters and what carries it out.
 struct StagedCopy {
   GraphNodeParams app;   // as the application made it (host sides marked host, not pageable)
-  GraphNodeParams copy;  // the staging block's side of it: a copy the server can run
+  GraphNodeParams copy;  // the staging block's side of it: a copy the server can run (empty when local)
   bool upload = false;   // the host node goes first
+  // Both sides are this process's memory: the host function copies between
+  // them and the node's second step is an empty node.
+  bool local = false;
   // The host function's move, none when no side is pageable (a staged node
   // set to device or page-locked memory).
   char* host = nullptr;
-  size_t host_pitch = 0;
+  size_t host_pitch = 0, host_slice = 0;
   StagingBlock staging;
   HostCallbackRunner* runner = nullptr;
   uint64_t callback = 0;  // the host function's number
@@ -34,23 +37,34 @@ struct StagedCopy {
 
   bool remote = false;  // the block is the worker's (tcp, ucx), else shared host memory
 
+  char* row(uint64_t base, uint64_t pitch, uint64_t slice, uint64_t i) const {
+    return reinterpret_cast<char*>(base + proto::copy_row_offset(i, pitch, slice, app));
+  }
+
   // The rows packed in the block, or over tcp and ucx in `bytes` (what the
-  // worker sent or asked for).
+  // worker sent or asked for); a local copy's rows straight across.
   void move(std::span<uint8_t> bytes) const {
+    uint64_t rows = proto::copy_rows(app);
+    if (local) {
+      for (uint64_t r = 0; r < rows; ++r)
+        std::memmove(row(app.dst, app.dst_pitch, app.dst_slice, r), row(app.src, app.src_pitch, app.src_slice, r),
+                     app.width);
+      return;
+    }
     if (!host) return;
     char* block = staging.base;
     if (remote) {
-      if (bytes.size() != app.width * app.height) {
+      if (bytes.size() != app.width * rows) {
         // A host function has no way to fail the graph.
         RGPU_LOG(error, "a graph's staged copy of pageable host memory got %zu bytes for %llu",
-                 bytes.size(), static_cast<unsigned long long>(app.width * app.height));
+                 bytes.size(), static_cast<unsigned long long>(app.width * rows));
         return;
       }
       block = reinterpret_cast<char*>(bytes.data());
     }
-    for (uint64_t r = 0; r < app.height; ++r) {
+    for (uint64_t r = 0; r < rows; ++r) {
       char* staged = block + r * app.width;
-      char* at = host + r * host_pitch;
+      char* at = row(reinterpret_cast<uint64_t>(host), host_pitch, host_slice, r);
       if (upload)
         std::memcpy(staged, at, app.width);
       else
@@ -97,24 +111,31 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
   c->copy = c->app;
   c->upload = p.host_sides & proto::kPageableSrc;
   c->remote = !dev->session->shares_memory();
-  if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
+  c->local = (p.host_sides & proto::kPageableDst) && (p.host_sides & proto::kPageableSrc);
+  if (c->local) {
+    c->copy = GraphNodeParams{};  // an empty node after the host node
+  } else if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
     size_t bytes;
-    if (__builtin_mul_overflow(p.width, p.height, &bytes)) return cudaErrorInvalidValue;
+    if (__builtin_mul_overflow(p.width, proto::copy_rows(p), &bytes)) return cudaErrorInvalidValue;
     c->staging = graph_staging(device).take(bytes);
     if (!c->staging.base) return cudaErrorMemoryAllocation;
     uint64_t staging = reinterpret_cast<uint64_t>(c->staging.base);
-    // The staging block holds the rows packed.
+    // The staging block holds the rows packed, slice after slice.
     if (c->upload) {
       c->host = reinterpret_cast<char*>(p.src);
       c->host_pitch = p.src_pitch;
+      c->host_slice = p.src_slice;
       c->copy.src = staging;
       c->copy.src_pitch = p.width;
+      c->copy.src_slice = p.height;
       if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~proto::kHostSrc) | proto::kStagingSrc;
     } else {
       c->host = reinterpret_cast<char*>(p.dst);
       c->host_pitch = p.dst_pitch;
+      c->host_slice = p.dst_slice;
       c->copy.dst = staging;
       c->copy.dst_pitch = p.width;
+      c->copy.dst_slice = p.height;
       if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~proto::kHostDst) | proto::kStagingDst;
     }
   }
@@ -149,7 +170,7 @@ GraphNodeParams host_step(const StagedCopy& c) {
   if (c.remote && c.host) {
     // The worker's block the host node fills from this process or sends here.
     h.dst = reinterpret_cast<uint64_t>(c.staging.base);
-    h.width = c.app.width * c.app.height;
+    h.width = c.app.width * proto::copy_rows(c.app);
     h.host_sides = c.upload ? proto::kStagingDst : proto::kStagingSrc;
   }
   return h;
@@ -236,7 +257,13 @@ cudaError_t set_staged_copy(cudaGraphNode_t node, int device, const GraphNodePar
   std::shared_ptr<StagedCopy> c;
   if (cudaError_t e = make_staged(device, p, &c)) return e;
   cudaGraph_t body = graph_handles().intern(device, child.handle);
-  cudaError_t e = server_set_params(copy_node, c->copy);
+  if (c->local != old->local) {
+    RGPU_LOG(warn, "a graph copy node between two host buffers cannot be set to copy to or from the device through "
+                   "rgpu, nor the other way round: make a new node");
+    release(*c);
+    return cudaErrorNotSupported;
+  }
+  cudaError_t e = c->local ? cudaSuccess : server_set_params(copy_node, c->copy);
   if (!e) e = server_set_params(host_node, host_step(*c));
   if (!e && c->upload != old->upload) {
     // The other direction: the host node moves to the other end.
