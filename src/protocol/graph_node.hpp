@@ -25,7 +25,7 @@ constexpr uint8_t kHostDst = 1, kHostSrc = 2;
 // whether it fills it (kStagingDst, an upload) or sends it (kStagingSrc).
 constexpr uint8_t kStagingDst = 16, kStagingSrc = 32;
 // The client's own marks, never sent: that host side is pageable application
-// memory, which a graph reaches through staging (client/core/staged_graph_copy.hpp).
+// memory, which a graph reaches through staging (client/graph/staged_copy.hpp).
 constexpr uint8_t kPageableDst = 4, kPageableSrc = 8;
 
 struct GraphNodeParams {
@@ -40,6 +40,10 @@ struct GraphNodeParams {
   // (the backend's answer) in `dst`; memory free: `dst`.
   uint64_t dst = 0, src = 0;
   uint64_t dst_pitch = 0, src_pitch = 0, width = 0, height = 0;
+  // A 3-D copy: `depth` slices of `height` rows; slice k of a side starts
+  // k * slice rows * pitch past it (dst_slice, src_slice: rows per slice,
+  // at least `height`; unused at depth 1).
+  uint64_t depth = 1, dst_slice = 0, src_slice = 0;
   uint32_t value = 0, element_size = 0;  // memset
   // Memcpy: the sides that are shared page-locked host memory (kHostDst,
   // kHostSrc), by the application's address on the wire and the worker's
@@ -64,6 +68,28 @@ inline cudaMemcpyKind copy_kind(const GraphNodeParams& p) {
          : src_host           ? cudaMemcpyHostToDevice
          : dst_host           ? cudaMemcpyDeviceToHost
                               : cudaMemcpyDeviceToDevice;
+}
+
+// Rows of a copy node (every slice's), and where row i of a side lies.
+inline uint64_t copy_rows(const GraphNodeParams& p) { return p.height * p.depth; }
+inline uint64_t copy_row_offset(uint64_t i, uint64_t pitch, uint64_t slice, const GraphNodeParams& p) {
+  return ((i / p.height) * slice + i % p.height) * pitch;
+}
+
+// The bytes one side of a copy node spans from its first byte; false when
+// its rows overlap (width past the pitch, slices shorter than the copied
+// height) or the numbers overflow.
+inline bool copy_span(uint64_t pitch, uint64_t slice, const GraphNodeParams& p, uint64_t* span) {
+  *span = 0;
+  if (p.height == 0 || p.depth == 0 || p.width == 0) return true;
+  if ((p.height > 1 || p.depth > 1) && p.width > pitch) return false;
+  uint64_t rows = p.height;
+  if (p.depth > 1) {
+    if (slice < p.height || __builtin_mul_overflow(slice, p.depth - 1, &rows) ||
+        __builtin_add_overflow(rows, p.height, &rows))
+      return false;
+  }
+  return !__builtin_mul_overflow(pitch, rows - 1, span) && !__builtin_add_overflow(*span, p.width, span);
 }
 
 // The driver's batch memory-operation node, which the runtime's
@@ -125,6 +151,7 @@ inline void put_node(Writer& w, const GraphNodeParams& p) {
   w.put(p.type).put(p.function).put(p.grid).put(p.block).put(p.shared_mem);
   w.put_bytes(p.args.data(), p.args.size());
   w.put(p.dst).put(p.src).put(p.dst_pitch).put(p.src_pitch).put(p.width).put(p.height);
+  w.put(p.depth).put(p.dst_slice).put(p.src_slice);
   w.put(p.value).put(p.element_size).put(p.host_sides).put(p.handle);
   put_semaphore_ops(w, p.semaphores);
   w.put<uint32_t>(static_cast<uint32_t>(p.bodies.size()));
@@ -146,6 +173,9 @@ inline GraphNodeParams get_node(Reader& r) {
   p.src_pitch = r.get<uint64_t>();
   p.width = r.get<uint64_t>();
   p.height = r.get<uint64_t>();
+  p.depth = r.get<uint64_t>();
+  p.dst_slice = r.get<uint64_t>();
+  p.src_slice = r.get<uint64_t>();
   p.value = r.get<uint32_t>();
   p.element_size = r.get<uint32_t>();
   p.host_sides = r.get<uint8_t>();

@@ -475,6 +475,52 @@ TEST_F(ServerFault, PointersOfAnotherSessionAndPastTheEndAreRefused) {
   EXPECT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
 }
 
+// A 3-D copy node a peer sends is checked whole: every slice inside the
+// session's memory, slices no shorter than the copied rows, rows no wider
+// than the pitch, no overflowing numbers; the session goes on after each refusal.
+TEST_F(ServerFault, GraphCopyShapesAreChecked) {
+  auto a = session();
+  std::vector<uint8_t> reply;
+  auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
+  proto::Writer m;
+  m.put<uint64_t>(4096);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  uint64_t mem = handle();
+  proto::Writer create;
+  create.put<uint32_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+  uint64_t graph = handle();
+  auto add_node = [&](const proto::GraphNodeParams& p) {
+    proto::Writer w;
+    w.put(graph).put<uint32_t>(0);
+    proto::put_node(w, p);
+    return a->call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
+  };
+  // 4 slices of 3 rows of 32 bytes, 64 bytes a row, 5 rows a slice: 1120 bytes from dst.
+  proto::GraphNodeParams copy;
+  copy.type = cudaGraphNodeTypeMemcpy;
+  copy.dst = mem;
+  copy.src = mem + 2048;
+  copy.width = 32;
+  copy.height = 3;
+  copy.depth = 4;
+  copy.dst_pitch = copy.src_pitch = 64;
+  copy.dst_slice = copy.src_slice = 5;
+  EXPECT_EQ(add_node(copy), cudaSuccess);
+  auto refused = [&](auto change, int32_t error) {
+    proto::GraphNodeParams bad = copy;
+    change(bad);
+    EXPECT_EQ(add_node(bad), error);
+  };
+  refused([](auto& p) { p.src_slice = 2; }, cudaErrorInvalidPitchValue);             // slices overlap
+  refused([](auto& p) { p.width = 65; }, cudaErrorInvalidPitchValue);                // rows overlap
+  refused([](auto& p) { p.depth = 0; }, cudaErrorInvalidValue);
+  refused([](auto& p) { p.depth = 7; }, cudaErrorInvalidValue);                      // past the allocation
+  refused([](auto& p) { p.dst_slice = uint64_t{1} << 62; }, cudaErrorInvalidPitchValue);  // overflows
+  refused([](auto& p) { p.src += 4096; }, cudaErrorInvalidValue);                    // not the session's
+  EXPECT_EQ(add_node(copy), cudaSuccess);
+}
+
 // Staging blocks of graph copies (tcp, ucx) are the worker's own memory: a
 // copy or host node may name only a range inside one of its session's slabs.
 TEST_F(ServerFault, GraphStagingIsCheckedPerSession) {

@@ -1,6 +1,6 @@
 // Staging blocks for graph copies of pageable memory: sizes, carving from
 // slabs, reuse of blocks given back, large blocks on slabs of their own.
-#include "client/core/graph_staging.hpp"
+#include "client/graph/staging_blocks.hpp"
 
 #include <gtest/gtest.h>
 

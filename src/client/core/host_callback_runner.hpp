@@ -3,7 +3,7 @@
 // session's callback connection, runs each callback the worker says is due,
 // in order, and tells the worker it ran, which lets the stream go on. Async
 // notifications arrive on the same connection and run their callback too.
-// A graph's staged copy (staged_graph_copy.hpp) gets its bytes with the
+// A graph's staged copy (staged_copy.hpp) gets its bytes with the
 // message, or sends them back with its answer.
 #pragma once
 #include <cuda_runtime_api.h>

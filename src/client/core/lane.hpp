@@ -58,7 +58,7 @@ class Lane {
   // From now on the calling thread's requests go unnumbered (sequence 0):
   // the worker starts them at once, behind no other thread's request, and
   // they wait for no background copy. For rgpu's host-callback thread only,
-  // whose calls (a graph's staged copy, staged_graph_copy.hpp) run while an
+  // whose calls (a graph's staged copy, graph/staged_copy.hpp) run while an
   // application stream waits for them: numbered, they could wait behind a
   // request that itself waits for that stream.
   static void unnumbered_on_this_thread();

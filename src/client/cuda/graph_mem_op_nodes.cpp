@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "client/core/graph_node_calls.hpp"
+#include "client/graph/node_calls.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/graph_mem_op_nodes.hpp"
 #include "client/cuda/primary_context.hpp"

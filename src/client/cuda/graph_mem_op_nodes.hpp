@@ -4,7 +4,7 @@
 #include "client/cuda/cuda_api.hpp"
 #include <cuda_runtime_api.h>
 
-#include "client/core/graph_nodes.hpp"
+#include "client/graph/node_params.hpp"
 
 namespace rgpu::client {
 

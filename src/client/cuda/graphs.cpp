@@ -6,8 +6,8 @@
 
 #include <cstring>
 
-#include "client/core/graph_node_calls.hpp"
-#include "client/core/semaphore_nodes.hpp"
+#include "client/graph/node_calls.hpp"
+#include "client/graph/semaphore_nodes.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/graph_mem_op_nodes.hpp"
 #include "client/cuda/kernel_launcher.hpp"
@@ -35,24 +35,24 @@ cudaStream_t rt(CUstream s) { return reinterpret_cast<cudaStream_t>(s); }
 cudaEvent_t rt(CUevent e) { return reinterpret_cast<cudaEvent_t>(e); }
 
 template <typename Make>
-CUresult add(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n, const CUgraphEdgeData* edges,
+CUresult add_with(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n, const CUgraphEdgeData* edges,
              Make&& make) {
   return driver(
       [&] { return add_made(node, graph, deps, n, reinterpret_cast<const cudaGraphEdgeData*>(edges), make); });
 }
 
 template <typename Make>
-CUresult set(CUgraphNode node, Make&& make) {
+CUresult set_with(CUgraphNode node, Make&& make) {
   return driver([&] { return set_made(node, make); });
 }
 
 template <typename Make>
-CUresult exec_set(CUgraphExec exec, CUgraphNode node, Make&& make) {
+CUresult exec_set_with(CUgraphExec exec, CUgraphNode node, Make&& make) {
   return driver([&] { return exec_set_made(exec, node, make); });
 }
 
 template <typename Read>
-CUresult get(CUgraphNode node, cudaGraphNodeType type, const void* out, Read&& read) {
+CUresult get_with(CUgraphNode node, cudaGraphNodeType type, const void* out, Read&& read) {
   return driver([&] { return get_read(node, type, out, read); });
 }
 
@@ -72,7 +72,7 @@ cudaError_t add_alloc(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
 // Any version of CUDA_KERNEL_NODE_PARAMS: they share their leading fields;
 // v2 and v3 name a CUkernel in `kern` (with its context) when func is null.
 template <typename K>
-cudaError_t kernel(int device, const K* k, GraphNodeParams* p) {
+cudaError_t kernel_params(int device, const K* k, GraphNodeParams* p) {
   if (!k) return cudaErrorInvalidValue;
   const void* handle = k->func;
   if constexpr (requires { k->kern; }) {
@@ -117,11 +117,9 @@ const void* side(CUmemorytype type, const void* host, CUdeviceptr device, size_t
   return base + (z * height + y) * pitch + x;
 }
 
-cudaError_t copy(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) {
+cudaError_t copy_params(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) {
   if (!m) return cudaErrorInvalidValue;
   if (m->srcMemoryType == CU_MEMORYTYPE_ARRAY || m->dstMemoryType == CU_MEMORYTYPE_ARRAY) return cudaErrorNotSupported;
-  // Slices one after the other make evenly spaced rows only when each is exactly the copied height.
-  if (m->Depth > 1 && (m->srcHeight != m->Height || m->dstHeight != m->Height)) return cudaErrorNotSupported;
   bool src_host = m->srcMemoryType == CU_MEMORYTYPE_HOST, dst_host = m->dstMemoryType == CU_MEMORYTYPE_HOST;
   bool unified = m->srcMemoryType == CU_MEMORYTYPE_UNIFIED || m->dstMemoryType == CU_MEMORYTYPE_UNIFIED;
   cudaMemcpyKind kind = src_host && dst_host ? cudaMemcpyHostToHost
@@ -133,7 +131,8 @@ cudaError_t copy(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) {
                          m->srcHeight);
   void* dst = const_cast<void*>(side(m->dstMemoryType, m->dstHost, m->dstDevice, m->dstXInBytes, m->dstY, m->dstZ,
                                      m->dstPitch, m->dstHeight));
-  return copy_node(device, dst, m->dstPitch, src, m->srcPitch, m->WidthInBytes, m->Height * m->Depth, kind, p);
+  CopyBox box{m->WidthInBytes, m->Height, m->Depth, m->dstHeight, m->srcHeight};
+  return copy_box_node(device, dst, m->dstPitch, src, m->srcPitch, box, kind, p);
 }
 
 CUDA_MEMCPY3D read_copy(const GraphNodeParams& p) {
@@ -150,32 +149,34 @@ CUDA_MEMCPY3D read_copy(const GraphNodeParams& p) {
     m.dstDevice = p.dst;
   m.srcPitch = p.src_pitch;
   m.dstPitch = p.dst_pitch;
-  m.srcHeight = m.dstHeight = m.Height = p.height;
+  m.Height = p.height;
+  m.srcHeight = p.depth > 1 ? p.src_slice : p.height;
+  m.dstHeight = p.depth > 1 ? p.dst_slice : p.height;
   m.WidthInBytes = p.width;
-  m.Depth = 1;
+  m.Depth = p.depth;
   return m;
 }
 
 template <typename M>
-cudaError_t memset(const M* m, GraphNodeParams* p) {
+cudaError_t memset_params(const M* m, GraphNodeParams* p) {
   if (!m) return cudaErrorInvalidValue;
   return memset_node(reinterpret_cast<void*>(m->dst), m->pitch, m->value, m->elementSize, m->width, m->height, p);
 }
 
 template <typename H>
-cudaError_t host(int device, const H* h, GraphNodeParams* p) {
+cudaError_t host_params(int device, const H* h, GraphNodeParams* p) {
   return h ? host_node(device, h->fn, h->userData, p) : cudaErrorInvalidValue;
 }
 
-cudaError_t generic(int device, const CUgraphNodeParams* g, GraphNodeParams* p) {
+cudaError_t generic_params(int device, const CUgraphNodeParams* g, GraphNodeParams* p) {
   if (!g) return cudaErrorInvalidValue;
   switch (g->type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL: return kernel(device, &g->kernel, p);
+    case CU_GRAPH_NODE_TYPE_KERNEL: return kernel_params(device, &g->kernel, p);
     case CU_GRAPH_NODE_TYPE_MEMCPY:
       if (g->memcpy.flags) return cudaErrorInvalidValue;
-      return copy(device, &g->memcpy.copyParams, p);
-    case CU_GRAPH_NODE_TYPE_MEMSET: return memset(&g->memset, p);
-    case CU_GRAPH_NODE_TYPE_HOST: return host(device, &g->host, p);
+      return copy_params(device, &g->memcpy.copyParams, p);
+    case CU_GRAPH_NODE_TYPE_MEMSET: return memset_params(&g->memset, p);
+    case CU_GRAPH_NODE_TYPE_HOST: return host_params(device, &g->host, p);
     case CU_GRAPH_NODE_TYPE_GRAPH: return child_node(device, g->graph.graph, p);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return event_node(device, cudaGraphNodeTypeWaitEvent, rt(g->eventWait.event), p);
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
@@ -221,116 +222,116 @@ extern "C" CUresult CUDAAPI cuGraphClone(CUgraph* phGraphClone, CUgraph original
 extern "C" CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                  const CUgraphNode* dependencies, size_t numDependencies,
                                                  const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
-             [&](int d, GraphNodeParams* p) { return kernel(d, nodeParams, p); });
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+             [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                     const CUgraphNode* dependencies, size_t numDependencies,
                                                     const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
-             [&](int d, GraphNodeParams* p) { return kernel(d, nodeParams, p); });
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+             [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return get(hNode, cudaGraphNodeTypeKernel, nodeParams,
+  return get_with(hNode, cudaGraphNodeTypeKernel, nodeParams,
              [&](int d, const GraphNodeParams& p) { return read_kernel(hNode, d, p, nodeParams); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  return get(hNode, cudaGraphNodeTypeKernel, nodeParams,
+  return get_with(hNode, cudaGraphNodeTypeKernel, nodeParams,
              [&](int d, const GraphNodeParams& p) { return read_kernel(hNode, d, p, nodeParams); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return set(hNode, [&](int d, GraphNodeParams* p) { return kernel(d, nodeParams, p); });
+  return set_with(hNode, [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  return set(hNode, [&](int d, GraphNodeParams* p) { return kernel(d, nodeParams, p); });
+  return set_with(hNode, [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                            const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return exec_set(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return kernel(d, nodeParams, p); });
+  return exec_set_with(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                               const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  return exec_set(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return kernel(d, nodeParams, p); });
+  return exec_set_with(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                  const CUgraphNode* dependencies, size_t numDependencies,
                                                  const CUDA_MEMCPY3D* copyParams, CUcontext) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
-             [&](int d, GraphNodeParams* p) { return copy(d, copyParams, p); });
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+             [&](int d, GraphNodeParams* p) { return copy_params(d, copyParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) {
-  return get(hNode, cudaGraphNodeTypeMemcpy, nodeParams, [&](int, const GraphNodeParams& p) {
+  return get_with(hNode, cudaGraphNodeTypeMemcpy, nodeParams, [&](int, const GraphNodeParams& p) {
     *nodeParams = read_copy(p);
     return cudaSuccess;
   });
 }
 
 extern "C" CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) {
-  return set(hNode, [&](int d, GraphNodeParams* p) { return copy(d, nodeParams, p); });
+  return set_with(hNode, [&](int d, GraphNodeParams* p) { return copy_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                            const CUDA_MEMCPY3D* copyParams, CUcontext) {
-  return exec_set(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return copy(d, copyParams, p); });
+  return exec_set_with(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return copy_params(d, copyParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                  const CUgraphNode* dependencies, size_t numDependencies,
                                                  const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
-             [&](int, GraphNodeParams* p) { return memset(memsetParams, p); });
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+             [&](int, GraphNodeParams* p) { return memset_params(memsetParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) {
-  return get(hNode, cudaGraphNodeTypeMemset, nodeParams, [&](int, const GraphNodeParams& p) {
+  return get_with(hNode, cudaGraphNodeTypeMemset, nodeParams, [&](int, const GraphNodeParams& p) {
     *nodeParams = CUDA_MEMSET_NODE_PARAMS{p.dst, p.dst_pitch, p.value, p.element_size, p.width, p.height};
     return cudaSuccess;
   });
 }
 
 extern "C" CUresult CUDAAPI cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
-  return set(hNode, [&](int, GraphNodeParams* p) { return memset(nodeParams, p); });
+  return set_with(hNode, [&](int, GraphNodeParams* p) { return memset_params(nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                            const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext) {
-  return exec_set(hGraphExec, hNode, [&](int, GraphNodeParams* p) { return memset(memsetParams, p); });
+  return exec_set_with(hGraphExec, hNode, [&](int, GraphNodeParams* p) { return memset_params(memsetParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                const CUgraphNode* dependencies, size_t numDependencies,
                                                const CUDA_HOST_NODE_PARAMS* nodeParams) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
-             [&](int d, GraphNodeParams* p) { return host(d, nodeParams, p); });
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+             [&](int d, GraphNodeParams* p) { return host_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) {
-  return get(hNode, cudaGraphNodeTypeHost, nodeParams, [&](int, const GraphNodeParams& p) {
+  return get_with(hNode, cudaGraphNodeTypeHost, nodeParams, [&](int, const GraphNodeParams& p) {
     return node_host_function(p, &nodeParams->fn, &nodeParams->userData) ? cudaSuccess : cudaErrorInvalidValue;
   });
 }
 
 extern "C" CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
-  return set(hNode, [&](int d, GraphNodeParams* p) { return host(d, nodeParams, p); });
+  return set_with(hNode, [&](int d, GraphNodeParams* p) { return host_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                          const CUDA_HOST_NODE_PARAMS* nodeParams) {
-  return exec_set(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return host(d, nodeParams, p); });
+  return exec_set_with(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return host_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                 const CUgraphNode* dependencies, size_t numDependencies) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr, [&](int, GraphNodeParams* p) {
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr, [&](int, GraphNodeParams* p) {
     p->type = cudaGraphNodeTypeEmpty;
     return cudaSuccess;
   });
@@ -339,7 +340,7 @@ extern "C" CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgrap
 extern "C" CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                      const CUgraphNode* dependencies, size_t numDependencies,
                                                      CUgraph childGraph) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
              [&](int d, GraphNodeParams* p) { return child_node(d, childGraph, p); });
 }
 
@@ -349,54 +350,54 @@ extern "C" CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUg
 
 extern "C" CUresult CUDAAPI cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                                CUgraph childGraph) {
-  return exec_set(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return child_node(d, childGraph, p); });
+  return exec_set_with(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return child_node(d, childGraph, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                       const CUgraphNode* dependencies, size_t numDependencies,
                                                       CUevent event) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
              [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeEventRecord, rt(event), p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                     const CUgraphNode* dependencies, size_t numDependencies,
                                                     CUevent event) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
              [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, rt(event), p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
-  return get(hNode, cudaGraphNodeTypeEventRecord, event_out, [&](int d, const GraphNodeParams& p) {
+  return get_with(hNode, cudaGraphNodeTypeEventRecord, event_out, [&](int d, const GraphNodeParams& p) {
     *event_out = reinterpret_cast<CUevent>(node_event(d, p));
     return cudaSuccess;
   });
 }
 
 extern "C" CUresult CUDAAPI cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
-  return set(hNode, [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeEventRecord, rt(event), p); });
+  return set_with(hNode, [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeEventRecord, rt(event), p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
-  return get(hNode, cudaGraphNodeTypeWaitEvent, event_out, [&](int d, const GraphNodeParams& p) {
+  return get_with(hNode, cudaGraphNodeTypeWaitEvent, event_out, [&](int d, const GraphNodeParams& p) {
     *event_out = reinterpret_cast<CUevent>(node_event(d, p));
     return cudaSuccess;
   });
 }
 
 extern "C" CUresult CUDAAPI cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
-  return set(hNode, [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, rt(event), p); });
+  return set_with(hNode, [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, rt(event), p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                                CUevent event) {
-  return exec_set(hGraphExec, hNode,
+  return exec_set_with(hGraphExec, hNode,
                   [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeEventRecord, rt(event), p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                              CUevent event) {
-  return exec_set(hGraphExec, hNode,
+  return exec_set_with(hGraphExec, hNode,
                   [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, rt(event), p); });
 }
 
@@ -414,8 +415,8 @@ extern "C" CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph 
                              reinterpret_cast<const cudaGraphEdgeData*>(dependencyData), c.type, c.size, c.handle,
                              &c.phGraph_out);
     });
-  return add(phGraphNode, hGraph, dependencies, numDependencies, dependencyData,
-             [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, dependencyData,
+             [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
@@ -435,12 +436,12 @@ extern "C" CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHan
 }
 
 extern "C" CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
-  return set(hNode, [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
+  return set_with(hNode, [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                      CUgraphNodeParams* nodeParams) {
-  return exec_set(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
+  return exec_set_with(hGraphExec, hNode, [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
@@ -552,9 +553,13 @@ extern "C" CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec* phGraphExec, CUgr
 
 extern "C" CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
                                                          CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
-  return driver([&] {
-    return cudaGraphInstantiateWithParams(phGraphExec, hGraph,
-                                          reinterpret_cast<cudaGraphInstantiateParams*>(instantiateParams));
+  return driver([&]() -> cudaError_t {
+    if (!instantiateParams) return cudaErrorInvalidValue;
+    cudaError_t e = graph_instantiate_with_params(phGraphExec, hGraph, instantiateParams->flags,
+                                                  rt(instantiateParams->hUploadStream));
+    instantiateParams->hErrNode_out = nullptr;
+    instantiateParams->result_out = e == cudaSuccess ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    return e;
   });
 }
 
@@ -611,12 +616,12 @@ extern "C" CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUg
 extern "C" CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                   const CUgraphNode* dependencies, size_t numDependencies,
                                                   CUdeviceptr dptr) {
-  return add(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
              [&](int d, GraphNodeParams* p) { return free_node(d, reinterpret_cast<void*>(dptr), p); });
 }
 
 extern "C" CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
-  return get(hNode, cudaGraphNodeTypeMemAlloc, params_out, [&](int d, const GraphNodeParams& p) {
+  return get_with(hNode, cudaGraphNodeTypeMemAlloc, params_out, [&](int d, const GraphNodeParams& p) {
     alloc_request(hNode, d, reinterpret_cast<cudaMemPoolProps*>(&params_out->poolProps),
                   reinterpret_cast<const cudaMemAccessDesc**>(&params_out->accessDescs), &params_out->accessDescCount);
     params_out->bytesize = p.width;
@@ -626,7 +631,7 @@ extern "C" CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA
 }
 
 extern "C" CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
-  return get(hNode, cudaGraphNodeTypeMemFree, dptr_out, [&](int, const GraphNodeParams& p) {
+  return get_with(hNode, cudaGraphNodeTypeMemFree, dptr_out, [&](int, const GraphNodeParams& p) {
     *dptr_out = p.dst;
     return cudaSuccess;
   });

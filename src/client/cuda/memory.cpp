@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/staged_graph_copy.hpp"
+#include "client/graph/capture.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 

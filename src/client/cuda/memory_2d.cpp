@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/staged_graph_copy.hpp"
+#include "client/graph/capture.hpp"
 #include "client/cuda/array_copies.hpp"
 #include "client/cuda/driver_errors.hpp"
 

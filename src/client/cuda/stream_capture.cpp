@@ -1,7 +1,7 @@
 // Stream capture (driver API) over the runtime's paths, legacy bindings too.
 #include "client/cuda/cuda_api.hpp"
 
-#include "client/core/graph_calls.hpp"
+#include "client/graph/server_calls.hpp"
 #include "client/cuda/driver_errors.hpp"
 
 using namespace rgpu::client;

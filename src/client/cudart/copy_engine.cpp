@@ -7,7 +7,7 @@
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/per_thread_stream.hpp"
-#include "client/core/staged_graph_copy.hpp"
+#include "client/graph/capture.hpp"
 #include "client/cudart/cross_server_copy.hpp"
 #include "client/cudart/coherent_memory.hpp"
 #include "client/cudart/staging_ring.hpp"

@@ -7,7 +7,7 @@
 #include "client/core/call.hpp"
 #include "client/core/context_constants.hpp"
 #include "client/core/function_attribute_cache.hpp"
-#include "client/core/graph_staging.hpp"
+#include "client/graph/staging_blocks.hpp"
 #include "client/core/host_memory_model.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"

@@ -1,10 +1,10 @@
 // External semaphore signal and wait nodes (runtime API): their semaphores
-// and values go to the server's graph (client/core/semaphore_nodes.hpp).
+// and values go to the server's graph (client/graph/semaphore_nodes.hpp).
 #include <cuda_runtime_api.h>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/graph_node_calls.hpp"
-#include "client/core/semaphore_nodes.hpp"
+#include "client/graph/node_calls.hpp"
+#include "client/graph/semaphore_nodes.hpp"
 
 using namespace rgpu::client;
 

@@ -1,12 +1,12 @@
 // CUDA graphs (runtime API): graphs, nodes and executable graphs are server
 // objects; node parameters are converted here from the runtime's structures
-// (see client/core/graph_nodes.hpp for what a node may hold).
+// (see client/graph/node_params.hpp for what a node may hold).
 #include <cuda_runtime_api.h>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/graph_node_calls.hpp"
+#include "client/graph/node_calls.hpp"
 #include "client/core/module_registry.hpp"
-#include "client/core/semaphore_nodes.hpp"
+#include "client/graph/semaphore_nodes.hpp"
 
 using namespace rgpu::client;
 
@@ -15,27 +15,27 @@ namespace {
 using Deps = const cudaGraphNode_t*;
 
 template <typename Make>
-cudaError_t add(cudaGraphNode_t* node, cudaGraph_t graph, Deps deps, size_t n, const cudaGraphEdgeData* edges,
+cudaError_t add_with(cudaGraphNode_t* node, cudaGraph_t graph, Deps deps, size_t n, const cudaGraphEdgeData* edges,
                 Make&& make) {
   return api([&] { return add_made(node, graph, deps, n, edges, make); });
 }
 
 template <typename Make>
-cudaError_t set(cudaGraphNode_t node, Make&& make) {
+cudaError_t set_with(cudaGraphNode_t node, Make&& make) {
   return api([&] { return set_made(node, make); });
 }
 
 template <typename Make>
-cudaError_t exec_set(cudaGraphExec_t exec, cudaGraphNode_t node, Make&& make) {
+cudaError_t exec_set_with(cudaGraphExec_t exec, cudaGraphNode_t node, Make&& make) {
   return api([&] { return exec_set_made(exec, node, make); });
 }
 
 template <typename Read>
-cudaError_t get(cudaGraphNode_t node, cudaGraphNodeType type, const void* out, Read&& read) {
+cudaError_t get_with(cudaGraphNode_t node, cudaGraphNodeType type, const void* out, Read&& read) {
   return api([&] { return get_read(node, type, out, read); });
 }
 
-cudaError_t kernel(int device, const void* func, dim3 grid, dim3 block, unsigned smem, void** params, void** extra,
+cudaError_t kernel_params(int device, const void* func, dim3 grid, dim3 block, unsigned smem, void** params, void** extra,
                    GraphNodeParams* p) {
   KernelEntry* k = ModuleRegistry::get().find_kernel(func);
   if (!k) return cudaErrorInvalidDeviceFunction;
@@ -44,31 +44,31 @@ cudaError_t kernel(int device, const void* func, dim3 grid, dim3 block, unsigned
   return kernel_node(device, *lk, grid, block, smem, params, extra, p);
 }
 
-cudaError_t kernel(int device, const cudaKernelNodeParams* k, GraphNodeParams* p) {
+cudaError_t kernel_params(int device, const cudaKernelNodeParams* k, GraphNodeParams* p) {
   if (!k) return cudaErrorInvalidValue;
-  return kernel(device, k->func, k->gridDim, k->blockDim, k->sharedMemBytes, k->kernelParams, k->extra, p);
+  return kernel_params(device, k->func, k->gridDim, k->blockDim, k->sharedMemBytes, k->kernelParams, k->extra, p);
 }
 
-cudaError_t copy3d(int device, const cudaMemcpy3DParms* m, GraphNodeParams* p) {
+cudaError_t copy3d_params(int device, const cudaMemcpy3DParms* m, GraphNodeParams* p) {
   return m ? copy3d_node(device, *m, p) : cudaErrorInvalidValue;
 }
 
-cudaError_t memset(const cudaMemsetParams* m, GraphNodeParams* p) {
+cudaError_t memset_params(const cudaMemsetParams* m, GraphNodeParams* p) {
   if (!m) return cudaErrorInvalidValue;
   return memset_node(m->dst, m->pitch, m->value, m->elementSize, m->width, m->height, p);
 }
 
-cudaError_t host(int device, const cudaHostNodeParams* h, GraphNodeParams* p) {
+cudaError_t host_params(int device, const cudaHostNodeParams* h, GraphNodeParams* p) {
   return h ? host_node(device, h->fn, h->userData, p) : cudaErrorInvalidValue;
 }
 
 // cudaGraphAddNode's and cudaGraphNodeSetParams's tagged union.
-cudaError_t generic(int device, const cudaGraphNodeParams* g, GraphNodeParams* p) {
+cudaError_t generic_params(int device, const cudaGraphNodeParams* g, GraphNodeParams* p) {
   if (!g) return cudaErrorInvalidValue;
   switch (g->type) {
     case cudaGraphNodeTypeKernel: {
       const auto& k = g->kernel;
-      return kernel(device, k.func, k.gridDim, k.blockDim, k.sharedMemBytes, k.kernelParams, k.extra, p);
+      return kernel_params(device, k.func, k.gridDim, k.blockDim, k.sharedMemBytes, k.kernelParams, k.extra, p);
     }
     case cudaGraphNodeTypeMemcpy:
       if (g->memcpy.flags) return cudaErrorInvalidValue;
@@ -94,7 +94,7 @@ cudaError_t generic(int device, const cudaGraphNodeParams* g, GraphNodeParams* p
   }
 }
 
-GraphNodeParams empty() { return GraphNodeParams{}; }
+GraphNodeParams empty_params() { return GraphNodeParams{}; }
 
 }  // namespace
 
@@ -112,24 +112,24 @@ extern "C" cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t orig
 
 extern "C" cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n,
                                               const cudaKernelNodeParams* pNodeParams) {
-  return add(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return kernel(d, pNodeParams, p); });
+  return add_with(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return kernel_params(d, pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n,
                                               const cudaMemcpy3DParms* pCopyParams) {
-  return add(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return copy3d(d, pCopyParams, p); });
+  return add_with(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return copy3d_params(d, pCopyParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n,
                                                 void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  return add(pGraphNode, graph, deps, n, nullptr,
+  return add_with(pGraphNode, graph, deps, n, nullptr,
              [&](int d, GraphNodeParams* p) { return copy_node(d, dst, count, src, count, count, 1, kind, p); });
 }
 
 extern "C" cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps,
                                                       size_t n, const void* symbol, const void* src, size_t count,
                                                       size_t offset, cudaMemcpyKind kind) {
-  return add(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) {
+  return add_with(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) {
     return symbol_copy_node(d, symbol, const_cast<void*>(src), count, offset, kind, true, p);
   });
 }
@@ -137,44 +137,44 @@ extern "C" cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t* pGraphNod
 extern "C" cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps,
                                                         size_t n, void* dst, const void* symbol, size_t count,
                                                         size_t offset, cudaMemcpyKind kind) {
-  return add(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) {
+  return add_with(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) {
     return symbol_copy_node(d, symbol, dst, count, offset, kind, false, p);
   });
 }
 
 extern "C" cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n,
                                               const cudaMemsetParams* pMemsetParams) {
-  return add(pGraphNode, graph, deps, n, nullptr, [&](int, GraphNodeParams* p) { return memset(pMemsetParams, p); });
+  return add_with(pGraphNode, graph, deps, n, nullptr, [&](int, GraphNodeParams* p) { return memset_params(pMemsetParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n) {
-  return add(pGraphNode, graph, deps, n, nullptr, [&](int, GraphNodeParams* p) {
-    *p = empty();
+  return add_with(pGraphNode, graph, deps, n, nullptr, [&](int, GraphNodeParams* p) {
+    *p = empty_params();
     return cudaSuccess;
   });
 }
 
 extern "C" cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps,
                                                   size_t n, cudaGraph_t childGraph) {
-  return add(pGraphNode, graph, deps, n, nullptr,
+  return add_with(pGraphNode, graph, deps, n, nullptr,
              [&](int d, GraphNodeParams* p) { return child_node(d, childGraph, p); });
 }
 
 extern "C" cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps,
                                                    size_t n, cudaEvent_t event) {
-  return add(pGraphNode, graph, deps, n, nullptr,
+  return add_with(pGraphNode, graph, deps, n, nullptr,
              [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeEventRecord, event, p); });
 }
 
 extern "C" cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps,
                                                  size_t n, cudaEvent_t event) {
-  return add(pGraphNode, graph, deps, n, nullptr,
+  return add_with(pGraphNode, graph, deps, n, nullptr,
              [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, event, p); });
 }
 
 extern "C" cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n,
                                             const cudaHostNodeParams* pNodeParams) {
-  return add(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return host(d, pNodeParams, p); });
+  return add_with(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return host_params(d, pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps,
@@ -191,7 +191,7 @@ extern "C" cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t
       return add_conditional(pGraphNode, graph, deps, n, dependencyData, c.type, c.size, c.handle, &c.phGraph_out);
     }
     return add_made(pGraphNode, graph, deps, n, dependencyData,
-                    [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
+                    [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
   });
 }
 
@@ -201,16 +201,16 @@ extern "C" cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHand
 }
 
 extern "C" cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, cudaGraphNodeParams* nodeParams) {
-  return set(node, [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
+  return set_with(node, [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node,
                                                   cudaGraphNodeParams* nodeParams) {
-  return exec_set(graphExec, node, [&](int d, GraphNodeParams* p) { return generic(d, nodeParams, p); });
+  return exec_set_with(graphExec, node, [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, cudaKernelNodeParams* pNodeParams) {
-  return get(node, cudaGraphNodeTypeKernel, pNodeParams, [&](int d, const GraphNodeParams& p) -> cudaError_t {
+  return get_with(node, cudaGraphNodeTypeKernel, pNodeParams, [&](int d, const GraphNodeParams& p) -> cudaError_t {
     KernelEntry* k = ModuleRegistry::get().find_loaded(d, p.function);
     if (!k) return cudaErrorInvalidDeviceFunction;
     const LoadedKernel* lk;
@@ -226,40 +226,40 @@ extern "C" cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, cudaKe
 }
 
 extern "C" cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const cudaKernelNodeParams* pNodeParams) {
-  return set(node, [&](int d, GraphNodeParams* p) { return kernel(d, pNodeParams, p); });
+  return set_with(node, [&](int d, GraphNodeParams* p) { return kernel_params(d, pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, cudaMemcpy3DParms* pNodeParams) {
-  return get(node, cudaGraphNodeTypeMemcpy, pNodeParams, [&](int, const GraphNodeParams& p) {
+  return get_with(node, cudaGraphNodeTypeMemcpy, pNodeParams, [&](int, const GraphNodeParams& p) {
     *pNodeParams = node_copy3d(p);
     return cudaSuccess;
   });
 }
 
 extern "C" cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const cudaMemcpy3DParms* pNodeParams) {
-  return set(node, [&](int d, GraphNodeParams* p) { return copy3d(d, pNodeParams, p); });
+  return set_with(node, [&](int d, GraphNodeParams* p) { return copy3d_params(d, pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void* dst, const void* src, size_t count,
                                                       cudaMemcpyKind kind) {
-  return set(node, [&](int d, GraphNodeParams* p) { return copy_node(d, dst, count, src, count, count, 1, kind, p); });
+  return set_with(node, [&](int d, GraphNodeParams* p) { return copy_node(d, dst, count, src, count, count, 1, kind, p); });
 }
 
 extern "C" cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void* symbol, const void* src,
                                                             size_t count, size_t offset, cudaMemcpyKind kind) {
-  return set(node, [&](int d, GraphNodeParams* p) {
+  return set_with(node, [&](int d, GraphNodeParams* p) {
     return symbol_copy_node(d, symbol, const_cast<void*>(src), count, offset, kind, true, p);
   });
 }
 
 extern "C" cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst, const void* symbol,
                                                               size_t count, size_t offset, cudaMemcpyKind kind) {
-  return set(node,
+  return set_with(node,
              [&](int d, GraphNodeParams* p) { return symbol_copy_node(d, symbol, dst, count, offset, kind, false, p); });
 }
 
 extern "C" cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, cudaMemsetParams* pNodeParams) {
-  return get(node, cudaGraphNodeTypeMemset, pNodeParams, [&](int, const GraphNodeParams& p) {
+  return get_with(node, cudaGraphNodeTypeMemset, pNodeParams, [&](int, const GraphNodeParams& p) {
     *pNodeParams = cudaMemsetParams{reinterpret_cast<void*>(p.dst), p.dst_pitch, p.value, p.element_size, p.width,
                                     p.height};
     return cudaSuccess;
@@ -267,17 +267,17 @@ extern "C" cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, cudaMe
 }
 
 extern "C" cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const cudaMemsetParams* pNodeParams) {
-  return set(node, [&](int, GraphNodeParams* p) { return memset(pNodeParams, p); });
+  return set_with(node, [&](int, GraphNodeParams* p) { return memset_params(pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, cudaHostNodeParams* pNodeParams) {
-  return get(node, cudaGraphNodeTypeHost, pNodeParams, [&](int, const GraphNodeParams& p) {
+  return get_with(node, cudaGraphNodeTypeHost, pNodeParams, [&](int, const GraphNodeParams& p) {
     return node_host_function(p, &pNodeParams->fn, &pNodeParams->userData) ? cudaSuccess : cudaErrorInvalidValue;
   });
 }
 
 extern "C" cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const cudaHostNodeParams* pNodeParams) {
-  return set(node, [&](int d, GraphNodeParams* p) { return host(d, pNodeParams, p); });
+  return set_with(node, [&](int d, GraphNodeParams* p) { return host_params(d, pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* pGraph) {
@@ -285,25 +285,25 @@ extern "C" cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cud
 }
 
 extern "C" cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) {
-  return get(node, cudaGraphNodeTypeEventRecord, event_out, [&](int d, const GraphNodeParams& p) {
+  return get_with(node, cudaGraphNodeTypeEventRecord, event_out, [&](int d, const GraphNodeParams& p) {
     *event_out = node_event(d, p);
     return cudaSuccess;
   });
 }
 
 extern "C" cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
-  return set(node, [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeEventRecord, event, p); });
+  return set_with(node, [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeEventRecord, event, p); });
 }
 
 extern "C" cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) {
-  return get(node, cudaGraphNodeTypeWaitEvent, event_out, [&](int d, const GraphNodeParams& p) {
+  return get_with(node, cudaGraphNodeTypeWaitEvent, event_out, [&](int d, const GraphNodeParams& p) {
     *event_out = node_event(d, p);
     return cudaSuccess;
   });
 }
 
 extern "C" cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) {
-  return set(node, [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, event, p); });
+  return set_with(node, [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, event, p); });
 }
 
 extern "C" cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType* pType) {
@@ -371,13 +371,10 @@ extern "C" cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t* pGraphExe
                                                       cudaGraphInstantiateParams* instantiateParams) {
   return api([&]() -> cudaError_t {
     if (!instantiateParams) return cudaErrorInvalidValue;
-    // The upload is done here, on uploadStream: instantiating takes no such flag.
-    cudaError_t e = graph_instantiate(pGraphExec, graph, instantiateParams->flags & ~cudaGraphInstantiateFlagUpload);
+    cudaError_t e = graph_instantiate_with_params(pGraphExec, graph, instantiateParams->flags,
+                                                  instantiateParams->uploadStream);
     instantiateParams->errNode_out = nullptr;
     instantiateParams->result_out = e == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
-    // Uploading is what cudaGraphInstantiateFlagUpload asks for on uploadStream.
-    if (e == cudaSuccess && (instantiateParams->flags & cudaGraphInstantiateFlagUpload))
-      e = graph_upload(*pGraphExec, instantiateParams->uploadStream);
     return e;
   });
 }
@@ -401,24 +398,24 @@ extern "C" cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph
 
 extern "C" cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                                         const cudaKernelNodeParams* pNodeParams) {
-  return exec_set(hGraphExec, node, [&](int d, GraphNodeParams* p) { return kernel(d, pNodeParams, p); });
+  return exec_set_with(hGraphExec, node, [&](int d, GraphNodeParams* p) { return kernel_params(d, pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                                         const cudaMemcpy3DParms* pNodeParams) {
-  return exec_set(hGraphExec, node, [&](int d, GraphNodeParams* p) { return copy3d(d, pNodeParams, p); });
+  return exec_set_with(hGraphExec, node, [&](int d, GraphNodeParams* p) { return copy3d_params(d, pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst,
                                                           const void* src, size_t count, cudaMemcpyKind kind) {
-  return exec_set(hGraphExec, node,
+  return exec_set_with(hGraphExec, node,
                   [&](int d, GraphNodeParams* p) { return copy_node(d, dst, count, src, count, count, 1, kind, p); });
 }
 
 extern "C" cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                                                 const void* symbol, const void* src, size_t count,
                                                                 size_t offset, cudaMemcpyKind kind) {
-  return exec_set(hGraphExec, node, [&](int d, GraphNodeParams* p) {
+  return exec_set_with(hGraphExec, node, [&](int d, GraphNodeParams* p) {
     return symbol_copy_node(d, symbol, const_cast<void*>(src), count, offset, kind, true, p);
   });
 }
@@ -426,35 +423,35 @@ extern "C" cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t 
 extern "C" cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                                                   void* dst, const void* symbol, size_t count,
                                                                   size_t offset, cudaMemcpyKind kind) {
-  return exec_set(hGraphExec, node, [&](int d, GraphNodeParams* p) {
+  return exec_set_with(hGraphExec, node, [&](int d, GraphNodeParams* p) {
     return symbol_copy_node(d, symbol, dst, count, offset, kind, false, p);
   });
 }
 
 extern "C" cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                                         const cudaMemsetParams* pNodeParams) {
-  return exec_set(hGraphExec, node, [&](int, GraphNodeParams* p) { return memset(pNodeParams, p); });
+  return exec_set_with(hGraphExec, node, [&](int, GraphNodeParams* p) { return memset_params(pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                                       const cudaHostNodeParams* pNodeParams) {
-  return exec_set(hGraphExec, node, [&](int d, GraphNodeParams* p) { return host(d, pNodeParams, p); });
+  return exec_set_with(hGraphExec, node, [&](int d, GraphNodeParams* p) { return host_params(d, pNodeParams, p); });
 }
 
 extern "C" cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                                             cudaGraph_t childGraph) {
-  return exec_set(hGraphExec, node, [&](int d, GraphNodeParams* p) { return child_node(d, childGraph, p); });
+  return exec_set_with(hGraphExec, node, [&](int d, GraphNodeParams* p) { return child_node(d, childGraph, p); });
 }
 
 extern "C" cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
                                                             cudaEvent_t event) {
-  return exec_set(hGraphExec, hNode,
+  return exec_set_with(hGraphExec, hNode,
                   [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeEventRecord, event, p); });
 }
 
 extern "C" cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
                                                           cudaEvent_t event) {
-  return exec_set(hGraphExec, hNode,
+  return exec_set_with(hGraphExec, hNode,
                   [&](int d, GraphNodeParams* p) { return event_node(d, cudaGraphNodeTypeWaitEvent, event, p); });
 }
 
@@ -484,11 +481,11 @@ extern "C" cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cud
 
 extern "C" cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, Deps deps, size_t n,
                                                void* dptr) {
-  return add(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return free_node(d, dptr, p); });
+  return add_with(pGraphNode, graph, deps, n, nullptr, [&](int d, GraphNodeParams* p) { return free_node(d, dptr, p); });
 }
 
 extern "C" cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, cudaMemAllocNodeParams* params_out) {
-  return get(node, cudaGraphNodeTypeMemAlloc, params_out, [&](int d, const GraphNodeParams& p) {
+  return get_with(node, cudaGraphNodeTypeMemAlloc, params_out, [&](int d, const GraphNodeParams& p) {
     alloc_request(node, d, &params_out->poolProps, &params_out->accessDescs, &params_out->accessDescCount);
     params_out->bytesize = p.width;
     params_out->dptr = reinterpret_cast<void*>(p.dst);
@@ -497,7 +494,7 @@ extern "C" cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, cuda
 }
 
 extern "C" cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void* dptr_out) {
-  return get(node, cudaGraphNodeTypeMemFree, dptr_out, [&](int, const GraphNodeParams& p) {
+  return get_with(node, cudaGraphNodeTypeMemFree, dptr_out, [&](int, const GraphNodeParams& p) {
     *static_cast<void**>(dptr_out) = reinterpret_cast<void*>(p.dst);
     return cudaSuccess;
   });

@@ -1,9 +1,9 @@
 // Stream capture: forwarded to the server, whose stream captures what the
-// application queues on it (see client/core/graph_calls.hpp).
+// application queues on it (see client/graph/server_calls.hpp).
 #include <cuda_runtime_api.h>
 
 #include "client/core/api_guard.hpp"
-#include "client/core/graph_calls.hpp"
+#include "client/graph/server_calls.hpp"
 
 using namespace rgpu::client;
 

@@ -8,7 +8,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
-#include "client/core/graph_calls.hpp"
+#include "client/graph/capture.hpp"
 #include "client/core/handles.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/shareable_handle.hpp"

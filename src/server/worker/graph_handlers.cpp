@@ -47,9 +47,9 @@ bool rows_span(uint64_t pitch, uint64_t width, uint64_t height, uint64_t* span) 
 constexpr uint64_t kMaxConditionalBodies = 1 << 16;
 
 // The bytes one side of a copy node spans (0 for rows check_node refuses).
-uint64_t side_span(uint64_t pitch, const GraphNodeParams& p) {
+uint64_t side_span(uint64_t pitch, uint64_t slice, const GraphNodeParams& p) {
   uint64_t span = 0;
-  return rows_span(pitch, p.width, p.height, &span) ? span : 0;
+  return proto::copy_span(pitch, slice, p, &span) ? span : 0;
 }
 
 // What a node may hold: this session's kernels, memory, events, graphs and conditional handles.
@@ -62,7 +62,9 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
     }
     case cudaGraphNodeTypeMemcpy: {
       uint64_t dspan, sspan;
-      if (!rows_span(p.dst_pitch, p.width, p.height, &dspan) || !rows_span(p.src_pitch, p.width, p.height, &sspan))
+      if (p.depth == 0) return cudaErrorInvalidValue;
+      if (!proto::copy_span(p.dst_pitch, p.dst_slice, p, &dspan) ||
+          !proto::copy_span(p.src_pitch, p.src_slice, p, &sspan))
         return cudaErrorInvalidPitchValue;
       constexpr uint8_t kSides = proto::kHostDst | proto::kHostSrc | proto::kStagingDst | proto::kStagingSrc;
       if (p.host_sides & ~kSides) return cudaErrorInvalidValue;
@@ -139,11 +141,11 @@ GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
   if (p.type == cudaGraphNodeTypeMemAlloc) p.dst = 0;  // the backend's answer, not the client's
   if (p.type == cudaGraphNodeTypeMemcpy) {
     // Shared host memory by this worker's mapping (check_node found both).
-    auto local = [&](uint64_t client, uint64_t pitch) {
-      return reinterpret_cast<uint64_t>(s.shared_host(client, side_span(pitch, p)));
+    auto local = [&](uint64_t client, uint64_t pitch, uint64_t slice) {
+      return reinterpret_cast<uint64_t>(s.shared_host(client, side_span(pitch, slice, p)));
     };
-    if (p.host_sides & proto::kHostDst) p.dst = local(p.dst, p.dst_pitch);
-    if (p.host_sides & proto::kHostSrc) p.src = local(p.src, p.src_pitch);
+    if (p.host_sides & proto::kHostDst) p.dst = local(p.dst, p.dst_pitch, p.dst_slice);
+    if (p.host_sides & proto::kHostSrc) p.src = local(p.src, p.src_pitch, p.src_slice);
     // Staging blocks are this worker's page-locked memory, by its own address.
     if (p.host_sides & proto::kStagingDst) p.host_sides = (p.host_sides & ~proto::kStagingDst) | proto::kHostDst;
     if (p.host_sides & proto::kStagingSrc) p.host_sides = (p.host_sides & ~proto::kStagingSrc) | proto::kHostSrc;
@@ -175,8 +177,8 @@ void from_backend_copy(SessionContext& s, GraphNodeParams* p) {
       p->host_sides |= staging;
     }
   };
-  side(&p->dst, side_span(p->dst_pitch, *p), proto::kHostDst, proto::kStagingDst);
-  side(&p->src, side_span(p->src_pitch, *p), proto::kHostSrc, proto::kStagingSrc);
+  side(&p->dst, side_span(p->dst_pitch, p->dst_slice, *p), proto::kHostDst, proto::kStagingDst);
+  side(&p->src, side_span(p->src_pitch, p->src_slice, *p), proto::kHostSrc, proto::kStagingSrc);
 }
 
 #define RGPU_GRAPH(name)                             \

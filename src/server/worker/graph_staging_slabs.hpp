@@ -1,6 +1,6 @@
 // Page-locked memory of the worker's where graph copies of pageable
 // application memory are staged when the worker cannot reach the
-// application's memory (tcp, ucx; client/core/staged_graph_copy.hpp): the
+// application's memory (tcp, ucx; client/graph/staged_copy.hpp): the
 // graph's copy node moves the bytes between the device and a block of it,
 // and its host node between the block and the callback connection
 // (host_callbacks.hpp). The client carves blocks out of slabs it asked for;

@@ -6,7 +6,7 @@
 // take the same connection but nothing waits for them.
 //
 // A graph's host node that stages a copy of pageable application memory
-// (tcp, ucx; client/core/staged_graph_copy.hpp) moves its bytes on this
+// (tcp, ucx; client/graph/staged_copy.hpp) moves its bytes on this
 // connection: a download's staging block goes with the message that runs the
 // callback, and an upload's bytes come back with the client's answer, straight
 // into the block. So while CUDA waits for the host node the worker makes no

@@ -5,7 +5,6 @@
 // node (get-params hands out kernelParams pointers into them, as CUDA does).
 // (The test backend validates launches but does not run them.)
 #include <cstddef>
-#include <cstring>
 
 #include "driver_check.h"
 
@@ -20,8 +19,7 @@ struct ScaleArgs {
   int n;
 };
 
-// The parameters end at n: the struct's tail padding is not theirs (a longer
-// buffer is refused, as by NVIDIA's driver).
+// The parameters end at n (the struct's tail padding is not theirs).
 static size_t g_size = offsetof(ScaleArgs, n) + sizeof(int);
 
 struct Extra {

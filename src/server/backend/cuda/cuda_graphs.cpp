@@ -84,9 +84,10 @@ int32_t mem_op_params(const GraphNodeParams& p, std::vector<CUstreamBatchMemOpPa
 
 cudaMemcpy3DParms memcpy_params(const GraphNodeParams& p) {
   cudaMemcpy3DParms m{};
-  m.dstPtr = cudaPitchedPtr{as<void*>(p.dst), p.dst_pitch, p.width, p.height};
-  m.srcPtr = cudaPitchedPtr{as<void*>(p.src), p.src_pitch, p.width, p.height};
-  m.extent = cudaExtent{p.width, p.height, 1};
+  // Slices of a 3-D copy are ysize rows apart on each side.
+  m.dstPtr = cudaPitchedPtr{as<void*>(p.dst), p.dst_pitch, p.width, p.depth > 1 ? p.dst_slice : p.height};
+  m.srcPtr = cudaPitchedPtr{as<void*>(p.src), p.src_pitch, p.width, p.depth > 1 ? p.src_slice : p.height};
+  m.extent = cudaExtent{p.width, p.height, p.depth};
   // Host sides are the worker's page-locked mapping of the client's memory.
   m.kind = proto::copy_kind(p);
   return m;
@@ -273,13 +274,16 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
     case cudaGraphNodeTypeMemcpy: {
       cudaMemcpy3DParms m{};
       if (cudaError_t e = cudaGraphMemcpyNodeGetParams(n, &m)) return e;
-      if (m.srcArray || m.dstArray || m.extent.depth > 1) return cudaErrorNotSupported;
+      if (m.srcArray || m.dstArray) return cudaErrorNotSupported;
       p->dst = handle(m.dstPtr.ptr) + (m.dstPos.z * m.dstPtr.ysize + m.dstPos.y) * m.dstPtr.pitch + m.dstPos.x;
       p->src = handle(m.srcPtr.ptr) + (m.srcPos.z * m.srcPtr.ysize + m.srcPos.y) * m.srcPtr.pitch + m.srcPos.x;
       p->dst_pitch = m.dstPtr.pitch;
       p->src_pitch = m.srcPtr.pitch;
       p->width = m.extent.width;
       p->height = m.extent.height;
+      p->depth = m.extent.depth;
+      p->dst_slice = m.dstPtr.ysize;
+      p->src_slice = m.srcPtr.ysize;
       return cudaSuccess;
     }
     case cudaGraphNodeTypeMemset: {

@@ -519,15 +519,18 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
     case cudaGraphNodeTypeKernel:
       return hooks_.check_launch(p.function, LaunchConfig{p.grid, p.block, p.shared_mem, stream, false, {}});
     case cudaGraphNodeTypeMemcpy: {
-      if (p.height == 0 || p.width == 0) return cudaSuccess;
-      size_t dspan = (p.height - 1) * p.dst_pitch + p.width, sspan = (p.height - 1) * p.src_pitch + p.width;
+      uint64_t dspan, sspan;
+      if (!proto::copy_span(p.dst_pitch, p.dst_slice, p, &dspan) || !proto::copy_span(p.src_pitch, p.src_slice, p, &sspan))
+        return cudaErrorInvalidPitchValue;
+      if (dspan == 0) return cudaSuccess;
       // The memory may have been freed since the node was made.
       auto live = [&](uint64_t ptr, size_t span, uint8_t host) {
         return p.host_sides & host ? hooks_.host_live(ptr, span) : hooks_.live(ptr, span);
       };
       if (!live(p.dst, dspan, proto::kHostDst) || !live(p.src, sspan, proto::kHostSrc)) return cudaErrorIllegalAddress;
-      for (size_t r = 0; r < p.height; ++r)
-        std::memmove(as<char>(p.dst + r * p.dst_pitch), as<char>(p.src + r * p.src_pitch), p.width);
+      for (uint64_t r = 0; r < proto::copy_rows(p); ++r)
+        std::memmove(as<char>(p.dst + proto::copy_row_offset(r, p.dst_pitch, p.dst_slice, p)),
+                     as<char>(p.src + proto::copy_row_offset(r, p.src_pitch, p.src_slice, p)), p.width);
       return cudaSuccess;
     }
     case cudaGraphNodeTypeMemset: {

@@ -1,7 +1,9 @@
-// Graphs and stream capture, shared by the runtime and driver entry points
+// The graph room's requests to the server: graphs, nodes as the server holds
+// them, executable graphs, stream capture, user objects and staging slabs
 // (cudaGraph_t is CUgraph, cudaGraphNode_t CUgraphNode, cudaGraphExec_t
-// CUgraphExec). Node parameters reach here already converted to the wire
-// form for the graph's device (see graph_nodes.hpp).
+// CUgraphExec). Node parameters come in the wire form (node_params.hpp);
+// what a node is to the application (a staged copy is a copy node) is
+// node_calls.hpp's, which stands above this.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -9,15 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "client/graph/handles.hpp"
 #include "protocol/graph_node.hpp"
 
 namespace rgpu::client {
 
 using proto::GraphNodeParams;
-
-// The virtual device a graph, node or executable graph lives on.
-cudaError_t graph_device(cudaGraph_t graph, int* device);
-cudaError_t node_device(cudaGraphNode_t node, int* device);
 
 cudaError_t graph_create(cudaGraph_t* graph, unsigned flags);
 cudaError_t graph_create_on(int device, cudaGraph_t* graph, unsigned flags = 0);
@@ -27,18 +26,17 @@ cudaError_t graph_clone(cudaGraph_t* clone, cudaGraph_t graph);
 // node's address, a conditional node's body graphs.
 struct AddedNode {
   void* allocated = nullptr;
-  cudaGraph_t* bodies = nullptr;
+  std::vector<cudaGraph_t> bodies;
 };
-cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
-                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added = nullptr);
+// The node as the server runs it (no staging).
+cudaError_t server_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                            const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added = nullptr);
 cudaError_t graph_conditional_handle_create(cudaGraphConditionalHandle* handle, cudaGraph_t graph,
                                             unsigned default_value, unsigned flags);
-// As the application made the node (a staged copy node is a copy node).
-cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p);
-// As the server holds it.
+// As the server holds the node.
 cudaError_t server_node_params(cudaGraphNode_t node, GraphNodeParams* p);
-cudaError_t node_set_params(cudaGraphNode_t node, const GraphNodeParams& p);
-cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type);
+cudaError_t server_set_params(cudaGraphNode_t node, const GraphNodeParams& p);
+cudaError_t server_node_type(cudaGraphNode_t node, cudaGraphNodeType* type);
 cudaError_t graph_destroy_node(cudaGraphNode_t node);
 // With nodes null, *n receives the count; else up to *n are written and *n
 // is set to how many were.
@@ -53,11 +51,14 @@ cudaError_t node_find_in_clone(cudaGraphNode_t* out, cudaGraphNode_t node, cudaG
 cudaError_t child_graph_node_get_graph(cudaGraphNode_t node, cudaGraph_t* graph);
 
 cudaError_t graph_instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags);
+// cudaGraphInstantiateWithParams: cudaGraphInstantiateFlagUpload uploads on upload_stream.
+cudaError_t graph_instantiate_with_params(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags,
+                                          cudaStream_t upload_stream);
 cudaError_t graph_exec_destroy(cudaGraphExec_t exec);
 cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream);
 cudaError_t graph_upload(cudaGraphExec_t exec, cudaStream_t stream);
 cudaError_t graph_exec_update(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo* info);
-cudaError_t graph_exec_node_set_params(cudaGraphExec_t exec, cudaGraphNode_t node, const GraphNodeParams& p);
+cudaError_t server_exec_set_params(cudaGraphExec_t exec, cudaGraphNode_t node, const GraphNodeParams& p);
 cudaError_t graph_node_set_enabled(cudaGraphExec_t exec, cudaGraphNode_t node, unsigned enabled);
 cudaError_t graph_node_get_enabled(cudaGraphExec_t exec, cudaGraphNode_t node, unsigned* enabled);
 cudaError_t graph_exec_get_flags(cudaGraphExec_t exec, unsigned long long* flags);
@@ -75,15 +76,9 @@ cudaError_t stream_get_capture_info(cudaStream_t stream, cudaStreamCaptureStatus
                                     const cudaGraphEdgeData** edges, size_t* n);
 cudaError_t stream_update_capture_dependencies(cudaStream_t stream, const cudaGraphNode_t* deps,
                                                const cudaGraphEdgeData* edges, size_t n, unsigned flags);
-// A stream's capture while it is active: the graph and what the next node
-// captured depends on. False at once while no capture was begun here.
-struct Capture {
-  cudaGraph_t graph = nullptr;
-  std::vector<cudaGraphNode_t> deps;
-};
-bool capture_of(cudaStream_t stream, Capture* capture);
-// Adds a node to the capture, as the stream's next work.
-cudaError_t add_to_capture(cudaStream_t stream, const Capture& capture, const GraphNodeParams& p);
+// Whether a capture begun in this process may still be going on (copies
+// look for a capture only then).
+bool captures_may_be_active();
 cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode);
 cudaError_t kernel_node_get_attribute(cudaGraphNode_t node, cudaLaunchAttributeID attr,
                                       cudaLaunchAttributeValue* value);
@@ -99,7 +94,7 @@ cudaError_t user_object_create_on(int device, cudaUserObject_t* object, std::fun
                                   unsigned flags);
 cudaError_t user_object_retain(cudaUserObject_t object, unsigned count, bool retain);
 // A slab of `bytes` of the worker's page-locked memory of `device`, where
-// graph copies of pageable memory are staged (graph_staging.hpp): the
+// graph copies of pageable memory are staged (staging_blocks.hpp): the
 // worker's address of it.
 cudaError_t graph_staging_alloc(int device, size_t bytes, uint64_t* address);
 cudaError_t graph_user_object(cudaGraph_t graph, cudaUserObject_t object, unsigned count, unsigned flags,

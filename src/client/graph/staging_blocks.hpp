@@ -1,5 +1,5 @@
 // Staging memory for graph copies of pageable host memory (see
-// staged_graph_copy.hpp): over shm, blocks of page-locked memory shared with
+// graph/staged_copy.hpp): over shm, blocks of page-locked memory shared with
 // a device's server, which a graph's copy node reaches as host memory; where
 // the server cannot reach this process (tcp, ucx), blocks of the worker's own
 // page-locked memory (kOpGraphStagingAlloc), known here only by the worker's

@@ -1,4 +1,4 @@
-#include "client/core/semaphore_nodes.hpp"
+#include "client/graph/semaphore_nodes.hpp"
 
 #include <map>
 #include <mutex>

@@ -1,49 +1,23 @@
-#include "client/core/graph_calls.hpp"
+#include "client/graph/server_calls.hpp"
 
 #include <atomic>
 #include <cstdio>
 #include <vector>
 
 #include "client/core/call.hpp"
-#include "client/core/graph_handles.hpp"
-#include "client/core/graph_nodes.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
-#include "client/core/staged_graph_copy.hpp"
 #include "client/core/thread_resident.hpp"
+#include "client/graph/handles.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 #include "protocol/wire_enum.hpp"
 
 namespace rgpu::client {
-
-InternedHandles<cudaGraph_t>& graph_handles() {
-  static auto* r = new InternedHandles<cudaGraph_t>;
-  return *r;
-}
-InternedHandles<cudaGraphNode_t>& graph_node_handles() {
-  static auto* r = new InternedHandles<cudaGraphNode_t>;
-  return *r;
-}
-InternedHandles<cudaGraphExec_t>& graph_exec_handles() {
-  static auto* r = new InternedHandles<cudaGraphExec_t>;
-  return *r;
-}
-
-InternedHandles<cudaUserObject_t>& user_object_handles() {
-  static auto* r = new InternedHandles<cudaUserObject_t>;
-  return *r;
-}
-
 namespace {
 
-// A handle's object, or the error CUDA gives for a bad one.
-template <typename H>
-cudaError_t find(InternedHandles<H>& table, H h, RemoteObject* o) {
-  return h && table.find(h, o) ? cudaSuccess : cudaErrorInvalidValue;
-}
 
 // Nodes must all be of `device`; their server handles are appended to w.
 cudaError_t put_nodes(proto::Writer& w, const cudaGraphNode_t* nodes, size_t n, int device) {
@@ -51,7 +25,7 @@ cudaError_t put_nodes(proto::Writer& w, const cudaGraphNode_t* nodes, size_t n, 
   w.put<uint32_t>(static_cast<uint32_t>(n));
   for (size_t i = 0; i < n; ++i) {
     RemoteObject o;
-    if (cudaError_t e = find(graph_node_handles(), nodes[i], &o)) return e;
+    if (cudaError_t e = find_handle(graph_node_handles(), nodes[i], &o)) return e;
     if (o.device != device) return cudaErrorInvalidValue;
     w.put(o.remote);
   }
@@ -92,7 +66,7 @@ void zero_edges(cudaGraphEdgeData* edges, size_t n) {
 // A call on the device of an object of `table`, its server handle first.
 template <typename H>
 cudaError_t on_object(InternedHandles<H>& table, H h, Call& call, RemoteObject* o) {
-  if (cudaError_t e = find(table, h, o)) return e;
+  if (cudaError_t e = find_handle(table, h, o)) return e;
   int32_t remote;
   if (cudaError_t e = call.to_device(o->device, &remote)) return e;
   call.args().put(o->remote);
@@ -103,7 +77,7 @@ cudaError_t on_object(InternedHandles<H>& table, H h, Call& call, RemoteObject* 
 cudaError_t on_exec_node(cudaGraphExec_t exec, cudaGraphNode_t node, Call& call) {
   RemoteObject x, n;
   if (cudaError_t e = on_object(graph_exec_handles(), exec, call, &x)) return e;
-  if (cudaError_t e = find(graph_node_handles(), node, &n)) return e;
+  if (cudaError_t e = find_handle(graph_node_handles(), node, &n)) return e;
   if (n.device != x.device) return cudaErrorInvalidValue;
   call.args().put(n.remote);
   return cudaSuccess;
@@ -129,19 +103,6 @@ ThreadResident<std::vector<cudaGraphEdgeData>> t_capture_edges;
 
 }  // namespace
 
-cudaError_t graph_device(cudaGraph_t graph, int* device) {
-  RemoteObject o;
-  if (cudaError_t e = find(graph_handles(), graph, &o)) return e;
-  *device = o.device;
-  return cudaSuccess;
-}
-
-cudaError_t node_device(cudaGraphNode_t node, int* device) {
-  RemoteObject o;
-  if (cudaError_t e = find(graph_node_handles(), node, &o)) return e;
-  *device = o.device;
-  return cudaSuccess;
-}
 
 cudaError_t graph_create(cudaGraph_t* graph, unsigned flags) {
   return graph_create_on(Runtime::current_device(), graph, flags);
@@ -180,15 +141,10 @@ cudaError_t graph_clone(cudaGraph_t* clone, cudaGraph_t graph) {
   return cudaSuccess;
 }
 
-cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
-                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added) {
+cudaError_t server_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                            const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added) {
   if (!node) return cudaErrorInvalidValue;
   if (cudaError_t e = plain_edges(edges, n)) return e;
-  if (names_pageable(p)) {
-    int device;
-    if (cudaError_t e = graph_device(graph, &device)) return e;
-    return add_staged_copy(node, graph, device, deps, n, edges, p);
-  }
   Call call(proto::kOpGraphAddNode);
   RemoteObject o;
   if (cudaError_t e = on_object(graph_handles(), graph, call, &o)) return e;
@@ -215,8 +171,7 @@ cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaG
     if (n > call.reply().remaining() / sizeof(uint64_t)) throw proto::DecodeError("more bodies than the reply holds");
     std::vector<cudaGraph_t> bodies(n);
     for (auto& b : bodies) b = graph_handles().intern(o.device, call.reply().get<uint64_t>());
-    cudaGraph_t* kept = remember_bodies(*node, std::move(bodies));
-    if (added) added->bodies = kept;
+    if (added) added->bodies = std::move(bodies);
   }
   return cudaSuccess;
 }
@@ -242,41 +197,9 @@ cudaError_t server_node_params(cudaGraphNode_t node, GraphNodeParams* p) {
   return cudaSuccess;
 }
 
-cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p) {
-  int device;
-  if (cudaError_t e = node_device(node, &device)) return e;
-  if (cudaError_t e = server_node_params(node, p)) return e;
-  bool staged;
-  return application_view(device, p, &staged);
-}
 
-namespace {
 
-// Whether new copy parameters for `node` go to a staged copy node (see
-// staged_graph_copy.hpp); a node the server runs as a copy cannot take
-// pageable memory, as it would have to become another kind of node.
-cudaError_t staged_target(cudaGraphNode_t node, const GraphNodeParams& p, int* device, bool* staged) {
-  *staged = false;
-  if (p.type != cudaGraphNodeTypeMemcpy) return cudaSuccess;
-  if (cudaError_t e = node_device(node, device)) return e;
-  GraphNodeParams now;
-  if (cudaError_t e = server_node_params(node, &now)) return e;
-  if (cudaError_t e = application_view(*device, &now, staged)) return e;
-  if (!*staged && names_pageable(p)) {
-    RGPU_LOG(warn, "a graph copy node made on device or page-locked memory cannot take pageable host memory "
-                   "through rgpu: make the node with pageable memory from the start");
-    return cudaErrorNotSupported;
-  }
-  return cudaSuccess;
-}
-
-}  // namespace
-
-cudaError_t node_set_params(cudaGraphNode_t node, const GraphNodeParams& p) {
-  int device;
-  bool staged;
-  if (cudaError_t e = staged_target(node, p, &device, &staged)) return e;
-  if (staged) return set_staged_copy(node, device, p);
+cudaError_t server_set_params(cudaGraphNode_t node, const GraphNodeParams& p) {
   Call call(proto::kOpGraphNodeSetParams);
   RemoteObject o;
   if (cudaError_t e = on_object(graph_node_handles(), node, call, &o)) return e;
@@ -284,7 +207,7 @@ cudaError_t node_set_params(cudaGraphNode_t node, const GraphNodeParams& p) {
   return call.run();
 }
 
-cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type) {
+cudaError_t server_node_type(cudaGraphNode_t node, cudaGraphNodeType* type) {
   if (!type) return cudaErrorInvalidValue;
   Call call(proto::kOpGraphNodeGetType);
   RemoteObject o;
@@ -292,11 +215,6 @@ cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type) {
   if (cudaError_t e = call.quiet().run()) return e;
   auto number = call.reply().get<int32_t>();
   *type = static_cast<cudaGraphNodeType>(number);
-  if (number != cudaGraphNodeTypeGraph) return cudaSuccess;
-  // A staged copy node is a copy node to the application.
-  GraphNodeParams p;
-  if (cudaError_t e = node_get_params(node, &p)) return e;
-  *type = static_cast<cudaGraphNodeType>(p.type);
   return cudaSuccess;
 }
 
@@ -364,7 +282,7 @@ cudaError_t node_find_in_clone(cudaGraphNode_t* out, cudaGraphNode_t node, cudaG
   Call call(proto::kOpGraphNodeFindInClone);
   RemoteObject n, g;
   if (cudaError_t e = on_object(graph_node_handles(), node, call, &n)) return e;
-  if (cudaError_t e = find(graph_handles(), clone, &g)) return e;
+  if (cudaError_t e = find_handle(graph_handles(), clone, &g)) return e;
   if (g.device != n.device) return cudaErrorInvalidValue;
   call.args().put(g.remote);
   if (cudaError_t e = call.quiet().run()) return e;
@@ -394,6 +312,14 @@ cudaError_t graph_instantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned
   return cudaSuccess;
 }
 
+cudaError_t graph_instantiate_with_params(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags,
+                                          cudaStream_t upload_stream) {
+  // The upload is done here, on upload_stream: instantiating takes no such flag.
+  cudaError_t e = graph_instantiate(exec, graph, flags & ~cudaGraphInstantiateFlagUpload);
+  if (e == cudaSuccess && (flags & cudaGraphInstantiateFlagUpload)) e = graph_upload(*exec, upload_stream);
+  return e;
+}
+
 cudaError_t graph_exec_destroy(cudaGraphExec_t exec) {
   Call call(proto::kOpGraphExecDestroy);
   RemoteObject o;
@@ -411,7 +337,7 @@ namespace {
 // Launches and uploads are asynchronous, as kernel launches: errors surface later.
 cudaError_t post_on_stream(uint16_t op, cudaGraphExec_t exec, cudaStream_t stream) {
   RemoteObject x;
-  if (cudaError_t e = find(graph_exec_handles(), exec, &x)) return e;
+  if (cudaError_t e = find_handle(graph_exec_handles(), exec, &x)) return e;
   Call call(op);
   uint64_t s;
   if (cudaError_t e = call.to_stream(stream, &s)) return e;
@@ -438,7 +364,7 @@ cudaError_t graph_exec_update(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraph
   Call call(proto::kOpGraphExecUpdate);
   RemoteObject x, g;
   if (cudaError_t e = on_object(graph_exec_handles(), exec, call, &x)) return e;
-  if (cudaError_t e = find(graph_handles(), graph, &g)) return e;
+  if (cudaError_t e = find_handle(graph_handles(), graph, &g)) return e;
   if (g.device != x.device) return cudaErrorInvalidValue;
   call.args().put(g.remote);
   if (cudaError_t e = call.run()) return e;
@@ -453,11 +379,7 @@ cudaError_t graph_exec_update(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraph
   return result == cudaGraphExecUpdateSuccess ? cudaSuccess : cudaErrorGraphExecUpdateFailure;
 }
 
-cudaError_t graph_exec_node_set_params(cudaGraphExec_t exec, cudaGraphNode_t node, const GraphNodeParams& p) {
-  int device;
-  bool staged;
-  if (cudaError_t e = staged_target(node, p, &device, &staged)) return e;
-  if (staged) return exec_set_staged_copy(exec, node, device, p);
+cudaError_t server_exec_set_params(cudaGraphExec_t exec, cudaGraphNode_t node, const GraphNodeParams& p) {
   Call call(proto::kOpGraphExecNodeSetParams);
   if (cudaError_t e = on_exec_node(exec, node, call)) return e;
   proto::put_node(call.args(), p);
@@ -518,7 +440,7 @@ cudaError_t stream_begin_capture_to_graph(cudaStream_t stream, cudaGraph_t graph
                                           const cudaGraphEdgeData* edges, size_t n, cudaStreamCaptureMode mode) {
   if (cudaError_t e = plain_edges(edges, n)) return e;
   RemoteObject g;
-  if (cudaError_t e = find(graph_handles(), graph, &g)) return e;
+  if (cudaError_t e = find_handle(graph_handles(), graph, &g)) return e;
   Call call(proto::kOpStreamBeginCaptureToGraph);
   if (cudaError_t e = on_stream(stream, call)) return e;
   if (call.device_index() != g.device) return cudaErrorInvalidValue;
@@ -584,24 +506,8 @@ cudaError_t stream_update_capture_dependencies(cudaStream_t stream, const cudaGr
   return call.run();
 }
 
-bool capture_of(cudaStream_t stream, Capture* capture) {
-  if (g_captures <= 0) return false;
-  cudaStreamCaptureStatus status;
-  const cudaGraphNode_t* deps;
-  size_t n;
-  if (stream_get_capture_info(stream, &status, nullptr, &capture->graph, &deps, nullptr, &n) ||
-      status != cudaStreamCaptureStatusActive)
-    return false;
-  capture->deps.assign(deps, deps + n);
-  return true;
-}
 
-cudaError_t add_to_capture(cudaStream_t stream, const Capture& capture, const GraphNodeParams& p) {
-  cudaGraphNode_t node;
-  if (cudaError_t e = graph_add_node(&node, capture.graph, capture.deps.data(), capture.deps.size(), nullptr, p))
-    return e;
-  return stream_update_capture_dependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies);
-}
+bool captures_may_be_active() { return g_captures > 0; }
 
 cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode) {
   if (!mode) return cudaErrorInvalidValue;
@@ -639,7 +545,7 @@ cudaError_t kernel_node_copy_attributes(cudaGraphNode_t dst, cudaGraphNode_t src
   Call call(proto::kOpGraphKernelNodeCopyAttributes);
   RemoteObject d, s;
   if (cudaError_t e = on_object(graph_node_handles(), dst, call, &d)) return e;
-  if (cudaError_t e = find(graph_node_handles(), src, &s)) return e;
+  if (cudaError_t e = find_handle(graph_node_handles(), src, &s)) return e;
   if (s.device != d.device) return cudaErrorInvalidValue;
   call.args().put(s.remote);
   return call.run();
@@ -692,7 +598,7 @@ cudaError_t graph_user_object(cudaGraph_t graph, cudaUserObject_t object, unsign
   Call call(retain ? proto::kOpGraphRetainUserObject : proto::kOpGraphReleaseUserObject);
   RemoteObject g, o;
   if (cudaError_t e = on_object(graph_handles(), graph, call, &g)) return e;
-  if (cudaError_t e = find(user_object_handles(), object, &o)) return e;
+  if (cudaError_t e = find_handle(user_object_handles(), object, &o)) return e;
   if (o.device != g.device) return cudaErrorInvalidValue;
   call.args().put(o.remote).put<uint32_t>(count);
   if (retain) call.args().put<uint32_t>(flags);

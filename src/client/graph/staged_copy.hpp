@@ -5,7 +5,7 @@
 // server, so such a copy becomes a child graph node of two nodes: a host
 // node, which runs in this process when the graph gets there and moves the
 // bytes between the application's memory and a staging block
-// (graph_staging.hpp), and a copy between that block and the device; the
+// (staging_blocks.hpp), and a copy between that block and the device; the
 // host node goes first for uploads and last for downloads. Over shm the
 // block is host memory shared with the worker and the host node copies with
 // memcpy; where the server cannot reach this process (tcp, ucx) the block is
@@ -46,20 +46,5 @@ cudaError_t application_view(int device, GraphNodeParams* p, bool* staged);
 // New copy parameters for a staged copy node, in its graph or in an executable graph.
 cudaError_t set_staged_copy(cudaGraphNode_t node, int device, const GraphNodeParams& p);
 cudaError_t exec_set_staged_copy(cudaGraphExec_t exec, cudaGraphNode_t node, int device, const GraphNodeParams& p);
-
-// A copy between device memory of `device` and host memory the server does
-// not map, queued on `stream`: when the stream is capturing it becomes a
-// staged copy node of the capture, and true is returned with the call's
-// result in *status. False: not capturing.
-bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
-                        size_t width, size_t height, bool to_device, cudaError_t* status);
-
-// A 16- or 32-bit memset (the driver's D16/D32) queued on `stream`, which
-// outside a capture copies a pattern from this process's memory: when the
-// stream is capturing it becomes a memset node of that element size instead
-// (the pattern would be gone when the graph runs), and true is returned with
-// the call's result in *status (also true for an error finding the capture).
-bool captured_element_memset(cudaStream_t stream, void* dst, size_t pitch, unsigned value, unsigned element_size,
-                             size_t width, size_t height, cudaError_t* status);
 
 }  // namespace rgpu::client

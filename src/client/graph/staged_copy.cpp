@@ -1,4 +1,4 @@
-#include "client/core/staged_graph_copy.hpp"
+#include "client/graph/staged_copy.hpp"
 
 #include <cstring>
 #include <map>
@@ -6,14 +6,13 @@
 #include <mutex>
 #include <span>
 
-#include "client/core/api_guard.hpp"
-#include "client/core/graph_calls.hpp"
-#include "client/core/graph_handles.hpp"
-#include "client/core/graph_nodes.hpp"
-#include "client/core/graph_staging.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
+#include "client/graph/handles.hpp"
+#include "client/graph/node_params.hpp"
+#include "client/graph/server_calls.hpp"
+#include "client/graph/staging_blocks.hpp"
 #include "common/log.hpp"
 
 namespace rgpu::client {
@@ -22,12 +21,15 @@ namespace {
 // One set of copy parameters and what carries it out.
 struct StagedCopy {
   GraphNodeParams app;   // as the application made it (host sides marked host, not pageable)
-  GraphNodeParams copy;  // the staging block's side of it: a copy the server can run
+  GraphNodeParams copy;  // the staging block's side of it: a copy the server can run (empty when local)
   bool upload = false;   // the host node goes first
+  // Both sides are this process's memory: the host function copies between
+  // them and the node's second step is an empty node.
+  bool local = false;
   // The host function's move, none when no side is pageable (a staged node
   // set to device or page-locked memory).
   char* host = nullptr;
-  size_t host_pitch = 0;
+  size_t host_pitch = 0, host_slice = 0;
   StagingBlock staging;
   HostCallbackRunner* runner = nullptr;
   uint64_t callback = 0;  // the host function's number
@@ -35,23 +37,34 @@ struct StagedCopy {
 
   bool remote = false;  // the block is the worker's (tcp, ucx), else shared host memory
 
+  char* row(uint64_t base, uint64_t pitch, uint64_t slice, uint64_t i) const {
+    return reinterpret_cast<char*>(base + proto::copy_row_offset(i, pitch, slice, app));
+  }
+
   // The rows packed in the block, or over tcp and ucx in `bytes` (what the
-  // worker sent or asked for).
+  // worker sent or asked for); a local copy's rows straight across.
   void move(std::span<uint8_t> bytes) const {
+    uint64_t rows = proto::copy_rows(app);
+    if (local) {
+      for (uint64_t r = 0; r < rows; ++r)
+        std::memmove(row(app.dst, app.dst_pitch, app.dst_slice, r), row(app.src, app.src_pitch, app.src_slice, r),
+                     app.width);
+      return;
+    }
     if (!host) return;
     char* block = staging.base;
     if (remote) {
-      if (bytes.size() != app.width * app.height) {
+      if (bytes.size() != app.width * rows) {
         // A host function has no way to fail the graph.
         RGPU_LOG(error, "a graph's staged copy of pageable host memory got %zu bytes for %llu",
-                 bytes.size(), static_cast<unsigned long long>(app.width * app.height));
+                 bytes.size(), static_cast<unsigned long long>(app.width * rows));
         return;
       }
       block = reinterpret_cast<char*>(bytes.data());
     }
-    for (uint64_t r = 0; r < app.height; ++r) {
+    for (uint64_t r = 0; r < rows; ++r) {
       char* staged = block + r * app.width;
-      char* at = host + r * host_pitch;
+      char* at = row(reinterpret_cast<uint64_t>(host), host_pitch, host_slice, r);
       if (upload)
         std::memcpy(staged, at, app.width);
       else
@@ -98,24 +111,31 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
   c->copy = c->app;
   c->upload = p.host_sides & proto::kPageableSrc;
   c->remote = !dev->session->shares_memory();
-  if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
+  c->local = (p.host_sides & proto::kPageableDst) && (p.host_sides & proto::kPageableSrc);
+  if (c->local) {
+    c->copy = GraphNodeParams{};  // an empty node after the host node
+  } else if (p.host_sides & (proto::kPageableDst | proto::kPageableSrc)) {
     size_t bytes;
-    if (__builtin_mul_overflow(p.width, p.height, &bytes)) return cudaErrorInvalidValue;
+    if (__builtin_mul_overflow(p.width, proto::copy_rows(p), &bytes)) return cudaErrorInvalidValue;
     c->staging = graph_staging(device).take(bytes);
     if (!c->staging.base) return cudaErrorMemoryAllocation;
     uint64_t staging = reinterpret_cast<uint64_t>(c->staging.base);
-    // The staging block holds the rows packed.
+    // The staging block holds the rows packed, slice after slice.
     if (c->upload) {
       c->host = reinterpret_cast<char*>(p.src);
       c->host_pitch = p.src_pitch;
+      c->host_slice = p.src_slice;
       c->copy.src = staging;
       c->copy.src_pitch = p.width;
+      c->copy.src_slice = p.height;
       if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~proto::kHostSrc) | proto::kStagingSrc;
     } else {
       c->host = reinterpret_cast<char*>(p.dst);
       c->host_pitch = p.dst_pitch;
+      c->host_slice = p.dst_slice;
       c->copy.dst = staging;
       c->copy.dst_pitch = p.width;
+      c->copy.dst_slice = p.height;
       if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~proto::kHostDst) | proto::kStagingDst;
     }
   }
@@ -150,7 +170,7 @@ GraphNodeParams host_step(const StagedCopy& c) {
   if (c.remote && c.host) {
     // The worker's block the host node fills from this process or sends here.
     h.dst = reinterpret_cast<uint64_t>(c.staging.base);
-    h.width = c.app.width * c.app.height;
+    h.width = c.app.width * proto::copy_rows(c.app);
     h.host_sides = c.upload ? proto::kStagingDst : proto::kStagingSrc;
   }
   return h;
@@ -161,8 +181,8 @@ cudaError_t make_body(int device, const StagedCopy& c, cudaGraph_t* body) {
   if (cudaError_t e = graph_create_on(device, body)) return e;
   cudaGraphNode_t first, second;
   const GraphNodeParams host = host_step(c);
-  cudaError_t e = graph_add_node(&first, *body, nullptr, 0, nullptr, c.upload ? host : c.copy);
-  if (!e) e = graph_add_node(&second, *body, &first, 1, nullptr, c.upload ? c.copy : host);
+  cudaError_t e = server_add_node(&first, *body, nullptr, 0, nullptr, c.upload ? host : c.copy);
+  if (!e) e = server_add_node(&second, *body, &first, 1, nullptr, c.upload ? c.copy : host);
   if (e) {
     graph_destroy(*body);
     *body = nullptr;
@@ -207,7 +227,7 @@ cudaError_t add_staged_copy(cudaGraphNode_t* node, cudaGraph_t graph, int device
   cudaError_t e = make_body(device, *c, &body);
   GraphNodeParams child;
   if (!e) e = child_node(device, body, &child);
-  if (!e) e = graph_add_node(node, graph, deps, n, edges, child);
+  if (!e) e = server_add_node(node, graph, deps, n, edges, child);
   if (!e) {
     // The node holds a copy of the body; the copy's reference goes to that
     // graph, which CUDA treats as the node's own.
@@ -237,8 +257,14 @@ cudaError_t set_staged_copy(cudaGraphNode_t node, int device, const GraphNodePar
   std::shared_ptr<StagedCopy> c;
   if (cudaError_t e = make_staged(device, p, &c)) return e;
   cudaGraph_t body = graph_handles().intern(device, child.handle);
-  cudaError_t e = node_set_params(copy_node, c->copy);
-  if (!e) e = node_set_params(host_node, host_step(*c));
+  if (c->local != old->local) {
+    RGPU_LOG(warn, "a graph copy node between two host buffers cannot be set to copy to or from the device through "
+                   "rgpu, nor the other way round: make a new node");
+    release(*c);
+    return cudaErrorNotSupported;
+  }
+  cudaError_t e = c->local ? cudaSuccess : server_set_params(copy_node, c->copy);
+  if (!e) e = server_set_params(host_node, host_step(*c));
   if (!e && c->upload != old->upload) {
     // The other direction: the host node moves to the other end.
     cudaGraphNode_t from[2] = {host_node, copy_node}, to[2] = {copy_node, host_node};
@@ -261,36 +287,10 @@ cudaError_t exec_set_staged_copy(cudaGraphExec_t exec, cudaGraphNode_t node, int
   if (!e) e = graph_user_object(body, c->object, 1, 0, true);
   GraphNodeParams child;
   if (!e) e = child_node(device, body, &child);
-  if (!e) e = graph_exec_node_set_params(exec, node, child);
+  if (!e) e = server_exec_set_params(exec, node, child);
   if (body) graph_destroy(body);
   release(*c);
   return e;
-}
-
-bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
-                        size_t width, size_t height, bool to_device, cudaError_t* status) {
-  Capture capture;
-  if (!capture_of(stream, &capture)) return false;
-  GraphNodeParams p;
-  *status = copy_node(device, dst, dpitch, src, spitch, width, height,
-                      to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, &p);
-  if (!*status) *status = add_to_capture(stream, capture, p);
-  return true;
-}
-
-bool captured_element_memset(cudaStream_t stream, void* dst, size_t pitch, unsigned value, unsigned element_size,
-                             size_t width, size_t height, cudaError_t* status) {
-  // Called from the driver's entry points, outside their runtime call.
-  bool captured = false;
-  *status = api([&]() -> cudaError_t {
-    Capture capture;
-    if (!capture_of(stream, &capture)) return cudaSuccess;
-    captured = true;
-    GraphNodeParams p;
-    if (cudaError_t e = memset_node(dst, pitch, value, element_size, width, height, &p)) return e;
-    return add_to_capture(stream, capture, p);
-  });
-  return captured || *status;
 }
 
 }  // namespace rgpu::client

@@ -1,11 +1,11 @@
-#include "client/core/graph_staging.hpp"
+#include "client/graph/staging_blocks.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <memory>
 
 #include "client/core/device_shared_memory.hpp"
-#include "client/core/graph_calls.hpp"
+#include "client/graph/server_calls.hpp"
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
 

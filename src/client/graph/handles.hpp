@@ -52,4 +52,14 @@ InternedHandles<cudaGraphNode_t>& graph_node_handles();
 InternedHandles<cudaGraphExec_t>& graph_exec_handles();
 InternedHandles<cudaUserObject_t>& user_object_handles();
 
+// A handle's object, or the error CUDA gives for a bad one.
+template <typename H>
+cudaError_t find_handle(InternedHandles<H>& table, H h, RemoteObject* o) {
+  return h && table.find(h, o) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// The virtual device a graph or node lives on.
+cudaError_t graph_device(cudaGraph_t graph, int* device);
+cudaError_t node_device(cudaGraphNode_t node, int* device);
+
 }  // namespace rgpu::client

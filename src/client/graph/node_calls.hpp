@@ -1,13 +1,24 @@
-// The shape every node call of both APIs has: find the device of the graph
-// (or node), build the wire parameters for it with the API's own
+// Graph nodes as the application sees them, for both APIs: a copy with a
+// pageable host side becomes a staged copy node (staged_copy.hpp) and is a
+// copy node again when read; everything else goes to the server as it is.
+// And the shape every node call of both APIs has: find the device of the
+// graph (or node), build the wire parameters for it with the API's own
 // conversion, then add, set or read the node.
 #pragma once
 #include <cuda_runtime_api.h>
 
-#include "client/core/graph_calls.hpp"
-#include "client/core/graph_nodes.hpp"
+#include "client/graph/node_params.hpp"
+#include "client/graph/server_calls.hpp"
 
 namespace rgpu::client {
+
+cudaError_t graph_add_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t n,
+                           const cudaGraphEdgeData* edges, const GraphNodeParams& p, AddedNode* added = nullptr);
+// As the application made the node (a staged copy node is a copy node).
+cudaError_t node_get_params(cudaGraphNode_t node, GraphNodeParams* p);
+cudaError_t node_set_params(cudaGraphNode_t node, const GraphNodeParams& p);
+cudaError_t node_get_type(cudaGraphNode_t node, cudaGraphNodeType* type);
+cudaError_t graph_exec_node_set_params(cudaGraphExec_t exec, cudaGraphNode_t node, const GraphNodeParams& p);
 
 // Adds a node whose parameters `make(device, &p)` builds.
 template <typename Make>
@@ -74,7 +85,7 @@ inline cudaError_t add_conditional(cudaGraphNode_t* node, cudaGraph_t graph, con
   if (cudaError_t e = conditional_node(type, size, handle, &p)) return e;
   AddedNode added;
   if (cudaError_t e = graph_add_node(node, graph, deps, n, edges, p, &added)) return e;
-  *bodies = added.bodies;
+  *bodies = remember_bodies(*node, std::move(added.bodies));
   return cudaSuccess;
 }
 

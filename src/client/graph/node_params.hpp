@@ -4,7 +4,7 @@
 // reason logged. Over shm, a copy side in page-locked memory shared with the
 // server is marked kHost*; one in other host memory (over tcp and ucx, any
 // host memory) kHost* and kPageable*: such a node becomes a staged copy
-// (staged_graph_copy.hpp).
+// (staged_copy.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -25,6 +25,16 @@ cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block
 // A pitched copy of `height` rows of `width` bytes.
 cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                       size_t height, cudaMemcpyKind kind, GraphNodeParams* p);
+// What a 3-D copy moves: `depth` slices of `height` rows of `width` bytes,
+// each side's slices `*_slice` rows apart.
+struct CopyBox {
+  size_t width = 0, height = 0, depth = 1;
+  size_t dst_slice = 0, src_slice = 0;
+};
+// dst and src are the first bytes copied. Between two host buffers, one of
+// them pageable, the node is a host node copying in this process (staged_copy.hpp).
+cudaError_t copy_box_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, const CopyBox& box,
+                          cudaMemcpyKind kind, GraphNodeParams* p);
 cudaError_t copy3d_node(int device, const cudaMemcpy3DParms& m, GraphNodeParams* p);
 // A copy to or from a __device__ variable, offset bytes in.
 cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t count, size_t offset,

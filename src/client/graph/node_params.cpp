@@ -1,10 +1,10 @@
-#include "client/core/graph_nodes.hpp"
+#include "client/graph/node_params.hpp"
 
 #include <cstring>
 #include <map>
 #include <mutex>
 
-#include "client/core/graph_handles.hpp"
+#include "client/graph/handles.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/kernel_launch.hpp"
 #include "client/core/memory_map.hpp"
@@ -23,7 +23,7 @@ enum class Side { device, shared_host, pageable_host };
 // A copy's side of `span` bytes: device memory of `device` (cudaMemcpyDefault
 // asks the memory map; other kinds say it), page-locked host memory the
 // device's worker maps (shm), or other host memory, which a graph reaches
-// through staging (staged_graph_copy.hpp); over tcp and ucx all host memory
+// through staging (staged_copy.hpp); over tcp and ucx all host memory
 // is that.
 cudaError_t copy_side(int device, const void* p, size_t span, bool kind_says_device, bool default_kind, Side* side) {
   auto range = MemoryMap::get().find_device(addr(p));
@@ -51,8 +51,6 @@ uint8_t side_marks(Side side, uint8_t host, uint8_t pageable) {
   return side == Side::device ? 0 : side == Side::shared_host ? host : host | pageable;
 }
 
-// The bytes `height` rows of `width` bytes `pitch` apart span.
-size_t rows_span(size_t pitch, size_t width, size_t height) { return height ? (height - 1) * pitch + width : 0; }
 
 struct HostFunction {
   cudaHostFn_t fn;
@@ -95,33 +93,42 @@ cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block
 
 cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                       size_t height, cudaMemcpyKind kind, GraphNodeParams* p) {
+  return copy_box_node(device, dst, dpitch, src, spitch, CopyBox{width, height}, kind, p);
+}
+
+cudaError_t copy_box_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, const CopyBox& box,
+                          cudaMemcpyKind kind, GraphNodeParams* p) {
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
-  bool by_default = kind == cudaMemcpyDefault;
-  Side dst_side, src_side;
-  if (cudaError_t e = copy_side(device, dst, rows_span(dpitch, width, height),
-                                kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice, by_default,
-                                &dst_side))
-    return e;
-  if (cudaError_t e = copy_side(device, src, rows_span(spitch, width, height),
-                                kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost, by_default,
-                                &src_side))
-    return e;
-  // Staging carries one side; a host-to-host copy has two.
-  if ((dst_side == Side::pageable_host && src_side != Side::device) ||
-      (src_side == Side::pageable_host && dst_side != Side::device)) {
-    RGPU_LOG(warn, "graph copy nodes between two host buffers are not supported when one is pageable");
-    return cudaErrorNotSupported;
-  }
-  p->host_sides = side_marks(dst_side, proto::kHostDst, proto::kPageableDst) |
-                  side_marks(src_side, proto::kHostSrc, proto::kPageableSrc);
-  if (height > 1 && (width > dpitch || width > spitch)) return cudaErrorInvalidPitchValue;
   p->type = cudaGraphNodeTypeMemcpy;
   p->dst = addr(dst);
   p->src = addr(src);
-  p->dst_pitch = height > 1 ? dpitch : width;
-  p->src_pitch = height > 1 ? spitch : width;
-  p->width = width;
-  p->height = height;
+  bool pitched = box.height > 1 || box.depth > 1;
+  p->dst_pitch = pitched ? dpitch : box.width;
+  p->src_pitch = pitched ? spitch : box.width;
+  p->width = box.width;
+  p->height = box.height;
+  p->depth = box.depth;
+  p->dst_slice = box.depth > 1 ? box.dst_slice : 0;
+  p->src_slice = box.depth > 1 ? box.src_slice : 0;
+  uint64_t dspan, sspan;
+  if (!proto::copy_span(p->dst_pitch, p->dst_slice, *p, &dspan) ||
+      !proto::copy_span(p->src_pitch, p->src_slice, *p, &sspan))
+    return cudaErrorInvalidPitchValue;
+  bool by_default = kind == cudaMemcpyDefault;
+  Side dst_side, src_side;
+  if (cudaError_t e = copy_side(device, dst, dspan, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice,
+                                by_default, &dst_side))
+    return e;
+  if (cudaError_t e = copy_side(device, src, sspan, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost,
+                                by_default, &src_side))
+    return e;
+  // Between two host buffers one of which is pageable, the copy is this
+  // process's own: both sides are marked pageable (staged_copy.hpp).
+  if (dst_side != Side::device && src_side != Side::device &&
+      (dst_side == Side::pageable_host || src_side == Side::pageable_host))
+    dst_side = src_side = Side::pageable_host;
+  p->host_sides = side_marks(dst_side, proto::kHostDst, proto::kPageableDst) |
+                  side_marks(src_side, proto::kHostSrc, proto::kPageableSrc);
   return cudaSuccess;
 }
 
@@ -130,17 +137,13 @@ cudaError_t copy3d_node(int device, const cudaMemcpy3DParms& m, GraphNodeParams*
     RGPU_LOG(warn, "graph copy nodes with CUDA arrays are not supported");
     return cudaErrorNotSupported;
   }
-  // Slices one after the other make evenly spaced rows only when each
-  // slice is exactly the copied height.
-  size_t rows = m.extent.height * m.extent.depth;
-  if (m.extent.depth > 1 && (m.dstPtr.ysize != m.extent.height || m.srcPtr.ysize != m.extent.height))
-    return cudaErrorNotSupported;
+  if (!m.dstPtr.ptr || !m.srcPtr.ptr) return cudaErrorInvalidValue;
   auto* dst = static_cast<char*>(m.dstPtr.ptr) + (m.dstPos.z * m.dstPtr.ysize + m.dstPos.y) * m.dstPtr.pitch +
               m.dstPos.x;
   auto* src = static_cast<const char*>(m.srcPtr.ptr) +
               (m.srcPos.z * m.srcPtr.ysize + m.srcPos.y) * m.srcPtr.pitch + m.srcPos.x;
-  if (!m.dstPtr.ptr || !m.srcPtr.ptr) return cudaErrorInvalidValue;
-  return copy_node(device, dst, m.dstPtr.pitch, src, m.srcPtr.pitch, m.extent.width, rows, m.kind, p);
+  CopyBox box{m.extent.width, m.extent.height, m.extent.depth, m.dstPtr.ysize, m.srcPtr.ysize};
+  return copy_box_node(device, dst, m.dstPtr.pitch, src, m.srcPtr.pitch, box, m.kind, p);
 }
 
 cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t count, size_t offset,
@@ -329,9 +332,9 @@ void** node_kernel_params(cudaGraphNode_t node, const LoadedKernel& k, const Gra
 
 cudaMemcpy3DParms node_copy3d(const GraphNodeParams& p) {
   cudaMemcpy3DParms m{};
-  m.dstPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.dst), p.dst_pitch, p.width, p.height};
-  m.srcPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.src), p.src_pitch, p.width, p.height};
-  m.extent = cudaExtent{p.width, p.height, 1};
+  m.dstPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.dst), p.dst_pitch, p.width, p.depth > 1 ? p.dst_slice : p.height};
+  m.srcPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.src), p.src_pitch, p.width, p.depth > 1 ? p.src_slice : p.height};
+  m.extent = cudaExtent{p.width, p.height, p.depth};
   m.kind = proto::copy_kind(p);
   return m;
 }
