@@ -23,6 +23,7 @@
 
 #include "driver_check.h"
 #include "fd_passing.h"
+#include "shareable_vmm.h"
 
 static unsigned char pattern(size_t i) { return static_cast<unsigned char>(i * 13 + 7); }
 
@@ -38,38 +39,12 @@ static void use_device_0() {
   CU_OK(cuCtxSetCurrent(ctx));
 }
 
-static size_t granularity(const CUmemAllocationProp& prop) {
-  size_t g = 0;
-  CU_OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-  return g;
-}
-
-static CUdeviceptr map_whole(CUmemGenericAllocationHandle h, size_t size) {
-  CUdeviceptr base = 0;
-  CU_OK(cuMemAddressReserve(&base, size, 0, 0, 0));
-  CU_OK(cuMemMap(base, size, 0, h, 0));
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = 0;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  CU_OK(cuMemSetAccess(base, size, &access, 1));
-  return base;
-}
-
-static void unmap_whole(CUdeviceptr base, size_t size) {
-  CU_OK(cuMemUnmap(base, size));
-  CU_OK(cuMemAddressFree(base, size));
-}
-
 // The exporter: fills an allocation, sends its descriptor and size, waits
 // for the parent's byte, then exits without releasing anything.
 static int exporter(int socket) {
   use_device_0();
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  size_t size = granularity(prop);
+  CUmemAllocationProp prop = shareable_prop();
+  size_t size = granularity();
   CUmemGenericAllocationHandle h = 0;
   CU_OK(cuMemCreate(&h, size, &prop, 0));
   CUdeviceptr base = map_whole(h, size);
