@@ -8,8 +8,6 @@
 // it, else uid 65534.
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <pwd.h>
-#include <grp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -92,30 +90,6 @@ class LoggedServer {
   std::string log_;
   pid_t pid_;
 };
-
-struct User {
-  uid_t uid;
-  gid_t gid;
-};
-
-User second_user() {
-  if (passwd* p = getpwnam("rgpu-tenant")) return {p->pw_uid, p->pw_gid};
-  return {65534, 65534};
-}
-
-// Runs `body` in a child process as the second user; returns what it
-// returned (or 100 + the signal that killed it).
-int as_second_user(const std::function<int()>& body) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    User u = second_user();
-    if (setgroups(0, nullptr) != 0 || setgid(u.gid) != 0 || setuid(u.uid) != 0) _exit(99);
-    _exit(body());
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
-}
 
 int connect_unix(const std::string& path) {
   sockaddr_un addr;

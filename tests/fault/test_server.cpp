@@ -1,7 +1,9 @@
 #include "test_server.hpp"
 
 #include <gtest/gtest.h>
+#include <grp.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,6 +203,23 @@ proto::JoinReply raw_join(transport::Connection& c, std::vector<uint8_t> secret)
   EXPECT_EQ(h.op, proto::kOpJoin);
   proto::Reader r(args);
   return proto::JoinReply::decode(r);
+}
+
+int as_second_user(const std::function<int()>& body) {
+  uid_t uid = 65534;
+  gid_t gid = 65534;
+  if (passwd* p = getpwnam("rgpu-tenant")) {
+    uid = p->pw_uid;
+    gid = p->pw_gid;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(99);
+    _exit(body());
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
 }
 
 std::unique_ptr<client::Session> open_session(uint16_t port, const char* transport) {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -71,6 +72,11 @@ int32_t raw_call(transport::Connection& c, uint16_t op, const proto::Writer& arg
 // Sends a join with `secret` on a raw connection to a session's join point
 // and returns the server's answer.
 proto::JoinReply raw_join(transport::Connection& c, std::vector<uint8_t> secret);
+
+// Runs `body` in a child process as a second local user (`rgpu-tenant`
+// where CI made it, else uid 65534); returns what it returned (or 100 +
+// the signal that killed it).
+int as_second_user(const std::function<int()>& body);
 
 // A client library session on GPU 0 of the server on `port` (a test
 // failure, and null, when refused), and a synchronize through it.

@@ -38,16 +38,7 @@ std::optional<int> host_memory_attribute(cudaDeviceAttr attr, bool shares_memory
 }
 
 int descriptor_handle_attribute(cudaDeviceAttr attr, int value, bool shares_memory) {
-  if (shares_memory) return value;
-  switch (static_cast<int>(attr)) {
-    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
-    case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
-      return 0;
-    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:
-      return value & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    default:
-      return value;
-  }
+  return !shares_memory && static_cast<int>(attr) == CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED ? 0 : value;
 }
 
 }  // namespace rgpu::client

@@ -24,8 +24,9 @@ void adjust_host_memory_facts(cudaDeviceProp& p, bool shares_memory);
 // The value of an attribute rgpu answers itself, or nothing for the GPU's own.
 std::optional<int> host_memory_attribute(cudaDeviceAttr attr, bool shares_memory);
 
-// The GPU's `value` of `attr` as the application sees it: handle types made
-// of file descriptors taken out when they cannot reach it.
+// The GPU's `value` of `attr` as the application sees it: dma-buf
+// descriptors taken out when they cannot reach it (POSIX descriptor
+// shareable handles reach it on any transport: shareable_handle.hpp).
 int descriptor_handle_attribute(cudaDeviceAttr attr, int value, bool shares_memory);
 
 }  // namespace rgpu::client

@@ -160,7 +160,7 @@ extern "C" CUresult CUDAAPI cuMemExportToShareableHandle(void* shareableHandle, 
   Call call(proto::kOpVmmExport);
   int32_t ordinal;
   if (cudaError_t e = call.to_device(a.device, &ordinal)) return to_cu(e);
-  if (cudaError_t e = check_shareable_type(call, handleType, "cuMemExportToShareableHandle")) return to_cu(e);
+  if (cudaError_t e = check_shareable_type(handleType)) return to_cu(e);
   call.args().put<uint64_t>(a.remote).put<int32_t>(handleType);
   return to_cu(run_export(call, handleType, shareableHandle));
 }
@@ -174,8 +174,8 @@ extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocatio
   KeepLastError keep;
   Call call(proto::kOpVmmImport);
   if (cudaError_t e = call.to_current_device()) return to_cu(e);
-  if (cudaError_t e = check_shareable_type(call, shHandleType, "cuMemImportFromShareableHandle")) return to_cu(e);
-  if (cudaError_t e = run_import(call, shHandleType, osHandle)) return to_cu(e);
+  if (cudaError_t e = check_shareable_type(shHandleType)) return to_cu(e);
+  if (cudaError_t e = run_import(call, shHandleType, osHandle, "cuMemImportFromShareableHandle")) return to_cu(e);
   auto remote = call.reply().get<uint64_t>();
   auto prop = call.reply().get<CUmemAllocationProp>();
   prop.location.id = device_of(call, prop.location.id);

@@ -198,7 +198,7 @@ extern "C" cudaError_t cudaMemPoolExportToShareableHandle(void* shareableHandle,
     if (!shareableHandle) return cudaErrorInvalidValue;
     Call call(proto::kOpMemPoolExport);
     if (cudaError_t e = to_pool(call, memPool)) return e;
-    if (cudaError_t e = check_shareable_type(call, handleType, "cudaMemPoolExportToShareableHandle")) return e;
+    if (cudaError_t e = check_shareable_type(handleType)) return e;
     call.args().put<int32_t>(handleType).put<uint64_t>(flags);
     return run_export(call, handleType, shareableHandle);
   });
@@ -213,8 +213,8 @@ extern "C" cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t* memPo
     if (!memPool || flags) return cudaErrorInvalidValue;
     Call call(proto::kOpMemPoolImport);
     if (cudaError_t e = call.to_current_device()) return e;
-    if (cudaError_t e = check_shareable_type(call, handleType, "cudaMemPoolImportFromShareableHandle")) return e;
-    if (cudaError_t e = run_import(call, handleType, shareableHandle)) return e;
+    if (cudaError_t e = check_shareable_type(handleType)) return e;
+    if (cudaError_t e = run_import(call, handleType, shareableHandle, "cudaMemPoolImportFromShareableHandle")) return e;
     *memPool = mem_pools().add(call.device_index(), call.reply().get<uint64_t>());
     return cudaSuccess;
   });

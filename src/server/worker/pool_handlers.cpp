@@ -68,7 +68,9 @@ int32_t mem_pool_destroy(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_POOL(pool);
   req.args.expect_end();
   int32_t e = s.backend().mem_pool_destroy(pool);
-  if (e == cudaSuccess) s.pools.remove(pool);
+  if (e != cudaSuccess) return e;
+  s.pools.remove(pool);
+  s.descriptor_exports.drop(proto::DescriptorKind::pool, pool);
   return e;
 }
 

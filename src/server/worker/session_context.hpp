@@ -30,6 +30,7 @@
 #include "server/worker/host_callbacks.hpp"
 #include "server/pool/memory_limit.hpp"
 #include "server/pool/session_bounds.hpp"
+#include "server/worker/descriptor_exports.hpp"
 #include "server/worker/ipc_records.hpp"
 #include "server/worker/peer_warnings.hpp"
 #include "server/worker/vmm_table.hpp"
@@ -147,6 +148,8 @@ class SessionContext {
   // cuMemRelease frees them), and only these may be bound to.
   HandleSet multicast;
   IpcExports ipc_exports;
+  // POSIX descriptor handles exported where descriptors cannot cross.
+  DescriptorExports descriptor_exports;
   HandleSet ipc_imports;  // addresses of opened IPC memory handles
   HandleSet streams{"streams", "max-session-streams"};
   HandleSet events{"events", "max-session-events"};

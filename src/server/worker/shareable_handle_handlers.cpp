@@ -1,13 +1,18 @@
 // Shareable handles: memory (cuMemExportToShareableHandle), pools
 // (cudaMemPoolExportToShareableHandle) and their pointers, and dma-buf
-// descriptors of device ranges. A POSIX descriptor is real in both
-// processes: the worker exports with the driver and sends its descriptor
-// along with the reply; the application passes it to another process,
-// whose client sends it with its import request to its own worker. That
-// needs a connection that carries descriptors (shm); fabric handles and
-// pointer export data travel as bytes on any transport.
+// descriptors of device ranges. A POSIX descriptor handle is real in both
+// processes where the connection carries descriptors (shm): the worker
+// exports with the driver and sends its descriptor along with the reply;
+// the application passes it to another process, whose client sends it
+// with its import request to its own worker. Elsewhere (tcp, ucx) the
+// worker keeps the descriptor and replies with a token that the client
+// wraps in a stand-in descriptor; an import presents the token, and the
+// importing worker fetches the descriptor from the exporting one
+// (descriptor_exports.hpp). Fabric handles and pointer export data travel
+// as bytes on any transport.
 #include <unistd.h>
 
+#include "protocol/descriptor_token.hpp"
 #include "protocol/op_names.hpp"
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
@@ -15,6 +20,8 @@
 
 namespace rgpu::server {
 namespace {
+
+using proto::DescriptorKind;
 
 // A handle taken from a request; its descriptor closes with it.
 struct RequestHandle : ShareableHandle {
@@ -26,35 +33,82 @@ struct RequestHandle : ShareableHandle {
   }
 };
 
-// Whether this connection can carry what a handle of `type` needs.
-int32_t check_type(SessionContext& s, Request& req, int32_t type) {
-  if (type == CU_MEM_HANDLE_TYPE_FABRIC) return cudaSuccess;
-  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return cudaErrorInvalidValue;
-  if (req.connection().passes_descriptors()) return cudaSuccess;
-  s.warnings.warn("handle needs shm", "%s: POSIX file descriptor handles need the shm transport",
-                  proto::op_name(req.header().op));
-  return cudaErrorNotSupported;
+int32_t check_type(int32_t type) {
+  return type == CU_MEM_HANDLE_TYPE_FABRIC || type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+             ? cudaSuccess
+             : cudaErrorInvalidValue;
+}
+
+// The real descriptor a stand-in's token names, from its exporting worker.
+int32_t fetch_descriptor(SessionContext& s, Request& req, const proto::DescriptorToken& token, DescriptorKind kind,
+                         int* fd) {
+  const char* op = proto::op_name(req.header().op);
+  if (token.server != ipc_server_identity()) {
+    s.warnings.warn("foreign descriptor handle", "%s: descriptor handle of another rgpu server refused", op);
+    return cudaErrorInvalidValue;
+  }
+  if (token.kind != kind) {
+    s.warnings.warn("descriptor handle kind", "%s: descriptor handle of a %s refused", op,
+                    token.kind == DescriptorKind::pool ? "memory pool" : "memory allocation");
+    return cudaErrorInvalidValue;
+  }
+  std::string why;
+  *fd = fetch_exported_descriptor(token, s.ipc_owner, &why);
+  if (*fd >= 0) return cudaSuccess;
+  s.warnings.warn("descriptor handle refused", "%s: descriptor handle refused: %s", op, why.c_str());
+  return cudaErrorInvalidValue;
 }
 
 // The handle an import names: its type, then a fabric handle's bytes or,
-// for a POSIX descriptor, the one that came with the frame.
-int32_t read_handle(SessionContext& s, Request& req, RequestHandle* h) {
+// for a POSIX descriptor, the one that came with the frame or a stand-in's
+// token.
+int32_t read_handle(SessionContext& s, Request& req, DescriptorKind kind, RequestHandle* h) {
   auto type = req.args.get<int32_t>();
   if (type == CU_MEM_HANDLE_TYPE_FABRIC) h->fabric = req.args.get<CUmemFabricHandle>();
+  auto carrier = proto::DescriptorCarrier::attached;
+  proto::DescriptorToken token;
+  if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    carrier = req.args.get<proto::DescriptorCarrier>();
+    if (carrier == proto::DescriptorCarrier::token) token = req.args.get<proto::DescriptorToken>();
+  }
   req.args.expect_end();
-  if (int32_t e = check_type(s, req, type)) return e;
+  if (int32_t e = check_type(type)) return e;
   h->type = static_cast<CUmemAllocationHandleType>(type);
-  if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && (h->fd = req.connection().take_fd()) < 0)
-    return cudaErrorInvalidValue;  // the client sent none
-  return cudaSuccess;
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return cudaSuccess;
+  if (carrier == proto::DescriptorCarrier::token) return fetch_descriptor(s, req, token, kind, &h->fd);
+  if (carrier != proto::DescriptorCarrier::attached || !req.connection().passes_descriptors()) return cudaErrorInvalidValue;
+  return (h->fd = req.connection().take_fd()) < 0 ? cudaErrorInvalidValue : cudaSuccess;  // none sent
 }
 
-// An export's handle: a descriptor goes with the reply, a fabric handle in it.
-int32_t reply_handle(Request& req, const ShareableHandle& h, proto::Writer& out) {
-  if (h.type == CU_MEM_HANDLE_TYPE_FABRIC)
+// An export of `source` as a handle of `type`, which `make` asks the
+// backend for: a fabric handle goes in the reply; a descriptor with it
+// where the connection carries descriptors, else it stays here and a token
+// goes in the reply.
+template <class Make>
+int32_t export_handle(SessionContext& s, Request& req, DescriptorKind kind, uint64_t source, int32_t type, Make make,
+                      proto::Writer& out) {
+  if (int32_t e = check_type(type)) return e;
+  ShareableHandle h{static_cast<CUmemAllocationHandleType>(type)};
+  const bool keep = type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && !req.connection().passes_descriptors();
+  proto::DescriptorToken token{ipc_server_identity(), static_cast<uint32_t>(getpid()), kind};
+  if (keep && s.descriptor_exports.find(kind, source, &token)) {
+    out.put(token);
+    return cudaSuccess;
+  }
+  if (int32_t e = make(&h)) return e;
+  if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
     out.put(h.fabric);
-  else
+  } else if (!keep) {
     req.lane().reply_fd = h.fd;
+  } else {
+    std::string why = s.descriptor_exports.add(kind, source, h.fd, s.ipc_owner, s.ipc_sharing, &token);
+    if (!why.empty()) {
+      s.warnings.warn("descriptor export", "%s: cannot keep a descriptor handle: %s",
+                      proto::op_name(req.header().op), why.c_str());
+      return cudaErrorNotSupported;
+    }
+    out.put(token);
+  }
   return cudaSuccess;
 }
 
@@ -63,15 +117,13 @@ int32_t vmm_export(SessionContext& s, Request& req, proto::Writer& out) {
   auto type = req.args.get<int32_t>();
   req.args.expect_end();
   if (!s.vmm.allocation_size(allocation)) return cudaErrorInvalidValue;
-  if (int32_t e = check_type(s, req, type)) return e;
-  ShareableHandle h{static_cast<CUmemAllocationHandleType>(type)};
-  if (int32_t e = s.backend().vmm_export(allocation, &h)) return e;
-  return reply_handle(req, h, out);
+  return export_handle(s, req, DescriptorKind::memory, allocation, type,
+                       [&](ShareableHandle* h) { return s.backend().vmm_export(allocation, h); }, out);
 }
 
 int32_t vmm_import(SessionContext& s, Request& req, proto::Writer& out) {
   RequestHandle h;
-  if (int32_t e = read_handle(s, req, &h)) return e;
+  if (int32_t e = read_handle(s, req, DescriptorKind::memory, &h)) return e;
   Handle allocation = 0;
   size_t size = 0;
   CUmemAllocationProp prop{};
@@ -88,15 +140,13 @@ int32_t pool_export(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (!s.pools.contains(pool)) return cudaErrorInvalidResourceHandle;
   if (flags) return cudaErrorInvalidValue;
-  if (int32_t e = check_type(s, req, type)) return e;
-  ShareableHandle h{static_cast<CUmemAllocationHandleType>(type)};
-  if (int32_t e = s.backend().mem_pool_export(pool, &h)) return e;
-  return reply_handle(req, h, out);
+  return export_handle(s, req, DescriptorKind::pool, pool, type,
+                       [&](ShareableHandle* h) { return s.backend().mem_pool_export(pool, h); }, out);
 }
 
 int32_t pool_import(SessionContext& s, Request& req, proto::Writer& out) {
   RequestHandle h;
-  if (int32_t e = read_handle(s, req, &h)) return e;
+  if (int32_t e = read_handle(s, req, DescriptorKind::pool, &h)) return e;
   if (!s.pools.room_for_one_more()) return cudaErrorMemoryAllocation;
   Handle pool = 0;
   if (int32_t e = s.backend().mem_pool_import(h, &pool)) return e;

@@ -64,6 +64,7 @@ int32_t release(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (!s.vmm.remove_allocation(h)) return cudaErrorInvalidValue;
   s.multicast.remove(h);
+  s.descriptor_exports.drop(proto::DescriptorKind::memory, h);
   s.quota.freed(SessionQuota::Kind::vmm, h);
   return s.backend().vmm_release(h);
 }

@@ -2,9 +2,10 @@
 // a worker of its own: the parent exports a cuMemCreate allocation as a
 // POSIX file descriptor and passes it over a Unix socket; the child
 // imports it, maps it, reads the parent's data and writes its own, which
-// the parent then reads. Descriptors need the shm transport: over tcp the
-// calls return CUDA_ERROR_NOT_SUPPORTED. Bad handles are refused clearly,
-// and so are bad ranges of cuMemGetHandleForAddressRange.
+// the parent then reads. Over shm the descriptor is the worker's own; over
+// tcp and ucx a stand-in the client made, which works the same way. Bad
+// handles are refused clearly, and so are bad ranges of
+// cuMemGetHandleForAddressRange.
 #include <fcntl.h>
 
 #include <cstdint>
@@ -13,42 +14,9 @@
 
 #include "driver_check.h"
 #include "fd_passing.h"
+#include "shareable_vmm.h"
 
 static unsigned char pattern(size_t i) { return static_cast<unsigned char>(i * 31 + 5); }
-
-static CUmemAllocationProp shareable_prop() {
-  CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = 0;
-  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  return prop;
-}
-
-// Reserves, maps and opens `size` bytes of `h` for device 0.
-static CUdeviceptr map_whole(CUmemGenericAllocationHandle h, size_t size) {
-  CUdeviceptr base = 0;
-  CU_OK(cuMemAddressReserve(&base, size, 0, 0, 0));
-  CU_OK(cuMemMap(base, size, 0, h, 0));
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = 0;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  CU_OK(cuMemSetAccess(base, size, &access, 1));
-  return base;
-}
-
-static void unmap_whole(CUdeviceptr base, size_t size) {
-  CU_OK(cuMemUnmap(base, size));
-  CU_OK(cuMemAddressFree(base, size));
-}
-
-static size_t granularity() {
-  CUmemAllocationProp prop = shareable_prop();
-  size_t g = 0;
-  CU_OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-  return g;
-}
 
 static int child(int socket) {
   size_t size = 0;
@@ -101,67 +69,58 @@ int main(int argc, char** argv) {
 
   int supported = -1;
   CU_OK(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0));
+  // Offered on every transport.
+  CHECK(supported == 1);
   int fd = -1;
-  if (over_network()) {
-    // A descriptor of the server's host cannot reach this process.
-    CHECK(supported == 0);
-    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
-              cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-    CUmemGenericAllocationHandle imported;
-    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuMemImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{0}),
-                                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-  } else {
-    CHECK(supported == 1);
-    CU_OK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-    CHECK(fd >= 0 && fcntl(fd, F_GETFD) >= 0);
-    int socket = -1;
-    pid_t pid = start_child(argv[0], &socket);
-    CHECK(send_fd(socket, fd, &size, sizeof size));
-    close(fd);  // the child has its own copy
-    char done = 0;
-    CHECK(read(socket, &done, 1) == 1 && done == 1);
-    CHECK(child_passed(pid));
-    close(socket);
-    // The child's writes are in this process's allocation.
-    std::vector<unsigned char> back(size);
-    CU_OK(cuMemcpyDtoH(back.data(), base, size));
-    CHECK(back[0] == pattern(0) && back[size / 2 - 1] == pattern(size / 2 - 1));
-    CHECK(back[size / 2] == 0x5a && back[size - 1] == 0x5a);
+  CU_OK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CHECK(fd >= 0 && fcntl(fd, F_GETFD) >= 0);
+  int socket = -1;
+  pid_t pid = start_child(argv[0], &socket);
+  CHECK(send_fd(socket, fd, &size, sizeof size));
+  close(fd);  // the child has its own copy
+  char done = 0;
+  CHECK(read(socket, &done, 1) == 1 && done == 1);
+  CHECK(child_passed(pid));
+  close(socket);
+  // The child's writes are in this process's allocation.
+  std::vector<unsigned char> back(size);
+  CU_OK(cuMemcpyDtoH(back.data(), base, size));
+  CHECK(back[0] == pattern(0) && back[size / 2 - 1] == pattern(size / 2 - 1));
+  CHECK(back[size / 2] == 0x5a && back[size - 1] == 0x5a);
 
-    // A second export is another descriptor of the same memory: imported
-    // here too, it maps what the first mapping shows.
-    CU_OK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-    CUmemGenericAllocationHandle again = 0;
-    CU_OK(cuMemImportFromShareableHandle(&again, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
-                                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-    close(fd);
-    CUdeviceptr other = map_whole(again, size);
-    CU_OK(cuMemsetD8(other, 0x77, 16));
-    unsigned char first[16];
-    CU_OK(cuMemcpyDtoH(first, base, sizeof first));
-    CHECK(first[0] == 0x77 && first[15] == 0x77);
-    unmap_whole(other, size);
-    CU_OK(cuMemRelease(again));
+  // A second export is another descriptor of the same memory: imported
+  // here too, it maps what the first mapping shows.
+  CU_OK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CUmemGenericAllocationHandle again = 0;
+  CU_OK(cuMemImportFromShareableHandle(&again, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  close(fd);
+  CUdeviceptr other = map_whole(again, size);
+  CU_OK(cuMemsetD8(other, 0x77, 16));
+  unsigned char first[16];
+  CU_OK(cuMemcpyDtoH(first, base, sizeof first));
+  CHECK(first[0] == 0x77 && first[15] == 0x77);
+  unmap_whole(other, size);
+  CU_OK(cuMemRelease(again));
 
-    // Bad handles: not an open descriptor, not memory of this server's
-    // driver, a type the allocation did not ask for.
-    CUmemGenericAllocationHandle bad;
-    EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemImportFromShareableHandle(&bad, reinterpret_cast<void*>(intptr_t{-1}),
-                                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-    int null_fd = open("/dev/null", O_RDONLY);
-    EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
-              cuMemImportFromShareableHandle(&bad, reinterpret_cast<void*>(static_cast<intptr_t>(null_fd)),
-                                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-    CHECK(fcntl(null_fd, F_GETFD) >= 0);  // still the application's
-    close(null_fd);
-    CUmemAllocationProp plain = shareable_prop();
-    plain.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
-    CUmemGenericAllocationHandle unshared = 0;
-    CU_OK(cuMemCreate(&unshared, size, &plain, 0));
-    EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
-              cuMemExportToShareableHandle(&fd, unshared, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-    CU_OK(cuMemRelease(unshared));
-  }
+  // Bad handles: not an open descriptor, not memory of this server's
+  // driver, a type the allocation did not ask for.
+  CUmemGenericAllocationHandle bad;
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemImportFromShareableHandle(&bad, reinterpret_cast<void*>(intptr_t{-1}),
+                                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  int null_fd = open("/dev/null", O_RDONLY);
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuMemImportFromShareableHandle(&bad, reinterpret_cast<void*>(static_cast<intptr_t>(null_fd)),
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+  CHECK(fcntl(null_fd, F_GETFD) >= 0);  // still the application's
+  close(null_fd);
+  CUmemAllocationProp plain = shareable_prop();
+  plain.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  CUmemGenericAllocationHandle unshared = 0;
+  CU_OK(cuMemCreate(&unshared, size, &plain, 0));
+  EXPECT_CU(CUDA_ERROR_INVALID_VALUE,
+            cuMemExportToShareableHandle(&fd, unshared, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  CU_OK(cuMemRelease(unshared));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemExportToShareableHandle(&fd, 987654, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemExportToShareableHandle(nullptr, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
   EXPECT_CU(CUDA_ERROR_INVALID_VALUE, cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_NONE, 0));

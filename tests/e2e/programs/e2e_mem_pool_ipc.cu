@@ -4,8 +4,9 @@
 // exports the pool as a descriptor and the allocation as export data, and
 // passes both over a Unix socket; the child imports the pool and the
 // pointer, reads the parent's data, writes its own and frees its import.
-// Over tcp the descriptor calls return cudaErrorNotSupported. The child
-// uses the driver API's names of the same calls.
+// Over tcp and ucx the descriptor is a stand-in the client made, which
+// works the same way. The child uses the driver API's names of the same
+// calls.
 #include <cuda.h>
 #include <fcntl.h>
 
@@ -76,51 +77,41 @@ int main(int argc, char** argv) {
   cudaMemPoolPtrExportData export_data;
   OK(cudaMemPoolExportPointer(&export_data, d));
   int fd = -1;
-  if (over_network()) {
-    CHECK(!(types & cudaMemHandleTypePosixFileDescriptor));
-    EXPECT_STATUS(cudaErrorNotSupported,
-                  cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
-    cudaMemPool_t imported;
-    EXPECT_STATUS(cudaErrorNotSupported,
-                  cudaMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t{0}),
-                                                       cudaMemHandleTypePosixFileDescriptor, 0));
-  } else {
-    CHECK(types & cudaMemHandleTypePosixFileDescriptor);
-    OK(cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
-    CHECK(fd >= 0 && fcntl(fd, F_GETFD) >= 0);
-    int socket = -1;
-    pid_t pid = start_child(argv[0], &socket);
-    CHECK(send_fd(socket, fd, &export_data, sizeof export_data));
-    close(fd);
-    char done = 0;
-    CHECK(read(socket, &done, 1) == 1 && done == 1);
-    CHECK(child_passed(pid));
-    close(socket);
-    std::vector<unsigned char> back = read_back(d, kBytes);
-    CHECK(back[0] == pattern(0) && back[kBytes / 2 - 1] == pattern(kBytes / 2 - 1));
-    CHECK(back[kBytes / 2] == 0x3c && back[kBytes - 1] == 0x3c);
+  CHECK(types & cudaMemHandleTypePosixFileDescriptor);  // on every transport
+  OK(cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
+  CHECK(fd >= 0 && fcntl(fd, F_GETFD) >= 0);
+  int socket = -1;
+  pid_t pid = start_child(argv[0], &socket);
+  CHECK(send_fd(socket, fd, &export_data, sizeof export_data));
+  close(fd);
+  char done = 0;
+  CHECK(read(socket, &done, 1) == 1 && done == 1);
+  CHECK(child_passed(pid));
+  close(socket);
+  std::vector<unsigned char> back = read_back(d, kBytes);
+  CHECK(back[0] == pattern(0) && back[kBytes / 2 - 1] == pattern(kBytes / 2 - 1));
+  CHECK(back[kBytes / 2] == 0x3c && back[kBytes - 1] == 0x3c);
 
-    // Bad handles: no pool behind the descriptor, a pointer the pool never
-    // exported, a descriptor that is not open.
-    cudaMemPool_t bad;
-    int null_fd = open("/dev/null", O_RDONLY);
-    EXPECT_STATUS(cudaErrorInvalidValue,
-                  cudaMemPoolImportFromShareableHandle(&bad, reinterpret_cast<void*>(static_cast<intptr_t>(null_fd)),
-                                                       cudaMemHandleTypePosixFileDescriptor, 0));
-    close(null_fd);
-    EXPECT_STATUS(cudaErrorInvalidValue,
-                  cudaMemPoolImportFromShareableHandle(&bad, reinterpret_cast<void*>(intptr_t{-1}),
-                                                       cudaMemHandleTypePosixFileDescriptor, 0));
-    // This process's own pool is not imported: it takes no pointers.
-    void* p = nullptr;
-    EXPECT_STATUS(cudaErrorInvalidValue, cudaMemPoolImportPointer(&p, pool, &export_data));
-  }
+  // Bad handles: no pool behind the descriptor, a pointer the pool never
+  // exported, a descriptor that is not open.
+  cudaMemPool_t bad;
+  int null_fd = open("/dev/null", O_RDONLY);
+  EXPECT_STATUS(cudaErrorInvalidValue,
+                cudaMemPoolImportFromShareableHandle(&bad, reinterpret_cast<void*>(static_cast<intptr_t>(null_fd)),
+                                                     cudaMemHandleTypePosixFileDescriptor, 0));
+  close(null_fd);
+  EXPECT_STATUS(cudaErrorInvalidValue,
+                cudaMemPoolImportFromShareableHandle(&bad, reinterpret_cast<void*>(intptr_t{-1}),
+                                                     cudaMemHandleTypePosixFileDescriptor, 0));
+  // This process's own pool is not imported: it takes no pointers.
+  void* p = nullptr;
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaMemPoolImportPointer(&p, pool, &export_data));
   // Pools made without handle types, and memory not of a shareable pool,
   // cannot be exported.
   cudaMemPool_t plain;
   props.handleTypes = cudaMemHandleTypeNone;
   OK(cudaMemPoolCreate(&plain, &props));
-  EXPECT_STATUS(over_network() ? cudaErrorNotSupported : cudaErrorInvalidValue,
+  EXPECT_STATUS(cudaErrorInvalidValue,
                 cudaMemPoolExportToShareableHandle(&fd, plain, cudaMemHandleTypePosixFileDescriptor, 0));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypeNone, 0));
   EXPECT_STATUS(cudaErrorInvalidValue,

@@ -70,10 +70,3 @@ static bool child_passed(pid_t pid) {
   int status = 0;
   return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
-
-// The end-to-end tests run each program over tcp, shm and ucx; descriptors
-// travel over shm only.
-static bool over_network() {
-  const char* t = std::getenv("RGPU_TRANSPORT");
-  return t && std::strcmp(t, "shm") != 0;
-}

@@ -4,7 +4,8 @@
 // allocation as export data, and passes them over a socketpair to a copy of
 // itself. The child imports all three, checks the parent's data and
 // transforms it with kernels; the parent then sees the child's results.
-// Descriptors cross processes on one host only: through rgpu, shm only.
+// Through rgpu over shm the descriptors are the server's; over tcp and ucx
+// they are rgpu's stand-ins, passed and imported the same way.
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -226,20 +227,6 @@ int main(int argc, char** argv) {
   EXPECT(bad == 0, "%d wrong", bad);
   printf("pool allocation after the child's kernel: mismatches=%d checksum=%016llx\n", bad,
          (unsigned long long)fnv1a(h.data(), kN * sizeof(int)));
-
-  // A dma-buf descriptor of device memory, where the GPU's driver offers
-  // it: the call's result is printed, whichever it is.
-  int dma_buf = 0;
-  CU(cuDeviceGetAttribute(&dma_buf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0));
-  CUdeviceptr linear;
-  CU(cuMemAlloc(&linear, 2 << 20));
-  int dma_fd = -1;
-  CUresult got = dma_buf ? cuMemGetHandleForAddressRange(&dma_fd, linear, 2 << 20, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0)
-                         : CUDA_ERROR_NOT_SUPPORTED;
-  printf("dma-buf: attribute %d, handle %s, descriptor %s\n", dma_buf, cu_error_name(got),
-         got != CUDA_SUCCESS ? "none" : dma_fd >= 0 ? "open" : "missing");
-  if (dma_fd >= 0) close(dma_fd);
-  CU(cuMemFree(linear));
 
   CK(cudaFreeAsync(p, stream));
   CK(cudaStreamSynchronize(stream));
