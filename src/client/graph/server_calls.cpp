@@ -32,12 +32,19 @@ cudaError_t put_nodes(proto::Writer& w, const cudaGraphNode_t* nodes, size_t n, 
   return cudaSuccess;
 }
 
-// Only ordinary dependencies can be expressed (no programmatic edges, ports).
+// Only ordinary dependencies travel. A programmatic edge or an outgoing
+// port (XLA's command buffers on Hopper make them) lets the dependent node
+// start earlier than its dependency's end: run as an ordinary dependency it
+// waits for the whole node, which is correct, only without that overlap.
+// Incoming ports do not exist.
 cudaError_t plain_edges(const cudaGraphEdgeData* edges, size_t n) {
   if (!edges) return cudaSuccess;
-  for (size_t i = 0; i < n; ++i)
-    if (edges[i].from_port || edges[i].to_port || edges[i].type != cudaGraphDependencyTypeDefault)
-      return cudaErrorNotSupported;
+  static std::atomic<bool> told{false};
+  for (size_t i = 0; i < n; ++i) {
+    if (edges[i].to_port) return cudaErrorInvalidValue;
+    if ((edges[i].from_port || edges[i].type != cudaGraphDependencyTypeDefault) && !told.exchange(true))
+      RGPU_LOG(info, "graph edges with programmatic dependencies or ports run as ordinary dependencies");
+  }
   return cudaSuccess;
 }
 

@@ -144,9 +144,9 @@ int main() {
   CU(cuGraphAddKernelNode(&node, g, nullptr, 0, &kp));
   CUDA_KERNEL_NODE_PARAMS back{};
   CU(cuGraphKernelNodeGetParams(node, &back));
-  EXPECT(back.kernelParams && static_cast<Affine*>(back.kernelParams[0])->shift == 11 &&
-             *static_cast<CUdeviceptr*>(back.kernelParams[2]) == out,
-         "kernel node arguments read back");
+  // What CUDA hands back for a node made with `extra` (printed, so the runs compare).
+  std::printf("extra kernel node read back: kernelParams %s, extra %s\n", back.kernelParams ? "given" : "null",
+              back.extra ? "given" : "null");
   CUgraphExec gx;
   CU(cuGraphInstantiateWithFlags(&gx, g, 0));
   CU(cuGraphLaunch(gx, s));
