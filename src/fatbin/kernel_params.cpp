@@ -214,6 +214,21 @@ std::map<std::string, size_t> variables_in_cubin(std::span<const std::byte> elf)
   return out;
 }
 
+std::set<std::string> managed_variables_in_cubin(std::span<const std::byte> elf) {
+  constexpr unsigned char kStoCudaManaged = 0x4;  // seen in nvcc 13 cubins
+  std::set<std::string> out;
+  for (const auto& [name, sym] : read_cubin(elf).symbols)
+    if (ELF64_ST_TYPE(sym.st_info) == STT_OBJECT && (sym.st_other & kStoCudaManaged)) out.insert(name);
+  return out;
+}
+
+std::set<std::string> managed_variables_in(const FatBinary& fb) {
+  std::set<std::string> out;
+  for (const auto& e : fb.entries)
+    if (e.kind == EntryKind::elf) out.merge(managed_variables_in_cubin(e.image));
+  return out;
+}
+
 std::map<std::string, size_t> variables_in(const FatBinary& fb) {
   std::map<std::string, size_t> out;
   for (const auto& e : fb.entries)

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,10 @@ std::vector<KernelInfo> kernels_in_cubin(std::span<const std::byte> elf);
 // by name: what the driver reports for them (cuModuleGetGlobal).
 std::map<std::string, size_t> variables_in(const FatBinary& fb);
 std::map<std::string, size_t> variables_in_cubin(std::span<const std::byte> elf);
+// Which of them are managed (__managed__, .attribute(.managed)): nvcc marks
+// their symbols with STO_CUDA_MANAGED in st_other.
+std::set<std::string> managed_variables_in(const FatBinary& fb);
+std::set<std::string> managed_variables_in_cubin(std::span<const std::byte> elf);
 std::vector<KernelInfo> kernels_in_ptx(std::string_view ptx);
 
 }  // namespace rgpu::fatbin

@@ -80,7 +80,7 @@ enum Op : uint16_t {
   // Driver API (libcuda.so.1): 100-199.
   kOpModuleLoadImage = 100,      // a whole image (fat binary, cubin, PTX) -> module handle
   kOpModuleGetFunction = 101,    // module handle + kernel name -> function and layout
-  kOpModuleGetGlobal = 102,      // module handle + variable name -> address and size
+  kOpModuleGetGlobal = 102,      // module handle + variable name -> address, size, managed
 
   // CUDA arrays, mipmapped arrays, 3-D copies, texture and surface objects: 300-399.
   kOpArrayCreate = 300,               // format, extent, flags -> array handle
@@ -222,7 +222,7 @@ enum Op : uint16_t {
   kOpExternalSemaphoresSignal = 456,  // stream, operations (external_wire.hpp): posted
   kOpExternalSemaphoresWait = 457,    // stream, operations: posted
   kOpGraphConditionalHandleCreate = 470,  // graph, default value, flags -> the driver's handle
-  kOpModuleGetManaged = 471,              // module, name -> address and size of its managed variable
+  kOpModuleGetManaged = 471,              // module, name -> address, size, managed (1) of its managed variable
   kOpDeviceRegisterAsyncNotification = 472,    // device, client callback number -> registration
   kOpDeviceUnregisterAsyncNotification = 473,  // device, registration
   kOpAsyncNotification = 474,  // on the callback connection: callback number, cudaAsyncNotificationInfo_t / it ran

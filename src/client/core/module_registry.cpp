@@ -7,6 +7,7 @@
 #include "client/core/call.hpp"
 #include "client/core/function_attribute_cache.hpp"
 #include "client/core/memory_map.hpp"
+#include "client/core/runtime.hpp"
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/fatbin_hash.hpp"
 #include "protocol/ops.hpp"
@@ -56,6 +57,29 @@ void ModuleRegistry::add_var(void** handle, const void* host_var, const char* na
   vars_[host_var] = v;
 }
 
+void ModuleRegistry::add_managed_var(void** handle, void** host_pointer, const char* name, size_t size,
+                                     const ManagedVariableHooks& hooks) {
+  std::lock_guard lock(mutex_);
+  add_var(handle, host_pointer, name, size);
+  var_store_.back()->managed_pointer = host_pointer;
+  managed_hooks_ = hooks;
+}
+
+cudaError_t ModuleRegistry::init_module(void** handle) {
+  if (cudaError_t e = Runtime::get().ensure_init()) return e;
+  std::lock_guard lock(mutex_);
+  return load(reinterpret_cast<FatBinary*>(handle), Runtime::current_device());
+}
+
+void ModuleRegistry::take_managed(VarEntry* v, int device, LoadedVar* lv) {
+  if (!managed_hooks_.add || managed_hooks_.add(lv->address, lv->size, device) != cudaSuccess) {
+    lv->address = 0;  // unusable rather than unreachable by the host
+    return;
+  }
+  vars_[reinterpret_cast<const void*>(lv->address)] = v;
+  if (v->managed_pointer && !*v->managed_pointer) *v->managed_pointer = reinterpret_cast<void*>(lv->address);
+}
+
 void ModuleRegistry::remove_fatbin(void** handle) {
   std::lock_guard lock(mutex_);
   auto* fb = reinterpret_cast<FatBinary*>(handle);
@@ -64,7 +88,10 @@ void ModuleRegistry::remove_fatbin(void** handle) {
     kernels_.erase(k);
     for (const auto& [device, loaded] : k->loaded) FunctionAttributeCache::get().forget_function(device, loaded.function);
   }
-  for (VarEntry* v : fb->vars) vars_.erase(v->host_var);
+  for (VarEntry* v : fb->vars) {
+    vars_.erase(v->host_var);
+    for (const auto& [device, loaded] : v->loaded) vars_.erase(reinterpret_cast<const void*>(loaded.address));
+  }
 }
 
 KernelEntry* ModuleRegistry::find_kernel(const void* func) {
@@ -113,7 +140,17 @@ void ModuleRegistry::forget_device(int device) {
   std::lock_guard lock(mutex_);
   for (auto& fb : fatbins_) fb->load_status.erase(device);
   for (auto& k : kernel_store_) k->loaded.erase(device);
-  for (auto& v : var_store_) v->loaded.erase(device);
+  for (auto& v : var_store_) {
+    auto it = v->loaded.find(device);
+    if (it == v->loaded.end()) continue;
+    if (v->managed_pointer && it->second.address) {
+      vars_.erase(reinterpret_cast<const void*>(it->second.address));
+      managed_hooks_.remove(it->second.address);
+      // Its next load on a device points the host there.
+      if (*v->managed_pointer == reinterpret_cast<void*>(it->second.address)) *v->managed_pointer = nullptr;
+    }
+    v->loaded.erase(it);
+  }
 }
 
 // ModuleLoad: first without the image (the server may have it cached by
@@ -151,9 +188,11 @@ cudaError_t ModuleRegistry::load(FatBinary* fb, int device) {
     }
     for (VarEntry* v : fb->vars) {
       LoadedVar lv{r.get<uint64_t>(), r.get<uint64_t>()};
+      bool managed = r.get<uint8_t>();
       // A variable whose address another server's memory already has is
       // left unusable (cudaErrorInvalidSymbol) rather than ambiguous.
       if (lv.address && !MemoryMap::get().add_device(lv.address, lv.size, device)) lv.address = 0;
+      if (lv.address && managed) take_managed(v, device, &lv);
       v->loaded[device] = lv;
     }
     break;

@@ -33,6 +33,11 @@ struct LoadedVar {
 
 struct FatBinary;
 
+struct ManagedVariableHooks {
+  cudaError_t (*add)(uint64_t address, size_t size, int device) = nullptr;
+  void (*remove)(uint64_t address) = nullptr;
+};
+
 struct KernelEntry {
   FatBinary* fatbin;
   const void* host_function;
@@ -46,6 +51,9 @@ struct VarEntry {
   std::string name;
   size_t size;
   std::unordered_map<int, LoadedVar> loaded;
+  // A __managed__ variable's host pointer (nvcc's host code reaches the
+  // variable through it): set to its address when its module first loads.
+  void** managed_pointer = nullptr;
 };
 
 struct FatBinary {
@@ -69,10 +77,19 @@ class ModuleRegistry {
   void** add_fatbin(const void* wrapper);
   void add_function(void** handle, const void* host_function, const char* name);
   void add_var(void** handle, const void* host_var, const char* name, size_t size);
+  // A __managed__ variable; `hooks` make such variables reachable by the
+  // host (the runtime's managed memory, which this layer does not know).
+  void add_managed_var(void** handle, void** host_pointer, const char* name, size_t size,
+                       const ManagedVariableHooks& hooks);
+  // The fat binary loaded on the current device (__cudaInitModule, before
+  // the host first touches one of its managed variables).
+  cudaError_t init_module(void** handle);
   void remove_fatbin(void** handle);
 
   // A kernel by host stub address or by the cudaKernel_t we handed out.
   KernelEntry* find_kernel(const void* func);
+  // By host variable, or by address for a managed one (nvcc's host code
+  // names it by what its host pointer points to).
   VarEntry* find_var(const void* symbol);
   // The kernel loaded on `device` as server function `function` (from a
   // graph's kernel node), or null.
@@ -88,6 +105,9 @@ class ModuleRegistry {
 
  private:
   cudaError_t load(FatBinary* fb, int device);
+  // A variable the server reported managed on `device`: reachable by the
+  // host at its address, and known by it.
+  void take_managed(VarEntry* v, int device, LoadedVar* lv);
 
   std::recursive_mutex mutex_;
   std::vector<std::unique_ptr<FatBinary>> fatbins_;
@@ -95,6 +115,7 @@ class ModuleRegistry {
   std::vector<std::unique_ptr<VarEntry>> var_store_;
   std::unordered_map<const void*, KernelEntry*> kernels_;  // host stub and cudaKernel_t
   std::unordered_map<const void*, VarEntry*> vars_;
+  ManagedVariableHooks managed_hooks_;
 };
 
 }  // namespace rgpu::client

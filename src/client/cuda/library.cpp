@@ -127,7 +127,7 @@ extern "C" CUresult CUDAAPI cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   DriverModule* m = DriverHandles::get().find(reinterpret_cast<CUmodule>(library));
   if (!m) return CUDA_ERROR_INVALID_HANDLE;
-  return to_cu(api([&] { return get_managed(m, name, Runtime::current_device()); }));
+  return to_cu(api([&] { return get_managed(dptr, bytes, m, name, Runtime::current_device()); }));
 }
 
 extern "C" CUresult CUDAAPI cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) {

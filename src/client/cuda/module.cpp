@@ -21,6 +21,7 @@
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/module_loading.hpp"
+#include "client/cudart/managed_memory.hpp"
 #include "common/log.hpp"
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/fatbin_hash.hpp"
@@ -250,29 +251,38 @@ cudaError_t look_up_variable(Call& call, DriverModule* m, const char* name, int 
 
 }  // namespace
 
-cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
-  Call call(proto::kOpModuleGetGlobal);
+namespace {
+
+// The variable `op` finds (address, size, managed): known to the memory
+// map, and when the driver made it managed memory, reachable by the host at
+// its address as locally.
+cudaError_t variable(uint16_t op, CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
+  Call call(op);
   if (cudaError_t e = look_up_variable(call, m, name, device)) return e;
   uint64_t ptr = call.reply().get<uint64_t>();
   uint64_t size = call.reply().get<uint64_t>();
+  bool managed = call.reply().get<uint8_t>();
   // Copies check pointers against the memory map; an address another
   // server's memory already has would be ambiguous.
   if (!MemoryMap::get().find_device(ptr) && !MemoryMap::get().add_device(ptr, size, device))
     return cudaErrorInvalidSymbol;
+  if (managed) {
+    if (cudaError_t e = add_managed_variable(ptr, size, device)) return e;
+    DriverHandles::get().add_managed_variable(m, ptr, device);
+  }
   if (dptr) *dptr = ptr;
   if (bytes) *bytes = size;
   return cudaSuccess;
 }
 
-cudaError_t get_managed(DriverModule* m, const char* name, int device) {
-  Call call(proto::kOpModuleGetManaged);
-  if (cudaError_t e = look_up_variable(call, m, name, device)) return e;
-  call.reply().get<uint64_t>();
-  uint64_t size = call.reply().get<uint64_t>();
-  RGPU_LOG(warn, "managed variable %s of a library (%llu bytes) lives in the server driver's managed memory, which "
-                 "the application's process cannot map: cuLibraryGetManaged is not supported for it",
-           name, static_cast<unsigned long long>(size));
-  return cudaErrorNotSupported;
+}  // namespace
+
+cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
+  return variable(proto::kOpModuleGetGlobal, dptr, bytes, m, name, device);
+}
+
+cudaError_t get_managed(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
+  return variable(proto::kOpModuleGetManaged, dptr, bytes, m, name, device);
 }
 
 cudaError_t get_unified_function(DriverModule* m, const char* symbol) {

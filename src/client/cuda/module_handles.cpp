@@ -1,6 +1,7 @@
 #include "client/cuda/module_handles.hpp"
 
 #include "client/core/function_attribute_cache.hpp"
+#include "client/cudart/managed_memory.hpp"
 
 namespace rgpu::client {
 namespace {
@@ -62,11 +63,21 @@ CUfunction DriverHandles::find_function(const DriverModule* m, const std::string
   return it == by_name_.end() ? nullptr : reinterpret_cast<CUfunction>(it->second);
 }
 
+void DriverHandles::add_managed_variable(DriverModule* m, uint64_t address, int device) {
+  std::lock_guard lock(mutex_);
+  m->managed_variables[address] = device;
+}
+
 void DriverHandles::forget_device(int device) {
   std::lock_guard lock(mutex_);
   for (const auto& [p, m] : modules_) {
     m->elsewhere.erase(device);
     if (m->device == device && !m->library_image.empty()) m->remote = 0;
+    std::erase_if(m->managed_variables, [&](const auto& v) {
+      if (v.second != device) return false;
+      remove_managed_variable(v.first);
+      return true;
+    });
   }
   for (const auto& [p, f] : functions_) {
     f->elsewhere.erase(device);
@@ -84,6 +95,7 @@ bool DriverHandles::remove(CUmodule m) {
     forget_answers(*f.second);
     return true;
   });
+  for (const auto& [address, device] : it->first->managed_variables) remove_managed_variable(address);
   modules_.erase(it);
   return true;
 }

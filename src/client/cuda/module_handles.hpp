@@ -24,6 +24,9 @@ struct DriverModule {
   // image. A module's is empty.
   std::vector<uint8_t> library_image;
   std::unordered_map<int, uint64_t> elsewhere;  // device -> server handle
+  // Its managed variables the host reaches (address -> device), under
+  // DriverHandles' lock; the host stops reaching them with the module.
+  std::map<uint64_t, int> managed_variables;
 };
 
 struct LegacyLaunchState;  // legacy_launch.cpp
@@ -52,12 +55,15 @@ class DriverHandles {
   // The module's function of that name handed out before, or null: the
   // driver hands out one handle per kernel, and NVIDIA's runtime relies on it.
   CUfunction find_function(const DriverModule* m, const std::string& name);
-  // Forgets the module and its functions; false if it was not live.
+  // The module's managed variable at `address` on `device` is reachable by the host.
+  void add_managed_variable(DriverModule* m, uint64_t address, int device);
+  // Forgets the module and its functions, and the host stops reaching its
+  // managed variables; false if it was not live.
   bool remove(CUmodule m);
   // The device was reset: what its server held is gone. A library, which no
   // context owns, is loaded again at its next use there (remote handles 0;
   // NVIDIA's runtime keeps its libraries across cudaDeviceReset); a module
-  // dies with it.
+  // dies with it. Either way its managed variables there are gone.
   void forget_device(int device);
 
  private:

@@ -32,13 +32,14 @@ cudaError_t get_function(CUfunction* out, DriverModule* m, const char* name);
 // Every kernel of the module, each a new handle.
 cudaError_t enumerate_functions(DriverModule* m, std::vector<CUfunction>* out);
 // The variable as `device` has it (a library's device may be any, a
-// module's only its own).
+// module's only its own). A managed one (`.attribute(.managed)`,
+// `__managed__`) lives in the server driver's managed memory; the host
+// reaches it here at the same address, kept coherent (managed_memory.hpp),
+// until the module is unloaded.
 cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device);
-// A library's managed variable (cuLibraryGetManaged): cudaErrorSymbolNotFound
-// when it has none of that name; one it has lives in the server driver's
-// managed memory, which this process cannot map: cudaErrorNotSupported,
-// logged with the reason.
-cudaError_t get_managed(DriverModule* m, const char* name, int device);
+// A library's managed variable (cuLibraryGetManaged), as get_global gives
+// it: cudaErrorSymbolNotFound when it has no managed variable of that name.
+cudaError_t get_managed(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device);
 // A library's unified function (cuLibraryGetUnifiedFunction): a host-callable
 // pointer into the GPU's memory exists only where host and GPU share one
 // address space, never in this process; rgpu reports no device with unified

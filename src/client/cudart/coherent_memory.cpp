@@ -28,7 +28,13 @@ enum class State : uint8_t { invalid, clean, dirty };
 struct Range {
   size_t size;
   uint64_t device;                     // its device memory's address: the base, or where adopted memory lies
-  device_backing::Allocation memory;  // the device allocation holding it (freed with it)
+  device_backing::Allocation memory;  // the device allocation holding it (freed with it); none for variables
+  // Managed variables of modules: the server's driver owns their memory,
+  // which need not fill their pages.
+  bool variables;
+  // What of the range is device memory, offset -> bytes: all of it, or each
+  // variable's bytes (a page's other bytes may be no allocation at all).
+  std::map<size_t, size_t> windows;
   cudaStream_t stream;  // its device's copy stream
   std::vector<State> chunks;
   // Chunks fetched while GPU work may have been running, as fetched: at
@@ -79,6 +85,22 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cuda
   return cudaStreamSynchronize(stream);
 }
 
+// Moves chunk i between the GPU and `host` (the chunk's bytes in this
+// process); only the windows' bytes are the GPU's.
+cudaError_t transfer(const Range& r, size_t i, void* host, bool to_device) {
+  const size_t begin = i * kChunk, end = begin + chunk_bytes(r, i);
+  for (const auto& [offset, bytes] : r.windows) {
+    const size_t lo = std::max(begin, offset), hi = std::min(end, offset + bytes);
+    if (lo >= hi) continue;
+    char* here = static_cast<char*>(host) + (lo - begin);
+    auto* there = reinterpret_cast<char*>(r.device + lo);
+    if (cudaError_t e = to_device ? copy(there, here, hi - lo, cudaMemcpyHostToDevice, r.stream)
+                                  : copy(here, there, hi - lo, cudaMemcpyDeviceToHost, r.stream))
+      return e;
+  }
+  return cudaSuccess;
+}
+
 // A dirty chunk fetched while the GPU may have run: the GPU's bytes as they
 // are now, with the host's changes since the fetch laid over them, so
 // writes of each side to different bytes both survive. Bytes both sides
@@ -86,8 +108,7 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cuda
 // systemWideAtomics): the host's win, and the first time it is logged.
 void keep_gpu_writes(const Range& r, size_t i, const std::vector<uint8_t>& fetched, std::vector<uint8_t>* host) {
   std::vector<uint8_t> now(host->size());
-  if (copy(now.data(), device_chunk(r, i), now.size(), cudaMemcpyDeviceToHost, r.stream) != cudaSuccess ||
-      now == fetched)
+  if (transfer(r, i, now.data(), false) != cudaSuccess || now == fetched)
     return;
   size_t both = merge_concurrent_writes(fetched.data(), now.data(), host->data(), now.size());
   static std::atomic<bool> logged{false};
@@ -115,7 +136,7 @@ void flush_and_drop(Registry& reg) {
         staging.assign(p, p + n);
         if (auto fetched = r.fetched_while_gpu_ran.find(i); fetched != r.fetched_while_gpu_ran.end())
           keep_gpu_writes(r, i, fetched->second, &staging);
-        if (cudaError_t e = copy(device_chunk(r, i), staging.data(), n, cudaMemcpyHostToDevice, r.stream))
+        if (cudaError_t e = transfer(r, i, staging.data(), true))
           RGPU_LOG(error, "coherent memory: writing back 0x%llx failed (%d): the GPU keeps older data",
                    static_cast<unsigned long long>(base + i * kChunk), static_cast<int>(e));
       }
@@ -170,7 +191,7 @@ bool serve_fault(uint64_t address, bool write) {
     // Filled aside and moved in whole, so no thread sees a partial chunk.
     void* fresh = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (fresh == MAP_FAILED) return false;
-    if (copy(fresh, device_chunk(r, i), n, cudaMemcpyDeviceToHost, r.stream) != cudaSuccess) {
+    if (transfer(r, i, fresh, false) != cudaSuccess) {
       munmap(fresh, n);
       return false;
     }
@@ -269,13 +290,49 @@ cudaError_t allocate_reachable(size_t bytes, size_t page, bool server_wide, devi
   return cudaSuccess;
 }
 
+// Registry locked.
+void insert_range(Registry& reg, uint64_t base, Range r) {
+  r.chunks.assign((r.size + kChunk - 1) / kChunk, State::invalid);
+  reg.extents[base] = r.size;
+  reg.ranges[base] = std::move(r);
+  reg.any.store(true, std::memory_order_release);
+}
+
 void add_range(Registry& reg, uint64_t base, size_t bytes, uint64_t device, const device_backing::Allocation& memory,
                cudaStream_t stream) {
   std::scoped_lock lock(reg.mutex, reg.extent_mutex);
-  reg.ranges[base] = Range{bytes, device, memory, stream,
-                           std::vector<State>((bytes + kChunk - 1) / kChunk, State::invalid), {}};
-  reg.extents[base] = bytes;
-  reg.any.store(true, std::memory_order_release);
+  insert_range(reg, base, Range{bytes, device, memory, false, {{0, bytes}}, stream, {}, {}});
+}
+
+// Registry locked. Drops the range at `it` (its pages here too).
+void erase_range(Registry& reg, std::map<uint64_t, Range>::iterator it) {
+  munmap(reinterpret_cast<void*>(it->first), it->second.size);
+  reg.extents.erase(it->first);
+  reg.ranges.erase(it);
+  reg.any.store(!reg.extents.empty(), std::memory_order_release);
+}
+
+// Registry locked. Reserves what of [lo, hi) no range in `overlapping`
+// (ordered, within [lo, hi)) covers; false, with nothing reserved, when
+// this process uses an address there.
+bool reserve_gaps(uint64_t lo, uint64_t hi, const std::vector<std::map<uint64_t, Range>::iterator>& overlapping) {
+  std::vector<std::pair<uint64_t, size_t>> reserved;
+  uint64_t cursor = lo;
+  auto gap = [&](uint64_t end) {
+    if (end <= cursor) return true;
+    if (!reserve(cursor, end - cursor)) return false;
+    reserved.emplace_back(cursor, end - cursor);
+    return true;
+  };
+  bool ok = true;
+  for (auto it : overlapping) {
+    ok = ok && gap(it->first);
+    cursor = it->first + it->second.size;
+  }
+  ok = ok && gap(hi);
+  if (!ok)
+    for (auto [base, bytes] : reserved) munmap(reinterpret_cast<void*>(base), bytes);
+  return ok;
 }
 
 }  // namespace
@@ -345,14 +402,70 @@ cudaError_t release(uint64_t base) {
   device_backing::Allocation memory;
   {
     std::scoped_lock lock(reg.mutex, reg.extent_mutex);
-    auto node = reg.ranges.extract(base);
-    if (node.empty()) return cudaErrorInvalidValue;
-    reg.extents.erase(base);
-    reg.any.store(!reg.extents.empty(), std::memory_order_release);
-    munmap(reinterpret_cast<void*>(base), node.mapped().size);
-    memory = node.mapped().memory;
+    auto it = reg.ranges.find(base);
+    if (it == reg.ranges.end() || it->second.variables) return cudaErrorInvalidValue;
+    memory = it->second.memory;
+    erase_range(reg, it);
   }
   return device_backing::release(memory);
+}
+
+cudaError_t add_variable(uint64_t address, size_t size) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (size == 0) return cudaErrorInvalidValue;
+  uint64_t lo = address / page * page, hi = (address + size + page - 1) / page * page;
+  install_once();
+  Registry& reg = registry();
+  cudaStream_t stream = copy_stream(reg);
+  if (!stream) return cudaErrorMemoryAllocation;
+  Busy busy;  // the write-backs below are this thread's own copies
+  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+  // The ranges it shares pages with become one with it; their host copies
+  // go first, as chunks are counted from a range's base.
+  std::vector<std::map<uint64_t, Range>::iterator> overlapping;
+  for (auto it = reg.ranges.lower_bound(lo); it != reg.ranges.begin();) {
+    --it;
+    if (it->first + it->second.size <= lo) break;
+    overlapping.insert(overlapping.begin(), it);
+  }
+  for (auto it = reg.ranges.lower_bound(lo); it != reg.ranges.end() && it->first < hi; ++it) overlapping.push_back(it);
+  for (auto it : overlapping) {
+    if (it->second.variables) continue;
+    RGPU_LOG(error, "managed variable at 0x%llx (%zu bytes) shares a page with managed or mapped memory of this "
+             "process at 0x%llx: rgpu keeps a variable's host copy by whole pages, so the host cannot reach it",
+             static_cast<unsigned long long>(address), size, static_cast<unsigned long long>(it->first));
+    return cudaErrorMemoryAllocation;
+  }
+  if (!overlapping.empty()) {
+    lo = std::min(lo, overlapping.front()->first);
+    hi = std::max(hi, overlapping.back()->first + overlapping.back()->second.size);
+  }
+  if (!reserve_gaps(lo, hi, overlapping)) {
+    RGPU_LOG(error, "managed variable at 0x%llx (%zu bytes): this process already uses an address of its pages, "
+             "so the host cannot reach it at the GPU's address (a limit of rgpu: a module's managed variable is "
+             "host-accessible only where its pages are free in the application)",
+             static_cast<unsigned long long>(address), size);
+    return cudaErrorMemoryAllocation;
+  }
+  flush_and_drop(reg);
+  Range merged{hi - lo, lo, {}, true, {{address - lo, size}}, stream, {}, {}};
+  for (auto it : overlapping) {
+    for (const auto& [offset, bytes] : it->second.windows) merged.windows.emplace(offset + (it->first - lo), bytes);
+    reg.extents.erase(it->first);
+    reg.ranges.erase(it);
+  }
+  insert_range(reg, lo, std::move(merged));
+  return cudaSuccess;
+}
+
+void remove_variable(uint64_t address) {
+  Registry& reg = registry();
+  std::scoped_lock lock(reg.mutex, reg.extent_mutex);
+  auto it = reg.ranges.upper_bound(address);
+  if (it == reg.ranges.begin()) return;
+  --it;
+  if (!it->second.variables || !it->second.windows.erase(address - it->first)) return;
+  if (it->second.windows.empty()) erase_range(reg, it);
 }
 
 bool contains(uint64_t ptr) {

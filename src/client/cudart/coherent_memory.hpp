@@ -37,6 +37,16 @@ cudaError_t allocate(size_t size, bool server_wide, uint64_t* base);
 cudaError_t adopt(uint64_t base, size_t size, uint64_t* device);
 // Drops the range at base and its host copies, and frees its device memory.
 cudaError_t release(uint64_t base);
+// A module's or library's managed variable, which the server's driver
+// allocated at [address, address + size): the pages holding it are reserved
+// here at the same address and kept coherent like the rest, but only its
+// bytes move, and its memory is the driver's (never freed here). Variables
+// sharing pages share one range. cudaErrorMemoryAllocation, logged, when
+// this process uses an address of those pages.
+cudaError_t add_variable(uint64_t address, size_t size);
+// The variable's module is gone: its bytes are no longer kept here, and
+// pages holding no other variable are given back.
+void remove_variable(uint64_t address);
 bool contains(uint64_t ptr);
 
 }  // namespace rgpu::client::coherent_memory

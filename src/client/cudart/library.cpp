@@ -96,16 +96,19 @@ extern "C" cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t* kernels, unsign
   });
 }
 
-// See module_loading.hpp for why neither lookup hands out a pointer.
 extern "C" cudaError_t cudaLibraryGetManaged(void** dptr, size_t* bytes, cudaLibrary_t library, const char* name) {
   return api([&]() -> cudaError_t {
     if (!name || (!dptr && !bytes)) return cudaErrorInvalidValue;
     DriverModule* m;
     if (cudaError_t e = find_library(library, &m)) return e;
-    return get_managed(m, name, Runtime::current_device());
+    CUdeviceptr p = 0;
+    if (cudaError_t e = get_managed(&p, bytes, m, name, Runtime::current_device())) return e;
+    if (dptr) *dptr = reinterpret_cast<void*>(p);
+    return cudaSuccess;
   });
 }
 
+// See module_loading.hpp for why no unified function is handed out.
 extern "C" cudaError_t cudaLibraryGetUnifiedFunction(void** fptr, cudaLibrary_t library, const char* symbol) {
   return api([&]() -> cudaError_t {
     if (!fptr || !symbol) return cudaErrorInvalidValue;

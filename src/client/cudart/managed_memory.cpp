@@ -70,12 +70,13 @@ cudaError_t try_slot(size_t size, int fd, uint64_t* base) {
   return cudaSuccess;
 }
 
-void remember(uint64_t base, size_t bytes, int device, int fd) {
+void remember(uint64_t base, size_t bytes, int device, int fd, bool variable = false) {
   ManagedRange r;
   r.base = base;
   r.size = bytes;
   r.device = device;
   r.fd = fd;
+  r.variable = variable;
   std::lock_guard lock(registry().mutex);
   registry().ranges[base] = r;
 }
@@ -146,9 +147,10 @@ cudaError_t free_managed(uint64_t base) {
   ManagedRange r;
   {
     std::lock_guard lock(registry().mutex);
-    auto node = registry().ranges.extract(base);
-    if (node.empty()) return cudaErrorInvalidValue;
-    r = node.mapped();
+    auto it = registry().ranges.find(base);
+    if (it == registry().ranges.end() || it->second.variable) return cudaErrorInvalidValue;
+    r = it->second;
+    registry().ranges.erase(it);
   }
   Runtime& rt = Runtime::get();
   for (int i = 0; i < rt.device_count(); ++i) {
@@ -162,6 +164,23 @@ cudaError_t free_managed(uint64_t base) {
   munmap(reinterpret_cast<void*>(base), r.size);
   close(r.fd);
   return cudaSuccess;
+}
+
+cudaError_t add_managed_variable(uint64_t address, size_t size, int device) {
+  if (auto known = find_managed(address); known && known->variable && known->base == address) return cudaSuccess;
+  if (cudaError_t e = coherent_memory::add_variable(address, size)) return e;
+  remember(address, size, device, -1, true);
+  return cudaSuccess;
+}
+
+void remove_managed_variable(uint64_t address) {
+  {
+    std::lock_guard lock(registry().mutex);
+    auto it = registry().ranges.find(address);
+    if (it == registry().ranges.end() || !it->second.variable) return;
+    registry().ranges.erase(it);
+  }
+  coherent_memory::remove_variable(address);
 }
 
 }  // namespace rgpu::client

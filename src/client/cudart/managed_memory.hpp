@@ -23,6 +23,9 @@ struct ManagedRange {
   size_t size = 0;
   int device = 0;  // the device that was current at allocation
   int fd = -1;  // -1: device memory with a coherent copy here
+  // A module's or library's managed variable: the server driver's memory,
+  // coherent here on every transport; cudaFree refuses it.
+  bool variable = false;
   bool read_mostly = false;
   cudaMemLocation preferred{cudaMemLocationTypeInvalid, 0};
   cudaMemLocation last_prefetch{cudaMemLocationTypeInvalid, 0};
@@ -35,5 +38,12 @@ std::optional<ManagedRange> find_managed(uint64_t ptr, size_t n = 1);
 bool update_managed(uint64_t ptr, const std::function<void(ManagedRange&)>& update);
 // cudaFree of a managed allocation (base must start one).
 cudaError_t free_managed(uint64_t base);
+// The managed variable the server reported at [address, address + size) on
+// `device` (of a module, a library or the application's fat binaries) made
+// reachable by the host at that address (coherent_memory.hpp); again for
+// one already reachable changes nothing.
+cudaError_t add_managed_variable(uint64_t address, size_t size, int device);
+// Its module is unloaded: the host no longer reaches it.
+void remove_managed_variable(uint64_t address);
 
 }  // namespace rgpu::client

@@ -6,6 +6,7 @@
 
 #include "client/core/module_registry.hpp"
 #include "client/core/unsupported.hpp"
+#include "client/cudart/managed_memory.hpp"
 #include "common/log.hpp"
 
 using namespace rgpu::client;
@@ -32,15 +33,25 @@ extern "C" void __cudaRegisterVar(void** fatCubinHandle, char* hostVar, char* /*
   ModuleRegistry::get().add_var(fatCubinHandle, hostVar, deviceName, size);
 }
 
-// Managed memory cannot be shared with a remote GPU: the variable stays
-// unregistered, so using it fails with cudaErrorInvalidSymbol, not silently.
-extern "C" void __cudaRegisterManagedVar(void** /*fatCubinHandle*/, void** /*hostVarPtrAddress*/,
-                                         char* /*deviceAddress*/, const char* deviceName, int /*ext*/,
-                                         size_t /*size*/, int /*constant*/, int /*global*/) {
-  RGPU_LOG(warn, "managed variable %s is not supported by rgpu", deviceName);
+// The host code reaches a __managed__ variable through *hostVarPtrAddress,
+// which points to it once its module is loaded (as NVIDIA's runtime does);
+// the host then works on a coherent copy (managed_memory.hpp).
+extern "C" void __cudaRegisterManagedVar(void** fatCubinHandle, void** hostVarPtrAddress, char* /*deviceAddress*/,
+                                         const char* deviceName, int /*ext*/, size_t size, int /*constant*/,
+                                         int /*global*/) {
+  ModuleRegistry::get().add_managed_var(fatCubinHandle, hostVarPtrAddress, deviceName, size,
+                                        {add_managed_variable, remove_managed_variable});
 }
 
-extern "C" char __cudaInitModule(void** /*fatCubinHandle*/) { return 1; }
+// Called by the host code before it first touches a managed variable: 0
+// (the variable unreachable) is logged.
+extern "C" char __cudaInitModule(void** fatCubinHandle) {
+  cudaError_t e = ModuleRegistry::get().init_module(fatCubinHandle);
+  if (e != cudaSuccess)
+    RGPU_LOG(error, "loading a fat binary for its managed variables failed (%d): the host cannot reach them",
+             static_cast<int>(e));
+  return e == cudaSuccess;
+}
 
 // Undocumented entry points that no nvcc 13 output we have seen calls; they
 // exist so programs linked against NVIDIA's library load, and report clearly.

@@ -32,8 +32,8 @@ int32_t module_get_function(SessionContext& s, Request& req, proto::Writer& out)
   return put_function(s, module, name, out);
 }
 
-// A module's variable by name (module handle, name -> address, size), as
-// `lookup` finds it.
+// A module's variable by name (module handle, name -> address, size,
+// managed), as `lookup` finds it.
 template <typename Lookup>
 int32_t module_variable(SessionContext& s, Request& req, proto::Writer& out, Lookup lookup) {
   auto module = req.args.get<uint64_t>();
@@ -43,22 +43,19 @@ int32_t module_variable(SessionContext& s, Request& req, proto::Writer& out, Loo
   DevPtr ptr = 0;
   size_t size = 0;
   if (int32_t e = lookup(module, name, &ptr, &size)) return e;
-  out.put<uint64_t>(ptr).put<uint64_t>(size);
+  put_variable(s, module, name, ptr, size, out);
   return cudaSuccess;
 }
 
 // The size comes from the driver (the host test backend knows none: 0).
 int32_t module_get_global(SessionContext& s, Request& req, proto::Writer& out) {
   return module_variable(s, req, out, [&](uint64_t module, const std::string& name, DevPtr* ptr, size_t* size) {
-    int32_t e = s.backend().module_get_global(module, name, 0, ptr, size);
-    if (!e) s.globals.add(*ptr, *size);
-    return e;
+    return s.backend().module_get_global(module, name, 0, ptr, size);
   });
 }
 
-// Only says whether the module has that managed variable, and where: its
-// memory is the driver's, which the client cannot map (see the client's
-// library.cpp), so it does not become the session's.
+// The module's managed variable of that name (cudaErrorSymbolNotFound for
+// any other): the client keeps it host-accessible, and copies name it.
 int32_t module_get_managed(SessionContext& s, Request& req, proto::Writer& out) {
   return module_variable(s, req, out, [&](uint64_t module, const std::string& name, DevPtr* ptr, size_t* size) {
     return s.backend().module_get_managed(module, name, ptr, size);

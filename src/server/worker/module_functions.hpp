@@ -27,4 +27,11 @@ int32_t load_module(SessionContext& s, Request& req, const std::string& hash, bo
 // writes nothing.
 int32_t put_function(SessionContext& s, Handle module, const std::string& name, proto::Writer& out);
 
+// Writes a variable of the module for the client (address, size, and
+// whether the driver made it managed memory, which the client keeps
+// host-accessible) and makes its memory the session's, so copies may name
+// it; an address of 0 (none found) is written alone as not managed.
+void put_variable(SessionContext& s, Handle module, const std::string& name, DevPtr ptr, size_t size,
+                  proto::Writer& out);
+
 }  // namespace rgpu::server

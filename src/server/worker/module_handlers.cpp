@@ -74,8 +74,7 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
     DevPtr ptr = 0;
     size_t size = 0;
     if (s.backend().module_get_global(module, name, size_hint, &ptr, &size) != cudaSuccess) ptr = size = 0;
-    if (ptr) s.globals.add(ptr, size);
-    out.put<uint64_t>(ptr).put<uint64_t>(size);
+    put_variable(s, module, name, ptr, size, out);
   }
   return cudaSuccess;
 }
@@ -171,6 +170,15 @@ int32_t put_function(SessionContext& s, Handle module, const std::string& name, 
   for (const auto& p : info.params) out.put(p.offset).put(p.size);
   s.functions.put(fn, std::move(info));
   return cudaSuccess;
+}
+
+void put_variable(SessionContext& s, Handle module, const std::string& name, DevPtr ptr, size_t size,
+                  proto::Writer& out) {
+  DevPtr managed_ptr = 0;
+  size_t managed_size = 0;
+  bool managed = ptr && s.backend().module_get_managed(module, name, &managed_ptr, &managed_size) == cudaSuccess;
+  if (ptr) s.globals.add(ptr, size);
+  out.put<uint64_t>(ptr).put<uint64_t>(size).put<uint8_t>(managed);
 }
 
 void register_module_handlers(Dispatcher& d) {

@@ -64,6 +64,11 @@ struct Module {
   std::unordered_map<std::string, std::vector<uint8_t>> globals;
   std::unordered_map<std::string, size_t> declared_sizes;  // the image's variables (PTX or cubin)
   std::unordered_set<std::string> managed;                 // those of them declared .managed
+  // The managed ones live packed in pages of their own, as a driver gives a
+  // module's managed variables managed memory: name -> offset there.
+  std::unordered_map<std::string, size_t> managed_offsets;
+  void* managed_memory = nullptr;
+  size_t managed_bytes = 0;
 };
 
 // A memory pool: host-test allocates from the device's memory at once, so
@@ -123,20 +128,22 @@ struct Event {
 struct ImageContents {
   std::vector<fatbin::KernelInfo> kernels;
   std::map<std::string, size_t> variables;
+  std::set<std::string> managed;  // of the variables
 };
 
 ImageContents image_contents(std::span<const std::byte> image) {
   if (image.size() >= 4 && fatbin::read_at<uint32_t>(image, 0) == fatbin::kFatbinMagic) {
     fatbin::FatBinary fb = fatbin::parse_fatbin(image);
-    return {fatbin::kernels_in(fb), fatbin::variables_in(fb)};
+    return {fatbin::kernels_in(fb), fatbin::variables_in(fb), fatbin::managed_variables_in(fb)};
   }
   if (image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0)
-    return {fatbin::kernels_in_cubin(image), fatbin::variables_in_cubin(image)};
+    return {fatbin::kernels_in_cubin(image), fatbin::variables_in_cubin(image),
+            fatbin::managed_variables_in_cubin(image)};
   std::string_view text(reinterpret_cast<const char*>(image.data()), image.size());
   text = text.substr(0, text.find('\0'));
   if (text.find(".version") == std::string_view::npos || text.find(".target") == std::string_view::npos)
     throw fatbin::FormatError("neither a fat binary, a cubin nor PTX");
-  return {fatbin::kernels_in_ptx(text), {}};
+  return {fatbin::kernels_in_ptx(text), {}, {}};
 }
 
 // The leading decimal number of `text` (0 when there is none).
@@ -622,14 +629,36 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     }
     m->declared_sizes = ptx_global_sizes(image, &m->managed);
     for (auto& [name, size] : contents.variables) m->declared_sizes.emplace(name, size);
+    m->managed.insert(contents.managed.begin(), contents.managed.end());
+    if (!place_managed(*m)) return cudaErrorMemoryAllocation;
     *module = reinterpret_cast<Handle>(m.release());
     return cudaSuccess;
+  }
+  // Lays the module's managed variables out, 16-byte aligned, in pages of
+  // their own; false when they cannot be mapped.
+  static bool place_managed(Module& m) {
+    size_t end = 0;
+    for (const auto& name : m.managed) {
+      auto size = m.declared_sizes.find(name);
+      m.managed_offsets[name] = end;
+      end += ((size == m.declared_sizes.end() ? 1 : std::max<size_t>(size->second, 1)) + 15) & ~size_t{15};
+    }
+    if (!end) return true;
+    m.managed_bytes = whole_pages(end);
+    void* p = mmap(nullptr, m.managed_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    m.managed_memory = p;
+    return true;
   }
   int32_t module_unload(Handle module) override {
     {
       std::lock_guard lock(mutex_);
-      for (const auto& [name, g] : as<Module>(module)->globals) globals_.erase(reinterpret_cast<DevPtr>(g.data()));
-      for (const auto& [name, k] : as<Module>(module)->kernels) live_kernels_.erase(reinterpret_cast<Handle>(&k));
+      Module* m = as<Module>(module);
+      for (const auto& [name, g] : m->globals) globals_.erase(reinterpret_cast<DevPtr>(g.data()));
+      for (const auto& [name, offset] : m->managed_offsets)
+        globals_.erase(reinterpret_cast<DevPtr>(m->managed_memory) + offset);
+      for (const auto& [name, k] : m->kernels) live_kernels_.erase(reinterpret_cast<Handle>(&k));
+      if (m->managed_memory) munmap(m->managed_memory, m->managed_bytes);
     }
     delete as<Module>(module);
     return cudaSuccess;
@@ -659,6 +688,12 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     Module* m = as<Module>(module);
     if (!size_hint)
       if (auto it = m->declared_sizes.find(name); it != m->declared_sizes.end()) size_hint = it->second;
+    if (auto managed = m->managed_offsets.find(name); managed != m->managed_offsets.end()) {
+      *ptr = reinterpret_cast<DevPtr>(m->managed_memory) + managed->second;
+      *size = size_hint;
+      globals_[*ptr] = std::max<size_t>(size_hint, 1);
+      return cudaSuccess;
+    }
     auto& g = m->globals[name];
     if (g.empty()) g.resize(size_hint ? size_hint : 1);
     globals_[reinterpret_cast<DevPtr>(g.data())] = g.size();
