@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +27,19 @@ namespace rgpu::client {
 namespace {
 
 size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+constexpr char kMemfdName[] = "rgpu-registered";
+constexpr char kMemfdPath[] = "/memfd:rgpu-registered";
+
+// The page ranges live registrations share, by base.
+std::mutex g_shared_mutex;
+std::map<uint64_t, size_t> g_shared_pages;
+
+bool pages_shared(uint64_t base, size_t size) {
+  std::lock_guard lock(g_shared_mutex);
+  auto it = g_shared_pages.lower_bound(base + size);
+  return it != g_shared_pages.begin() && std::prev(it)->first + std::prev(it)->second > base;
+}
 
 // Why [base, base + size) is not all private anonymous read-write memory
 // (per /proc/self/maps); empty when it is. A file's pages and shared memory
@@ -47,8 +62,12 @@ std::string not_private_anonymous(uint64_t base, size_t size) {
     if (from > covered) break;  // a hole
     const char* name = path;
     while (*name == ' ') ++name;
-    if (std::strncmp(perms, "rw-p", 4) != 0 || inode != 0 ||
-        (*name && std::strcmp(name, "[heap]") != 0 && std::strcmp(name, "[stack]") != 0)) {
+    // Pages an earlier registration made shared stay rgpu's memfd after it
+    // ends (NPP registers the same local variable again): those qualify
+    // while no live registration shares them (share_registered checks).
+    const bool ours = std::strncmp(perms, "rw-s", 4) == 0 && std::strncmp(name, kMemfdPath, sizeof kMemfdPath - 1) == 0;
+    if (!ours && (std::strncmp(perms, "rw-p", 4) != 0 || inode != 0 ||
+                  (*name && std::strcmp(name, "[heap]") != 0 && std::strcmp(name, "[stack]") != 0))) {
       why = std::string("its pages are ") + perms + (*name ? std::string(" ") + name : std::string(" anonymous")) +
             " memory, not private anonymous read-write memory";
       break;
@@ -180,7 +199,12 @@ std::optional<SharedPages> share_registered(void* ptr, size_t size) {
              static_cast<unsigned long long>(p), size, why.c_str());
     return std::nullopt;
   }
-  pages.fd = transport::create_sealed_memfd("rgpu-registered", pages.size);
+  if (pages_shared(pages.base, pages.size)) {
+    RGPU_LOG(warn, "cudaHostRegister(0x%llx, %zu): its pages are shared by another registration: it is registered "
+             "for copies only, with no device address", static_cast<unsigned long long>(p), size);
+    return std::nullopt;
+  }
+  pages.fd = transport::create_sealed_memfd(kMemfdName, pages.size);
   if (pages.fd < 0) return std::nullopt;
   if (!replace_with_memfd(pages.base, pages.size, pages.fd)) {
     RGPU_LOG(warn, "cudaHostRegister(0x%llx, %zu): its pages could not be shared with the server (%s)",
@@ -194,10 +218,18 @@ std::optional<SharedPages> share_registered(void* ptr, size_t size) {
     close(pages.fd);  // the pages stay the application's, as shared memory of its own
     return std::nullopt;
   }
+  {
+    std::lock_guard lock(g_shared_mutex);
+    g_shared_pages[pages.base] = pages.size;
+  }
   return pages;
 }
 
 void unshare_registered(const SharedPages& pages) {
+  {
+    std::lock_guard lock(g_shared_mutex);
+    g_shared_pages.erase(pages.base);
+  }
   unshare_with_servers(pages.base, Runtime::get().sharing_sessions().size());
   close(pages.fd);  // the mapping keeps the memory for the application
 }
