@@ -25,6 +25,7 @@
 #include "client/core/session.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/copy_3d_wire.hpp"
+#include "protocol/descriptor_token.hpp"
 #include "protocol/external_wire.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/generated/ops_generated.hpp"
@@ -1502,16 +1503,19 @@ TEST_F(ServerFault, ShareableHandleOpsCheckTransportDescriptorsAndHandles) {
     return w;
   };
   proto::Writer import_fd;
-  import_fd.put<int32_t>(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  import_fd.put<int32_t>(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR).put(proto::DescriptorCarrier::attached);
   std::vector<uint8_t> out;
 
-  // tcp: no descriptor crosses, whatever the client asks.
+  // tcp: no descriptor crosses, whatever the client asks: an export is a
+  // token (descriptor_handle_test.cpp), an import of an attached one
+  // finds none.
   auto tcp = raw_session();
   ASSERT_EQ(call(*tcp, proto::kOpVmmCreate, create, &out), cudaSuccess);
   uint64_t tcp_handle = proto::Reader(out).get<uint64_t>();
-  EXPECT_EQ(call(*tcp, proto::kOpVmmExport, export_as(tcp_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)),
-            cudaErrorNotSupported);
-  EXPECT_EQ(call(*tcp, proto::kOpVmmImport, import_fd), cudaErrorNotSupported);
+  ASSERT_EQ(call(*tcp, proto::kOpVmmExport, export_as(tcp_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), &out),
+            cudaSuccess);
+  EXPECT_EQ(proto::Reader(out).get<proto::DescriptorToken>().kind, proto::DescriptorKind::memory);
+  EXPECT_EQ(call(*tcp, proto::kOpVmmImport, import_fd), cudaErrorInvalidValue);
   proto::Writer malloc_args;
   malloc_args.put<uint64_t>(1 << 16);
   ASSERT_EQ(call(*tcp, proto::kOpMalloc, malloc_args, &out), cudaSuccess);

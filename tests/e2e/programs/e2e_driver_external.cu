@@ -61,8 +61,16 @@ int main() {
   CU_OK(cuMemCreate(&physical, granularity, &prop, 0));
   int exported = -1;
   if (!shm) {
-    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED,
-              cuMemExportToShareableHandle(&exported, physical, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    // The export is rgpu's stand-in (a shareable handle for another
+    // process's cuMemImportFromShareableHandle); external memory takes
+    // descriptors over shm only, this one too.
+    CU_OK(cuMemExportToShareableHandle(&exported, physical, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC stand_in{};
+    stand_in.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+    stand_in.handle.fd = exported;
+    stand_in.size = granularity;
+    EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalMemory(&mem, &stand_in));
+    close(exported);
     CU_OK(cuMemRelease(physical));
     EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalMemory(&mem, &desc));
     EXPECT_CU(CUDA_ERROR_NOT_SUPPORTED, cuImportExternalSemaphore(&sem, &sdesc));
