@@ -5,6 +5,8 @@
 #include "client/cuda/cuda_api.hpp"
 
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "client/graph/node_calls.hpp"
 #include "client/graph/semaphore_nodes.hpp"
@@ -90,6 +92,27 @@ cudaError_t kernel_params(int device, const K* k, GraphNodeParams* p) {
                      p);
 }
 
+// Kernel nodes last made or set with an `extra` buffer: their arguments read
+// back as one, as NVIDIA's driver hands them back.
+std::mutex g_extra_mutex;
+std::set<CUgraphNode>& extra_nodes() {
+  static auto* s = new std::set<CUgraphNode>;
+  return *s;
+}
+CUresult note_extra(CUresult r, CUgraphNode node, void** extra) {
+  if (r != CUDA_SUCCESS) return r;
+  std::lock_guard lock(g_extra_mutex);
+  if (extra)
+    extra_nodes().insert(node);
+  else
+    extra_nodes().erase(node);
+  return r;
+}
+bool made_with_extra(CUgraphNode node) {
+  std::lock_guard lock(g_extra_mutex);
+  return extra_nodes().count(node) != 0;
+}
+
 template <typename K>
 cudaError_t read_kernel(CUgraphNode node, int device, const GraphNodeParams& p, K* k) {
   CUfunction f = DriverHandles::get().find_function(device, p.function);
@@ -106,7 +129,10 @@ cudaError_t read_kernel(CUgraphNode node, int device, const GraphNodeParams& p, 
   k->gridDimX = p.grid.x, k->gridDimY = p.grid.y, k->gridDimZ = p.grid.z;
   k->blockDimX = p.block.x, k->blockDimY = p.block.y, k->blockDimZ = p.block.z;
   k->sharedMemBytes = p.shared_mem;
-  k->kernelParams = node_kernel_params(node, fn->kernel, p);
+  if (made_with_extra(node))
+    k->extra = node_kernel_extra(node, fn->kernel, p);
+  else
+    k->kernelParams = node_kernel_params(node, fn->kernel, p);
   return cudaSuccess;
 }
 
@@ -222,15 +248,17 @@ extern "C" CUresult CUDAAPI cuGraphClone(CUgraph* phGraphClone, CUgraph original
 extern "C" CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                  const CUgraphNode* dependencies, size_t numDependencies,
                                                  const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
-             [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
+  CUresult r = add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+                        [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
+  return note_extra(r, phGraphNode ? *phGraphNode : nullptr, nodeParams ? nodeParams->extra : nullptr);
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                     const CUgraphNode* dependencies, size_t numDependencies,
                                                     const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  return add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
-             [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
+  CUresult r = add_with(phGraphNode, hGraph, dependencies, numDependencies, nullptr,
+                        [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
+  return note_extra(r, phGraphNode ? *phGraphNode : nullptr, nodeParams ? nodeParams->extra : nullptr);
 }
 
 extern "C" CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
@@ -244,11 +272,13 @@ extern "C" CUresult CUDAAPI cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUD
 }
 
 extern "C" CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1* nodeParams) {
-  return set_with(hNode, [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
+  CUresult r = set_with(hNode, [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
+  return note_extra(r, hNode, nodeParams ? nodeParams->extra : nullptr);
 }
 
 extern "C" CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  return set_with(hNode, [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
+  CUresult r = set_with(hNode, [&](int d, GraphNodeParams* p) { return kernel_params(d, nodeParams, p); });
+  return note_extra(r, hNode, nodeParams ? nodeParams->extra : nullptr);
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
@@ -415,8 +445,11 @@ extern "C" CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode* phGraphNode, CUgraph 
                              reinterpret_cast<const cudaGraphEdgeData*>(dependencyData), c.type, c.size, c.handle,
                              &c.phGraph_out);
     });
-  return add_with(phGraphNode, hGraph, dependencies, numDependencies, dependencyData,
-             [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
+  CUresult r = add_with(phGraphNode, hGraph, dependencies, numDependencies, dependencyData,
+                        [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
+  return nodeParams && nodeParams->type == CU_GRAPH_NODE_TYPE_KERNEL
+             ? note_extra(r, phGraphNode ? *phGraphNode : nullptr, nodeParams->kernel.extra)
+             : r;
 }
 
 extern "C" CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
@@ -436,7 +469,9 @@ extern "C" CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHan
 }
 
 extern "C" CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
-  return set_with(hNode, [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
+  CUresult r = set_with(hNode, [&](int d, GraphNodeParams* p) { return generic_params(d, nodeParams, p); });
+  return nodeParams && nodeParams->type == CU_GRAPH_NODE_TYPE_KERNEL ? note_extra(r, hNode, nodeParams->kernel.extra)
+                                                                    : r;
 }
 
 extern "C" CUresult CUDAAPI cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,

@@ -1,5 +1,7 @@
 #include "client/graph/node_params.hpp"
 
+#include <cuda.h>
+
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -65,6 +67,7 @@ std::map<uint64_t, HostFunction>& host_functions() {
 struct KernelParamsCopy {
   std::vector<uint8_t> packed;
   std::vector<void*> pointers;
+  size_t size = 0;  // of packed, for an `extra` list
 };
 std::mutex g_params_mutex;
 std::map<cudaGraphNode_t, KernelParamsCopy>& kernel_params_copies() {
@@ -328,6 +331,17 @@ void** node_kernel_params(cudaGraphNode_t node, const LoadedKernel& k, const Gra
   c.pointers.clear();
   for (const auto& param : k.params) c.pointers.push_back(c.packed.data() + param.offset);
   return c.pointers.empty() ? nullptr : c.pointers.data();
+}
+
+void** node_kernel_extra(cudaGraphNode_t node, const LoadedKernel& k, const GraphNodeParams& p) {
+  std::lock_guard lock(g_params_mutex);
+  auto& c = kernel_params_copies()[node];
+  c.packed = p.args;
+  c.packed.resize(std::max<size_t>(c.packed.size(), k.args_size));
+  c.size = c.packed.size();
+  c.pointers = {CU_LAUNCH_PARAM_BUFFER_POINTER, c.packed.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &c.size,
+                CU_LAUNCH_PARAM_END};
+  return c.pointers.data();
 }
 
 cudaMemcpy3DParms node_copy3d(const GraphNodeParams& p) {

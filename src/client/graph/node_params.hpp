@@ -70,6 +70,9 @@ bool node_host_function(const GraphNodeParams& p, cudaHostFn_t* fn, void** user_
 // A kernel node's argument pointers (kernelParams), kept until the next call
 // for the same node: CUDA's get-params hands out pointers the same way.
 void** node_kernel_params(cudaGraphNode_t node, const LoadedKernel& k, const GraphNodeParams& p);
+// The same arguments as the driver's `extra` list (one packed buffer), which
+// NVIDIA's driver hands back for a node made with one.
+void** node_kernel_extra(cudaGraphNode_t node, const LoadedKernel& k, const GraphNodeParams& p);
 cudaMemcpy3DParms node_copy3d(const GraphNodeParams& p);
 
 }  // namespace rgpu::client

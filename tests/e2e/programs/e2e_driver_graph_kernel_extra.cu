@@ -5,6 +5,7 @@
 // node (get-params hands out kernelParams pointers into them, as CUDA does).
 // (The test backend validates launches but does not run them.)
 #include <cstddef>
+#include <cstring>
 
 #include "driver_check.h"
 
@@ -47,12 +48,17 @@ static CUDA_KERNEL_NODE_PARAMS node_params(CUfunction f, void** extra, unsigned 
 
 // The node's arguments as the server holds them.
 static bool holds(CUgraphNode node, const ScaleArgs& want, unsigned grid) {
+  // As NVIDIA's driver (seen on the H200): a node made with `extra` hands
+  // back an `extra` list, kernelParams null.
   CUDA_KERNEL_NODE_PARAMS back{};
-  if (cuGraphKernelNodeGetParams(node, &back) != CUDA_SUCCESS || !back.kernelParams || back.extra) return false;
-  const auto* s = static_cast<const Scale*>(back.kernelParams[0]);
-  return back.gridDimX == grid && s->factor == want.s.factor && s->tag == want.s.tag &&
-         *static_cast<CUdeviceptr*>(back.kernelParams[1]) == want.data &&
-         *static_cast<int*>(back.kernelParams[2]) == want.n;
+  if (cuGraphKernelNodeGetParams(node, &back) != CUDA_SUCCESS || back.kernelParams || !back.extra) return false;
+  if (back.extra[0] != CU_LAUNCH_PARAM_BUFFER_POINTER || back.extra[2] != CU_LAUNCH_PARAM_BUFFER_SIZE ||
+      back.extra[4] != CU_LAUNCH_PARAM_END || *static_cast<size_t*>(back.extra[3]) < g_size)
+    return false;
+  ScaleArgs got;
+  std::memcpy(&got, back.extra[1], g_size);
+  return back.gridDimX == grid && got.s.factor == want.s.factor && got.s.tag == want.s.tag && got.data == want.data &&
+         got.n == want.n;
 }
 
 int main() {
