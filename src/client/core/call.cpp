@@ -95,18 +95,21 @@ cudaError_t Call::to_event(cudaEvent_t event, uint64_t* remote) {
   return route(o.device);
 }
 
-cudaError_t Call::run(std::span<const iovec> payload) {
+cudaError_t Call::run(std::span<const iovec> payload) { return run_numbered(payload, nullptr); }
+
+cudaError_t Call::run_into(void* dst, size_t n) { return run_into_numbered(dst, n, nullptr); }
+
+cudaError_t Call::run_numbered(std::span<const iovec> payload, uint64_t* used) {
   cudaError_t e = traced(op_, false, args_.size(), [&] {
-    return dev_->session->call(op_, wire_device_, args_.bytes(), payload, reply_buf_,
-                               report_deferred_);
+    return dev_->session->call(op_, wire_device_, args_.bytes(), payload, reply_buf_, report_deferred_, used);
   });
   reply_ = proto::Reader(reply_buf_);
   return e;
 }
 
-cudaError_t Call::run_into(void* dst, size_t n) {
+cudaError_t Call::run_into_numbered(void* dst, size_t n, uint64_t* used) {
   cudaError_t e = traced(op_, false, args_.size(), [&] {
-    return dev_->session->call_into(op_, wire_device_, args_.bytes(), dst, n, reply_buf_);
+    return dev_->session->call_into(op_, wire_device_, args_.bytes(), dst, n, reply_buf_, used);
   });
   reply_ = proto::Reader(reply_buf_);
   return e;
@@ -115,20 +118,14 @@ cudaError_t Call::run_into(void* dst, size_t n) {
 cudaError_t Call::run_synchronizing(uint64_t stream) {
   if (cudaError_t e; dev_->session->synchronized_already(wire_device_, stream, &e)) return e;
   uint64_t seq = 0;
-  cudaError_t e = traced(op_, false, args_.size(), [&] {
-    return dev_->session->call(op_, wire_device_, args_.bytes(), {}, reply_buf_, report_deferred_, &seq);
-  });
-  reply_ = proto::Reader(reply_buf_);
+  cudaError_t e = run_numbered({}, &seq);
   if (e == cudaSuccess) dev_->session->mark_idle(seq, wire_device_, stream);
   return e;
 }
 
 cudaError_t Call::run_into_synchronizing(void* dst, size_t n, uint64_t stream) {
   uint64_t seq = 0;
-  cudaError_t e = traced(op_, false, args_.size(), [&] {
-    return dev_->session->call_into(op_, wire_device_, args_.bytes(), dst, n, reply_buf_, &seq);
-  });
-  reply_ = proto::Reader(reply_buf_);
+  cudaError_t e = run_into_numbered(dst, n, &seq);
   if (e == cudaSuccess) dev_->session->mark_idle(seq, wire_device_, stream);
   return e;
 }

@@ -70,6 +70,9 @@ class Call {
 
  private:
   cudaError_t route(int index);
+  // run and run_into; *used, when given, receives the request's number.
+  cudaError_t run_numbered(std::span<const iovec> payload, uint64_t* used);
+  cudaError_t run_into_numbered(void* dst, size_t n, uint64_t* used);
 
   uint16_t op_;
   int index_ = -1;

@@ -354,10 +354,12 @@ extern "C" CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const C
   // back (XLA's allocator maps its memory so).
   uint64_t begin = ptr, end = ptr + size;
   auto& a = state().access;
+  auto same_device = [&](uint64_t base) {
+    auto range = MemoryMap::get().find_device(base);
+    return range && range->device == first->second.device;
+  };
   for (auto it = a.begin(); it != a.end();) {
-    auto range = MemoryMap::get().find_device(it->first);
-    if (it->first <= ptr + size && ptr <= it->first + it->second && range &&
-        range->device == first->second.device) {
+    if (it->first <= ptr + size && ptr <= it->first + it->second && same_device(it->first)) {
       begin = std::min<uint64_t>(begin, it->first);
       end = std::max<uint64_t>(end, it->first + it->second);
       MemoryMap::get().remove_device(it->first);
