@@ -138,3 +138,23 @@ TEST(GraphTable, WhatAGraphLeavesAllocatedCountsReusedAddresses) {
   EXPECT_EQ(rgpu::server::memory_effect(std::vector<GraphMemoryNode>{{0x2000, 0, true}}),
             (GraphMemoryEffect{{}, {0x2000}}));
 }
+
+TEST(GraphTable, ConditionalBodyNodesAreUnderTheGraphChildGraphNodesAreNot) {
+  GraphTable t;
+  t.add_graph(100, 0);
+  t.add_node(1, 100);            // a conditional node
+  t.add_bodies(1, {200});
+  t.add_node(2, 200);            // a nested conditional node in the body
+  t.add_bodies(2, {300});
+  t.add_node(30, 300);
+  t.add_node(3, 100);            // a child graph node
+  t.add_graph(400, 3);
+  t.add_node(40, 400);
+  EXPECT_TRUE(t.node_under(1, 100));
+  EXPECT_TRUE(t.node_under(2, 100));
+  EXPECT_TRUE(t.node_under(30, 100));
+  EXPECT_TRUE(t.node_under(30, 200));
+  EXPECT_FALSE(t.node_under(40, 100));
+  EXPECT_FALSE(t.node_under(1, 200));
+  EXPECT_FALSE(t.node_under(99, 100));
+}

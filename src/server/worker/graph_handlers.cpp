@@ -481,11 +481,11 @@ int32_t graph_exec_update(SessionContext& s, Request& req, proto::Writer& out) {
   return e == cudaErrorGraphExecUpdateFailure ? cudaSuccess : e;
 }
 
-// A node of the graph the executable graph came from.
+// A node of the graph the executable graph came from (or of its conditional bodies).
 #define RGPU_EXEC_NODE(x, n)                                                      \
   RGPU_EXEC(x);                                                                   \
   auto n = req.args.get<uint64_t>();                                              \
-  if (!s.graphs.node_in(n, s.graphs.exec_source(x))) return cudaErrorInvalidValue
+  if (!s.graphs.node_under(n, s.graphs.exec_source(x))) return cudaErrorInvalidValue
 
 int32_t graph_exec_node_set_params(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_EXEC_NODE(x, n);

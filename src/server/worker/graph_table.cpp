@@ -112,6 +112,21 @@ bool GraphTable::node_in(uint64_t node, uint64_t graph) const {
   return it != nodes_.end() && it->second == graph;
 }
 
+bool GraphTable::node_under(uint64_t node, uint64_t graph) const {
+  std::lock_guard lock(mutex_);
+  auto n = nodes_.find(node);
+  if (n == nodes_.end()) return false;
+  uint64_t g = n->second;
+  while (g != graph) {
+    auto entry = graphs_.find(g);
+    if (entry == graphs_.end() || !entry->second.body) return false;
+    auto conditional = nodes_.find(entry->second.owner);
+    if (conditional == nodes_.end()) return false;
+    g = conditional->second;
+  }
+  return true;
+}
+
 uint64_t GraphTable::graph_of(uint64_t node) const {
   std::lock_guard lock(mutex_);
   auto it = nodes_.find(node);

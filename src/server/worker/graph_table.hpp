@@ -66,6 +66,10 @@ class GraphTable {
   void add_node(uint64_t node, uint64_t graph);
   bool node(uint64_t node) const;
   bool node_in(uint64_t node, uint64_t graph) const;
+  // In `graph` or in a body of one of its conditional nodes, at any depth:
+  // an executable graph's nodes include its conditional bodies' (XLA's while
+  // loops update them), not the nodes of its child graphs (copied when added).
+  bool node_under(uint64_t node, uint64_t graph) const;
   uint64_t graph_of(uint64_t node) const;  // 0 when unknown
   void remove_node(uint64_t node);
 

@@ -55,6 +55,14 @@ int main() {
   CHECK(bodies && bodies[0]);
   cudaGraph_t if_body = bodies[0];
   add_memset(if_body, if_only, 0x11, n);
+  // A copy in a body, which the executable graph updates (as XLA's loops do).
+  unsigned char* source;
+  OK(cudaMalloc(&source, 2 * n));
+  OK(cudaMemset(source, 0x99, n));
+  OK(cudaMemset(source + n, 0xAA, n));
+  unsigned char* copied = mem + 7 * n;
+  cudaGraphNode_t body_copy;
+  OK(cudaGraphAddMemcpyNode1D(&body_copy, if_body, nullptr, 0, copied, source, n, cudaMemcpyDeviceToDevice));
   // A kernel that sets a condition is what bodies usually hold.
   cudaGraphNode_t kernel;
   cudaGraphNodeParams kp{};
@@ -74,13 +82,13 @@ int main() {
   CHECK(capture_graph == if_body);
   size_t count = 0;
   OK(cudaGraphGetNodes(if_body, nullptr, &count));
-  CHECK(count == 3);
+  CHECK(count == 4);
   // As NVIDIA's graphConditionalNodes sample does: a body filled by capture, ended with no output.
   OK(cudaStreamBeginCaptureToGraph(s, if_body, nullptr, nullptr, 0, cudaStreamCaptureModeGlobal));
   OK(cudaMemsetAsync(captured, 0x77, n, s));
   OK(cudaStreamEndCapture(s, nullptr));
   OK(cudaGraphGetNodes(if_body, nullptr, &count));
-  CHECK(count == 4);
+  CHECK(count == 5);
 
   add_conditional(g, h_else, cudaGraphCondTypeIf, 2, &bodies, &if_node);
   add_memset(bodies[0], if_else, 0x22, n);
@@ -135,7 +143,16 @@ int main() {
     CHECK(bytes_are(sw + n, n, 0));
     CHECK(bytes_are(sw + 2 * n, n, 0x42));
     CHECK(bytes_are(loop, n, 0));
+    CHECK(bytes_are(copied, n, 0x99));
   }
+  OK(cudaGraphExecMemcpyNodeSetParams1D(x, body_copy, copied, source + n, n, cudaMemcpyDeviceToDevice));
+  OK(cudaGraphLaunch(x, s));
+  OK(cudaStreamSynchronize(s));
+  CHECK(bytes_are(copied, n, 0xAA));
+  // The node's graph keeps its own parameters.
+  cudaMemcpy3DParms kept{};
+  OK(cudaGraphMemcpyNodeGetParams(body_copy, &kept));
+  CHECK(kept.srcPtr.ptr == source);
 
   // A clone keeps its conditional nodes and their bodies.
   cudaGraph_t clone;
@@ -166,6 +183,7 @@ int main() {
   OK(cudaGraphDestroy(g2));
   OK(cudaEventDestroy(event));
   OK(cudaStreamDestroy(s));
+  OK(cudaFree(source));
   OK(cudaFree(mem));
   return finish();
 }

@@ -597,9 +597,14 @@ int32_t HostGraphs::run_conditional(const HostNode& n, uint64_t stream) {
   }
 }
 
+// Conditional bodies are searched too: the driver lets an executable graph
+// update their nodes (child graphs are updated as a whole instead).
 HostNode* HostGraphs::copy_in(HostGraph& exec_graph, uint64_t node) {
-  for (const auto& n : exec_graph.nodes)
+  for (const auto& n : exec_graph.nodes) {
     if (n->origin == as<HostNode>(node)) return n.get();
+    for (const auto& body : n->bodies)
+      if (HostNode* found = copy_in(*body, node)) return found;
+  }
   return nullptr;
 }
 
