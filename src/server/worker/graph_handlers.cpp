@@ -3,6 +3,7 @@
 // session's tables before the backend sees it; handles the backend hands out
 // enter the tables as they reach the client.
 #include "protocol/ops.hpp"
+#include "common/log.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -482,17 +483,40 @@ int32_t graph_exec_update(SessionContext& s, Request& req, proto::Writer& out) {
 }
 
 // A node of the graph the executable graph came from (or of its conditional bodies).
+bool exec_node_known(SessionContext& s, uint64_t exec, uint64_t node) {
+  if (s.graphs.node_under(node, s.graphs.exec_source(exec))) return true;
+  RGPU_LOG(debug, "executable graph %#llx: node %#llx is not in its source graph %#llx (the node's graph: %#llx)",
+           static_cast<unsigned long long>(exec), static_cast<unsigned long long>(node),
+           static_cast<unsigned long long>(s.graphs.exec_source(exec)),
+           static_cast<unsigned long long>(s.graphs.graph_of(node)));
+  return false;
+}
+
 #define RGPU_EXEC_NODE(x, n)                                                      \
   RGPU_EXEC(x);                                                                   \
   auto n = req.args.get<uint64_t>();                                              \
-  if (!s.graphs.node_under(n, s.graphs.exec_source(x))) return cudaErrorInvalidValue
+  if (!exec_node_known(s, x, n)) return cudaErrorInvalidValue
 
 int32_t graph_exec_node_set_params(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_EXEC_NODE(x, n);
   GraphNodeParams p = proto::get_node(req.args);
   req.args.expect_end();
-  if (int32_t e = check_node(s, p)) return e;
-  return graphs(s).exec_set_params(x, n, to_backend(s, p));
+  if (int32_t e = check_node(s, p)) {
+    RGPU_LOG(debug, "executable graph %#llx: new parameters of node %#llx (type %d) refused: error %d",
+             static_cast<unsigned long long>(x), static_cast<unsigned long long>(n), p.type, e);
+    return e;
+  }
+  int32_t e = graphs(s).exec_set_params(x, n, to_backend(s, p));
+  if (e)
+    RGPU_LOG(debug,
+             "executable graph %#llx: the driver refused new parameters of node %#llx (type %d: dst %#llx pitch %llu, "
+             "src %#llx pitch %llu, %llu x %llu x %llu, host sides %#x): error %d",
+             static_cast<unsigned long long>(x), static_cast<unsigned long long>(n), p.type,
+             static_cast<unsigned long long>(p.dst), static_cast<unsigned long long>(p.dst_pitch),
+             static_cast<unsigned long long>(p.src), static_cast<unsigned long long>(p.src_pitch),
+             static_cast<unsigned long long>(p.width), static_cast<unsigned long long>(p.height),
+             static_cast<unsigned long long>(p.depth), p.host_sides, e);
+  return e;
 }
 
 int32_t node_set_enabled(SessionContext& s, Request& req, proto::Writer&) {
