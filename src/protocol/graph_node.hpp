@@ -49,9 +49,10 @@ struct GraphNodeParams {
   // kHostSrc), by the application's address on the wire and the worker's
   // mapping of it in the backend, or staging blocks (kStagingDst, kStagingSrc).
   uint8_t host_sides = 0;
-  // Child graph, event record/wait: the server's handle; host: the callback;
-  // conditional: the condition's handle (its type in `value`, the number of
-  // bodies in `width`).
+  // Child graph, event record/wait: the server's handle (a child graph's
+  // ownership in `value`: cudaGraphChildGraphOwnershipMove hands the graph
+  // itself to the node); host: the callback; conditional: the condition's
+  // handle (its type in `value`, the number of bodies in `width`).
   uint64_t handle = 0;
   // External semaphore signal or wait: the server's semaphores and values.
   std::vector<ExternalSemaphoreOp> semaphores;

@@ -203,7 +203,8 @@ cudaError_t generic_params(int device, const CUgraphNodeParams* g, GraphNodePara
       return copy_params(device, &g->memcpy.copyParams, p);
     case CU_GRAPH_NODE_TYPE_MEMSET: return memset_params(&g->memset, p);
     case CU_GRAPH_NODE_TYPE_HOST: return host_params(device, &g->host, p);
-    case CU_GRAPH_NODE_TYPE_GRAPH: return child_node(device, g->graph.graph, p);
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      return child_node(device, g->graph.graph, p, g->graph.ownership);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return event_node(device, cudaGraphNodeTypeWaitEvent, rt(g->eventWait.event), p);
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       return event_node(device, cudaGraphNodeTypeEventRecord, rt(g->eventRecord.event), p);

@@ -78,7 +78,7 @@ cudaError_t generic_params(int device, const cudaGraphNodeParams* g, GraphNodePa
       return memset_node(m.dst, m.pitch, m.value, m.elementSize, m.width, m.height, p);
     }
     case cudaGraphNodeTypeHost: return host_node(device, g->host.fn, g->host.userData, p);
-    case cudaGraphNodeTypeGraph: return child_node(device, g->graph.graph, p);
+    case cudaGraphNodeTypeGraph: return child_node(device, g->graph.graph, p, g->graph.ownership);
     case cudaGraphNodeTypeWaitEvent: return event_node(device, cudaGraphNodeTypeWaitEvent, g->eventWait.event, p);
     case cudaGraphNodeTypeEventRecord:
       return event_node(device, cudaGraphNodeTypeEventRecord, g->eventRecord.event, p);

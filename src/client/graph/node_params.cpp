@@ -195,11 +195,14 @@ cudaError_t event_node(int device, cudaGraphNodeType type, cudaEvent_t event, Gr
   return cudaSuccess;
 }
 
-cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p) {
+cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p, int ownership) {
   RemoteObject o;
   if (!graph || !graph_handles().find(graph, &o) || o.device != device) return cudaErrorInvalidValue;
+  if (ownership != cudaGraphChildGraphOwnershipClone && ownership != cudaGraphChildGraphOwnershipMove)
+    return cudaErrorInvalidValue;
   p->type = cudaGraphNodeTypeGraph;
   p->handle = o.remote;
+  p->value = static_cast<uint32_t>(ownership);
   return cudaSuccess;
 }
 

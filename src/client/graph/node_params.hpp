@@ -42,7 +42,10 @@ cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t
 cudaError_t memset_node(void* dst, size_t pitch, unsigned value, unsigned element_size, size_t width,
                         size_t height, GraphNodeParams* p);
 cudaError_t event_node(int device, cudaGraphNodeType type, cudaEvent_t event, GraphNodeParams* p);
-cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p);
+// A child graph node: a copy of `graph`, or (cudaGraphChildGraphOwnershipMove)
+// the graph itself, whose nodes an executable graph then updates (XLA does).
+cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p,
+                       int ownership = cudaGraphChildGraphOwnershipClone);
 // Memory a graph allocates on its device (pinned, the device's own access
 // only) and frees.
 cudaError_t alloc_node(int device, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,

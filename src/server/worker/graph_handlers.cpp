@@ -247,6 +247,11 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (!nodes_in(s, deps, g)) return cudaErrorInvalidValue;
   if (int32_t e = check_node(s, p)) return e;
+  // A graph moved into a child graph node must be the application's own, and
+  // not the graph it is added to.
+  const bool moves = p.type == cudaGraphNodeTypeGraph && p.value == cudaGraphChildGraphOwnershipMove;
+  if (p.type == cudaGraphNodeTypeGraph && p.value > cudaGraphChildGraphOwnershipMove) return cudaErrorInvalidValue;
+  if (moves && (!s.graphs.own_graph(p.handle) || p.handle == g)) return cudaErrorInvalidValue;
   // A child graph node, or a conditional one with its bodies, makes graphs too.
   const bool makes_graphs = p.type == cudaGraphNodeTypeGraph || p.type == cudaGraphNodeTypeConditional;
   if (!s.graphs.room_for_node() || (makes_graphs && !s.graphs.room_for_graph())) return cudaErrorMemoryAllocation;
@@ -263,6 +268,7 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
                       : add())
     return e;
   out.put(n);
+  if (moves) s.graphs.move_into(p.handle, n);
   if (p.type == cudaGraphNodeTypeMemAlloc) {
     // The graph's memory is the session's: nodes, kernels and copies may use
     // it (the GPU faults on it outside the graph's allocation, as locally).

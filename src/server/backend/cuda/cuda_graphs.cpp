@@ -185,7 +185,15 @@ int32_t CudaGraphs::add_node(uint64_t* node, uint64_t graph, std::span<const uin
     }
     case cudaGraphNodeTypeEmpty: e = cudaGraphAddEmptyNode(&n, g, d.data(), d.size()); break;
     case cudaGraphNodeTypeGraph:
-      e = cudaGraphAddChildGraphNode(&n, g, d.data(), d.size(), as<cudaGraph_t>(p.handle));
+      if (p.value == cudaGraphChildGraphOwnershipMove) {
+        cudaGraphNodeParams child{};
+        child.type = cudaGraphNodeTypeGraph;
+        child.graph.graph = as<cudaGraph_t>(p.handle);
+        child.graph.ownership = cudaGraphChildGraphOwnershipMove;
+        e = cudaGraphAddNode(&n, g, d.data(), nullptr, d.size(), &child);
+      } else {
+        e = cudaGraphAddChildGraphNode(&n, g, d.data(), d.size(), as<cudaGraph_t>(p.handle));
+      }
       break;
     case cudaGraphNodeTypeEventRecord:
       e = cudaGraphAddEventRecordNode(&n, g, d.data(), d.size(), as<cudaEvent_t>(p.handle));

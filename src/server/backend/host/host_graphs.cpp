@@ -264,8 +264,16 @@ int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> dep
     return cudaErrorInvalidValue;
   switch (p.type) {
     case cudaGraphNodeTypeGraph:
-      n->child = clone(*as<HostGraph>(p.handle));
+      if (p.value == cudaGraphChildGraphOwnershipMove) {
+        auto moved = graphs_.find(as<HostGraph>(p.handle));
+        if (moved == graphs_.end()) return cudaErrorInvalidValue;
+        n->child = std::move(moved->second);
+        graphs_.erase(moved);
+      } else {
+        n->child = clone(*as<HostGraph>(p.handle));
+      }
       n->p.handle = handle(n->child.get());
+      n->p.value = cudaGraphChildGraphOwnershipClone;
       break;
     case cudaGraphNodeTypeConditional:
       if (!conditional_size(p.value, p.width)) return cudaErrorInvalidValue;
@@ -597,13 +605,16 @@ int32_t HostGraphs::run_conditional(const HostNode& n, uint64_t stream) {
   }
 }
 
-// Conditional bodies are searched too: the driver lets an executable graph
-// update their nodes (child graphs are updated as a whole instead).
+// Conditional bodies and child graphs are searched too: the driver lets an
+// executable graph update the nodes of bodies and of moved child graphs (the
+// worker refuses nodes of cloned ones, whose nodes are copies).
 HostNode* HostGraphs::copy_in(HostGraph& exec_graph, uint64_t node) {
   for (const auto& n : exec_graph.nodes) {
     if (n->origin == as<HostNode>(node)) return n.get();
     for (const auto& body : n->bodies)
       if (HostNode* found = copy_in(*body, node)) return found;
+    if (n->child)
+      if (HostNode* found = copy_in(*n->child, node)) return found;
   }
   return nullptr;
 }
