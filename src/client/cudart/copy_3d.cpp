@@ -6,7 +6,7 @@
 
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
 #include "client/cudart/copy_engine.hpp"
 #include "protocol/copy_3d_wire.hpp"
 #include "protocol/ops.hpp"
@@ -24,13 +24,9 @@ cudaError_t resolve(const CopyEnd& e, size_t width, size_t height, size_t depth,
   if (e.kind == CopyEnd::array) {
     auto a = arrays().find(const_cast<cudaArray_t>(e.arr));
     if (!a) return cudaErrorInvalidResourceHandle;
-    // The region must lie in the array (a missing height or depth is 1):
-    // checked before a host row of the copy is touched, as CUDA does.
-    const size_t row_bytes = a->extent.width * a->element;
-    const size_t rows = std::max<size_t>(a->extent.height, 1), layers = std::max<size_t>(a->extent.depth, 1);
-    if (e.x > row_bytes || width > row_bytes - e.x || e.y > rows || height > rows - e.y || e.z > layers ||
-        depth > layers - e.z)
-      return cudaErrorInvalidValue;
+    // The region must lie in the array: checked before a host row of the
+    // copy is touched, as CUDA does.
+    if (!array_holds(*a, e.x, e.y, e.z, width, height, depth)) return cudaErrorInvalidValue;
     out->wire = {a->remote, 0, 0, 0, e.x, e.y, e.z};
     out->device = a->device;
     return cudaSuccess;
