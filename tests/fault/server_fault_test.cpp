@@ -110,6 +110,30 @@ pid_t start_server(uint16_t port, std::vector<std::string> extra) {
 using test::free_port;
 using test::stop_server;
 
+// 4096 bytes of a session's memory and a graph of its, which takes nodes
+// as a peer sends them.
+struct WireGraph {
+  explicit WireGraph(client::Session& s) : session(s) {
+    proto::Writer m;
+    m.put<uint64_t>(4096);
+    EXPECT_EQ(s.call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+    mem = proto::Reader(reply).get<uint64_t>();
+    proto::Writer create;
+    create.put<uint32_t>(0);
+    EXPECT_EQ(s.call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+    graph = proto::Reader(reply).get<uint64_t>();
+  }
+  int32_t add(const proto::GraphNodeParams& p) {
+    proto::Writer w;
+    w.put(graph).put<uint32_t>(0);
+    proto::put_node(w, p);
+    return session.call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
+  }
+  client::Session& session;
+  std::vector<uint8_t> reply;
+  uint64_t mem = 0, graph = 0;
+};
+
 class ServerFault : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -481,22 +505,9 @@ TEST_F(ServerFault, PointersOfAnotherSessionAndPastTheEndAreRefused) {
 // than the pitch, no overflowing numbers; the session goes on after each refusal.
 TEST_F(ServerFault, GraphCopyShapesAreChecked) {
   auto a = session();
-  std::vector<uint8_t> reply;
-  auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
-  proto::Writer m;
-  m.put<uint64_t>(4096);
-  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
-  uint64_t mem = handle();
-  proto::Writer create;
-  create.put<uint32_t>(0);
-  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
-  uint64_t graph = handle();
-  auto add_node = [&](const proto::GraphNodeParams& p) {
-    proto::Writer w;
-    w.put(graph).put<uint32_t>(0);
-    proto::put_node(w, p);
-    return a->call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
-  };
+  WireGraph wire(*a);
+  const uint64_t mem = wire.mem;
+  auto add_node = [&](const proto::GraphNodeParams& p) { return wire.add(p); };
   // 4 slices of 3 rows of 32 bytes, 64 bytes a row, 5 rows a slice: 1120 bytes from dst.
   proto::GraphNodeParams copy;
   copy.type = cudaGraphNodeTypeMemcpy;
@@ -540,20 +551,9 @@ TEST_F(ServerFault, GraphArrayCopiesAreChecked) {
   const cudaChannelFormatDesc four{32, 0, 0, 0, cudaChannelFormatKindUnsigned};
   const cudaChannelFormatDesc two{16, 0, 0, 0, cudaChannelFormatKindUnsigned};
   uint64_t array = make_array(*a, four), narrow = make_array(*a, two), others = make_array(*b, four);
-  proto::Writer m;
-  m.put<uint64_t>(4096);
-  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
-  uint64_t mem = handle();
-  proto::Writer create;
-  create.put<uint32_t>(0);
-  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
-  uint64_t graph = handle();
-  auto add_node = [&](const proto::GraphNodeParams& p) {
-    proto::Writer w;
-    w.put(graph).put<uint32_t>(0);
-    proto::put_node(w, p);
-    return a->call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
-  };
+  WireGraph wire(*a);
+  const uint64_t mem = wire.mem;
+  auto add_node = [&](const proto::GraphNodeParams& p) { return wire.add(p); };
   // Memory into elements 2-6 of rows 1-3 of slices 1-2.
   proto::GraphNodeParams copy;
   copy.type = cudaGraphNodeTypeMemcpy;
