@@ -18,13 +18,21 @@ struct RemoteObject {
   uint64_t remote;  // the server's handle
 };
 
-// One client handle per server object (device, remote handle): the server
-// names the same object each time it lists it (graph nodes, device pools),
-// so a handle it hands out again is the one made before.
+// Client handles of server objects (device, remote handle). intern gives
+// the one handle of an object the server names each time it lists it
+// (graph nodes, device pools).
 template <typename Handle>
 class HandleRegistry {
  public:
-  Handle add(int device, uint64_t remote) { return intern(device, remote); }
+  // A new handle of a server object, even one already named: a server may
+  // hand out one object twice (an IPC import), each to be destroyed once.
+  Handle add(int device, uint64_t remote) {
+    auto* o = new RemoteObject{device, remote};
+    std::lock_guard lock(mutex_);
+    live_.insert(o);
+    by_remote_.emplace(std::pair{device, remote}, o);
+    return reinterpret_cast<Handle>(o);
+  }
   // Copies out the object; false when h is not a live handle of ours.
   bool find(Handle h, RemoteObject* out) const {
     std::lock_guard lock(mutex_);
@@ -47,7 +55,8 @@ class HandleRegistry {
     auto* o = reinterpret_cast<RemoteObject*>(h);
     std::lock_guard lock(mutex_);
     if (live_.erase(o) == 0) return false;
-    by_remote_.erase({o->device, o->remote});
+    if (auto it = by_remote_.find({o->device, o->remote}); it != by_remote_.end() && it->second == o)
+      by_remote_.erase(it);
     delete o;
     return true;
   }
