@@ -102,28 +102,29 @@ cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, siz
 
 namespace {
 
-// One side of a copy node on the wire; `side` says what it is (an array is
-// device memory).
-cudaError_t node_side(int device, const CopyNodeSide& s, const CopyBox& box, bool kind_says_device, bool by_default,
-                      GraphNodeParams* p, uint64_t* ptr, uint64_t* pitch, uint64_t* slice, uint64_t* array,
-                      proto::ArrayPos* at, size_t* element, Side* side) {
+// The destination or source side of copy node `p` (its width, height and
+// depth set) on the wire; `side` says what it is (an array is device memory),
+// `element` an array's element size.
+cudaError_t node_side(int device, const CopyNodeSide& s, bool is_dst, bool kind_says_device, bool by_default,
+                      GraphNodeParams* p, size_t* element, Side* side) {
   if (s.array) {
     auto a = arrays().find(const_cast<cudaArray_t>(s.array));
     if (!a) return cudaErrorInvalidResourceHandle;
-    if (a->device != device || !array_holds(*a, s.x, s.y, s.z, box.width, box.height, box.depth))
+    if (a->device != device || !array_holds(*a, s.x, s.y, s.z, p->width, p->height, p->depth))
       return cudaErrorInvalidValue;
-    *array = a->remote;
-    *at = {s.x, s.y, s.z};
+    (is_dst ? p->dst_array : p->src_array) = a->remote;
+    (is_dst ? p->dst_at : p->src_at) = {s.x, s.y, s.z};
     *element = a->element;
     *side = Side::device;
     return cudaSuccess;
   }
-  bool pitched = box.height > 1 || box.depth > 1;
-  *ptr = addr(s.ptr);
-  *pitch = pitched ? s.pitch : box.width;
-  *slice = box.depth > 1 ? s.slice : 0;
+  uint64_t& pitch = is_dst ? p->dst_pitch : p->src_pitch;
+  uint64_t& slice = is_dst ? p->dst_slice : p->src_slice;
+  (is_dst ? p->dst : p->src) = addr(s.ptr);
+  pitch = p->height > 1 || p->depth > 1 ? s.pitch : p->width;
+  slice = p->depth > 1 ? s.slice : 0;
   uint64_t span;
-  if (!proto::copy_span(*pitch, *slice, *p, &span)) return cudaErrorInvalidPitchValue;
+  if (!proto::copy_span(pitch, slice, *p, &span)) return cudaErrorInvalidPitchValue;
   return copy_side(device, s.ptr, span, kind_says_device, by_default, side);
 }
 
@@ -139,13 +140,11 @@ cudaError_t copy_box_node(int device, const CopyNodeSide& dst, const CopyNodeSid
   bool by_default = kind == cudaMemcpyDefault;
   Side dst_side, src_side;
   size_t dst_element = 0, src_element = 0;
-  if (cudaError_t e = node_side(device, dst, box, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice,
-                                by_default, p, &p->dst, &p->dst_pitch, &p->dst_slice, &p->dst_array, &p->dst_at,
-                                &dst_element, &dst_side))
+  if (cudaError_t e = node_side(device, dst, true, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice,
+                                by_default, p, &dst_element, &dst_side))
     return e;
-  if (cudaError_t e = node_side(device, src, box, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost,
-                                by_default, p, &p->src, &p->src_pitch, &p->src_slice, &p->src_array, &p->src_at,
-                                &src_element, &src_side))
+  if (cudaError_t e = node_side(device, src, false, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost,
+                                by_default, p, &src_element, &src_side))
     return e;
   // Between two arrays, elements of one size (as CUDA's copies).
   if (dst_element && src_element && dst_element != src_element) return cudaErrorInvalidValue;
