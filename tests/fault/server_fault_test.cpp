@@ -129,6 +129,12 @@ struct WireGraph {
     proto::put_node(w, p);
     return session.call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
   }
+  // `good` as `change` makes it is refused with `error`.
+  template <typename Change>
+  void expect_refused(proto::GraphNodeParams good, Change change, int32_t error) {
+    change(good);
+    EXPECT_EQ(add(good), error);
+  }
   client::Session& session;
   std::vector<uint8_t> reply;
   uint64_t mem = 0, graph = 0;
@@ -507,7 +513,6 @@ TEST_F(ServerFault, GraphCopyShapesAreChecked) {
   auto a = session();
   WireGraph wire(*a);
   const uint64_t mem = wire.mem;
-  auto add_node = [&](const proto::GraphNodeParams& p) { return wire.add(p); };
   // 4 slices of 3 rows of 32 bytes, 64 bytes a row, 5 rows a slice: 1120 bytes from dst.
   proto::GraphNodeParams copy;
   copy.type = cudaGraphNodeTypeMemcpy;
@@ -518,19 +523,15 @@ TEST_F(ServerFault, GraphCopyShapesAreChecked) {
   copy.depth = 4;
   copy.dst_pitch = copy.src_pitch = 64;
   copy.dst_slice = copy.src_slice = 5;
-  EXPECT_EQ(add_node(copy), cudaSuccess);
-  auto refused = [&](auto change, int32_t error) {
-    proto::GraphNodeParams bad = copy;
-    change(bad);
-    EXPECT_EQ(add_node(bad), error);
-  };
+  EXPECT_EQ(wire.add(copy), cudaSuccess);
+  auto refused = [&](auto change, int32_t error) { wire.expect_refused(copy, change, error); };
   refused([](auto& p) { p.src_slice = 2; }, cudaErrorInvalidPitchValue);             // slices overlap
   refused([](auto& p) { p.width = 65; }, cudaErrorInvalidPitchValue);                // rows overlap
   refused([](auto& p) { p.depth = 0; }, cudaErrorInvalidValue);
   refused([](auto& p) { p.depth = 7; }, cudaErrorInvalidValue);                      // past the allocation
   refused([](auto& p) { p.dst_slice = uint64_t{1} << 62; }, cudaErrorInvalidPitchValue);  // overflows
   refused([](auto& p) { p.src += 4096; }, cudaErrorInvalidValue);                    // not the session's
-  EXPECT_EQ(add_node(copy), cudaSuccess);
+  EXPECT_EQ(wire.add(copy), cudaSuccess);
 }
 
 // A copy node naming a CUDA array names one of its session's arrays, the
@@ -553,7 +554,6 @@ TEST_F(ServerFault, GraphArrayCopiesAreChecked) {
   uint64_t array = make_array(*a, four), narrow = make_array(*a, two), others = make_array(*b, four);
   WireGraph wire(*a);
   const uint64_t mem = wire.mem;
-  auto add_node = [&](const proto::GraphNodeParams& p) { return wire.add(p); };
   // Memory into elements 2-6 of rows 1-3 of slices 1-2.
   proto::GraphNodeParams copy;
   copy.type = cudaGraphNodeTypeMemcpy;
@@ -565,12 +565,8 @@ TEST_F(ServerFault, GraphArrayCopiesAreChecked) {
   copy.width = 20;
   copy.height = 3;
   copy.depth = 2;
-  EXPECT_EQ(add_node(copy), cudaSuccess);
-  auto refused = [&](auto change, int32_t error) {
-    proto::GraphNodeParams bad = copy;
-    change(bad);
-    EXPECT_EQ(add_node(bad), error);
-  };
+  EXPECT_EQ(wire.add(copy), cudaSuccess);
+  auto refused = [&](auto change, int32_t error) { wire.expect_refused(copy, change, error); };
   refused([&](auto& p) { p.dst_array = others; }, cudaErrorInvalidResourceHandle);  // b's
   refused([&](auto& p) { p.dst_array = mem; }, cudaErrorInvalidResourceHandle);     // not an array
   refused([](auto& p) { p.dst_at.x = 48; }, cudaErrorInvalidValue);                 // past the row
@@ -585,10 +581,10 @@ TEST_F(ServerFault, GraphArrayCopiesAreChecked) {
   proto::GraphNodeParams across = copy;
   across.src_array = array;
   across.src_at = {};
-  EXPECT_EQ(add_node(across), cudaSuccess);
+  EXPECT_EQ(wire.add(across), cudaSuccess);
   across.src_array = narrow;
-  EXPECT_EQ(add_node(across), cudaErrorInvalidValue);
-  EXPECT_EQ(add_node(copy), cudaSuccess);
+  EXPECT_EQ(wire.add(across), cudaErrorInvalidValue);
+  EXPECT_EQ(wire.add(copy), cudaSuccess);
 }
 
 // Staging blocks of graph copies (tcp, ucx) are the worker's own memory: a
