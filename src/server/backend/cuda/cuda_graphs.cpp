@@ -292,18 +292,17 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
       size_t element = 1;
       if (m.srcArray || m.dstArray)
         if (int32_t e = array_element_size(handle(m.dstArray ? m.dstArray : m.srcArray), &element)) return e;
-      p->dst_array = handle(m.dstArray);
-      p->src_array = handle(m.srcArray);
-      if (m.dstArray)
-        p->dst_at = {m.dstPos.x * element, m.dstPos.y, m.dstPos.z};
-      else
-        p->dst = handle(m.dstPtr.ptr) + (m.dstPos.z * m.dstPtr.ysize + m.dstPos.y) * m.dstPtr.pitch +
-                 m.dstPos.x * element;
-      if (m.srcArray)
-        p->src_at = {m.srcPos.x * element, m.srcPos.y, m.srcPos.z};
-      else
-        p->src = handle(m.srcPtr.ptr) + (m.srcPos.z * m.srcPtr.ysize + m.srcPos.y) * m.srcPtr.pitch +
-                 m.srcPos.x * element;
+      // An array side by its position, a memory side by its first byte.
+      auto side = [&](cudaArray_t array, const cudaPitchedPtr& ptr, const cudaPos& pos, uint64_t* address,
+                      uint64_t* array_out, proto::ArrayPos* at) {
+        *array_out = handle(array);
+        if (array)
+          *at = {pos.x * element, pos.y, pos.z};
+        else
+          *address = handle(ptr.ptr) + (pos.z * ptr.ysize + pos.y) * ptr.pitch + pos.x * element;
+      };
+      side(m.dstArray, m.dstPtr, m.dstPos, &p->dst, &p->dst_array, &p->dst_at);
+      side(m.srcArray, m.srcPtr, m.srcPos, &p->src, &p->src_array, &p->src_at);
       p->dst_pitch = m.dstPtr.pitch;
       p->src_pitch = m.srcPtr.pitch;
       p->width = m.extent.width * element;
