@@ -232,7 +232,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       bool shared = shared_with(dev, src, n);
       if (shared && (async || n > kInlineUploadMax)) return copy_shared(dev, dst, src, n, true, true, stream, async);
       // A capture takes the copy into its graph (shared memory's above too).
-      if (cudaError_t e; !shared && async && captured_host_copy(dev, stream, dst, n, src, n, n, 1, true, &e)) return e;
+      if (cudaError_t e; !shared && async && captured_host_copy(stream, dst, n, src, n, n, 1, true, &e)) return e;
       if (cudaError_t e; ring_copy_to_device(dev, dst, src, n, stream, async, &e)) return e;
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -250,7 +250,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     case Dir::d2h: {
       if (cudaError_t e = owner(src, n, &dev)) return e;
       if (shared_with(dev, dst, n)) return copy_shared(dev, src, dst, n, false, true, stream, async);
-      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, n, src, n, n, 1, false, &e)) return e;
+      if (cudaError_t e; async && captured_host_copy(stream, dst, n, src, n, n, 1, false, &e)) return e;
       if (cudaError_t e; ring_copy_to_host(dev, dst, src, n, stream, &e)) return e;
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -299,7 +299,7 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
       return cudaSuccess;
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, dpitch * (height - 1) + width, &dev)) return e;
-      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, dpitch, src, spitch, width, height, true, &e))
+      if (cudaError_t e; async && captured_host_copy(stream, dst, dpitch, src, spitch, width, height, true, &e))
         return e;
       Call call(proto::kOpMemcpy2DHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -315,7 +315,7 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
     }
     case Dir::d2h: {
       if (cudaError_t e = owner(src, spitch * (height - 1) + width, &dev)) return e;
-      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, dpitch, src, spitch, width, height, false, &e))
+      if (cudaError_t e; async && captured_host_copy(stream, dst, dpitch, src, spitch, width, height, false, &e))
         return e;
       Call call(proto::kOpMemcpy2DDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;

@@ -230,8 +230,8 @@ extern "C" cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const 
 }
 
 extern "C" cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, cudaMemcpy3DParms* pNodeParams) {
-  return get_with(node, cudaGraphNodeTypeMemcpy, pNodeParams, [&](int, const GraphNodeParams& p) {
-    *pNodeParams = node_copy3d(p);
+  return get_with(node, cudaGraphNodeTypeMemcpy, pNodeParams, [&](int d, const GraphNodeParams& p) {
+    *pNodeParams = node_copy3d(d, p);
     return cudaSuccess;
   });
 }

@@ -62,24 +62,37 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
       return p.args.size() == f->args_size ? cudaSuccess : cudaErrorInvalidValue;
     }
     case cudaGraphNodeTypeMemcpy: {
-      uint64_t dspan, sspan;
       if (p.depth == 0) return cudaErrorInvalidValue;
-      if (!proto::copy_span(p.dst_pitch, p.dst_slice, p, &dspan) ||
-          !proto::copy_span(p.src_pitch, p.src_slice, p, &sspan))
-        return cudaErrorInvalidPitchValue;
       constexpr uint8_t kSides = proto::kHostDst | proto::kHostSrc | proto::kStagingDst | proto::kStagingSrc;
       if (p.host_sides & ~kSides) return cudaErrorInvalidValue;
-      // A host side must be client memory this worker maps (shm), a staging
-      // side inside one of the session's staging slabs.
-      auto side_ok = [&](uint64_t ptr, uint64_t span, uint8_t host, uint8_t staging) {
-        if ((p.host_sides & host) && (p.host_sides & staging)) return false;
-        if (p.host_sides & host) return s.shared_host(ptr, span) != nullptr;
-        if (p.host_sides & staging) return s.graph_staging.contains(ptr, span);
-        return s.owns(ptr, span);
+      // An array side must be one of the session's arrays, the region inside
+      // it; a host side client memory this worker maps (shm), a staging side
+      // inside one of the session's staging slabs.
+      size_t element = 0;
+      auto side_ok = [&](uint64_t array, const proto::ArrayPos& at, uint64_t ptr, uint64_t pitch, uint64_t slice,
+                         uint8_t host, uint8_t staging) -> int32_t {
+        if (array) {
+          ArrayRecord r;
+          if (p.host_sides & (host | staging)) return cudaErrorInvalidValue;
+          if (int32_t e = check_array_region(s.arrays, array, at.x, at.y, at.z, p.width, p.height, p.depth, &r))
+            return e;
+          // Between two arrays, elements of one size (as the copies outside graphs).
+          if (element && element != r.element) return cudaErrorInvalidValue;
+          element = r.element;
+          return cudaSuccess;
+        }
+        uint64_t span;
+        if (!proto::copy_span(pitch, slice, p, &span)) return cudaErrorInvalidPitchValue;
+        if ((p.host_sides & host) && (p.host_sides & staging)) return cudaErrorInvalidValue;
+        bool ok = p.host_sides & host      ? s.shared_host(ptr, span) != nullptr
+                  : p.host_sides & staging ? s.graph_staging.contains(ptr, span)
+                                           : s.owns(ptr, span);
+        return ok ? cudaSuccess : cudaErrorInvalidValue;
       };
-      bool ok = side_ok(p.dst, dspan, proto::kHostDst, proto::kStagingDst) &&
-                side_ok(p.src, sspan, proto::kHostSrc, proto::kStagingSrc);
-      return ok ? cudaSuccess : cudaErrorInvalidValue;
+      if (int32_t e = side_ok(p.dst_array, p.dst_at, p.dst, p.dst_pitch, p.dst_slice, proto::kHostDst,
+                              proto::kStagingDst))
+        return e;
+      return side_ok(p.src_array, p.src_at, p.src, p.src_pitch, p.src_slice, proto::kHostSrc, proto::kStagingSrc);
     }
     case cudaGraphNodeTypeMemset: {
       uint64_t bytes, span;
@@ -163,7 +176,7 @@ GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
   return p;
 }
 
-// A copy node's sides as the client names them: the worker's mappings of
+// A copy node's memory sides as the client names them: the worker's mappings of
 // shared host memory become the application's addresses again (a captured
 // copy's too, which the backend holds without saying which side is host),
 // and staging blocks are marked as such.
@@ -178,8 +191,8 @@ void from_backend_copy(SessionContext& s, GraphNodeParams* p) {
       p->host_sides |= staging;
     }
   };
-  side(&p->dst, side_span(p->dst_pitch, p->dst_slice, *p), proto::kHostDst, proto::kStagingDst);
-  side(&p->src, side_span(p->src_pitch, p->src_slice, *p), proto::kHostSrc, proto::kStagingSrc);
+  if (!p->dst_array) side(&p->dst, side_span(p->dst_pitch, p->dst_slice, *p), proto::kHostDst, proto::kStagingDst);
+  if (!p->src_array) side(&p->src, side_span(p->src_pitch, p->src_slice, *p), proto::kHostSrc, proto::kStagingSrc);
 }
 
 #define RGPU_GRAPH(name)                             \
