@@ -58,6 +58,11 @@ void check_libraries(const std::string& dir, Report& report) {
   else
     report.problem("no librgpu-audit.so", "reinstall rgpu: without it a program opening NVIDIA's driver by path "
                                           "bypasses rgpu");
+  // The client library loads the ucx module from its own folder (ucx_module.cpp).
+  if (access((dir + "/librgpu-transport-ucx.so").c_str(), R_OK) == 0)
+    report.ok("librgpu-transport-ucx.so: RGPU_TRANSPORT=ucx can be used (with this machine's UCX, libucx0)");
+  else
+    report.note("no ucx transport module (rgpu was built without UCX): tcp, shm and tls only");
 }
 
 std::string cuda_version(int version) {
@@ -95,8 +100,8 @@ void check_server(const client::DeviceSpec& spec, const std::vector<int>& gpus, 
     return;
   }
   report.ok("protocol " + std::to_string(reply.protocol_version) + " on both sides");
+  const char* token_file = getenv("RGPU_TOKEN_FILE");
   if (answer.refused) {
-    const char* token_file = getenv("RGPU_TOKEN_FILE");
     std::string fix = "see the server's reason above";
     if (reply.status == cudaErrorNotPermitted)
       fix = token_file ? std::string("RGPU_TOKEN_FILE (") + token_file + ") holds another token than the server's: "
@@ -107,8 +112,8 @@ void check_server(const client::DeviceSpec& spec, const std::vector<int>& gpus, 
     report.problem(answer.why, fix);
     return;
   }
-  report.ok("authentication: " + std::string(getenv("RGPU_TOKEN_FILE") ? "admitted with RGPU_TOKEN_FILE's token"
-                                                                      : "admitted (the server asks for no token)"));
+  report.ok("authentication: admitted" + (token_file ? " (RGPU_TOKEN_FILE " + std::string(token_file) + ")"
+                                                     : std::string(" without a token (the server asks for none)")));
   report.ok("backend " + reply.backend + ", driver " + cuda_version(reply.driver_version) + ", runtime " +
             cuda_version(reply.runtime_version) + ", " + std::to_string(reply.gpus.size()) + " GPU(s)");
   for (int gpu : gpus) {

@@ -67,7 +67,7 @@ case_ token-missing 1 "FIX  server .* requires a token" "set RGPU_TOKEN_FILE" \
   -- env -u RGPU_TOKEN_FILE "$rgpu" doctor --server 127.0.0.1:$((port + 2))
 case_ token-wrong 1 "FIX  .*authentication failed" "holds another token than the server's" \
   -- env RGPU_TOKEN_FILE="$dir/wrong-token" "$rgpu" doctor --server 127.0.0.1:$((port + 2))
-case_ token-right 0 "admitted with RGPU_TOKEN_FILE's token" "transport tcp: the server is on this host but has no Unix socket" \
+case_ token-right 0 "authentication: admitted \\(RGPU_TOKEN_FILE $dir/token\\)" "transport tcp: the server is on this host but has no Unix socket" \
   "no problem found" -- env RGPU_TOKEN_FILE="$dir/token" "$rgpu" doctor --server 127.0.0.1:$((port + 2))
 case_ old-protocol 1 "FIX  protocol: this client speaks ([0-9]+), the server " "rgpu-server --version" \
   -- "$rgpu" doctor --server 127.0.0.1:$((port + 3))
