@@ -69,14 +69,32 @@ std::string cuda_version(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
+// What to do about a connection or handshake that failed, by what went wrong.
+std::string fix_for(const std::string& why) {
+  auto says = [&](const char* words) { return why.find(words) != std::string::npos; };
+  if (says("set RGPU_TRANSPORT=tls"))
+    return "the server speaks TLS: set RGPU_TRANSPORT=tls, and RGPU_TLS_CA to the CA that signed its certificate";
+  if (says("certificate verify failed"))
+    return "set RGPU_TLS_CA to the CA that signed the server's certificate (unset: the system's CAs)";
+  if (says("certificate required"))
+    return "the server asks for a client certificate: set RGPU_TLS_CERT and RGPU_TLS_KEY to one signed by the CA "
+           "its --tls-client-ca names";
+  if (says("token"))
+    return "set RGPU_TOKEN_FILE to a file (mode 600) holding the server's token (the file the server's "
+           "--token-file names)";
+  if (says("TLS")) return "check RGPU_TLS_CA, RGPU_TLS_CERT and RGPU_TLS_KEY against the server's --tls-* files";
+  return "start rgpu-server there (or check the host and port in --server/RGPU_DEVICES, and that no firewall "
+         "blocks the port)";
+}
+
 void check_server(const client::DeviceSpec& spec, const std::vector<int>& gpus, Report& report) {
   printf("server %s\n", spec.server_key().c_str());
   const std::string reason = client::transport_reason(spec.server, spec.transport);
   const auto answer = client::Session::probe(spec.server, spec.transport);
   if (!answer.reached) {
-    report.problem("not reachable: " + answer.why,
-                   "start rgpu-server there (or check the host and port in --server/RGPU_DEVICES, and that no "
-                   "firewall blocks the port)");
+    // A TLS handshake fails inside the connect: the server was reached.
+    const bool tls = answer.why.find("TLS") != std::string::npos;
+    report.problem((tls ? "TLS: " : "not reachable: ") + answer.why, fix_for(answer.why));
     return;
   }
   // The reason names the transport the choice predicted; a stale Unix socket falls back to tcp.
@@ -85,10 +103,7 @@ void check_server(const client::DeviceSpec& spec, const std::vector<int>& gpus, 
   else
     report.note("reachable over " + answer.transport + ", not as chosen (" + reason + "): the socket is stale");
   if (!answer.reply) {
-    const bool token = answer.why.find("token") != std::string::npos;
-    report.problem(answer.why, token ? "set RGPU_TOKEN_FILE to a file (mode 600) holding the server's token "
-                                       "(the file the server's --token-file names)"
-                                     : "check the server's log and this client's RGPU_TLS_* and RGPU_TRANSPORT");
+    report.problem(answer.why, fix_for(answer.why));
     return;
   }
   const proto::HelloReply& reply = *answer.reply;

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # `rgpu --version` and `rgpu-server --version` agree; `rgpu doctor` on a good
 # setup and on each failure it names: a server that is down, a token missing
-# or wrong, a server of another protocol version, a GPU the server does not
-# export, a program that opens NVIDIA's driver by a file name rgpu does not
-# redirect (and one that opens NVIDIA's runtime so, which runs on rgpu's
-# driver), a program that fails. Each case checks the exit status and the
-# words of the report.
+# or wrong, TLS not used with a TLS server, a server certificate of an unknown
+# CA, no client certificate, a server of another protocol version, a GPU the
+# server does not export, a program that opens NVIDIA's driver by a file name
+# rgpu does not redirect (and one that opens NVIDIA's runtime so, which runs
+# on rgpu's driver), a program that fails. Each case checks the exit status
+# and the words of the report.
 #   usage: doctor_test.sh RGPU RGPU_SERVER OLD_PROTOCOL_SERVER PORT CUDA_PROGRAM FAKE_NVIDIA_LIBRARY CUDA_LIB_DIR
 # Uses PORT (a server without token), PORT+1 (nothing), PORT+2 (a server with
-# a token) and PORT+3 (the old-protocol stand-in).
+# a token), PORT+3 (the old-protocol stand-in) and PORT+4 (a TLS server that
+# asks for client certificates).
 set -euo pipefail
 rgpu=$1 server=$2 old_server=$3 port=$4 program=$5 fake_nvidia=$6 cuda_lib_dir=$7
 dir=$(mktemp -d)
@@ -25,7 +27,13 @@ pids+=($!)
 pids+=($!)
 "$old_server" $((port + 3)) 2>"$dir/old-server.log" &
 pids+=($!)
-wait_port "$port"; wait_port $((port + 2)); wait_port $((port + 3))
+certs=$dir/certs
+"$(dirname "$0")/../../unit/make_tls_certs.sh" "$certs" >/dev/null 2>&1 || { echo "no test certificates"; exit 1; }
+"$server" --backend host-test --listen 127.0.0.1 --port $((port + 4)) --workers 1 --unix-socket none \
+  --tls-cert "$certs/server.pem" --tls-key "$certs/server.key" --tls-client-ca "$certs/client-ca.pem" \
+  --module-cache "$dir/m3" --log-level warn 2>"$dir/tls-server.log" &
+pids+=($!)
+wait_port "$port"; wait_port $((port + 2)); wait_port $((port + 3)); wait_port $((port + 4))
 
 failures=0
 # case NAME WANTED_STATUS PATTERN... -- COMMAND...: the report must hold every pattern.
@@ -73,6 +81,15 @@ case_ old-protocol 1 "FIX  protocol: this client speaks ([0-9]+), the server " "
   -- "$rgpu" doctor --server 127.0.0.1:$((port + 3))
 case_ gpu-not-exported 1 "FIX  GPU 7 is not among the server's GPUs" "GPU 0 exported" \
   -- env RGPU_DEVICES="$here:0,$here:7" "$rgpu" doctor
+tls=127.0.0.1:$((port + 4))
+case_ tls-plain-client 1 "FIX  .*set RGPU_TRANSPORT=tls" "the server speaks TLS" -- "$rgpu" doctor --server "$tls"
+case_ tls-unknown-ca 1 "FIX  TLS: .*certificate verify failed" "set RGPU_TLS_CA to the CA" \
+  -- env RGPU_TRANSPORT=tls "$rgpu" doctor --server "$tls"
+case_ tls-no-client-certificate 1 "certificate required" "set RGPU_TLS_CERT and RGPU_TLS_KEY" \
+  -- env RGPU_TRANSPORT=tls RGPU_TLS_CA="$certs/ca.pem" "$rgpu" doctor --server "$tls"
+case_ tls-good 0 "transport tls: asked for" "no problem found" \
+  -- env RGPU_TRANSPORT=tls RGPU_TLS_CA="$certs/ca.pem" RGPU_TLS_CERT="$certs/client.pem" \
+     RGPU_TLS_KEY="$certs/client.key" "$rgpu" doctor --server "$tls"
 # The stand-in for NVIDIA's libraries under their real files' names: the
 # audit module redirects libcuda.so.1 and libcudart.so.13, not these.
 cp "$fake_nvidia" "$dir/libcuda.so.580.95.05"
