@@ -479,7 +479,7 @@ TEST(HostGraphs, ArrayCopyNodes) {
   // No array operands in an executable graph's own parameters.
   EXPECT_EQ(g.exec_set_params(exec, node, copy), cudaErrorInvalidValue);
   EXPECT_EQ(g.exec_set_params(exec, node, copy_node(at(h, 16), at(h, 0), 16)), cudaErrorInvalidValue);
-  // An update from memory to an array side fails; array to array passes.
+  // An update from memory to an array side fails, and so does one to another array (as on the H200).
   uint64_t plain_graph, plain_node, plain_exec;
   ASSERT_EQ(g.graph_create(&plain_graph), cudaSuccess);
   ASSERT_EQ(g.add_node(&plain_node, plain_graph, {}, copy_node(at(h, 16), at(h, 0), 16)), cudaSuccess);
@@ -489,9 +489,11 @@ TEST(HostGraphs, ArrayCopyNodes) {
   EXPECT_EQ(g.exec_update(plain_exec, graph, &result, &error_node), cudaErrorGraphExecUpdateFailure);
   EXPECT_EQ(result, cudaGraphExecUpdateErrorParametersChanged);
   EXPECT_EQ(error_node, node);
+  const uint64_t first_array = copy.dst_array;
   copy.dst_array = 0x6000;
   ASSERT_EQ(g.set_node_params(node, copy), cudaSuccess);
-  EXPECT_EQ(g.exec_update(exec, graph, &result, &error_node), cudaSuccess);
+  EXPECT_EQ(g.exec_update(exec, graph, &result, &error_node), cudaErrorGraphExecUpdateFailure);
+  EXPECT_EQ(result, cudaGraphExecUpdateErrorParametersChanged);
   ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
-  EXPECT_EQ(h.array_copies.back().dst_array, 0x6000u);
+  EXPECT_EQ(h.array_copies.back().dst_array, first_array);
 }

@@ -108,9 +108,11 @@ const char* type_name(int32_t type) {
   }
 }
 
-// As CUDA's update: a copy node's sides stay arrays or memory.
+// As CUDA's update: a copy node's sides stay arrays or memory, and its
+// arrays stay the same arrays (another array is refused, measured on the H200).
 bool same_memory_types(const GraphNodeParams& a, const GraphNodeParams& b) {
-  return !a.dst_array == !b.dst_array && !a.src_array == !b.src_array;
+  return a.dst_array == b.dst_array && a.src_array == b.src_array && !a.dst_array == !b.dst_array &&
+         !a.src_array == !b.src_array;
 }
 
 // As CUDA: only kernel, memset and memcpy nodes can be disabled.
