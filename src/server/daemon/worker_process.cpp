@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-
 #include <memory>
 
 #include "common/log.hpp"
