@@ -1,11 +1,14 @@
 // NCCL calls on the wire (ops 700-719). Values use nccl.h's numbering
 // (ncclResult_t, ncclDataType_t, ncclRedOp_t); the worker checks each.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace rgpu::proto {
 
 constexpr uint32_t kNcclUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES
+// Bytes per element of each ncclDataType_t, in nccl.h's order (ncclNumTypes).
+constexpr size_t kNcclTypeSizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
 struct NcclUniqueIdWire {
   uint8_t bytes[kNcclUniqueIdBytes];
 };

@@ -11,6 +11,7 @@
 #include "client/nccl/bridge.hpp"
 #include "client/nccl/communicators.hpp"
 #include "client/nccl/errors.hpp"
+#include "protocol/nccl_wire.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::nccl {
@@ -83,12 +84,12 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTyp
   ncclComm_t c = live(comm);
   if (!c) return ncclInvalidArgument;
   if (!op || !scalar) return fail(ncclInvalidArgument, "null op or scalar");
-  constexpr size_t kSizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-  if (type < 0 || type >= static_cast<int>(std::size(kSizes))) return fail(ncclInvalidArgument, "datatype %d", type);
+  if (type < 0 || type >= static_cast<int>(std::size(proto::kNcclTypeSizes)))
+    return fail(ncclInvalidArgument, "datatype %d", type);
   uint64_t value = reinterpret_cast<uint64_t>(scalar);
   if (residence == ncclScalarHostImmediate) {
     value = 0;
-    std::memcpy(&value, scalar, kSizes[type]);
+    std::memcpy(&value, scalar, proto::kNcclTypeSizes[type]);
   }
   proto::Writer args;
   args.put<uint64_t>(c->remote).put<int32_t>(type).put<int32_t>(residence).put<uint64_t>(value);

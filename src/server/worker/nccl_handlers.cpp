@@ -17,9 +17,8 @@ namespace {
 using proto::NcclCollectiveWire;
 using proto::NcclKind;
 
-// Bytes per element of each ncclDataType_t (nccl.h's order).
-constexpr size_t kTypeSizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-static_assert(std::size(kTypeSizes) == ncclNumTypes);
+using proto::kNcclTypeSizes;
+static_assert(std::size(kNcclTypeSizes) == ncclNumTypes);
 // Calls one group frame may carry.
 constexpr uint32_t kMaxGroupCalls = 1u << 16;
 // Element counts past this are refused before any size is computed from them.
@@ -96,7 +95,7 @@ int32_t check_collective(SessionContext& s, const NcclCollectiveWire& w) {
   if (w.count > kMaxCount) return refuse(s, "count out of range");
   if (!s.valid_stream(w.stream)) return refuse(s, "not a stream of this session");
   size_t send = 0, recv = 0;
-  buffer_bytes(w, *comm, w.count * kTypeSizes[w.datatype], &send, &recv);
+  buffer_bytes(w, *comm, w.count * kNcclTypeSizes[w.datatype], &send, &recv);
   if (send && !s.owns(w.send, send)) return refuse(s, "send buffer outside the session's allocations");
   if (recv && !s.owns(w.recv, recv)) return refuse(s, "receive buffer outside the session's allocations");
   return ncclSuccess;
@@ -225,7 +224,7 @@ int32_t red_op_create_pre_mul_sum(SessionContext& s, Request& req, proto::Writer
               : datatype < 0 || datatype >= ncclNumTypes ? refuse(s, "unknown datatype")
               : residence != ncclScalarDevice && residence != ncclScalarHostImmediate
                   ? refuse(s, "unknown scalar residence")
-              : residence == ncclScalarDevice && !s.owns(scalar, kTypeSizes[datatype])
+              : residence == ncclScalarDevice && !s.owns(scalar, kNcclTypeSizes[datatype])
                   ? refuse(s, "scalar outside the session's allocations")
                   : s.backend().nccl().red_op_create_pre_mul_sum(comm, datatype, residence, scalar, &op);
   if (r == ncclSuccess) s.nccl_comms.update(comm, [&](NcclCommInfo& c) { return c.ops.insert(op).second; });
