@@ -164,7 +164,7 @@ def compare(argv):
         envs = [dict(RGPU_DEVICES=d, RGPU_TRANSPORT=t, CUDA_VISIBLE_DEVICES="0",
                      **({"RGPU_NCCL": "native"} if which == "native" else {})) for d in devices]
         label = f"rgpu {t}" + (", NCCL native" if which == "native" else "")
-        tag = f"{t}-{which}"
+        tag = t if which == "front-end" else f"{t}-native"
         nccl, nccl_why = launch(tag, "nccl", envs, [rgpu, "run", "--"], logs)
         run = dict(label=label, backend="nccl", ranks=nccl, failure=nccl_why)
         if nccl is None:
