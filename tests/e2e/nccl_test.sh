@@ -4,7 +4,8 @@
 # - two ranks in two processes, one GPU of each of two servers (tcp, shm);
 # - one process driving GPUs of two servers (ncclCommInitAll, groups);
 # - a rank's server killed while another rank waits in an all-reduce: the
-#   survivor gets an NCCL error in bounded time, no hang.
+#   survivor gets an NCCL error in bounded time, no hang, and so does the
+#   rank whose server it was.
 #   usage: nccl_test.sh RGPU RGPU_SERVER E2E_NCCL PORT STATE
 set -euo pipefail
 rgpu=$1 server=$2 program=$3 port=$4 state=$5
@@ -56,27 +57,35 @@ for transport in tcp shm; do
   expect_pass "$transport: rank 1 of 2 on server 2" "$state/rank1-$transport.log"
 done
 
-RGPU_DEVICES=127.0.0.1:$port:0,127.0.0.1:$((port + 1)):1 timeout 120 "$rgpu" run -- "$program" all >"$state/all.log" 2>&1 || true
-expect_pass "one process, GPUs of two servers (ncclCommInitAll, groups)" "$state/all.log"
-grep -q "devices=2" "$state/all.log" || { echo "FAILED: not two devices"; status=1; }
+# One process: two GPUs of two servers; two GPUs of one server (one group
+# frame holds both ranks); three GPUs, two of them on one server.
+all_case() {  # NAME DEVICES COUNT
+  RGPU_DEVICES=$2 timeout 120 "$rgpu" run -- "$program" all >"$state/all-$1.log" 2>&1 || true
+  expect_pass "one process, $1 (ncclCommInitAll, groups)" "$state/all-$1.log"
+  grep -q "devices=$3" "$state/all-$1.log" || { echo "FAILED: not $3 devices"; status=1; }
+}
+all_case "GPUs of two servers" 127.0.0.1:$port:0,127.0.0.1:$((port + 1)):1 2
+all_case "two GPUs of one server" 127.0.0.1:$port:0,127.0.0.1:$port:1 2
+all_case "three GPUs of two servers" 127.0.0.1:$port:0,127.0.0.1:$((port + 1)):0,127.0.0.1:$port:1 3
 
 rm -f "$state/id" "$state/ready"
 RGPU_DEVICES=127.0.0.1:$port:1 timeout 60 "$rgpu" run -- "$program" survive 0 2 "$state/id" "$state/ready" \
   >"$state/survivor.log" 2>&1 &
 survivor=$!
-RGPU_DEVICES=127.0.0.1:$((port + 2)):0 "$rgpu" run -- "$program" survive 1 2 "$state/id" "$state/ready" \
+RGPU_DEVICES=127.0.0.1:$((port + 2)):0 timeout 60 "$rgpu" run -- "$program" survive 1 2 "$state/id" "$state/ready" \
   >"$state/victim.log" 2>&1 &
 victim=$!
-pids+=("$victim")
 for _ in $(seq 300); do [ -f "$state/ready" ] && break; sleep 0.1; done
 sleep 1  # rank 0 is in its all-reduce now
 killed_at=$(date +%s)
 kill -9 $(pgrep -P "$doomed") "$doomed"
 wait $survivor || true
+wait $victim || true
 took=$(( $(date +%s) - killed_at ))
-expect_pass "a rank's server killed mid-collective: the survivor's error (after ${took} s)" "$state/survivor.log"
-[ "$took" -le 30 ] || { echo "FAILED: the survivor took ${took} s"; status=1; }
-grep "dead peer" "$state/survivor.log" || true
+expect_pass "a rank's server killed mid-collective: the survivor's error" "$state/survivor.log"
+expect_pass "a rank's server killed mid-collective: that rank's own error" "$state/victim.log"
+[ "$took" -le 30 ] || { echo "FAILED: the ranks took ${took} s to see the error"; status=1; }
+grep -h "dead peer\|own server lost" "$state/survivor.log" "$state/victim.log" || true
 
 for p in "$port" $((port + 1)); do
   if grep -q "killed by signal" "$state/server-$p.log"; then

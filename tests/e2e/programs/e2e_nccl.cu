@@ -5,7 +5,8 @@
 //   e2e_nccl all               one process: ncclCommInitAll over every device, groups across them
 //   e2e_nccl survive R N IDFILE READYFILE
 //                              rank 0 starts an all-reduce rank 1 never joins (its server is
-//                              killed): rank 0 must get an NCCL error, not hang; rank 1 waits
+//                              killed): rank 0 must get an NCCL error, not hang; rank 1 polls
+//                              ncclCommGetAsyncError until its lost server shows there
 #include <nccl.h>
 #include <unistd.h>
 
@@ -291,8 +292,16 @@ int survive_mode(int rank, int n, const char* idfile, const char* readyfile) {
   float* buf = upload(std::vector<float>(kCount, 1.0f));
   if (rank != 0) {
     std::ofstream(readyfile) << "ready\n";
-    pause();  // until its server is killed, then this process
-    return 0;
+    ncclResult_t async = ncclSuccess;
+    for (int i = 0; i < 300 && async == ncclSuccess; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      NCCL_OK(ncclCommGetAsyncError(comm, &async));
+    }
+    std::printf("own server lost: async error %d (%s)\n", async, ncclGetErrorString(async));
+    CHECK(async == ncclSystemError);
+    NCCL_EXPECT(ncclSystemError, ncclAllReduce(buf, buf, kCount, ncclFloat32, ncclSum, comm, 0));
+    NCCL_OK(ncclCommAbort(comm));
+    return finish();
   }
   auto t0 = std::chrono::steady_clock::now();
   ncclResult_t r = ncclAllReduce(buf, buf, kCount, ncclFloat32, ncclSum, comm, 0);
