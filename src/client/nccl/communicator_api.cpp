@@ -115,6 +115,17 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
   return init_rank(comm, nranks, id, rank, config, device);
 }
 
+// One id only (a single bootstrap root: NCCL's own equivalence); several
+// roots are not forwarded.
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank, int n_ids, ncclUniqueId* ids,
+                                      ncclConfig_t* config) {
+  if (n_ids != 1 || !ids)
+    return fail(ncclInvalidUsage, "ncclCommInitRankScalable with %d unique ids: rgpu forwards one", n_ids);
+  int device = 0;
+  if (ncclResult_t r = current_device(&device)) return r;
+  return init_rank(comm, nranks, ids[0], rank, config, device);
+}
+
 ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
   if (!comms || ndev < 1) return fail(ncclInvalidArgument, "ncclCommInitAll of %d devices", ndev);
   const client::FrontEndBridge* b = bridge();
@@ -252,6 +263,7 @@ RGPU_NCCL_ALIAS(ncclGetUniqueId)
 RGPU_NCCL_ALIAS(ncclCommInitRank)
 RGPU_NCCL_ALIAS(ncclCommInitRankConfig)
 RGPU_NCCL_ALIAS(ncclCommInitAll)
+RGPU_NCCL_ALIAS(ncclCommInitRankScalable)
 RGPU_NCCL_ALIAS(ncclCommSplit)
 RGPU_NCCL_ALIAS(ncclCommFinalize)
 RGPU_NCCL_ALIAS(ncclCommDestroy)

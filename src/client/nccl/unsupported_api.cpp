@@ -25,7 +25,6 @@ struct ZeroTeam {
   extern "C" int name() { return unsupported(#name); } \
   extern "C" int p##name() { return unsupported(#name); }
 
-RGPU_NCCL_UNSUPPORTED(ncclCommInitRankScalable)
 RGPU_NCCL_UNSUPPORTED(ncclCommShrink)
 RGPU_NCCL_UNSUPPORTED(ncclCommRevoke)
 RGPU_NCCL_UNSUPPORTED(ncclCommWindowRegister)

@@ -82,7 +82,8 @@ ncclComm_t join(int rank, int nranks, const char* idfile) {
   ncclComm_t comm = nullptr;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = "e2e";
-  NCCL_OK(ncclCommInitRankConfig(&comm, nranks, id, rank, &config));
+  NCCL_OK(rank % 2 ? ncclCommInitRankScalable(&comm, nranks, rank, 1, &id, &config)
+                    : ncclCommInitRankConfig(&comm, nranks, id, rank, &config));
   return comm;
 }
 
