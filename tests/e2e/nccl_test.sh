@@ -7,8 +7,12 @@
 #   survivor gets an NCCL error in bounded time, no hang, and so does the
 #   rank whose server it was.
 #   usage: nccl_test.sh RGPU RGPU_SERVER E2E_NCCL PORT STATE
+# NCCL_TEST_BACKEND=cuda runs the same on a machine with two GPUs (servers
+# on GPUs 0 and 1; NCCL_TEST_SERVER_FLAGS for their other flags, such as
+# --nccl-library), where no communicator may hold one GPU twice.
 set -euo pipefail
 rgpu=$1 server=$2 program=$3 port=$4 state=$5
+backend=${NCCL_TEST_BACKEND:-host-test}
 rm -rf "$state"
 mkdir -p "$state"
 pids=()
@@ -19,9 +23,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_server() {  # PORT -> its pid in $server_pid
-  "$server" --backend host-test --listen 127.0.0.1 --port "$1" --workers 2 --module-cache "$state/modules-$1" \
-    --log-level warn >"$state/server-$1.log" 2>&1 &
+start_server() {  # PORT GPUS -> its pid in $server_pid
+  # shellcheck disable=SC2086
+  "$server" --backend "$backend" --listen 127.0.0.1 --port "$1" --gpus "$2" --workers 2 \
+    --module-cache "$state/modules-$1" --log-level warn ${NCCL_TEST_SERVER_FLAGS:-} \
+    >"$state/server-$1.log" 2>&1 &
   server_pid=$!
   pids+=("$server_pid")
   for _ in $(seq 100); do
@@ -31,9 +37,9 @@ start_server() {  # PORT -> its pid in $server_pid
   echo "rgpu-server on $1 did not start:"; cat "$state/server-$1.log"; exit 1
 }
 
-start_server "$port"
-start_server $((port + 1))
-start_server $((port + 2))
+start_server "$port" 0,1
+start_server $((port + 1)) 1
+start_server $((port + 2)) 1
 doomed=$server_pid
 status=0
 
@@ -50,7 +56,7 @@ for transport in tcp shm; do
   RGPU_TRANSPORT=$transport RGPU_DEVICES=127.0.0.1:$port:0 timeout 120 "$rgpu" run -- "$program" rank 0 2 "$state/id" \
     >"$state/rank0-$transport.log" 2>&1 &
   r0=$!
-  RGPU_TRANSPORT=$transport RGPU_DEVICES=127.0.0.1:$((port + 1)):0 timeout 120 "$rgpu" run -- "$program" rank 1 2 "$state/id" \
+  RGPU_TRANSPORT=$transport RGPU_DEVICES=127.0.0.1:$((port + 1)):1 timeout 120 "$rgpu" run -- "$program" rank 1 2 "$state/id" \
     >"$state/rank1-$transport.log" 2>&1 || true
   wait $r0 || true
   expect_pass "$transport: rank 0 of 2 on server 1" "$state/rank0-$transport.log"
@@ -66,13 +72,14 @@ all_case() {  # NAME DEVICES COUNT
 }
 all_case "GPUs of two servers" 127.0.0.1:$port:0,127.0.0.1:$((port + 1)):1 2
 all_case "two GPUs of one server" 127.0.0.1:$port:0,127.0.0.1:$port:1 2
-all_case "three GPUs of two servers" 127.0.0.1:$port:0,127.0.0.1:$((port + 1)):0,127.0.0.1:$port:1 3
+[ "$backend" = host-test ] &&
+  all_case "three GPUs of two servers" 127.0.0.1:$port:0,127.0.0.1:$((port + 1)):1,127.0.0.1:$port:1 3
 
 rm -f "$state/id" "$state/ready"
-RGPU_DEVICES=127.0.0.1:$port:1 timeout 60 "$rgpu" run -- "$program" survive 0 2 "$state/id" "$state/ready" \
+RGPU_DEVICES=127.0.0.1:$port:0 timeout 60 "$rgpu" run -- "$program" survive 0 2 "$state/id" "$state/ready" \
   >"$state/survivor.log" 2>&1 &
 survivor=$!
-RGPU_DEVICES=127.0.0.1:$((port + 2)):0 timeout 60 "$rgpu" run -- "$program" survive 1 2 "$state/id" "$state/ready" \
+RGPU_DEVICES=127.0.0.1:$((port + 2)):1 timeout 60 "$rgpu" run -- "$program" survive 1 2 "$state/id" "$state/ready" \
   >"$state/victim.log" 2>&1 &
 victim=$!
 for _ in $(seq 300); do [ -f "$state/ready" ] && break; sleep 0.1; done
