@@ -88,6 +88,11 @@ CudaNccl::~CudaNccl() { delete f_; }
 
 const NcclFunctions* CudaNccl::load() {
   std::call_once(once_, [this] {
+    const char* configured = std::getenv("RGPU_NCCL_LIBRARY");
+    if (configured && std::string(configured) == "none") {
+      why_ = "NCCL is turned off on this server (--nccl-library none)";
+      return;
+    }
     std::string tried;
     void* h = open_nccl(&tried);
     if (!h) {

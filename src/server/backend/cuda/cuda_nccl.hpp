@@ -1,8 +1,9 @@
 // NVIDIA's NCCL on the worker's GPUs, loaded at first use: the library the
 // server was told (--nccl-library, handed to workers as RGPU_NCCL_LIBRARY),
 // else libnccl.so.2 by soname, else the pip wheel's (nvidia/nccl/lib) in the
-// usual Python locations. The server's network settings for NCCL reach it
-// as its environment (--nccl-socket-ifname, --nccl-env).
+// usual Python locations; `none` turns NCCL off. The server's network
+// settings for NCCL reach it as its environment (--nccl-socket-ifname,
+// --nccl-env).
 #pragma once
 #include <mutex>
 #include <string>
