@@ -37,7 +37,8 @@ ncclResult_t remote_call(uint16_t op, int device, const proto::Writer& args, std
                          proto::Reader* reply) {
   const client::FrontEndBridge* b = bridge();
   if (!b) return fail(ncclSystemError, "no rgpu client in this process");
-  buffer->resize(4096);
+  // The largest reply: a group's communicators (8 bytes each), or a last error's text.
+  buffer->resize(size_t{1} << 16);
   size_t len = 0;
   int e = b->call(op, device, args.bytes().data(), args.size(), buffer->data(), buffer->size(), &len);
   if (e == cudaSuccess && len > buffer->size()) {
