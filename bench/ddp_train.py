@@ -13,9 +13,13 @@ peer memory and mapped host memory between the ranks: shm only). Each rgpu
 run tries NCCL first and, if it fails or hangs, gloo, and says which backend
 gave the losses and why NCCL did not.
 
+With `--launcher torchrun` every run (local too) is one torchrun with
+--nproc-per-node N: through rgpu one `rgpu run` whose RGPU_DEVICES names
+every server's GPU, each rank on the GPU of its LOCAL_RANK.
+
 usage:
   ddp_train.py compare OUT_DIR --rgpu BUILD/rgpu --devices H:P:G,H:P:G [--transports shm,tcp]
-                       [--mode ddp|fsdp] [--nccl front-end,native]
+                       [--mode ddp|fsdp] [--nccl front-end,native] [--launcher ranks|torchrun]
       local run (one GPU per process), then the rgpu runs; writes
       OUT_DIR/MODE.json and OUT_DIR/MODE.md, each process's output in OUT_DIR/MODE-logs/
   ddp_train.py rank   one rank (environment: RANK, WORLD_SIZE, MASTER_ADDR,
@@ -47,8 +51,9 @@ def rank_main():
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     backend = os.environ["DDP_BACKEND"]
     # Each rank is started seeing one GPU (CUDA_VISIBLE_DEVICES locally,
-    # RGPU_DEVICES naming one server's through rgpu).
-    device = torch.device("cuda", 0)
+    # RGPU_DEVICES naming one server's through rgpu), or under torchrun all
+    # of them, its own the one of its LOCAL_RANK.
+    device = torch.device("cuda", int(os.environ["LOCAL_RANK"]) if os.environ.get("DDP_TORCHRUN") else 0)
     torch.cuda.set_device(device)
     dist.init_process_group(backend, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=TIMEOUT / 2))
     torch.manual_seed(0)
@@ -140,6 +145,47 @@ def launch(label, backend, rank_envs, prefix, logs):
     return (results, None) if why is None else (None, why)
 
 
+def merged_env(rank_envs):
+    """One environment for all ranks (torchrun's): every rank's GPU listed."""
+    env = {}
+    for key in {k for e in rank_envs for k in e}:
+        values = [e[key] for e in rank_envs if key in e]
+        if key == "RGPU_DEVICES":
+            env[key] = ",".join(values)
+        elif key == "CUDA_VISIBLE_DEVICES":
+            # Through rgpu each rank saw its one GPU as 0; together they are 0..N-1.
+            env[key] = ",".join(values) if len(set(values)) == len(values) else ",".join(map(str, range(len(values))))
+        else:
+            env[key] = values[0]
+    return env
+
+
+def launch_torchrun(label, backend, rank_envs, prefix, logs):
+    """All ranks by one torchrun; returns (results by rank, None) or (None, why)."""
+    env = dict(os.environ, DDP_BACKEND=backend, DDP_TORCHRUN="1", NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "INFO"),
+               **merged_env(rank_envs))
+    base = logs / f"{label}-{backend}-torchrun"
+    command = prefix + [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={len(rank_envs)}",
+                        "--master-addr=127.0.0.1", f"--master-port={free_port()}", os.path.abspath(__file__), "rank"]
+    with open(f"{base}.out", "w") as out, open(f"{base}.err", "w") as err:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=err, start_new_session=True)
+        try:
+            proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None, f"timed out after {TIMEOUT:.0f} s"
+    lines = [l for l in Path(f"{base}.out").read_text(errors="replace").splitlines() if l.startswith("{")]
+    results = sorted((json.loads(l) for l in lines), key=lambda r: r["rank"])
+    if proc.returncode != 0 or len(results) != len(rank_envs):
+        errors = [l for l in Path(f"{base}.err").read_text(errors="replace").splitlines() if "error" in l.lower()]
+        return None, f"{base.name} exited {proc.returncode}: " + (errors[-1][:300] if errors else "no output")
+    transports = sorted(set(NCCL_TRANSPORT.findall(Path(f"{base}.err").read_text(errors="replace"))))
+    for r in results:
+        r["nccl_transports"] = transports
+    return results, None
+
+
 def max_relative_difference(a, b):
     return max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
 
@@ -152,11 +198,12 @@ def compare(argv):
     mode = opts.get("--mode", "ddp")
     os.environ["DDP_MODE"] = mode
     nccls = opts.get("--nccl", "front-end").split(",")
+    start = launch_torchrun if opts.get("--launcher", "ranks") == "torchrun" else launch
     logs = out / f"{mode}-logs"
     logs.mkdir(parents=True, exist_ok=True)
     runs = []
     local_envs = [dict(CUDA_VISIBLE_DEVICES=str(r)) for r in range(len(devices))]
-    local, why = launch("local", "nccl", local_envs, [], logs)
+    local, why = start("local", "nccl", local_envs, [], logs)
     runs.append(dict(label="local", backend="nccl", ranks=local, failure=why))
     for t, which in [(t, n) for n in nccls for t in transports]:
         # CUDA_VISIBLE_DEVICES only for PyTorch: on this GPU host it counts the
@@ -165,10 +212,10 @@ def compare(argv):
                      **({"RGPU_NCCL": "native"} if which == "native" else {})) for d in devices]
         label = f"rgpu {t}" + (", NCCL native" if which == "native" else "")
         tag = t if which == "front-end" else f"{t}-native"
-        nccl, nccl_why = launch(tag, "nccl", envs, [rgpu, "run", "--"], logs)
+        nccl, nccl_why = start(tag, "nccl", envs, [rgpu, "run", "--"], logs)
         run = dict(label=label, backend="nccl", ranks=nccl, failure=nccl_why)
         if nccl is None:
-            gloo, gloo_why = launch(tag, "gloo", envs, [rgpu, "run", "--"], logs)
+            gloo, gloo_why = start(tag, "gloo", envs, [rgpu, "run", "--"], logs)
             run = dict(label=label, backend="gloo", ranks=gloo, failure=gloo_why, nccl_failure=nccl_why)
         runs.append(run)
     ok = local is not None
@@ -187,7 +234,8 @@ def compare(argv):
             ok &= run["matches_local"]
     (out / f"{mode}.json").write_text(json.dumps(runs, indent=2) + "\n")
     local_step = runs[0].get("step_seconds")
-    md = [f"{mode.upper()}: {len(devices)} processes, one GPU each, {STEPS} steps; losses compared per rank and step with the "
+    launcher = "torchrun" if start is launch_torchrun else "one launch per rank"
+    md = [f"{mode.upper()} ({launcher}): {len(devices)} processes, one GPU each, {STEPS} steps; losses compared per rank and step with the "
           f"local run (relative tolerance {TOLERANCE:g})", "",
           "| run | backend | step (ms) | vs local | losses match local | ranks' weights agree | note |",
           "|---|---|---|---|---|---|---|"]

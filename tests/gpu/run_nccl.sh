@@ -11,9 +11,9 @@
 # Parts:
 #   - all-reduce bus bandwidth by size, 8 B..256 MB (bench/nccl_bandwidth.cu:
 #     one process, ncclCommInitAll over the servers' GPUs, grouped calls);
-#   - DDP and FSDP, 2 ranks, one GPU each (bench/ddp_train.py, ranks launched
-#     as torchrun does), over the client transports tcp and shm: losses
-#     against local, step time.
+#   - DDP (one launch per rank, and torchrun) and FSDP (torchrun), 2 ranks,
+#     one GPU each (bench/ddp_train.py), over the client transports tcp and
+#     shm: losses against local, step time.
 # Writes OUT_DIR/nccl.md (markdown tables).
 #
 # usage: tests/gpu/run_nccl.sh BUILD_DIR OUT_DIR
@@ -74,10 +74,14 @@ for servers_kind in default net; do
     RGPU_TRANSPORT=$t RGPU_DEVICES=$devices timeout -k 5 600 "$BUILD_DIR/rgpu" run -- "$BUILD_DIR/nccl_bandwidth" \
       >"$OUT/bandwidth-$servers_kind-$t.txt" 2>&1 || rc=1
   done
-  for mode in ddp fsdp; do
-    mkdir -p "$OUT/$mode-$servers_kind"
-    "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT/$mode-$servers_kind" --rgpu "$BUILD_DIR/rgpu" \
-      --devices "$devices" --mode $mode --transports tcp,shm >"$OUT/$mode-$servers_kind.txt" 2>&1 || rc=1
+  # DDP launched per rank and by torchrun (one `rgpu run` for both ranks),
+  # FSDP by torchrun.
+  for run in ddp:ranks ddp:torchrun fsdp:torchrun; do
+    mode=${run%%:*} launcher=${run##*:}
+    mkdir -p "$OUT/$mode-$launcher-$servers_kind"
+    "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT/$mode-$launcher-$servers_kind" --rgpu "$BUILD_DIR/rgpu" \
+      --devices "$devices" --mode $mode --launcher $launcher --transports tcp,shm \
+      >"$OUT/$mode-$launcher-$servers_kind.txt" 2>&1 || rc=1
   done
   stop_servers
 done
@@ -121,9 +125,10 @@ for n in names[1:]:
         print(f"- {n}: busbw for messages of 64 MB and more at least {worst:.2f} of local (target 0.8)")
 PY
 for servers_kind in default net; do
-  for mode in ddp fsdp; do
-    { echo; echo "## ${mode^^}, servers $servers_kind"; echo; cat "$OUT/$mode-$servers_kind/$mode.md" 2>/dev/null ||
-      echo "no result: $(tail -3 "$OUT/$mode-$servers_kind.txt")"; } >>"$OUT/nccl.md"
+  for run in ddp:ranks ddp:torchrun fsdp:torchrun; do
+    mode=${run%%:*} launcher=${run##*:} dir=$OUT/${run/:/-}-$servers_kind
+    { echo; echo "## ${mode^^} ($launcher), servers $servers_kind"; echo; cat "$dir/$mode.md" 2>/dev/null ||
+      echo "no result: $(tail -3 "$dir.txt")"; } >>"$OUT/nccl.md"
   done
 done
 echo >>"$OUT/nccl.md"
