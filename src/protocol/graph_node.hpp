@@ -28,6 +28,11 @@ constexpr uint8_t kStagingDst = 16, kStagingSrc = 32;
 // memory, which a graph reaches through staging (client/graph/staged_copy.hpp).
 constexpr uint8_t kPageableDst = 4, kPageableSrc = 8;
 
+struct ArrayPos {
+  uint64_t x = 0, y = 0, z = 0;
+  bool operator==(const ArrayPos&) const = default;
+};
+
 struct GraphNodeParams {
   int32_t type = cudaGraphNodeTypeEmpty;  // cudaGraphNodeType
   // Kernel.
@@ -44,14 +49,20 @@ struct GraphNodeParams {
   // k * slice rows * pitch past it (dst_slice, src_slice: rows per slice,
   // at least `height`; unused at depth 1).
   uint64_t depth = 1, dst_slice = 0, src_slice = 0;
+  // Memcpy with a CUDA array side: that side's array (the server's handle;
+  // 0: memory at dst or src) and the copy's first element in it (x in bytes,
+  // row y, slice z); that side's address, pitch and slice are unused.
+  uint64_t dst_array = 0, src_array = 0;
+  ArrayPos dst_at{}, src_at{};
   uint32_t value = 0, element_size = 0;  // memset
   // Memcpy: the sides that are shared page-locked host memory (kHostDst,
   // kHostSrc), by the application's address on the wire and the worker's
   // mapping of it in the backend, or staging blocks (kStagingDst, kStagingSrc).
   uint8_t host_sides = 0;
-  // Child graph, event record/wait: the server's handle; host: the callback;
-  // conditional: the condition's handle (its type in `value`, the number of
-  // bodies in `width`).
+  // Child graph, event record/wait: the server's handle (a child graph's
+  // ownership in `value`: cudaGraphChildGraphOwnershipMove hands the graph
+  // itself to the node); host: the callback; conditional: the condition's
+  // handle (its type in `value`, the number of bodies in `width`).
   uint64_t handle = 0;
   // External semaphore signal or wait: the server's semaphores and values.
   std::vector<ExternalSemaphoreOp> semaphores;
@@ -75,6 +86,9 @@ inline uint64_t copy_rows(const GraphNodeParams& p) { return p.height * p.depth;
 inline uint64_t copy_row_offset(uint64_t i, uint64_t pitch, uint64_t slice, const GraphNodeParams& p) {
   return ((i / p.height) * slice + i % p.height) * pitch;
 }
+
+// Whether a copy node names a CUDA array on either side.
+inline bool copies_array(const GraphNodeParams& p) { return p.dst_array || p.src_array; }
 
 // The bytes one side of a copy node spans from its first byte; false when
 // its rows overlap (width past the pitch, slices shorter than the copied
@@ -152,6 +166,7 @@ inline void put_node(Writer& w, const GraphNodeParams& p) {
   w.put_bytes(p.args.data(), p.args.size());
   w.put(p.dst).put(p.src).put(p.dst_pitch).put(p.src_pitch).put(p.width).put(p.height);
   w.put(p.depth).put(p.dst_slice).put(p.src_slice);
+  w.put(p.dst_array).put(p.src_array).put(p.dst_at).put(p.src_at);
   w.put(p.value).put(p.element_size).put(p.host_sides).put(p.handle);
   put_semaphore_ops(w, p.semaphores);
   w.put<uint32_t>(static_cast<uint32_t>(p.bodies.size()));
@@ -176,6 +191,10 @@ inline GraphNodeParams get_node(Reader& r) {
   p.depth = r.get<uint64_t>();
   p.dst_slice = r.get<uint64_t>();
   p.src_slice = r.get<uint64_t>();
+  p.dst_array = r.get<uint64_t>();
+  p.src_array = r.get<uint64_t>();
+  p.dst_at = r.get<ArrayPos>();
+  p.src_at = r.get<ArrayPos>();
   p.value = r.get<uint32_t>();
   p.element_size = r.get<uint32_t>();
   p.host_sides = r.get<uint8_t>();

@@ -10,7 +10,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 constexpr uint32_t kFrameMagic = 0x55504752;  // "RGPU"
 // Bumped whenever a frame, an op number or an argument layout changes.
-constexpr uint32_t kProtocolVersion = 11;
+constexpr uint32_t kProtocolVersion = 12;
 constexpr uint16_t kDefaultPort = 18515;
 // Where rgpu-server --ucx-port conventionally listens (it is off unless given).
 constexpr uint16_t kDefaultUcxPort = 18516;

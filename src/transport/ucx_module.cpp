@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -114,12 +115,15 @@ class UcxModuleTransport final : public Transport {
   ucx_abi::Transport* t_;  // the module's, never unloaded
 };
 
-// Where the module may be: beside rgpu's own file, in lib/ below it, or in ../lib/.
+// Where the module may be: beside rgpu's own file, in lib/ below it, or in
+// ../lib/. The file's real path: a program started by a link
+// (/usr/sbin/rgpu-server) is named by that link.
 std::vector<std::string> module_candidates() {
   Dl_info self{};
   if (!dladdr(reinterpret_cast<void*>(&make_ucx_transport), &self) || !self.dli_fname)
     throw TransportError("ucx transport: cannot find rgpu's own folder");
-  std::string dir = self.dli_fname;
+  char real[PATH_MAX];
+  std::string dir = realpath(self.dli_fname, real) ? real : self.dli_fname;
   dir = dir.substr(0, dir.rfind('/') + 1);
   return {dir + kModule, dir + "lib/" + kModule, dir + "../lib/" + kModule};
 }

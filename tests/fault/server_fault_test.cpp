@@ -110,6 +110,36 @@ pid_t start_server(uint16_t port, std::vector<std::string> extra) {
 using test::free_port;
 using test::stop_server;
 
+// 4096 bytes of a session's memory and a graph of its, which takes nodes
+// as a peer sends them.
+struct WireGraph {
+  explicit WireGraph(client::Session& s) : session(s) {
+    proto::Writer m;
+    m.put<uint64_t>(4096);
+    EXPECT_EQ(s.call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+    mem = proto::Reader(reply).get<uint64_t>();
+    proto::Writer create;
+    create.put<uint32_t>(0);
+    EXPECT_EQ(s.call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
+    graph = proto::Reader(reply).get<uint64_t>();
+  }
+  int32_t add(const proto::GraphNodeParams& p) {
+    proto::Writer w;
+    w.put(graph).put<uint32_t>(0);
+    proto::put_node(w, p);
+    return session.call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
+  }
+  // `good` as `change` makes it is refused with `error`.
+  template <typename Change>
+  void expect_refused(proto::GraphNodeParams good, Change change, int32_t error) {
+    change(good);
+    EXPECT_EQ(add(good), error);
+  }
+  client::Session& session;
+  std::vector<uint8_t> reply;
+  uint64_t mem = 0, graph = 0;
+};
+
 class ServerFault : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -481,22 +511,8 @@ TEST_F(ServerFault, PointersOfAnotherSessionAndPastTheEndAreRefused) {
 // than the pitch, no overflowing numbers; the session goes on after each refusal.
 TEST_F(ServerFault, GraphCopyShapesAreChecked) {
   auto a = session();
-  std::vector<uint8_t> reply;
-  auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
-  proto::Writer m;
-  m.put<uint64_t>(4096);
-  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
-  uint64_t mem = handle();
-  proto::Writer create;
-  create.put<uint32_t>(0);
-  ASSERT_EQ(a->call(proto::kOpGraphCreate, 0, create.bytes(), {}, reply), cudaSuccess);
-  uint64_t graph = handle();
-  auto add_node = [&](const proto::GraphNodeParams& p) {
-    proto::Writer w;
-    w.put(graph).put<uint32_t>(0);
-    proto::put_node(w, p);
-    return a->call(proto::kOpGraphAddNode, 0, w.bytes(), {}, reply);
-  };
+  WireGraph wire(*a);
+  const uint64_t mem = wire.mem;
   // 4 slices of 3 rows of 32 bytes, 64 bytes a row, 5 rows a slice: 1120 bytes from dst.
   proto::GraphNodeParams copy;
   copy.type = cudaGraphNodeTypeMemcpy;
@@ -507,19 +523,68 @@ TEST_F(ServerFault, GraphCopyShapesAreChecked) {
   copy.depth = 4;
   copy.dst_pitch = copy.src_pitch = 64;
   copy.dst_slice = copy.src_slice = 5;
-  EXPECT_EQ(add_node(copy), cudaSuccess);
-  auto refused = [&](auto change, int32_t error) {
-    proto::GraphNodeParams bad = copy;
-    change(bad);
-    EXPECT_EQ(add_node(bad), error);
-  };
+  EXPECT_EQ(wire.add(copy), cudaSuccess);
+  auto refused = [&](auto change, int32_t error) { wire.expect_refused(copy, change, error); };
   refused([](auto& p) { p.src_slice = 2; }, cudaErrorInvalidPitchValue);             // slices overlap
   refused([](auto& p) { p.width = 65; }, cudaErrorInvalidPitchValue);                // rows overlap
   refused([](auto& p) { p.depth = 0; }, cudaErrorInvalidValue);
   refused([](auto& p) { p.depth = 7; }, cudaErrorInvalidValue);                      // past the allocation
   refused([](auto& p) { p.dst_slice = uint64_t{1} << 62; }, cudaErrorInvalidPitchValue);  // overflows
   refused([](auto& p) { p.src += 4096; }, cudaErrorInvalidValue);                    // not the session's
-  EXPECT_EQ(add_node(copy), cudaSuccess);
+  EXPECT_EQ(wire.add(copy), cudaSuccess);
+}
+
+// A copy node naming a CUDA array names one of its session's arrays, the
+// region inside it on element bounds, never as host memory; two arrays'
+// elements are of one size. The session goes on after each refusal.
+TEST_F(ServerFault, GraphArrayCopiesAreChecked) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  auto handle = [&] { return proto::Reader(reply).get<uint64_t>(); };
+  // 16 x 6 x 4 elements of 4 bytes; b's array, and a's of 2-byte elements.
+  auto make_array = [&](client::Session& c, cudaChannelFormatDesc format) {
+    proto::Writer w;
+    w.put(format).put(cudaExtent{16, 6, 4}).put<uint32_t>(0);
+    EXPECT_EQ(c.call(proto::kOpArrayCreate, 0, w.bytes(), {}, reply), cudaSuccess);
+    return handle();
+  };
+  const cudaChannelFormatDesc four{32, 0, 0, 0, cudaChannelFormatKindUnsigned};
+  const cudaChannelFormatDesc two{16, 0, 0, 0, cudaChannelFormatKindUnsigned};
+  uint64_t array = make_array(*a, four), narrow = make_array(*a, two), others = make_array(*b, four);
+  WireGraph wire(*a);
+  const uint64_t mem = wire.mem;
+  // Memory into elements 2-6 of rows 1-3 of slices 1-2.
+  proto::GraphNodeParams copy;
+  copy.type = cudaGraphNodeTypeMemcpy;
+  copy.src = mem;
+  copy.src_pitch = 64;
+  copy.src_slice = 3;
+  copy.dst_array = array;
+  copy.dst_at = {8, 1, 1};
+  copy.width = 20;
+  copy.height = 3;
+  copy.depth = 2;
+  EXPECT_EQ(wire.add(copy), cudaSuccess);
+  auto refused = [&](auto change, int32_t error) { wire.expect_refused(copy, change, error); };
+  refused([&](auto& p) { p.dst_array = others; }, cudaErrorInvalidResourceHandle);  // b's
+  refused([&](auto& p) { p.dst_array = mem; }, cudaErrorInvalidResourceHandle);     // not an array
+  refused([](auto& p) { p.dst_at.x = 48; }, cudaErrorInvalidValue);                 // past the row
+  refused([](auto& p) { p.dst_at.y = 4; }, cudaErrorInvalidValue);                  // past the rows
+  refused([](auto& p) { p.dst_at.z = 3; }, cudaErrorInvalidValue);                  // past the slices
+  refused([](auto& p) { p.dst_at.x = 6; }, cudaErrorInvalidValue);                  // between elements
+  refused([](auto& p) { p.width = 22; }, cudaErrorInvalidValue);
+  refused([](auto& p) { p.dst_at = {~uint64_t{0} - 3, 0, 0}; }, cudaErrorInvalidValue);  // overflows
+  refused([](auto& p) { p.host_sides = proto::kHostDst; }, cudaErrorInvalidValue);
+  refused([&](auto& p) { p.src = mem + 4000; }, cudaErrorInvalidValue);  // the memory side past its allocation
+  // Array to array: elements of one size.
+  proto::GraphNodeParams across = copy;
+  across.src_array = array;
+  across.src_at = {};
+  EXPECT_EQ(wire.add(across), cudaSuccess);
+  across.src_array = narrow;
+  EXPECT_EQ(wire.add(across), cudaErrorInvalidValue);
+  EXPECT_EQ(wire.add(copy), cudaSuccess);
 }
 
 // Staging blocks of graph copies (tcp, ucx) are the worker's own memory: a

@@ -45,7 +45,15 @@ class FakeHooks : public HostGraphHooks {
     batches.push_back({ops.begin(), ops.end()});
     return cudaSuccess;
   }
+  // Array copies reached, as their nodes had them; arrays_live says whether
+  // the arrays are still there.
+  int32_t array_copy(const GraphNodeParams& p) override {
+    array_copies.push_back(p);
+    return arrays_live ? cudaSuccess : cudaErrorIllegalAddress;
+  }
   std::vector<unsigned char> memory = std::vector<unsigned char>(64);
+  std::vector<GraphNodeParams> array_copies;
+  bool arrays_live = true;
   std::vector<std::vector<StreamMemOp>> batches;
   std::vector<std::pair<int32_t, uint64_t>> semaphores;
   std::vector<unsigned char> host = std::vector<unsigned char>(16);
@@ -435,4 +443,55 @@ TEST(HostGraphs, BatchMemOpNodesRunTheirOperations) {
   p.args.assign(reinterpret_cast<uint8_t*>(ops), reinterpret_cast<uint8_t*>(ops) + sizeof ops);
   ASSERT_EQ(g.exec_set_params(exec, node, p), cudaSuccess);
   EXPECT_EQ(g.launch_graph(exec, 0), cudaErrorIllegalAddress);
+}
+
+// A copy node with an array side replays through the backend's array copy
+// once its memory side is found live; an executable graph's copy node takes
+// no array operands through exec set-params, and an update keeps each side
+// an array or memory, as CUDA's.
+TEST(HostGraphs, ArrayCopyNodes) {
+  FakeHooks h;
+  HostGraphs g(h);
+  uint64_t graph, node;
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  GraphNodeParams copy = copy_node(0, at(h, 0), 16);
+  copy.dst_array = 0x5000;
+  copy.dst_at = {8, 1, 0};
+  ASSERT_EQ(g.add_node(&node, graph, {}, copy), cudaSuccess);
+  uint64_t exec;
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+  ASSERT_EQ(h.array_copies.size(), 1u);
+  EXPECT_EQ(h.array_copies[0].dst_array, 0x5000u);
+  EXPECT_EQ(h.array_copies[0].dst_at, (rgpu::proto::ArrayPos{8, 1, 0}));
+  // The memory side gone: nothing copied.
+  GraphNodeParams gone = copy;
+  gone.src = at(h, 56);
+  ASSERT_EQ(g.set_node_params(node, gone), cudaSuccess);
+  uint64_t exec2;
+  ASSERT_EQ(g.instantiate(&exec2, graph, 0), cudaSuccess);
+  EXPECT_EQ(g.launch_graph(exec2, 0), cudaErrorIllegalAddress);
+  EXPECT_EQ(h.array_copies.size(), 1u);
+  // An array gone.
+  h.arrays_live = false;
+  EXPECT_EQ(g.launch_graph(exec, 0), cudaErrorIllegalAddress);
+  h.arrays_live = true;
+  // No array operands in an executable graph's own parameters.
+  EXPECT_EQ(g.exec_set_params(exec, node, copy), cudaErrorInvalidValue);
+  EXPECT_EQ(g.exec_set_params(exec, node, copy_node(at(h, 16), at(h, 0), 16)), cudaErrorInvalidValue);
+  // An update from memory to an array side fails; array to array passes.
+  uint64_t plain_graph, plain_node, plain_exec;
+  ASSERT_EQ(g.graph_create(&plain_graph), cudaSuccess);
+  ASSERT_EQ(g.add_node(&plain_node, plain_graph, {}, copy_node(at(h, 16), at(h, 0), 16)), cudaSuccess);
+  ASSERT_EQ(g.instantiate(&plain_exec, plain_graph, 0), cudaSuccess);
+  int32_t result;
+  uint64_t error_node;
+  EXPECT_EQ(g.exec_update(plain_exec, graph, &result, &error_node), cudaErrorGraphExecUpdateFailure);
+  EXPECT_EQ(result, cudaGraphExecUpdateErrorParametersChanged);
+  EXPECT_EQ(error_node, node);
+  copy.dst_array = 0x6000;
+  ASSERT_EQ(g.set_node_params(node, copy), cudaSuccess);
+  EXPECT_EQ(g.exec_update(exec, graph, &result, &error_node), cudaSuccess);
+  ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
+  EXPECT_EQ(h.array_copies.back().dst_array, 0x6000u);
 }

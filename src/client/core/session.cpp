@@ -76,10 +76,12 @@ std::string client_credential(std::string* why) {
 
 // The handshake on a new connection: answers the challenge (token,
 // credential, job key: each proved, none sent) with `hello`, then reads the
-// server's reply. Nullopt with why when the client cannot answer.
+// server's reply. Nullopt with why when the client cannot answer or the
+// server refuses (its refusal then in *refused, when given).
 std::optional<proto::HelloReply> exchange_hello(transport::Connection& conn, const transport::Endpoint& server,
                                                 const std::string& transport_name, proto::Hello hello,
-                                                const std::string& job_key, std::string* why) {
+                                                const std::string& job_key, std::string* why,
+                                                proto::HelloReply* refused = nullptr) {
   std::vector<uint8_t> challenge_args;
   try {
     handshake_frame(conn, proto::kOpChallenge, challenge_args);
@@ -131,6 +133,7 @@ std::optional<proto::HelloReply> exchange_hello(transport::Connection& conn, con
   auto reply = proto::HelloReply::decode(r);
   if (reply.status != cudaSuccess) {
     *why = "server " + server.to_string() + " refused: " + reply.message;
+    if (refused) *refused = std::move(reply);
     return std::nullopt;
   }
   return reply;
@@ -163,6 +166,21 @@ std::unique_ptr<Session> Session::open(const transport::Endpoint& server, const 
     *why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();
     return nullptr;
   }
+}
+
+Session::ProbeAnswer Session::probe(const transport::Endpoint& server, const std::string& transport) {
+  ProbeAnswer answer;
+  try {
+    auto conn = connect_to(server, transport, kConnectTimeoutMs, &answer.transport);
+    answer.reached = true;
+    proto::HelloReply refused;
+    answer.reply = exchange_hello(*conn, server, answer.transport, proto::Hello{}, "", &answer.why, &refused);
+    answer.refused = !answer.reply && refused.status != cudaSuccess;
+    if (answer.refused) answer.reply = std::move(refused);
+  } catch (const std::exception& e) {
+    answer.why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();
+  }
+  return answer;
 }
 
 std::optional<proto::HelloReply> Session::ask(const transport::Endpoint& server, uint8_t request,

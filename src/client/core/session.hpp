@@ -31,6 +31,17 @@ class Session {
   // `transport` as in DeviceSpec.
   static std::unique_ptr<Session> open(const transport::Endpoint& server, const std::string& transport,
                                        const std::vector<int>& gpus, std::string* why);
+  // What a probe learned (`rgpu doctor`): the transport taken, and the
+  // server's answer whether it admitted the probe or refused it (a refusal
+  // still names the server's protocol version).
+  struct ProbeAnswer {
+    std::string transport;
+    bool reached = false;  // connected (why says otherwise)
+    bool refused = false;  // reply holds the server's refusal
+    std::optional<proto::HelloReply> reply;
+    std::string why;  // empty when admitted
+  };
+  static ProbeAnswer probe(const transport::Endpoint& server, const std::string& transport);
   // A request other than a session (`rgpu smi`, `rgpu job-end`): the
   // server's answer, or nullopt with why not. A job key, when given, is
   // proved (never sent).

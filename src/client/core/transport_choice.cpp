@@ -15,6 +15,11 @@ bool is_local_host(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// The automatic choice takes shm when this is true.
+bool shm_socket_present(const transport::Endpoint& server) {
+  return is_local_host(server.host) && access(transport::default_shm_socket(server.port).c_str(), F_OK) == 0;
+}
+
 std::string environment(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
@@ -87,8 +92,8 @@ std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& ser
     *transport_name = want;
     return transport_named(want).connect(server, timeout_ms);
   }
+  bool try_shm = want == "shm" || (want.empty() && shm_socket_present(server));
   std::string path = transport::default_shm_socket(server.port);
-  bool try_shm = want == "shm" || (want.empty() && is_local_host(server.host) && access(path.c_str(), F_OK) == 0);
   if (try_shm) {
     try {
       *transport_name = "shm";
@@ -99,6 +104,18 @@ std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& ser
   }
   *transport_name = "tcp";
   return transport_named("tcp").connect(server, timeout_ms);
+}
+
+std::string transport_reason(const transport::Endpoint& server, const std::string& want) {
+  if (!want.empty()) return want + ": asked for (RGPU_TRANSPORT or the server's entry in RGPU_DEVICES)";
+  const std::string socket = transport::default_shm_socket(server.port);
+  if (shm_socket_present(server))
+    return "shm: the server is on this host and its Unix socket " + socket +
+           " exists (page-locked memory shared with the server, no network stack)";
+  if (is_local_host(server.host))
+    return "tcp: the server is on this host but has no Unix socket " + socket +
+           " (started with --unix-socket none?): shm would be faster";
+  return "tcp: the server is on another host (RGPU_TRANSPORT=ucx for InfiniBand/RoCE, tls for encryption)";
 }
 
 }  // namespace rgpu::client

@@ -17,6 +17,9 @@ namespace rgpu::client {
 std::unique_ptr<transport::Connection> connect_to(const transport::Endpoint& server, const std::string& wanted,
                                                   int timeout_ms, std::string* transport_name);
 
+// Why connect_to takes the transport it takes for `want`, in words (`rgpu doctor`).
+std::string transport_reason(const transport::Endpoint& server, const std::string& want);
+
 // The process's transport of that name ("tcp", "shm", "tls" or "ucx"), made once.
 transport::Transport& transport_named(const std::string& name);
 

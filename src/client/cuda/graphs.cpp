@@ -136,16 +136,16 @@ cudaError_t read_kernel(CUgraphNode node, int device, const GraphNodeParams& p, 
   return cudaSuccess;
 }
 
-// One side of a CUDA_MEMCPY3D: its first byte.
-const void* side(CUmemorytype type, const void* host, CUdeviceptr device, size_t x, size_t y, size_t z,
-                 size_t pitch, size_t height) {
-  const char* base = type == CU_MEMORYTYPE_HOST ? static_cast<const char*>(host) : reinterpret_cast<const char*>(device);
-  return base + (z * height + y) * pitch + x;
+// One side of a CUDA_MEMCPY3D.
+CopyNodeSide side(CUmemorytype type, const void* host, CUdeviceptr device, CUarray array, size_t x, size_t y, size_t z,
+                  size_t pitch, size_t height) {
+  if (type == CU_MEMORYTYPE_ARRAY) return {nullptr, 0, 0, reinterpret_cast<cudaArray_const_t>(array), x, y, z};
+  char* base = type == CU_MEMORYTYPE_HOST ? static_cast<char*>(const_cast<void*>(host)) : reinterpret_cast<char*>(device);
+  return {base + (z * height + y) * pitch + x, pitch, height};
 }
 
 cudaError_t copy_params(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) {
   if (!m) return cudaErrorInvalidValue;
-  if (m->srcMemoryType == CU_MEMORYTYPE_ARRAY || m->dstMemoryType == CU_MEMORYTYPE_ARRAY) return cudaErrorNotSupported;
   bool src_host = m->srcMemoryType == CU_MEMORYTYPE_HOST, dst_host = m->dstMemoryType == CU_MEMORYTYPE_HOST;
   bool unified = m->srcMemoryType == CU_MEMORYTYPE_UNIFIED || m->dstMemoryType == CU_MEMORYTYPE_UNIFIED;
   cudaMemcpyKind kind = src_host && dst_host ? cudaMemcpyHostToHost
@@ -153,31 +153,45 @@ cudaError_t copy_params(int device, const CUDA_MEMCPY3D* m, GraphNodeParams* p) 
                         : dst_host           ? cudaMemcpyDeviceToHost
                         : unified            ? cudaMemcpyDefault
                                              : cudaMemcpyDeviceToDevice;
-  const void* src = side(m->srcMemoryType, m->srcHost, m->srcDevice, m->srcXInBytes, m->srcY, m->srcZ, m->srcPitch,
-                         m->srcHeight);
-  void* dst = const_cast<void*>(side(m->dstMemoryType, m->dstHost, m->dstDevice, m->dstXInBytes, m->dstY, m->dstZ,
-                                     m->dstPitch, m->dstHeight));
-  CopyBox box{m->WidthInBytes, m->Height, m->Depth, m->dstHeight, m->srcHeight};
-  return copy_box_node(device, dst, m->dstPitch, src, m->srcPitch, box, kind, p);
+  CopyNodeSide src = side(m->srcMemoryType, m->srcHost, m->srcDevice, m->srcArray, m->srcXInBytes, m->srcY, m->srcZ,
+                          m->srcPitch, m->srcHeight);
+  CopyNodeSide dst = side(m->dstMemoryType, m->dstHost, m->dstDevice, m->dstArray, m->dstXInBytes, m->dstY, m->dstZ,
+                          m->dstPitch, m->dstHeight);
+  return copy_box_node(device, dst, src, CopyBox{m->WidthInBytes, m->Height, m->Depth}, kind, p);
 }
 
-CUDA_MEMCPY3D read_copy(const GraphNodeParams& p) {
+// One side of a copy node as CUDA_MEMCPY3D names it.
+void read_side(int device, const GraphNodeParams& p, bool src, CUmemorytype* type, const void** host,
+               CUdeviceptr* dptr, CUarray* array, size_t* x, size_t* y, size_t* z, size_t* pitch, size_t* height) {
+  uint64_t remote = src ? p.src_array : p.dst_array;
+  *pitch = src ? p.src_pitch : p.dst_pitch;
+  *height = p.depth > 1 ? (src ? p.src_slice : p.dst_slice) : p.height;
+  if (remote) {
+    const rgpu::proto::ArrayPos& at = src ? p.src_at : p.dst_at;
+    *type = CU_MEMORYTYPE_ARRAY;
+    *array = reinterpret_cast<CUarray>(node_array(device, remote));
+    *x = at.x, *y = at.y, *z = at.z;
+    return;
+  }
+  uint64_t ptr = src ? p.src : p.dst;
+  if (p.host_sides & (src ? rgpu::proto::kHostSrc : rgpu::proto::kHostDst)) {
+    *type = CU_MEMORYTYPE_HOST;
+    *host = reinterpret_cast<const void*>(ptr);
+  } else {
+    *type = CU_MEMORYTYPE_DEVICE;
+    *dptr = ptr;
+  }
+}
+
+CUDA_MEMCPY3D read_copy(int device, const GraphNodeParams& p) {
   CUDA_MEMCPY3D m{};
-  m.srcMemoryType = p.host_sides & rgpu::proto::kHostSrc ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
-  m.dstMemoryType = p.host_sides & rgpu::proto::kHostDst ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
-  if (m.srcMemoryType == CU_MEMORYTYPE_HOST)
-    m.srcHost = reinterpret_cast<const void*>(p.src);
-  else
-    m.srcDevice = p.src;
-  if (m.dstMemoryType == CU_MEMORYTYPE_HOST)
-    m.dstHost = reinterpret_cast<void*>(p.dst);
-  else
-    m.dstDevice = p.dst;
-  m.srcPitch = p.src_pitch;
-  m.dstPitch = p.dst_pitch;
+  read_side(device, p, true, &m.srcMemoryType, &m.srcHost, &m.srcDevice, &m.srcArray, &m.srcXInBytes, &m.srcY,
+            &m.srcZ, &m.srcPitch, &m.srcHeight);
+  const void* dst_host = nullptr;
+  read_side(device, p, false, &m.dstMemoryType, &dst_host, &m.dstDevice, &m.dstArray, &m.dstXInBytes, &m.dstY,
+            &m.dstZ, &m.dstPitch, &m.dstHeight);
+  m.dstHost = const_cast<void*>(dst_host);
   m.Height = p.height;
-  m.srcHeight = p.depth > 1 ? p.src_slice : p.height;
-  m.dstHeight = p.depth > 1 ? p.dst_slice : p.height;
   m.WidthInBytes = p.width;
   m.Depth = p.depth;
   return m;
@@ -203,7 +217,8 @@ cudaError_t generic_params(int device, const CUgraphNodeParams* g, GraphNodePara
       return copy_params(device, &g->memcpy.copyParams, p);
     case CU_GRAPH_NODE_TYPE_MEMSET: return memset_params(&g->memset, p);
     case CU_GRAPH_NODE_TYPE_HOST: return host_params(device, &g->host, p);
-    case CU_GRAPH_NODE_TYPE_GRAPH: return child_node(device, g->graph.graph, p);
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      return child_node(device, g->graph.graph, p, g->graph.ownership);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return event_node(device, cudaGraphNodeTypeWaitEvent, rt(g->eventWait.event), p);
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       return event_node(device, cudaGraphNodeTypeEventRecord, rt(g->eventRecord.event), p);
@@ -299,8 +314,8 @@ extern "C" CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgra
 }
 
 extern "C" CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) {
-  return get_with(hNode, cudaGraphNodeTypeMemcpy, nodeParams, [&](int, const GraphNodeParams& p) {
-    *nodeParams = read_copy(p);
+  return get_with(hNode, cudaGraphNodeTypeMemcpy, nodeParams, [&](int d, const GraphNodeParams& p) {
+    *nodeParams = read_copy(d, p);
     return cudaSuccess;
   });
 }

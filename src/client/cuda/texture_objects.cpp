@@ -8,7 +8,7 @@
 #include "client/cuda/array_formats.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/texture_descs.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
 
 using namespace rgpu::client;
 

@@ -13,7 +13,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
 #include "protocol/ops.hpp"
 #include "protocol/texture_reference_wire.hpp"
 

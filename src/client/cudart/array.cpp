@@ -4,7 +4,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
 #include "protocol/channel_format.hpp"
 #include "protocol/ops.hpp"
 

@@ -61,15 +61,19 @@ cudaError_t memset_2d(void* ptr, size_t pitch, int value, size_t width, size_t h
   if (height > 1 && width > pitch) return cudaErrorInvalidValue;
   if (auto device = device_side_for(ptr, stream)) ptr = reinterpret_cast<void*>(*device);
   auto range = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(ptr), pitch * (height - 1) + width);
+  std::optional<int> device = range ? std::optional<int>(range->device) : std::nullopt;
   if (!range) {
     if (auto host = MemoryMap::get().find_host(reinterpret_cast<uint64_t>(ptr)))
       return memset_host(*host, ptr, pitch, value, width, height, stream);
+    device = capturing_device(stream);
+  }
+  if (!device) {
     RGPU_LOG(debug, "memset of %zu x %zu bytes at %p: not within one range of device memory", width, height, ptr);
     return cudaErrorInvalidValue;
   }
   Call call(height == 1 ? proto::kOpMemset : proto::kOpMemset2D);
   uint64_t s;
-  if (cudaError_t e = route_to_memory(call, range->device, stream, &s)) return e;
+  if (cudaError_t e = route_to_memory(call, *device, stream, &s)) return e;
   if (height == 1)
     call.args().put<uint64_t>(reinterpret_cast<uint64_t>(ptr)).put<int32_t>(value).put<uint64_t>(width);
   else

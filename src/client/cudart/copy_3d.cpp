@@ -6,7 +6,8 @@
 
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/graph/capture.hpp"
+#include "client/core/array_objects.hpp"
 #include "client/cudart/copy_engine.hpp"
 #include "protocol/copy_3d_wire.hpp"
 #include "protocol/ops.hpp"
@@ -24,13 +25,9 @@ cudaError_t resolve(const CopyEnd& e, size_t width, size_t height, size_t depth,
   if (e.kind == CopyEnd::array) {
     auto a = arrays().find(const_cast<cudaArray_t>(e.arr));
     if (!a) return cudaErrorInvalidResourceHandle;
-    // The region must lie in the array (a missing height or depth is 1):
-    // checked before a host row of the copy is touched, as CUDA does.
-    const size_t row_bytes = a->extent.width * a->element;
-    const size_t rows = std::max<size_t>(a->extent.height, 1), layers = std::max<size_t>(a->extent.depth, 1);
-    if (e.x > row_bytes || width > row_bytes - e.x || e.y > rows || height > rows - e.y || e.z > layers ||
-        depth > layers - e.z)
-      return cudaErrorInvalidValue;
+    // The region must lie in the array: checked before a host row of the
+    // copy is touched, as CUDA does.
+    if (!array_holds(*a, e.x, e.y, e.z, width, height, depth)) return cudaErrorInvalidValue;
     out->wire = {a->remote, 0, 0, 0, e.x, e.y, e.z};
     out->device = a->device;
     return cudaSuccess;
@@ -47,6 +44,11 @@ cudaError_t resolve(const CopyEnd& e, size_t width, size_t height, size_t depth,
 
 uint8_t* host_row(const CopyEnd& e, size_t y, size_t z) {
   return static_cast<uint8_t*>(e.ptr) + (e.z + z) * e.pitch * e.rows + (e.y + y) * e.pitch + e.x;
+}
+
+CopyNodeSide node_side(const CopyEnd& e) {
+  if (e.kind == CopyEnd::array) return {nullptr, 0, 0, e.arr, e.x, e.y, e.z};
+  return {host_row(e, 0, 0), e.pitch, e.rows};
 }
 
 // True when the host side's rows lie back to back.
@@ -101,6 +103,11 @@ cudaError_t copy_3d(const CopyEnd& dst, const CopyEnd& src, size_t width, size_t
   }
   bool from_host = src.kind == CopyEnd::host, to_host = dst.kind == CopyEnd::host;
   if (from_host && to_host) return host_to_host(dst, src, width, height, depth, stream, async);
+  // A capture takes the copy into its graph: a copy node this process makes,
+  // so that its arrays and host memory are named as a graph names them.
+  cudaMemcpyKind kind = from_host ? cudaMemcpyHostToDevice : to_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
+  if (cudaError_t e; async && captured_copy(stream, node_side(dst), node_side(src), {width, height, depth}, kind, &e))
+    return e;
   proto::CopyExtentWire extent{width, height, depth};
   uint64_t s;
   if (from_host) {

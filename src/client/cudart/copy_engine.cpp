@@ -76,17 +76,39 @@ cudaError_t owner(const void* p, size_t extent, int* device) {
   return cudaSuccess;
 }
 
+// owner() for a side of a device-to-device copy, which a capture may take
+// with memory the client does not know (capturing_device).
+cudaError_t device_side_owner(const void* p, size_t extent, cudaStream_t stream, int* device) {
+  if (!MemoryMap::get().find_device(reinterpret_cast<uint64_t>(p), extent))
+    if (auto captured = capturing_device(stream)) {
+      *device = *captured;
+      return cudaSuccess;
+    }
+  return owner(p, extent, device);
+}
+
 cudaError_t wait_stream(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
 
+// The device whose server has `stream` (the current device's for a default stream).
+int stream_device(cudaStream_t stream) {
+  stream = effective_stream(stream);
+  RemoteObject o;
+  return !is_default_stream(stream) && streams().find(stream, &o) ? o.device : Runtime::current_device();
+}
+
 }  // namespace
+
+std::optional<int> capturing_device(cudaStream_t stream) {
+  Capture capture;
+  if (!capture_of(stream, &capture)) return std::nullopt;
+  return stream_device(stream);
+}
 
 std::optional<uint64_t> device_side_for(const void* p, cudaStream_t stream) {
   auto device_address = MemoryMap::get().device_side(reinterpret_cast<uint64_t>(p));
   if (!device_address) return std::nullopt;
   auto range = MemoryMap::get().find_device(*device_address);
-  stream = effective_stream(stream);
-  RemoteObject o;
-  int device = !is_default_stream(stream) && streams().find(stream, &o) ? o.device : Runtime::current_device();
+  int device = stream_device(stream);
   if (!range || !Runtime::get().device(device) || !same_server(range->device, device)) return std::nullopt;
   return device_address;
 }
@@ -210,7 +232,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
       bool shared = shared_with(dev, src, n);
       if (shared && (async || n > kInlineUploadMax)) return copy_shared(dev, dst, src, n, true, true, stream, async);
       // A capture takes the copy into its graph (shared memory's above too).
-      if (cudaError_t e; !shared && async && captured_host_copy(dev, stream, dst, n, src, n, n, 1, true, &e)) return e;
+      if (cudaError_t e; !shared && async && captured_host_copy(stream, dst, n, src, n, n, 1, true, &e)) return e;
       if (cudaError_t e; ring_copy_to_device(dev, dst, src, n, stream, async, &e)) return e;
       Call call(proto::kOpMemcpyHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -228,7 +250,7 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     case Dir::d2h: {
       if (cudaError_t e = owner(src, n, &dev)) return e;
       if (shared_with(dev, dst, n)) return copy_shared(dev, src, dst, n, false, true, stream, async);
-      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, n, src, n, n, 1, false, &e)) return e;
+      if (cudaError_t e; async && captured_host_copy(stream, dst, n, src, n, n, 1, false, &e)) return e;
       if (cudaError_t e; ring_copy_to_host(dev, dst, src, n, stream, &e)) return e;
       Call call(proto::kOpMemcpyDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -244,8 +266,8 @@ cudaError_t copy_linear(void* dst, const void* src, size_t n, cudaMemcpyKind kin
     }
     case Dir::d2d: {
       int src_dev;
-      if (cudaError_t e = owner(dst, n, &dev)) return e;
-      if (cudaError_t e = owner(src, n, &src_dev)) return e;
+      if (cudaError_t e = device_side_owner(dst, n, stream, &dev)) return e;
+      if (cudaError_t e = device_side_owner(src, n, stream, &src_dev)) return e;
       if (!same_server(src_dev, dev)) {
         if (stream)
           if (cudaError_t e = cudaStreamSynchronize(stream)) return e;
@@ -277,7 +299,7 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
       return cudaSuccess;
     case Dir::h2d: {
       if (cudaError_t e = owner(dst, dpitch * (height - 1) + width, &dev)) return e;
-      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, dpitch, src, spitch, width, height, true, &e))
+      if (cudaError_t e; async && captured_host_copy(stream, dst, dpitch, src, spitch, width, height, true, &e))
         return e;
       Call call(proto::kOpMemcpy2DHtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -293,7 +315,7 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
     }
     case Dir::d2h: {
       if (cudaError_t e = owner(src, spitch * (height - 1) + width, &dev)) return e;
-      if (cudaError_t e; async && captured_host_copy(dev, stream, dst, dpitch, src, spitch, width, height, false, &e))
+      if (cudaError_t e; async && captured_host_copy(stream, dst, dpitch, src, spitch, width, height, false, &e))
         return e;
       Call call(proto::kOpMemcpy2DDtoH);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;
@@ -307,8 +329,8 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
     }
     case Dir::d2d: {
       int src_dev;
-      if (cudaError_t e = owner(dst, dpitch * (height - 1) + width, &dev)) return e;
-      if (cudaError_t e = owner(src, spitch * (height - 1) + width, &src_dev)) return e;
+      if (cudaError_t e = device_side_owner(dst, dpitch * (height - 1) + width, stream, &dev)) return e;
+      if (cudaError_t e = device_side_owner(src, spitch * (height - 1) + width, stream, &src_dev)) return e;
       if (!same_server(src_dev, dev)) return cudaErrorInvalidValue;
       Call call(proto::kOpMemcpy2DDtoD);
       if (cudaError_t e = route_to_memory(call, dev, stream, &s)) return e;

@@ -26,6 +26,13 @@ cudaError_t copy_shared(int device, const void* dev_ptr, const void* host, size_
 // route_device (whose server runs it).
 cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t n, cudaStream_t stream, bool async);
 
+// The device of `stream` while it captures: copies and memsets between
+// device ranges queued there go to its server even where the client knows no
+// such memory, as locally, where the driver checks no address until the graph
+// runs (cuDNN captures its plans with placeholder addresses). Nothing when
+// the stream does not capture.
+std::optional<int> capturing_device(cudaStream_t stream);
+
 // Where the GPU has p when it lies in promoted page-locked memory whose
 // device memory is on the stream's server; nothing otherwise.
 std::optional<uint64_t> device_side_for(const void* p, cudaStream_t stream);

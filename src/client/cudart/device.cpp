@@ -12,7 +12,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
 #include "client/cuda/module_handles.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;

@@ -12,7 +12,7 @@
 #include "client/core/call.hpp"
 #include "client/core/external_handles.hpp"
 #include "client/core/memory_map.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
 

@@ -78,7 +78,7 @@ cudaError_t generic_params(int device, const cudaGraphNodeParams* g, GraphNodePa
       return memset_node(m.dst, m.pitch, m.value, m.elementSize, m.width, m.height, p);
     }
     case cudaGraphNodeTypeHost: return host_node(device, g->host.fn, g->host.userData, p);
-    case cudaGraphNodeTypeGraph: return child_node(device, g->graph.graph, p);
+    case cudaGraphNodeTypeGraph: return child_node(device, g->graph.graph, p, g->graph.ownership);
     case cudaGraphNodeTypeWaitEvent: return event_node(device, cudaGraphNodeTypeWaitEvent, g->eventWait.event, p);
     case cudaGraphNodeTypeEventRecord:
       return event_node(device, cudaGraphNodeTypeEventRecord, g->eventRecord.event, p);
@@ -230,8 +230,8 @@ extern "C" cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const 
 }
 
 extern "C" cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, cudaMemcpy3DParms* pNodeParams) {
-  return get_with(node, cudaGraphNodeTypeMemcpy, pNodeParams, [&](int, const GraphNodeParams& p) {
-    *pNodeParams = node_copy3d(p);
+  return get_with(node, cudaGraphNodeTypeMemcpy, pNodeParams, [&](int d, const GraphNodeParams& p) {
+    *pNodeParams = node_copy3d(d, p);
     return cudaSuccess;
   });
 }

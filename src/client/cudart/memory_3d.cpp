@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "client/core/api_guard.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
 #include "client/cudart/copy_3d.hpp"
 
 using namespace rgpu::client;

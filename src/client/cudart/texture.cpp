@@ -7,7 +7,7 @@
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
 #include "client/core/memory_map.hpp"
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;

@@ -1,6 +1,7 @@
 #include "client/graph/capture.hpp"
 
 #include "client/core/api_guard.hpp"
+#include "client/graph/handles.hpp"
 #include "client/graph/node_calls.hpp"
 
 namespace rgpu::client {
@@ -24,15 +25,22 @@ cudaError_t add_to_capture(cudaStream_t stream, const Capture& capture, const Gr
   return stream_update_capture_dependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies);
 }
 
-bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
-                        size_t width, size_t height, bool to_device, cudaError_t* status) {
+bool captured_copy(cudaStream_t stream, const CopyNodeSide& dst, const CopyNodeSide& src, const CopyBox& box,
+                   cudaMemcpyKind kind, cudaError_t* status) {
   Capture capture;
   if (!capture_of(stream, &capture)) return false;
+  int device;
   GraphNodeParams p;
-  *status = copy_node(device, dst, dpitch, src, spitch, width, height,
-                      to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, &p);
+  *status = graph_device(capture.graph, &device);
+  if (!*status) *status = copy_box_node(device, dst, src, box, kind, &p);
   if (!*status) *status = add_to_capture(stream, capture, p);
   return true;
+}
+
+bool captured_host_copy(cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                        size_t height, bool to_device, cudaError_t* status) {
+  return captured_copy(stream, {dst, dpitch}, {const_cast<void*>(src), spitch}, {width, height},
+                       to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, status);
 }
 
 bool captured_element_memset(cudaStream_t stream, void* dst, size_t pitch, unsigned value, unsigned element_size,

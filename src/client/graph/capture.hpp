@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "client/graph/node_params.hpp"
 #include "protocol/graph_node.hpp"
 
 namespace rgpu::client {
@@ -23,12 +24,16 @@ bool capture_of(cudaStream_t stream, Capture* capture);
 // Adds a node to the capture, as the stream's next work.
 cudaError_t add_to_capture(cudaStream_t stream, const Capture& capture, const GraphNodeParams& p);
 
-// A copy between device memory of `device` and host memory the server does
-// not map, queued on `stream`: when the stream is capturing it becomes a
-// staged copy node of the capture, and true is returned with the call's
-// result in *status. False: not capturing.
-bool captured_host_copy(int device, cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch,
-                        size_t width, size_t height, bool to_device, cudaError_t* status);
+// A copy queued on `stream` that this process makes a graph node of while
+// the stream captures (host memory the server does not map, CUDA arrays):
+// when the stream is capturing it becomes a copy node of the capture (a
+// staged copy node for pageable memory), and true is returned with the
+// call's result in *status. False: not capturing.
+bool captured_copy(cudaStream_t stream, const CopyNodeSide& dst, const CopyNodeSide& src, const CopyBox& box,
+                   cudaMemcpyKind kind, cudaError_t* status);
+// The same for a pitched copy between device and host memory.
+bool captured_host_copy(cudaStream_t stream, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                        size_t height, bool to_device, cudaError_t* status);
 
 // A 16- or 32-bit memset (the driver's D16/D32) queued on `stream`, which
 // outside a capture copies a pattern from this process's memory: when the

@@ -2,21 +2,21 @@
 
 namespace rgpu::client {
 
-InternedHandles<cudaGraph_t>& graph_handles() {
-  static auto* r = new InternedHandles<cudaGraph_t>;
+HandleRegistry<cudaGraph_t>& graph_handles() {
+  static auto* r = new HandleRegistry<cudaGraph_t>;
   return *r;
 }
-InternedHandles<cudaGraphNode_t>& graph_node_handles() {
-  static auto* r = new InternedHandles<cudaGraphNode_t>;
+HandleRegistry<cudaGraphNode_t>& graph_node_handles() {
+  static auto* r = new HandleRegistry<cudaGraphNode_t>;
   return *r;
 }
-InternedHandles<cudaGraphExec_t>& graph_exec_handles() {
-  static auto* r = new InternedHandles<cudaGraphExec_t>;
+HandleRegistry<cudaGraphExec_t>& graph_exec_handles() {
+  static auto* r = new HandleRegistry<cudaGraphExec_t>;
   return *r;
 }
 
-InternedHandles<cudaUserObject_t>& user_object_handles() {
-  static auto* r = new InternedHandles<cudaUserObject_t>;
+HandleRegistry<cudaUserObject_t>& user_object_handles() {
+  static auto* r = new HandleRegistry<cudaUserObject_t>;
   return *r;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "client/core/array_objects.hpp"
 #include "client/graph/handles.hpp"
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/kernel_launch.hpp"
@@ -96,35 +97,57 @@ cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block
 
 cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                       size_t height, cudaMemcpyKind kind, GraphNodeParams* p) {
-  return copy_box_node(device, dst, dpitch, src, spitch, CopyBox{width, height}, kind, p);
+  return copy_box_node(device, {dst, dpitch}, {const_cast<void*>(src), spitch}, CopyBox{width, height}, kind, p);
 }
 
-cudaError_t copy_box_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, const CopyBox& box,
+namespace {
+
+// The destination or source side of copy node `p` (its width, height and
+// depth set) on the wire; `side` says what it is (an array is device memory),
+// `element` an array's element size.
+cudaError_t node_side(int device, const CopyNodeSide& s, bool is_dst, bool kind_says_device, bool by_default,
+                      GraphNodeParams* p, size_t* element, Side* side) {
+  if (s.array) {
+    auto a = arrays().find(const_cast<cudaArray_t>(s.array));
+    if (!a) return cudaErrorInvalidResourceHandle;
+    if (a->device != device || !array_holds(*a, s.x, s.y, s.z, p->width, p->height, p->depth))
+      return cudaErrorInvalidValue;
+    (is_dst ? p->dst_array : p->src_array) = a->remote;
+    (is_dst ? p->dst_at : p->src_at) = {s.x, s.y, s.z};
+    *element = a->element;
+    *side = Side::device;
+    return cudaSuccess;
+  }
+  uint64_t& pitch = is_dst ? p->dst_pitch : p->src_pitch;
+  uint64_t& slice = is_dst ? p->dst_slice : p->src_slice;
+  (is_dst ? p->dst : p->src) = addr(s.ptr);
+  pitch = p->height > 1 || p->depth > 1 ? s.pitch : p->width;
+  slice = p->depth > 1 ? s.slice : 0;
+  uint64_t span;
+  if (!proto::copy_span(pitch, slice, *p, &span)) return cudaErrorInvalidPitchValue;
+  return copy_side(device, s.ptr, span, kind_says_device, by_default, side);
+}
+
+}  // namespace
+
+cudaError_t copy_box_node(int device, const CopyNodeSide& dst, const CopyNodeSide& src, const CopyBox& box,
                           cudaMemcpyKind kind, GraphNodeParams* p) {
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) return cudaErrorInvalidMemcpyDirection;
   p->type = cudaGraphNodeTypeMemcpy;
-  p->dst = addr(dst);
-  p->src = addr(src);
-  bool pitched = box.height > 1 || box.depth > 1;
-  p->dst_pitch = pitched ? dpitch : box.width;
-  p->src_pitch = pitched ? spitch : box.width;
   p->width = box.width;
   p->height = box.height;
   p->depth = box.depth;
-  p->dst_slice = box.depth > 1 ? box.dst_slice : 0;
-  p->src_slice = box.depth > 1 ? box.src_slice : 0;
-  uint64_t dspan, sspan;
-  if (!proto::copy_span(p->dst_pitch, p->dst_slice, *p, &dspan) ||
-      !proto::copy_span(p->src_pitch, p->src_slice, *p, &sspan))
-    return cudaErrorInvalidPitchValue;
   bool by_default = kind == cudaMemcpyDefault;
   Side dst_side, src_side;
-  if (cudaError_t e = copy_side(device, dst, dspan, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice,
-                                by_default, &dst_side))
+  size_t dst_element = 0, src_element = 0;
+  if (cudaError_t e = node_side(device, dst, true, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice,
+                                by_default, p, &dst_element, &dst_side))
     return e;
-  if (cudaError_t e = copy_side(device, src, sspan, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost,
-                                by_default, &src_side))
+  if (cudaError_t e = node_side(device, src, false, kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost,
+                                by_default, p, &src_element, &src_side))
     return e;
+  // Between two arrays, elements of one size (as CUDA's copies).
+  if (dst_element && src_element && dst_element != src_element) return cudaErrorInvalidValue;
   // Between two host buffers one of which is pageable, the copy is this
   // process's own: both sides are marked pageable (staged_copy.hpp).
   if (dst_side != Side::device && src_side != Side::device &&
@@ -136,17 +159,24 @@ cudaError_t copy_box_node(int device, void* dst, size_t dpitch, const void* src,
 }
 
 cudaError_t copy3d_node(int device, const cudaMemcpy3DParms& m, GraphNodeParams* p) {
+  if ((m.srcArray != nullptr) == (m.srcPtr.ptr != nullptr) || (m.dstArray != nullptr) == (m.dstPtr.ptr != nullptr))
+    return cudaErrorInvalidValue;
+  // With an array taking part, the width and every x position count its
+  // elements (as CUDA's cudaMemcpy3D, checked on the H100).
+  size_t element = 1;
   if (m.srcArray || m.dstArray) {
-    RGPU_LOG(warn, "graph copy nodes with CUDA arrays are not supported");
-    return cudaErrorNotSupported;
+    auto a = arrays().find(const_cast<cudaArray_t>(m.srcArray ? m.srcArray : m.dstArray));
+    if (!a) return cudaErrorInvalidResourceHandle;
+    element = a->element;
   }
-  if (!m.dstPtr.ptr || !m.srcPtr.ptr) return cudaErrorInvalidValue;
-  auto* dst = static_cast<char*>(m.dstPtr.ptr) + (m.dstPos.z * m.dstPtr.ysize + m.dstPos.y) * m.dstPtr.pitch +
-              m.dstPos.x;
-  auto* src = static_cast<const char*>(m.srcPtr.ptr) +
-              (m.srcPos.z * m.srcPtr.ysize + m.srcPos.y) * m.srcPtr.pitch + m.srcPos.x;
-  CopyBox box{m.extent.width, m.extent.height, m.extent.depth, m.dstPtr.ysize, m.srcPtr.ysize};
-  return copy_box_node(device, dst, m.dstPtr.pitch, src, m.srcPtr.pitch, box, m.kind, p);
+  auto side = [&](cudaArray_t array, const cudaPitchedPtr& ptr, const cudaPos& pos) {
+    if (array) return CopyNodeSide{nullptr, 0, 0, array, pos.x * element, pos.y, pos.z};
+    auto* first = static_cast<char*>(ptr.ptr) + (pos.z * ptr.ysize + pos.y) * ptr.pitch + pos.x * element;
+    return CopyNodeSide{first, ptr.pitch, ptr.ysize};
+  };
+  CopyBox box{m.extent.width * element, m.extent.height, m.extent.depth};
+  return copy_box_node(device, side(m.dstArray, m.dstPtr, m.dstPos), side(m.srcArray, m.srcPtr, m.srcPos), box,
+                       m.kind, p);
 }
 
 cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t count, size_t offset,
@@ -195,11 +225,14 @@ cudaError_t event_node(int device, cudaGraphNodeType type, cudaEvent_t event, Gr
   return cudaSuccess;
 }
 
-cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p) {
+cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p, int ownership) {
   RemoteObject o;
   if (!graph || !graph_handles().find(graph, &o) || o.device != device) return cudaErrorInvalidValue;
+  if (ownership != cudaGraphChildGraphOwnershipClone && ownership != cudaGraphChildGraphOwnershipMove)
+    return cudaErrorInvalidValue;
   p->type = cudaGraphNodeTypeGraph;
   p->handle = o.remote;
+  p->value = static_cast<uint32_t>(ownership);
   return cudaSuccess;
 }
 
@@ -344,11 +377,28 @@ void** node_kernel_extra(cudaGraphNode_t node, const LoadedKernel& k, const Grap
   return c.pointers.data();
 }
 
-cudaMemcpy3DParms node_copy3d(const GraphNodeParams& p) {
+cudaArray_t node_array(int device, uint64_t remote) {
+  auto found = arrays().select([&](const ArrayObject& a) { return a.device == device && a.remote == remote; });
+  return found.empty() ? nullptr : found.front();
+}
+
+cudaMemcpy3DParms node_copy3d(int device, const GraphNodeParams& p) {
   cudaMemcpy3DParms m{};
-  m.dstPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.dst), p.dst_pitch, p.width, p.depth > 1 ? p.dst_slice : p.height};
-  m.srcPtr = cudaPitchedPtr{reinterpret_cast<void*>(p.src), p.src_pitch, p.width, p.depth > 1 ? p.src_slice : p.height};
-  m.extent = cudaExtent{p.width, p.height, p.depth};
+  size_t element = 1;
+  if (proto::copies_array(p))
+    if (auto a = arrays().find(node_array(device, p.dst_array ? p.dst_array : p.src_array))) element = a->element;
+  auto side = [&](uint64_t array, const proto::ArrayPos& at, uint64_t ptr, uint64_t pitch, uint64_t slice,
+                  cudaArray_t* out_array, cudaPitchedPtr* out_ptr, cudaPos* pos) {
+    if (array) {
+      *out_array = node_array(device, array);
+      *pos = {at.x / element, at.y, at.z};
+      return;
+    }
+    *out_ptr = cudaPitchedPtr{reinterpret_cast<void*>(ptr), pitch, p.width / element, p.depth > 1 ? slice : p.height};
+  };
+  side(p.dst_array, p.dst_at, p.dst, p.dst_pitch, p.dst_slice, &m.dstArray, &m.dstPtr, &m.dstPos);
+  side(p.src_array, p.src_at, p.src, p.src_pitch, p.src_slice, &m.srcArray, &m.srcPtr, &m.srcPos);
+  m.extent = cudaExtent{p.width / element, p.height, p.depth};
   m.kind = proto::copy_kind(p);
   return m;
 }

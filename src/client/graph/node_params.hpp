@@ -25,15 +25,23 @@ cudaError_t kernel_node(int device, const LoadedKernel& k, dim3 grid, dim3 block
 // A pitched copy of `height` rows of `width` bytes.
 cudaError_t copy_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
                       size_t height, cudaMemcpyKind kind, GraphNodeParams* p);
-// What a 3-D copy moves: `depth` slices of `height` rows of `width` bytes,
-// each side's slices `*_slice` rows apart.
+// What a 3-D copy moves: `depth` slices of `height` rows of `width` bytes.
 struct CopyBox {
   size_t width = 0, height = 0, depth = 1;
-  size_t dst_slice = 0, src_slice = 0;
 };
-// dst and src are the first bytes copied. Between two host buffers, one of
-// them pageable, the node is a host node copying in this process (staged_copy.hpp).
-cudaError_t copy_box_node(int device, void* dst, size_t dpitch, const void* src, size_t spitch, const CopyBox& box,
+// One side of a copy: memory from `ptr`, the first byte copied, rows `pitch`
+// bytes and slices `slice` rows apart; or, where `array` is set, a CUDA
+// array of this process, the copy starting at byte x, row y, slice z of it.
+struct CopyNodeSide {
+  void* ptr = nullptr;
+  size_t pitch = 0, slice = 0;
+  cudaArray_const_t array = nullptr;
+  size_t x = 0, y = 0, z = 0;
+};
+// Between two host buffers, one of them pageable, the node is a host node
+// copying in this process (staged_copy.hpp). An array must be of `device`
+// and hold the region.
+cudaError_t copy_box_node(int device, const CopyNodeSide& dst, const CopyNodeSide& src, const CopyBox& box,
                           cudaMemcpyKind kind, GraphNodeParams* p);
 cudaError_t copy3d_node(int device, const cudaMemcpy3DParms& m, GraphNodeParams* p);
 // A copy to or from a __device__ variable, offset bytes in.
@@ -42,7 +50,10 @@ cudaError_t symbol_copy_node(int device, const void* symbol, void* other, size_t
 cudaError_t memset_node(void* dst, size_t pitch, unsigned value, unsigned element_size, size_t width,
                         size_t height, GraphNodeParams* p);
 cudaError_t event_node(int device, cudaGraphNodeType type, cudaEvent_t event, GraphNodeParams* p);
-cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p);
+// A child graph node: a copy of `graph`, or (cudaGraphChildGraphOwnershipMove)
+// the graph itself, whose nodes an executable graph then updates (XLA does).
+cudaError_t child_node(int device, cudaGraph_t graph, GraphNodeParams* p,
+                       int ownership = cudaGraphChildGraphOwnershipClone);
 // Memory a graph allocates on its device (pinned, the device's own access
 // only) and frees.
 cudaError_t alloc_node(int device, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
@@ -73,6 +84,10 @@ void** node_kernel_params(cudaGraphNode_t node, const LoadedKernel& k, const Gra
 // The same arguments as the driver's `extra` list (one packed buffer), which
 // NVIDIA's driver hands back for a node made with one.
 void** node_kernel_extra(cudaGraphNode_t node, const LoadedKernel& k, const GraphNodeParams& p);
-cudaMemcpy3DParms node_copy3d(const GraphNodeParams& p);
+// A copy node's parameters as the runtime has them: arrays are this
+// process's handles of the server's arrays of `device` again.
+cudaMemcpy3DParms node_copy3d(int device, const GraphNodeParams& p);
+// This process's handle of array `remote` of `device`; null if it has none.
+cudaArray_t node_array(int device, uint64_t remote);
 
 }  // namespace rgpu::client

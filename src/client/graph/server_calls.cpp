@@ -72,7 +72,7 @@ void zero_edges(cudaGraphEdgeData* edges, size_t n) {
 
 // A call on the device of an object of `table`, its server handle first.
 template <typename H>
-cudaError_t on_object(InternedHandles<H>& table, H h, Call& call, RemoteObject* o) {
+cudaError_t on_object(HandleRegistry<H>& table, H h, Call& call, RemoteObject* o) {
   if (cudaError_t e = find_handle(table, h, o)) return e;
   int32_t remote;
   if (cudaError_t e = call.to_device(o->device, &remote)) return e;
@@ -133,7 +133,7 @@ cudaError_t graph_destroy(cudaGraph_t graph) {
   cudaError_t e = call.run();
   if (e == cudaSuccess) {
     MemoryMap::get().graph_destroyed(reinterpret_cast<uint64_t>(graph));
-    graph_handles().forget(graph);
+    graph_handles().remove(graph);
   }
   return e;
 }
@@ -230,7 +230,7 @@ cudaError_t graph_destroy_node(cudaGraphNode_t node) {
   RemoteObject o;
   if (cudaError_t e = on_object(graph_node_handles(), node, call, &o)) return e;
   cudaError_t e = call.run();
-  if (e == cudaSuccess) graph_node_handles().forget(node);
+  if (e == cudaSuccess) graph_node_handles().remove(node);
   return e;
 }
 
@@ -334,7 +334,7 @@ cudaError_t graph_exec_destroy(cudaGraphExec_t exec) {
   cudaError_t e = call.run();
   if (e == cudaSuccess) {
     MemoryMap::get().exec_destroyed(reinterpret_cast<uint64_t>(exec));
-    graph_exec_handles().forget(exec);
+    graph_exec_handles().remove(exec);
   }
   return e;
 }

@@ -119,25 +119,20 @@ cudaError_t make_staged(int device, const GraphNodeParams& p, std::shared_ptr<St
     if (__builtin_mul_overflow(p.width, proto::copy_rows(p), &bytes)) return cudaErrorInvalidValue;
     c->staging = graph_staging(device).take(bytes);
     if (!c->staging.base) return cudaErrorMemoryAllocation;
-    uint64_t staging = reinterpret_cast<uint64_t>(c->staging.base);
-    // The staging block holds the rows packed, slice after slice.
-    if (c->upload) {
-      c->host = reinterpret_cast<char*>(p.src);
-      c->host_pitch = p.src_pitch;
-      c->host_slice = p.src_slice;
-      c->copy.src = staging;
-      c->copy.src_pitch = p.width;
-      c->copy.src_slice = p.height;
-      if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~proto::kHostSrc) | proto::kStagingSrc;
-    } else {
-      c->host = reinterpret_cast<char*>(p.dst);
-      c->host_pitch = p.dst_pitch;
-      c->host_slice = p.dst_slice;
-      c->copy.dst = staging;
-      c->copy.dst_pitch = p.width;
-      c->copy.dst_slice = p.height;
-      if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~proto::kHostDst) | proto::kStagingDst;
-    }
+    // The host side (the source of an upload) becomes the staging block,
+    // which holds the rows packed, slice after slice.
+    uint64_t& at = c->upload ? c->copy.src : c->copy.dst;
+    uint64_t& pitch = c->upload ? c->copy.src_pitch : c->copy.dst_pitch;
+    uint64_t& slice = c->upload ? c->copy.src_slice : c->copy.dst_slice;
+    c->host = reinterpret_cast<char*>(at);
+    c->host_pitch = pitch;
+    c->host_slice = slice;
+    at = reinterpret_cast<uint64_t>(c->staging.base);
+    pitch = p.width;
+    slice = p.height;
+    const uint8_t host = c->upload ? proto::kHostSrc : proto::kHostDst;
+    const uint8_t staging = c->upload ? proto::kStagingSrc : proto::kStagingDst;
+    if (c->remote) c->copy.host_sides = (c->copy.host_sides & ~host) | staging;
   }
   c->runner = &dev->session->host_callbacks();
   c->callback = c->runner->add_staged([c](std::span<uint8_t> bytes) { c->move(bytes); },

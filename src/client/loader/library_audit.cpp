@@ -15,10 +15,14 @@
 // - NCCL (libnccl.so.2) is rgpu's front-end, which runs the collectives on
 //   the servers' GPUs (docs/nccl.md), unless RGPU_NCCL=native: then rgpu's
 //   is skipped wherever it is found and NVIDIA's runs in the process.
+// With RGPU_AUDIT_LIST naming a file, it also appends to it the path of
+// every library the program loads, one a line (`rgpu doctor -- PROGRAM`).
 // It runs in a namespace of its own with its own C library, before the
 // program's libraries are set up: no C++ runtime, no allocation.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -42,6 +46,7 @@ size_t g_dir_length;
 char g_rgpu_paths[std::size(kRgpuLibraries)][kPathMax];
 bool g_engine_refusal_logged;
 bool g_nccl_native;
+int g_list_fd = -1;
 
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 
@@ -62,9 +67,21 @@ void find_rgpu_libraries() {
 
 extern "C" unsigned int la_version(unsigned int) {
   find_rgpu_libraries();
-  const char* nccl = getenv("RGPU_NCCL");
+  const char* nccl = std::getenv("RGPU_NCCL");
   g_nccl_native = nccl && std::strcmp(nccl, "native") == 0;
+  if (const char* list = std::getenv("RGPU_AUDIT_LIST"); list && *list)
+    g_list_fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   return LAV_CURRENT;
+}
+
+// Each library of the program's namespace, once loaded, when listing.
+extern "C" unsigned int la_objopen(link_map* map, Lmid_t lmid, uintptr_t*) {
+  if (g_list_fd < 0 || lmid != LM_ID_BASE || !map->l_name || !*map->l_name) return 0;
+  const iovec line[] = {{map->l_name, std::strlen(map->l_name)}, {const_cast<char*>("\n"), 1}};
+  // One write: lines of processes listing into the same file stay whole (a
+  // failed write loses a line of the listing, nothing else).
+  (void)!writev(g_list_fd, line, 2);
+  return 0;
 }
 
 extern "C" char* la_objsearch(const char* name, uintptr_t*, unsigned int) {

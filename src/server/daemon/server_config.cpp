@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "common/version_text.hpp"
 #include "protocol/auth.hpp"
 #include "protocol/wire.hpp"
 #include "transport/transport.hpp"
@@ -17,6 +18,7 @@ namespace {
 
 const char* kUsage =
     "usage: rgpu-server [options]\n"
+    "  --version            print the version and the protocol it speaks\n"
     "  --listen ADDR        address to listen on (default 127.0.0.1: this host only;\n"
     "                       0.0.0.0 serves every host that reaches the port: give a token)\n"
     "  --port N             TCP port (default 18515)\n"
@@ -290,6 +292,10 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       fputs(kUsage, stdout);
+      return false;
+    }
+    if (a == "--version") {
+      puts(version_text("rgpu-server").c_str());
       return false;
     }
     if (a.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + a + "'\n" + kUsage);

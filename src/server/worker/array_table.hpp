@@ -2,6 +2,7 @@
 // with what the worker needs to check copies and descriptors against them.
 // The threads serving one session's connections share it.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -48,5 +49,23 @@ class ArrayTable {
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, ArrayRecord> records_;
 };
+
+// A region of an array: `width` bytes by `height` rows by `depth` slices
+// from byte x, row y, slice z (a missing height or depth is 1). Its record,
+// or cudaErrorInvalidResourceHandle for an array the session does not have,
+// cudaErrorInvalidValue for a region off element bounds or past the array.
+inline int32_t check_array_region(const ArrayTable& arrays, uint64_t array, size_t x, size_t y, size_t z, size_t width,
+                                  size_t height, size_t depth, ArrayRecord* out) {
+  auto r = arrays.find(array);
+  if (!r) return cudaErrorInvalidResourceHandle;
+  auto fits = [](size_t pos, size_t n, size_t limit) { return pos <= limit && n <= limit - pos; };
+  size_t el = r->element;
+  const cudaExtent& e = r->spec.extent;
+  if (x % el || width % el || !fits(x / el, width / el, e.width) ||
+      !fits(y, height, std::max<size_t>(e.height, 1)) || !fits(z, depth, std::max<size_t>(e.depth, 1)))
+    return cudaErrorInvalidValue;
+  *out = *r;
+  return cudaSuccess;
+}
 
 }  // namespace rgpu::server

@@ -25,16 +25,10 @@ bool fits(size_t pos, size_t n, size_t limit) { return pos <= limit && n <= limi
 
 int32_t check_array_side(SessionContext& s, const proto::CopySideWire& w, const proto::CopyExtentWire& x,
                          Side* out) {
-  auto r = s.arrays.find(w.array);
-  if (!r) return cudaErrorInvalidResourceHandle;
-  size_t el = r->element;
-  if (w.x % el || x.width % el) return cudaErrorInvalidValue;
-  const cudaExtent& e = r->spec.extent;
-  if (!fits(w.x / el, x.width / el, e.width) || !fits(w.y, x.height, std::max<size_t>(e.height, 1)) ||
-      !fits(w.z, x.depth, std::max<size_t>(e.depth, 1)))
-    return cudaErrorInvalidValue;
-  out->side = {w.array, nullptr, 0, 0, {w.x / el, w.y, w.z}};
-  out->element = el;
+  ArrayRecord r;
+  if (int32_t e = check_array_region(s.arrays, w.array, w.x, w.y, w.z, x.width, x.height, x.depth, &r)) return e;
+  out->side = {w.array, nullptr, 0, 0, {w.x / r.element, w.y, w.z}};
+  out->element = r.element;
   return cudaSuccess;
 }
 

@@ -1,8 +1,10 @@
 // Copies and memsets. Every device range is checked against the session's
-// own memory before the backend sees it.
+// own memory before the backend sees it (captured device-only work aside:
+// only_recorded).
 #include <algorithm>
 #include <vector>
 
+#include "server/backend/graph_backend.hpp"
 #include "server/worker/copy_pipeline.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/reply.hpp"
@@ -24,6 +26,23 @@ bool extent(size_t pitch, size_t width, size_t height, size_t* out) {
   return !__builtin_mul_overflow(pitch, height - 1, out) && !__builtin_add_overflow(*out, width, out);
 }
 
+// A stream whose work is only recorded. As locally, where the driver checks
+// no address until the graph runs, a copy or memset between device ranges
+// captured there may name memory the session does not own (cuDNN captures
+// its plans with placeholder addresses to learn their launches): the graph,
+// if ever run, reaches no further than a kernel handed the same pointer,
+// this session's own context.
+bool only_recorded(SessionContext& s, uint64_t stream) {
+  CaptureInfo info;
+  return s.valid_stream(stream) && s.backend().graphs().capture_info(stream, &info) == cudaSuccess &&
+         info.status == cudaStreamCaptureStatusActive;
+}
+
+// Device memory of the session, or any device range on a capturing stream.
+bool device_side_ok(SessionContext& s, uint64_t ptr, size_t span, uint64_t stream) {
+  return s.owns(ptr, span) || only_recorded(s, stream);
+}
+
 // Checks a pitched region of the session's memory; `bytes` receives
 // width * height, the size of the packed rows on the wire.
 int32_t check_region(SessionContext& s, uint64_t ptr, size_t pitch, size_t width, size_t height, size_t* bytes) {
@@ -31,6 +50,14 @@ int32_t check_region(SessionContext& s, uint64_t ptr, size_t pitch, size_t width
   if (!extent(pitch, width, height, &span) || __builtin_mul_overflow(width, height, bytes))
     return cudaErrorInvalidPitchValue;
   return s.owns(ptr, span) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// check_region for a copy or memset that stays on the device (no staging of the worker's).
+int32_t check_device_region(SessionContext& s, uint64_t ptr, size_t pitch, size_t width, size_t height,
+                            uint64_t stream) {
+  size_t span;
+  if (!extent(pitch, width, height, &span)) return cudaErrorInvalidPitchValue;
+  return device_side_ok(s, ptr, span, stream) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 int32_t memcpy_htod(SessionContext& s, Request& req, proto::Writer&) {
@@ -128,7 +155,7 @@ int32_t memcpy_dtod(SessionContext& s, Request& req, proto::Writer&) {
   auto stream = req.args.get<uint64_t>();
   bool sync = req.args.get<uint8_t>();
   req.args.expect_end();
-  if (!s.owns(dst, n) || !s.owns(src, n)) return cudaErrorInvalidValue;
+  if (!device_side_ok(s, dst, n, stream) || !device_side_ok(s, src, n, stream)) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   if (int32_t e = s.backend().memcpy_async(at(dst), at(src), n, cudaMemcpyDeviceToDevice, stream)) return e;
   return sync ? s.backend().stream_synchronize(stream) : cudaSuccess;
@@ -181,9 +208,8 @@ int32_t memcpy2d_dtod(SessionContext& s, Request& req, proto::Writer&) {
   auto stream = req.args.get<uint64_t>();
   bool sync = req.args.get<uint8_t>();
   req.args.expect_end();
-  size_t bytes;
-  if (int32_t e = check_region(s, dst, dpitch, width, height, &bytes)) return e;
-  if (int32_t e = check_region(s, src, spitch, width, height, &bytes)) return e;
+  if (int32_t e = check_device_region(s, dst, dpitch, width, height, stream)) return e;
+  if (int32_t e = check_device_region(s, src, spitch, width, height, stream)) return e;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   if (int32_t e = s.backend().memcpy2d_async(at(dst), dpitch, at(src), spitch, width, height,
                                              cudaMemcpyDeviceToDevice, stream))
@@ -197,7 +223,7 @@ int32_t memset_1d(SessionContext& s, Request& req, proto::Writer&) {
   auto n = req.args.get<uint64_t>();
   auto stream = req.args.get<uint64_t>();
   req.args.expect_end();
-  if (!s.owns(ptr, n)) return cudaErrorInvalidValue;
+  if (!device_side_ok(s, ptr, n, stream)) return cudaErrorInvalidValue;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   return s.backend().memset_async(ptr, value, n, stream);
 }
@@ -210,8 +236,7 @@ int32_t memset_2d(SessionContext& s, Request& req, proto::Writer&) {
   auto height = req.args.get<uint64_t>();
   auto stream = req.args.get<uint64_t>();
   req.args.expect_end();
-  size_t bytes;
-  if (int32_t e = check_region(s, ptr, pitch, width, height, &bytes)) return e;
+  if (int32_t e = check_device_region(s, ptr, pitch, width, height, stream)) return e;
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   return s.backend().memset2d_async(ptr, pitch, value, width, height, stream);
 }

@@ -3,6 +3,7 @@
 // session's tables before the backend sees it; handles the backend hands out
 // enter the tables as they reach the client.
 #include "protocol/ops.hpp"
+#include "common/log.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -61,24 +62,37 @@ int32_t check_node(SessionContext& s, const GraphNodeParams& p) {
       return p.args.size() == f->args_size ? cudaSuccess : cudaErrorInvalidValue;
     }
     case cudaGraphNodeTypeMemcpy: {
-      uint64_t dspan, sspan;
       if (p.depth == 0) return cudaErrorInvalidValue;
-      if (!proto::copy_span(p.dst_pitch, p.dst_slice, p, &dspan) ||
-          !proto::copy_span(p.src_pitch, p.src_slice, p, &sspan))
-        return cudaErrorInvalidPitchValue;
       constexpr uint8_t kSides = proto::kHostDst | proto::kHostSrc | proto::kStagingDst | proto::kStagingSrc;
       if (p.host_sides & ~kSides) return cudaErrorInvalidValue;
-      // A host side must be client memory this worker maps (shm), a staging
-      // side inside one of the session's staging slabs.
-      auto side_ok = [&](uint64_t ptr, uint64_t span, uint8_t host, uint8_t staging) {
-        if ((p.host_sides & host) && (p.host_sides & staging)) return false;
-        if (p.host_sides & host) return s.shared_host(ptr, span) != nullptr;
-        if (p.host_sides & staging) return s.graph_staging.contains(ptr, span);
-        return s.owns(ptr, span);
+      // An array side must be one of the session's arrays, the region inside
+      // it; a host side client memory this worker maps (shm), a staging side
+      // inside one of the session's staging slabs.
+      size_t element = 0;
+      auto side_ok = [&](uint64_t array, const proto::ArrayPos& at, uint64_t ptr, uint64_t pitch, uint64_t slice,
+                         uint8_t host, uint8_t staging) -> int32_t {
+        if (array) {
+          ArrayRecord r;
+          if (p.host_sides & (host | staging)) return cudaErrorInvalidValue;
+          if (int32_t e = check_array_region(s.arrays, array, at.x, at.y, at.z, p.width, p.height, p.depth, &r))
+            return e;
+          // Between two arrays, elements of one size (as the copies outside graphs).
+          if (element && element != r.element) return cudaErrorInvalidValue;
+          element = r.element;
+          return cudaSuccess;
+        }
+        uint64_t span;
+        if (!proto::copy_span(pitch, slice, p, &span)) return cudaErrorInvalidPitchValue;
+        if ((p.host_sides & host) && (p.host_sides & staging)) return cudaErrorInvalidValue;
+        bool ok = p.host_sides & host      ? s.shared_host(ptr, span) != nullptr
+                  : p.host_sides & staging ? s.graph_staging.contains(ptr, span)
+                                           : s.owns(ptr, span);
+        return ok ? cudaSuccess : cudaErrorInvalidValue;
       };
-      bool ok = side_ok(p.dst, dspan, proto::kHostDst, proto::kStagingDst) &&
-                side_ok(p.src, sspan, proto::kHostSrc, proto::kStagingSrc);
-      return ok ? cudaSuccess : cudaErrorInvalidValue;
+      if (int32_t e = side_ok(p.dst_array, p.dst_at, p.dst, p.dst_pitch, p.dst_slice, proto::kHostDst,
+                              proto::kStagingDst))
+        return e;
+      return side_ok(p.src_array, p.src_at, p.src, p.src_pitch, p.src_slice, proto::kHostSrc, proto::kStagingSrc);
     }
     case cudaGraphNodeTypeMemset: {
       uint64_t bytes, span;
@@ -162,7 +176,7 @@ GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p) {
   return p;
 }
 
-// A copy node's sides as the client names them: the worker's mappings of
+// A copy node's memory sides as the client names them: the worker's mappings of
 // shared host memory become the application's addresses again (a captured
 // copy's too, which the backend holds without saying which side is host),
 // and staging blocks are marked as such.
@@ -177,8 +191,8 @@ void from_backend_copy(SessionContext& s, GraphNodeParams* p) {
       p->host_sides |= staging;
     }
   };
-  side(&p->dst, side_span(p->dst_pitch, p->dst_slice, *p), proto::kHostDst, proto::kStagingDst);
-  side(&p->src, side_span(p->src_pitch, p->src_slice, *p), proto::kHostSrc, proto::kStagingSrc);
+  if (!p->dst_array) side(&p->dst, side_span(p->dst_pitch, p->dst_slice, *p), proto::kHostDst, proto::kStagingDst);
+  if (!p->src_array) side(&p->src, side_span(p->src_pitch, p->src_slice, *p), proto::kHostSrc, proto::kStagingSrc);
 }
 
 #define RGPU_GRAPH(name)                             \
@@ -246,6 +260,11 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   if (!nodes_in(s, deps, g)) return cudaErrorInvalidValue;
   if (int32_t e = check_node(s, p)) return e;
+  // A graph moved into a child graph node must be the application's own, and
+  // not the graph it is added to.
+  const bool moves = p.type == cudaGraphNodeTypeGraph && p.value == cudaGraphChildGraphOwnershipMove;
+  if (p.type == cudaGraphNodeTypeGraph && p.value > cudaGraphChildGraphOwnershipMove) return cudaErrorInvalidValue;
+  if (moves && (!s.graphs.own_graph(p.handle) || p.handle == g)) return cudaErrorInvalidValue;
   // A child graph node, or a conditional one with its bodies, makes graphs too.
   const bool makes_graphs = p.type == cudaGraphNodeTypeGraph || p.type == cudaGraphNodeTypeConditional;
   if (!s.graphs.room_for_node() || (makes_graphs && !s.graphs.room_for_graph())) return cudaErrorMemoryAllocation;
@@ -262,6 +281,7 @@ int32_t graph_add_node(SessionContext& s, Request& req, proto::Writer& out) {
                       : add())
     return e;
   out.put(n);
+  if (moves) s.graphs.move_into(p.handle, n);
   if (p.type == cudaGraphNodeTypeMemAlloc) {
     // The graph's memory is the session's: nodes, kernels and copies may use
     // it (the GPU faults on it outside the graph's allocation, as locally).
@@ -482,17 +502,40 @@ int32_t graph_exec_update(SessionContext& s, Request& req, proto::Writer& out) {
 }
 
 // A node of the graph the executable graph came from (or of its conditional bodies).
+bool exec_node_known(SessionContext& s, uint64_t exec, uint64_t node) {
+  if (s.graphs.node_under(node, s.graphs.exec_source(exec))) return true;
+  RGPU_LOG(debug, "executable graph %#llx: node %#llx is not in its source graph %#llx (the node's graph: %#llx)",
+           static_cast<unsigned long long>(exec), static_cast<unsigned long long>(node),
+           static_cast<unsigned long long>(s.graphs.exec_source(exec)),
+           static_cast<unsigned long long>(s.graphs.graph_of(node)));
+  return false;
+}
+
 #define RGPU_EXEC_NODE(x, n)                                                      \
   RGPU_EXEC(x);                                                                   \
   auto n = req.args.get<uint64_t>();                                              \
-  if (!s.graphs.node_under(n, s.graphs.exec_source(x))) return cudaErrorInvalidValue
+  if (!exec_node_known(s, x, n)) return cudaErrorInvalidValue
 
 int32_t graph_exec_node_set_params(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_EXEC_NODE(x, n);
   GraphNodeParams p = proto::get_node(req.args);
   req.args.expect_end();
-  if (int32_t e = check_node(s, p)) return e;
-  return graphs(s).exec_set_params(x, n, to_backend(s, p));
+  if (int32_t e = check_node(s, p)) {
+    RGPU_LOG(debug, "executable graph %#llx: new parameters of node %#llx (type %d) refused: error %d",
+             static_cast<unsigned long long>(x), static_cast<unsigned long long>(n), p.type, e);
+    return e;
+  }
+  int32_t e = graphs(s).exec_set_params(x, n, to_backend(s, p));
+  if (e)
+    RGPU_LOG(debug,
+             "executable graph %#llx: the driver refused new parameters of node %#llx (type %d: dst %#llx pitch %llu, "
+             "src %#llx pitch %llu, %llu x %llu x %llu, host sides %#x): error %d",
+             static_cast<unsigned long long>(x), static_cast<unsigned long long>(n), p.type,
+             static_cast<unsigned long long>(p.dst), static_cast<unsigned long long>(p.dst_pitch),
+             static_cast<unsigned long long>(p.src), static_cast<unsigned long long>(p.src_pitch),
+             static_cast<unsigned long long>(p.width), static_cast<unsigned long long>(p.height),
+             static_cast<unsigned long long>(p.depth), p.host_sides, e);
+  return e;
 }
 
 int32_t node_set_enabled(SessionContext& s, Request& req, proto::Writer&) {

@@ -70,6 +70,14 @@ void GraphTable::set_owner(uint64_t graph, uint64_t owner) {
   if (it != graphs_.end()) it->second.owner = owner;
 }
 
+void GraphTable::move_into(uint64_t graph, uint64_t node) {
+  std::lock_guard lock(mutex_);
+  auto it = graphs_.find(graph);
+  if (it == graphs_.end()) return;
+  it->second.owner = node;
+  it->second.moved = true;
+}
+
 uint64_t GraphTable::owner(uint64_t graph) const {
   std::lock_guard lock(mutex_);
   auto it = graphs_.find(graph);
@@ -119,7 +127,7 @@ bool GraphTable::node_under(uint64_t node, uint64_t graph) const {
   uint64_t g = n->second;
   while (g != graph) {
     auto entry = graphs_.find(g);
-    if (entry == graphs_.end() || !entry->second.body) return false;
+    if (entry == graphs_.end() || !(entry->second.body || entry->second.moved)) return false;
     auto conditional = nodes_.find(entry->second.owner);
     if (conditional == nodes_.end()) return false;
     g = conditional->second;

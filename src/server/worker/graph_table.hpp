@@ -66,10 +66,13 @@ class GraphTable {
   void add_node(uint64_t node, uint64_t graph);
   bool node(uint64_t node) const;
   bool node_in(uint64_t node, uint64_t graph) const;
-  // In `graph` or in a body of one of its conditional nodes, at any depth:
-  // an executable graph's nodes include its conditional bodies' (XLA's while
-  // loops update them), not the nodes of its child graphs (copied when added).
+  // In `graph`, in a body of one of its conditional nodes or in a graph moved
+  // into one of its child graph nodes, at any depth: an executable graph's
+  // nodes include those (XLA's command buffers update them), not the nodes of
+  // graphs copied into child graph nodes.
   bool node_under(uint64_t node, uint64_t graph) const;
+  // The application's graph now belongs to child graph node `node` (cudaGraphChildGraphOwnershipMove).
+  void move_into(uint64_t graph, uint64_t node);
   uint64_t graph_of(uint64_t node) const;  // 0 when unknown
   void remove_node(uint64_t node);
 
@@ -117,6 +120,7 @@ class GraphTable {
     uint64_t owner;
     std::unordered_set<uint64_t> nodes;
     bool body = false;
+    bool moved = false;  // into its owner, a child graph node
   };
   void remove_graph_locked(uint64_t graph);
   void remove_node_locked(uint64_t node);

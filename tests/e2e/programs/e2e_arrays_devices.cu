@@ -1,5 +1,6 @@
 // Arrays, texture and surface objects on two devices of one server: each
-// call goes to the device that owns the object, whichever is current.
+// call goes to the device that owns the object, whichever is current; a
+// graph copy node takes arrays of its graph's device.
 #include <vector>
 
 #include "check.h"
@@ -49,6 +50,31 @@ int main() {
   OK(cudaDestroyTextureObject(t[1]));
   OK(cudaDestroySurfaceObject(s[1]));
   EXPECT_STATUS(cudaErrorInvalidValue, cudaDestroySurfaceObject(s[1]));
+  // A graph copy node names arrays of its graph's device: device 1's array
+  // from a graph made on device 1, not from one made on device 0.
+  {
+    cudaMemcpy3DParms m{};
+    m.srcArray = a[1];
+    m.dstPtr = make_cudaPitchedPtr(back.data(), 8 * sizeof(int), 8, 2);
+    m.extent = make_cudaExtent(8, 2, 1);
+    m.kind = cudaMemcpyDeviceToHost;
+    cudaGraph_t g;
+    cudaGraphNode_t n;
+    OK(cudaGraphCreate(&g, 0));
+    EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphAddMemcpyNode(&n, g, nullptr, 0, &m));
+    OK(cudaGraphDestroy(g));
+    OK(cudaSetDevice(1));
+    OK(cudaGraphCreate(&g, 0));
+    OK(cudaGraphAddMemcpyNode(&n, g, nullptr, 0, &m));
+    cudaGraphExec_t x;
+    OK(cudaGraphInstantiate(&x, g, 0));
+    back.assign(16, 0);
+    OK(cudaGraphLaunch(x, 0));
+    OK(cudaStreamSynchronize(0));
+    CHECK(back[0] == 200 && back[15] == 200);
+    OK(cudaGraphExecDestroy(x));
+    OK(cudaGraphDestroy(g));
+  }
   OK(cudaFreeArray(a[1]));
   return finish();
 }

@@ -229,6 +229,26 @@ int main() {
   OK(cudaStreamIsCapturing(s, &still));
   CHECK(still == cudaStreamCaptureStatusNone);
 
+  // Captured work is only recorded: as locally, a captured memset or device
+  // copy may name addresses the application never allocated (cuDNN captures
+  // its plans with placeholders to learn their launches); outside a capture
+  // the same calls are refused.
+  void* placeholder = reinterpret_cast<void*>(0x80);
+  OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  OK(cudaMemsetAsync(placeholder, 0, 4096, s));
+  OK(cudaMemset2DAsync(placeholder, 512, 0, 256, 4, s));
+  OK(cudaMemcpyAsync(a, placeholder, 4096, cudaMemcpyDeviceToDevice, s));
+  OK(cudaMemcpy2DAsync(placeholder, 512, a, 512, 256, 4, cudaMemcpyDeviceToDevice, s));
+  cudaGraph_t placeholders;
+  OK(cudaStreamEndCapture(s, &placeholders));
+  size_t placeholder_nodes = 0;
+  OK(cudaGraphGetNodes(placeholders, nullptr, &placeholder_nodes));
+  CHECK(placeholder_nodes == 4);
+  OK(cudaGraphDestroy(placeholders));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaMemsetAsync(placeholder, 0, 4096, s));
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaMemcpyAsync(a, placeholder, 4096, cudaMemcpyDeviceToDevice, s));
+  OK(cudaStreamSynchronize(s));
+
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   OK(cudaThreadExchangeStreamCaptureMode(&mode));
   CHECK(mode == cudaStreamCaptureModeGlobal);

@@ -447,6 +447,53 @@ int main() {
   EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphAddEmptyNode(&bad, gen, &set_a, 1));
   cudaGetLastError();
 
+  // A graph moved into a child graph node (XLA's command buffers) is the
+  // node's own: the executable graph updates its nodes, and the application
+  // no longer destroys it. A copied child graph's nodes are not updated so.
+  cudaGraph_t moved, moved_holder;
+  OK(cudaGraphCreate(&moved, 0));
+  OK(cudaGraphCreate(&moved_holder, 0));
+  cudaGraphNode_t moved_copy, mover;
+  OK(cudaGraphAddMemcpyNode1D(&moved_copy, moved, nullptr, 0, c, a, 64, cudaMemcpyDeviceToDevice));
+  cudaGraphNodeParams mp{};
+  mp.type = cudaGraphNodeTypeGraph;
+  mp.graph.graph = moved;
+  mp.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  OK(cudaGraphAddNode(&mover, moved_holder, nullptr, nullptr, 0, &mp));
+  cudaGraph_t held;
+  OK(cudaGraphChildGraphNodeGetGraph(mover, &held));
+  CHECK(held == moved);
+  EXPECT_STATUS(cudaErrorInvalidValue, cudaGraphDestroy(moved));
+  cudaGetLastError();
+  cudaGraphExec_t hx;
+  OK(cudaGraphInstantiate(&hx, moved_holder, 0));
+  OK(cudaMemset(a, 0x31, 64));
+  OK(cudaMemset(b, 0x32, 64));
+  OK(cudaMemset(c, 0, 64));
+  OK(cudaGraphLaunch(hx, s));
+  OK(cudaStreamSynchronize(s));
+  CHECK(all(read_back(c, 64), 0x31));
+  OK(cudaGraphExecMemcpyNodeSetParams1D(hx, moved_copy, c, b, 64, cudaMemcpyDeviceToDevice));
+  OK(cudaGraphLaunch(hx, s));
+  OK(cudaStreamSynchronize(s));
+  CHECK(all(read_back(c, 64), 0x32));
+  cudaGraph_t copied, copy_holder;
+  OK(cudaGraphCreate(&copied, 0));
+  OK(cudaGraphCreate(&copy_holder, 0));
+  cudaGraphNode_t copied_copy, copier;
+  OK(cudaGraphAddMemcpyNode1D(&copied_copy, copied, nullptr, 0, c, a, 64, cudaMemcpyDeviceToDevice));
+  OK(cudaGraphAddChildGraphNode(&copier, copy_holder, nullptr, 0, copied));
+  cudaGraphExec_t cx;
+  OK(cudaGraphInstantiate(&cx, copy_holder, 0));
+  EXPECT_STATUS(cudaErrorInvalidValue,
+                cudaGraphExecMemcpyNodeSetParams1D(cx, copied_copy, c, b, 64, cudaMemcpyDeviceToDevice));
+  cudaGetLastError();
+  OK(cudaGraphExecDestroy(cx));
+  OK(cudaGraphDestroy(copy_holder));
+  OK(cudaGraphDestroy(copied));
+  OK(cudaGraphExecDestroy(hx));
+  OK(cudaGraphDestroy(moved_holder));
+
   OK(cudaGraphExecDestroy(x));
   OK(cudaGraphExecDestroy(px));
   OK(cudaGraphExecDestroy(gx));

@@ -44,25 +44,38 @@ int32_t CudaArrays::mipmapped_array_level(uint64_t mipmap, unsigned level, uint6
   return e;
 }
 
-int32_t CudaArrays::memcpy3d_async(const CopySide& dst, const CopySide& src, cudaExtent extent, cudaMemcpyKind kind,
-                                   uint64_t stream) {
-  cudaMemcpy3DParms p{};
-  describe(src, &p.srcArray, &p.srcPtr, &p.srcPos);
-  describe(dst, &p.dstArray, &p.dstPtr, &p.dstPos);
-  p.extent = extent;
-  p.kind = kind;
+int32_t array_element_size(uint64_t array, size_t* element) {
+  cudaChannelFormatDesc desc;
+  cudaExtent extent;
+  unsigned flags;
+  if (cudaError_t e = cudaArrayGetInfo(&desc, &extent, &flags, array_of(array))) return e;
+  *element = (desc.x + desc.y + desc.z + desc.w) / 8;
+  return *element ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+int32_t copy_3d_parms(const CopySide& dst, const CopySide& src, cudaExtent extent, cudaMemcpyKind kind,
+                      cudaMemcpy3DParms* p) {
+  *p = cudaMemcpy3DParms{};
+  describe(src, &p->srcArray, &p->srcPtr, &p->srcPos);
+  describe(dst, &p->dstArray, &p->dstPtr, &p->dstPos);
+  p->extent = extent;
+  p->kind = kind;
   // Backend positions on a pointer side are bytes; CUDA counts them in the
   // array's elements when an array takes part.
-  if ((p.srcArray != nullptr) != (p.dstArray != nullptr)) {
-    cudaChannelFormatDesc desc;
-    cudaExtent array_extent;
-    unsigned flags;
-    if (cudaError_t e = cudaArrayGetInfo(&desc, &array_extent, &flags, p.srcArray ? p.srcArray : p.dstArray)) return e;
-    size_t element = (desc.x + desc.y + desc.z + desc.w) / 8;
-    cudaPos& pos = p.srcArray ? p.dstPos : p.srcPos;
-    if (element == 0 || pos.x % element) return cudaErrorInvalidValue;
+  if ((p->srcArray != nullptr) != (p->dstArray != nullptr)) {
+    size_t element;
+    if (int32_t e = array_element_size(src.array ? src.array : dst.array, &element)) return e;
+    cudaPos& pos = p->srcArray ? p->dstPos : p->srcPos;
+    if (pos.x % element) return cudaErrorInvalidValue;
     pos.x /= element;
   }
+  return cudaSuccess;
+}
+
+int32_t CudaArrays::memcpy3d_async(const CopySide& dst, const CopySide& src, cudaExtent extent, cudaMemcpyKind kind,
+                                   uint64_t stream) {
+  cudaMemcpy3DParms p;
+  if (int32_t e = copy_3d_parms(dst, src, extent, kind, &p)) return e;
   return cudaMemcpy3DAsync(&p, reinterpret_cast<cudaStream_t>(stream));
 }
 

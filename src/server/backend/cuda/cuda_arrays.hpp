@@ -1,9 +1,18 @@
 // The real GPU's CUDA arrays, 3-D copies, texture and surface objects: the
 // CUDA runtime's own calls, handles passed through as they are.
 #pragma once
+#include <cuda_runtime_api.h>
+
 #include "server/backend/array_api.hpp"
 
 namespace rgpu::server {
+
+// Bytes per element of a CUDA array.
+int32_t array_element_size(uint64_t array, size_t* element);
+// The runtime's parameters for a copy between two sides (a pointer side's
+// position in bytes, as CopySide has it).
+int32_t copy_3d_parms(const CopySide& dst, const CopySide& src, cudaExtent extent, cudaMemcpyKind kind,
+                      cudaMemcpy3DParms* p);
 
 class CudaArrays final : public ArrayApi {
  public:

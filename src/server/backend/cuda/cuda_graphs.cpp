@@ -9,7 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "server/backend/cuda/cuda_arrays.hpp"
 #include "server/backend/cuda/cuda_semaphore_params.hpp"
+#include "server/backend/graph_array_copy.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -82,7 +84,19 @@ int32_t mem_op_params(const GraphNodeParams& p, std::vector<CUstreamBatchMemOpPa
   return cudaSuccess;
 }
 
+// A copy node with an array side (an array the driver no longer knows
+// leaves element 1: CUDA's call with it reports the bad array).
+cudaMemcpy3DParms array_memcpy_params(const GraphNodeParams& p) {
+  size_t element = 1;
+  array_element_size(p.dst_array ? p.dst_array : p.src_array, &element);
+  ArrayCopy c = array_copy_of(p, element);
+  cudaMemcpy3DParms m{};
+  if (copy_3d_parms(c.dst, c.src, c.extent, proto::copy_kind(p), &m)) m.extent = c.extent;
+  return m;
+}
+
 cudaMemcpy3DParms memcpy_params(const GraphNodeParams& p) {
+  if (proto::copies_array(p)) return array_memcpy_params(p);
   cudaMemcpy3DParms m{};
   // Slices of a 3-D copy are ysize rows apart on each side.
   m.dstPtr = cudaPitchedPtr{as<void*>(p.dst), p.dst_pitch, p.width, p.depth > 1 ? p.dst_slice : p.height};
@@ -185,7 +199,15 @@ int32_t CudaGraphs::add_node(uint64_t* node, uint64_t graph, std::span<const uin
     }
     case cudaGraphNodeTypeEmpty: e = cudaGraphAddEmptyNode(&n, g, d.data(), d.size()); break;
     case cudaGraphNodeTypeGraph:
-      e = cudaGraphAddChildGraphNode(&n, g, d.data(), d.size(), as<cudaGraph_t>(p.handle));
+      if (p.value == cudaGraphChildGraphOwnershipMove) {
+        cudaGraphNodeParams child{};
+        child.type = cudaGraphNodeTypeGraph;
+        child.graph.graph = as<cudaGraph_t>(p.handle);
+        child.graph.ownership = cudaGraphChildGraphOwnershipMove;
+        e = cudaGraphAddNode(&n, g, d.data(), nullptr, d.size(), &child);
+      } else {
+        e = cudaGraphAddChildGraphNode(&n, g, d.data(), d.size(), as<cudaGraph_t>(p.handle));
+      }
       break;
     case cudaGraphNodeTypeEventRecord:
       e = cudaGraphAddEventRecordNode(&n, g, d.data(), d.size(), as<cudaEvent_t>(p.handle));
@@ -274,12 +296,24 @@ int32_t CudaGraphs::node_params(uint64_t node, GraphNodeParams* p) {
     case cudaGraphNodeTypeMemcpy: {
       cudaMemcpy3DParms m{};
       if (cudaError_t e = cudaGraphMemcpyNodeGetParams(n, &m)) return e;
-      if (m.srcArray || m.dstArray) return cudaErrorNotSupported;
-      p->dst = handle(m.dstPtr.ptr) + (m.dstPos.z * m.dstPtr.ysize + m.dstPos.y) * m.dstPtr.pitch + m.dstPos.x;
-      p->src = handle(m.srcPtr.ptr) + (m.srcPos.z * m.srcPtr.ysize + m.srcPos.y) * m.srcPtr.pitch + m.srcPos.x;
+      // With an array taking part, x positions and the width count its elements.
+      size_t element = 1;
+      if (m.srcArray || m.dstArray)
+        if (int32_t e = array_element_size(handle(m.dstArray ? m.dstArray : m.srcArray), &element)) return e;
+      // An array side by its position, a memory side by its first byte.
+      auto side = [&](cudaArray_t array, const cudaPitchedPtr& ptr, const cudaPos& pos, uint64_t* address,
+                      uint64_t* array_out, proto::ArrayPos* at) {
+        *array_out = handle(array);
+        if (array)
+          *at = {pos.x * element, pos.y, pos.z};
+        else
+          *address = handle(ptr.ptr) + (pos.z * ptr.ysize + pos.y) * ptr.pitch + pos.x * element;
+      };
+      side(m.dstArray, m.dstPtr, m.dstPos, &p->dst, &p->dst_array, &p->dst_at);
+      side(m.srcArray, m.srcPtr, m.srcPos, &p->src, &p->src_array, &p->src_at);
       p->dst_pitch = m.dstPtr.pitch;
       p->src_pitch = m.srcPtr.pitch;
-      p->width = m.extent.width;
+      p->width = m.extent.width * element;
       p->height = m.extent.height;
       p->depth = m.extent.depth;
       p->dst_slice = m.dstPtr.ysize;

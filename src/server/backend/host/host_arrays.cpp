@@ -156,6 +156,15 @@ int32_t HostArrays::memcpy3d_async(const CopySide& dst, const CopySide& src, cud
   return cudaSuccess;
 }
 
+size_t HostArrays::element_of(uint64_t array) {
+  std::lock_guard lock(mutex_);
+  if (auto it = arrays_.find(array); it != arrays_.end()) return it->second->element;
+  for (const auto& [mipmap, levels] : mipmaps_)
+    for (const auto& level : levels)
+      if (reinterpret_cast<uint64_t>(level.get()) == array) return level->element;
+  return 0;
+}
+
 int32_t HostArrays::texture_create(uint64_t* texture, const cudaResourceDesc&, const cudaTextureDesc&,
                                    const cudaResourceViewDesc*) {
   std::lock_guard lock(mutex_);

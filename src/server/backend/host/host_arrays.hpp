@@ -40,6 +40,10 @@ class HostArrays final : public ArrayApi {
   int32_t mipmapped_array_over(const ArraySpec& spec, unsigned levels, uint8_t* storage, size_t available,
                                std::shared_ptr<void> keep, uint64_t* mipmap);
 
+  // Bytes per element of a live array (a mipmapped array's level
+  // included), 0 for one that is gone.
+  size_t element_of(uint64_t array);
+
   struct Array {
     ArraySpec spec;
     size_t element;

@@ -24,6 +24,7 @@
 #include "fatbin/kernel_params.hpp"
 #include "protocol/channel_format.hpp"
 #include "protocol/wire_enum.hpp"
+#include "server/backend/graph_array_copy.hpp"
 #include "server/backend/host/host_arrays.hpp"
 #include "server/backend/host/host_coredump.hpp"
 #include "server/backend/host/host_device_attributes.hpp"
@@ -1423,6 +1424,13 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     if (!live_events_.count(event)) return;
     as<Event>(event)->recorded = true;
     as<Event>(event)->at = std::chrono::steady_clock::now();
+  }
+  int32_t array_copy(const GraphNodeParams& p) override {
+    size_t element = arrays_.element_of(p.dst_array ? p.dst_array : p.src_array);
+    // Both arrays of an array-to-array copy must still be there.
+    if (!element || (p.dst_array && p.src_array && !arrays_.element_of(p.src_array))) return cudaErrorIllegalAddress;
+    ArrayCopy c = array_copy_of(p, element);
+    return arrays_.memcpy3d_async(c.dst, c.src, c.extent, proto::copy_kind(p), 0);
   }
   int32_t allocate(uint64_t* ptr, size_t size) override { return malloc(ptr, size); }
   int32_t allocate_at(uint64_t ptr, size_t size) override {

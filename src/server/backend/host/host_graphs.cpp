@@ -108,6 +108,11 @@ const char* type_name(int32_t type) {
   }
 }
 
+// As CUDA's update: a copy node's sides stay arrays or memory.
+bool same_memory_types(const GraphNodeParams& a, const GraphNodeParams& b) {
+  return !a.dst_array == !b.dst_array && !a.src_array == !b.src_array;
+}
+
 // As CUDA: only kernel, memset and memcpy nodes can be disabled.
 bool can_disable(const HostNode& n) {
   return n.p.type == cudaGraphNodeTypeKernel || n.p.type == cudaGraphNodeTypeMemset ||
@@ -264,8 +269,16 @@ int32_t HostGraphs::add(HostNode** out, HostGraph& g, std::vector<HostNode*> dep
     return cudaErrorInvalidValue;
   switch (p.type) {
     case cudaGraphNodeTypeGraph:
-      n->child = clone(*as<HostGraph>(p.handle));
+      if (p.value == cudaGraphChildGraphOwnershipMove) {
+        auto moved = graphs_.find(as<HostGraph>(p.handle));
+        if (moved == graphs_.end()) return cudaErrorInvalidValue;
+        n->child = std::move(moved->second);
+        graphs_.erase(moved);
+      } else {
+        n->child = clone(*as<HostGraph>(p.handle));
+      }
       n->p.handle = handle(n->child.get());
+      n->p.value = cudaGraphChildGraphOwnershipClone;
       break;
     case cudaGraphNodeTypeConditional:
       if (!conditional_size(p.value, p.width)) return cudaErrorInvalidValue;
@@ -519,14 +532,24 @@ int32_t HostGraphs::run_node(const HostNode& n, uint64_t stream) {
     case cudaGraphNodeTypeKernel:
       return hooks_.check_launch(p.function, LaunchConfig{p.grid, p.block, p.shared_mem, stream, false, {}});
     case cudaGraphNodeTypeMemcpy: {
-      uint64_t dspan, sspan;
-      if (!proto::copy_span(p.dst_pitch, p.dst_slice, p, &dspan) || !proto::copy_span(p.src_pitch, p.src_slice, p, &sspan))
-        return cudaErrorInvalidPitchValue;
-      if (dspan == 0) return cudaSuccess;
       // The memory may have been freed since the node was made.
       auto live = [&](uint64_t ptr, size_t span, uint8_t host) {
         return p.host_sides & host ? hooks_.host_live(ptr, span) : hooks_.live(ptr, span);
       };
+      if (proto::copies_array(p)) {
+        auto memory_live = [&](uint64_t array, uint64_t ptr, uint64_t pitch, uint64_t slice, uint8_t host) {
+          uint64_t span;
+          return array || (proto::copy_span(pitch, slice, p, &span) && live(ptr, span, host));
+        };
+        if (!memory_live(p.dst_array, p.dst, p.dst_pitch, p.dst_slice, proto::kHostDst) ||
+            !memory_live(p.src_array, p.src, p.src_pitch, p.src_slice, proto::kHostSrc))
+          return cudaErrorIllegalAddress;
+        return hooks_.array_copy(p);
+      }
+      uint64_t dspan, sspan;
+      if (!proto::copy_span(p.dst_pitch, p.dst_slice, p, &dspan) || !proto::copy_span(p.src_pitch, p.src_slice, p, &sspan))
+        return cudaErrorInvalidPitchValue;
+      if (dspan == 0) return cudaSuccess;
       if (!live(p.dst, dspan, proto::kHostDst) || !live(p.src, sspan, proto::kHostSrc)) return cudaErrorIllegalAddress;
       for (uint64_t r = 0; r < proto::copy_rows(p); ++r)
         std::memmove(as<char>(p.dst + proto::copy_row_offset(r, p.dst_pitch, p.dst_slice, p)),
@@ -597,13 +620,16 @@ int32_t HostGraphs::run_conditional(const HostNode& n, uint64_t stream) {
   }
 }
 
-// Conditional bodies are searched too: the driver lets an executable graph
-// update their nodes (child graphs are updated as a whole instead).
+// Conditional bodies and child graphs are searched too: the driver lets an
+// executable graph update the nodes of bodies and of moved child graphs (the
+// worker refuses nodes of cloned ones, whose nodes are copies).
 HostNode* HostGraphs::copy_in(HostGraph& exec_graph, uint64_t node) {
   for (const auto& n : exec_graph.nodes) {
     if (n->origin == as<HostNode>(node)) return n.get();
     for (const auto& body : n->bodies)
       if (HostNode* found = copy_in(*body, node)) return found;
+    if (n->child)
+      if (HostNode* found = copy_in(*n->child, node)) return found;
   }
   return nullptr;
 }
@@ -617,12 +643,17 @@ int32_t HostGraphs::exec_update(uint64_t exec, uint64_t graph, int32_t* result, 
     *result = cudaGraphExecUpdateErrorTopologyChanged;
     return cudaErrorGraphExecUpdateFailure;
   }
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i]->p.type != x.nodes[i]->p.type) {
-      *result = cudaGraphExecUpdateErrorNodeTypeChanged;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const GraphNodeParams &now = x.nodes[i]->p, &then = g.nodes[i]->p;
+    *result = now.type != then.type ? cudaGraphExecUpdateErrorNodeTypeChanged
+              : now.type == cudaGraphNodeTypeMemcpy && !same_memory_types(now, then)
+                  ? cudaGraphExecUpdateErrorParametersChanged
+                  : cudaGraphExecUpdateSuccess;
+    if (*result != cudaGraphExecUpdateSuccess) {
       *error_node = handle(g.nodes[i].get());
       return cudaErrorGraphExecUpdateFailure;
     }
+  }
   for (size_t i = 0; i < g.nodes.size(); ++i) copy_params(*x.nodes[i], *g.nodes[i]);
   // Handles made since the instantiation reach the executable graph too.
   x.conditionals = g.conditionals;
@@ -640,6 +671,10 @@ int32_t HostGraphs::exec_set_params(uint64_t exec, uint64_t node, const GraphNod
     n->p.handle = handle(n->child.get());
     return cudaSuccess;
   }
+  // CUDA's executable copy nodes take new 1-D memory operands only; an
+  // array operand, before or after, is refused (cudaGraphExecMemcpyNodeSetParams).
+  if (p.type == cudaGraphNodeTypeMemcpy && (proto::copies_array(n->p) || proto::copies_array(p)))
+    return cudaErrorInvalidValue;
   // The driver lets an executable graph's batch take new addresses and
   // values only, not another count or kind of operation.
   if (p.type == proto::kGraphNodeTypeBatchMemOp) {

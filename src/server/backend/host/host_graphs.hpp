@@ -29,6 +29,9 @@ class HostGraphHooks {
   virtual bool live(uint64_t ptr, size_t n) = 0;
   // True when [ptr, ptr + n) is inside registered (page-locked) host memory.
   virtual bool host_live(uint64_t ptr, size_t n) = 0;
+  // A copy node with a CUDA array side (its memory side found live);
+  // cudaErrorIllegalAddress when an array is gone.
+  virtual int32_t array_copy(const GraphNodeParams& p) = 0;
   // Device memory for a graph's allocation node, on the current device.
   virtual int32_t allocate(uint64_t* ptr, size_t size) = 0;
   // The same memory again at ptr, where the application freed it outside

@@ -1,4 +1,6 @@
-#include "client/cudart/array_objects.hpp"
+#include "client/core/array_objects.hpp"
+
+#include <algorithm>
 
 #include "client/core/runtime.hpp"
 
@@ -33,6 +35,13 @@ bool ObjectValues::remove(uint64_t value, int device) {
 void ObjectValues::forget_device(int device) {
   std::lock_guard lock(mutex_);
   std::erase_if(live_, [&](const auto& v) { return v.second.device == device; });
+}
+
+bool array_holds(const ArrayObject& a, size_t x, size_t y, size_t z, size_t width, size_t height, size_t depth) {
+  const size_t row_bytes = a.extent.width * a.element;
+  const size_t rows = std::max<size_t>(a.extent.height, 1), layers = std::max<size_t>(a.extent.depth, 1);
+  return x % a.element == 0 && width % a.element == 0 && x <= row_bytes && width <= row_bytes - x && y <= rows &&
+         height <= rows - y && z <= layers && depth <= layers - z;
 }
 
 ObjectRegistry<ArrayObject, cudaArray_t>& arrays() {

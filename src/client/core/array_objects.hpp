@@ -27,6 +27,11 @@ struct ArrayObject {
   cudaMipmappedArray_t owner;  // for a level of a mipmapped array: that array
 };
 
+// Whether `a` holds the region of `width` bytes, `height` rows and `depth`
+// slices from byte x, row y, slice z (a missing height or depth is 1), on
+// its element bounds.
+bool array_holds(const ArrayObject& a, size_t x, size_t y, size_t z, size_t width, size_t height, size_t depth);
+
 struct MipmapObject {
   int device;
   uint64_t remote;

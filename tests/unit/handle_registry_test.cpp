@@ -1,0 +1,35 @@
+// The client's handles of server objects: made, found, interned, removed.
+#include "client/core/handles.hpp"
+
+#include <gtest/gtest.h>
+
+using rgpu::client::HandleRegistry;
+using rgpu::client::RemoteObject;
+
+TEST(HandleRegistry, InternGivesOneHandlePerServerObject) {
+  HandleRegistry<cudaGraph_t> r;
+  cudaGraph_t a = r.intern(0, 7);
+  EXPECT_EQ(r.intern(0, 7), a);
+  EXPECT_NE(r.intern(1, 7), a);  // another device's object
+  RemoteObject o;
+  ASSERT_TRUE(r.find(a, &o));
+  EXPECT_EQ(o.device, 0);
+  EXPECT_EQ(o.remote, 7u);
+  EXPECT_TRUE(r.remove(a));
+  EXPECT_FALSE(r.find(a, &o));
+  EXPECT_FALSE(r.remove(a));
+  EXPECT_FALSE(r.find(reinterpret_cast<cudaGraph_t>(&o), &o));  // never made here
+}
+
+TEST(HandleRegistry, AddMakesAHandleEachTimeThatInternFinds) {
+  HandleRegistry<cudaEvent_t> r;
+  cudaEvent_t first = r.add(0, 9), second = r.add(0, 9);
+  EXPECT_NE(first, second);
+  EXPECT_EQ(r.intern(0, 9), first);
+  // Each is destroyed once; the other stays.
+  EXPECT_TRUE(r.remove(second));
+  EXPECT_EQ(r.intern(0, 9), first);
+  EXPECT_TRUE(r.remove(first));
+  RemoteObject o;
+  EXPECT_FALSE(r.find(first, &o));
+}
