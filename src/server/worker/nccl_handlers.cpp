@@ -187,12 +187,16 @@ int32_t collective(SessionContext& s, Request& req, proto::Writer& out) {
 // One NCCL group of the application's: inits (possibly on several devices
 // of this server) and collectives, completed together.
 int32_t group(SessionContext& s, Request& req, proto::Writer& out) {
+  // Counts are checked against the bytes the frame holds before anything is
+  // allocated for them.
   auto n_inits = req.args.get<uint32_t>();
-  if (n_inits > kMaxGroupCalls) throw proto::DecodeError("too many calls in an NCCL group");
+  if (n_inits > kMaxGroupCalls || n_inits * sizeof(proto::NcclInitWire) > req.args.remaining())
+    throw proto::DecodeError("more NCCL inits than the group frame holds");
   std::vector<proto::NcclInitWire> inits(n_inits);
   for (auto& i : inits) i = req.args.get<proto::NcclInitWire>();
   auto n_calls = req.args.get<uint32_t>();
-  if (n_calls > kMaxGroupCalls) throw proto::DecodeError("too many calls in an NCCL group");
+  if (n_calls > kMaxGroupCalls || n_calls * sizeof(NcclCollectiveWire) > req.args.remaining())
+    throw proto::DecodeError("more NCCL calls than the group frame holds");
   std::vector<NcclCollectiveWire> calls(n_calls);
   for (auto& c : calls) c = req.args.get<NcclCollectiveWire>();
   req.args.expect_end();

@@ -167,11 +167,11 @@ bool run_p2p(HostComm& c, std::span<const NcclCollectiveWire* const> ops, std::s
     v.resize(at + bytes[i]);
     if (ops[i]->kind == NcclKind::send) std::memcpy(v.data() + at, reinterpret_cast<const void*>(ops[i]->send), bytes[i]);
   }
-  in[c.mesh.rank()] = out[c.mesh.rank()];
   if (in[c.mesh.rank()].size() != out[c.mesh.rank()].size()) {
     *why = "sends to itself and receives from itself differ in size";
     return false;
   }
+  in[c.mesh.rank()] = out[c.mesh.rank()];
   std::vector<Transfer> t(n);
   for (int p = 0; p < n; ++p) t[p] = {out[p].data(), out[p].size(), in[p].data(), in[p].size()};
   if (!exchange_all(c, t, why)) return false;
