@@ -1,20 +1,29 @@
-"""PyTorch DistributedDataParallel on two GPUs, one process per GPU: a small
-model trained a few steps with fixed seeds, the losses compared between a
-local run and runs through rgpu where each process uses one GPU of its own
-rgpu-server (RGPU_DEVICES names that server's GPU).
+"""PyTorch DistributedDataParallel (or FullyShardedDataParallel) on two GPUs,
+one process per GPU, launched as torchrun launches its ranks (RANK,
+WORLD_SIZE, MASTER_ADDR/PORT, LOCAL_RANK): a small model trained a few steps
+with fixed seeds, the losses compared between a local run and runs through
+rgpu where each process uses one GPU of its own rgpu-server (RGPU_DEVICES
+names that server's GPU).
 
-NCCL runs in the application's processes on rgpu's driver. Between two ranks
-it needs peer memory (VMM shareable handles, legacy CUDA IPC) and mapped
-host memory; what rgpu offers there depends on the transport (README). Each
-rgpu run tries NCCL first and, if it fails or hangs, gloo, and says which
-backend gave the losses and why NCCL did not.
+Through rgpu, NCCL is rgpu's front-end (docs/nccl.md): the collectives run
+in NCCL on the servers, GPU to GPU over the servers' own network. With
+`--nccl native` too, each transport is also run with RGPU_NCCL=native:
+NVIDIA's NCCL in the application's process on rgpu's driver (which needs
+peer memory and mapped host memory between the ranks: shm only). Each rgpu
+run tries NCCL first and, if it fails or hangs, gloo, and says which backend
+gave the losses and why NCCL did not.
+
+With `--launcher torchrun` every run (local too) is one torchrun with
+--nproc-per-node N: through rgpu one `rgpu run` whose RGPU_DEVICES names
+every server's GPU, each rank on the GPU of its LOCAL_RANK.
 
 usage:
   ddp_train.py compare OUT_DIR --rgpu BUILD/rgpu --devices H:P:G,H:P:G [--transports shm,tcp]
+                       [--mode ddp|fsdp] [--nccl front-end,native] [--launcher ranks|torchrun]
       local run (one GPU per process), then the rgpu runs; writes
-      OUT_DIR/ddp.json and OUT_DIR/ddp.md, each process's output in OUT_DIR/ddp-logs/
+      OUT_DIR/MODE.json and OUT_DIR/MODE.md, each process's output in OUT_DIR/MODE-logs/
   ddp_train.py rank   one rank (environment: RANK, WORLD_SIZE, MASTER_ADDR,
-      MASTER_PORT, DDP_BACKEND, DDP_STEPS); prints one JSON line
+      MASTER_PORT, DDP_BACKEND, DDP_STEPS, DDP_MODE); prints one JSON line
 Exit status of compare: 0 when every run's losses match the local ones.
 """
 import json
@@ -42,15 +51,21 @@ def rank_main():
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     backend = os.environ["DDP_BACKEND"]
     # Each rank is started seeing one GPU (CUDA_VISIBLE_DEVICES locally,
-    # RGPU_DEVICES naming one server's through rgpu).
-    device = torch.device("cuda", 0)
+    # RGPU_DEVICES naming one server's through rgpu), or under torchrun all
+    # of them, its own the one of its LOCAL_RANK.
+    device = torch.device("cuda", int(os.environ["LOCAL_RANK"]) if os.environ.get("DDP_TORCHRUN") else 0)
     torch.cuda.set_device(device)
     dist.init_process_group(backend, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=TIMEOUT / 2))
     torch.manual_seed(0)
     model = torch.nn.Sequential(
         torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
         torch.nn.Linear(1024, 10)).to(device)
-    ddp = DistributedDataParallel(model, device_ids=[device.index])
+    fsdp = os.environ.get("DDP_MODE", "ddp") == "fsdp"
+    if fsdp:
+        from torch.distributed.fsdp import FullyShardedDataParallel
+        ddp = FullyShardedDataParallel(model, device_id=device)
+    else:
+        ddp = DistributedDataParallel(model, device_ids=[device.index])
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
     data = torch.Generator().manual_seed(1000 + rank)
     inputs = torch.randn(STEPS, 256, 512, generator=data).to(device)
@@ -67,8 +82,13 @@ def rank_main():
         losses.append(loss.item())
     torch.cuda.synchronize()
     step_seconds = (time.perf_counter() - started) / (STEPS - 1)
-    # Every rank ends with the same weights when the gradients were averaged.
-    weights = sum(p.double().sum().item() for p in model.parameters())
+    # Every rank ends with the same weights when the gradients were averaged
+    # (FSDP's, gathered from the shards).
+    if fsdp:
+        with FullyShardedDataParallel.summon_full_params(ddp):
+            weights = sum(p.double().sum().item() for p in ddp.parameters())
+    else:
+        weights = sum(p.double().sum().item() for p in model.parameters())
     print(json.dumps(dict(rank=rank, backend=backend, device=torch.cuda.get_device_name(device),
                           losses=losses, step_seconds=step_seconds, weights=weights)), flush=True)
     dist.destroy_process_group()
@@ -125,6 +145,47 @@ def launch(label, backend, rank_envs, prefix, logs):
     return (results, None) if why is None else (None, why)
 
 
+def merged_env(rank_envs):
+    """One environment for all ranks (torchrun's): every rank's GPU listed."""
+    env = {}
+    for key in {k for e in rank_envs for k in e}:
+        values = [e[key] for e in rank_envs if key in e]
+        if key == "RGPU_DEVICES":
+            env[key] = ",".join(values)
+        elif key == "CUDA_VISIBLE_DEVICES":
+            # Through rgpu each rank saw its one GPU as 0; together they are 0..N-1.
+            env[key] = ",".join(values) if len(set(values)) == len(values) else ",".join(map(str, range(len(values))))
+        else:
+            env[key] = values[0]
+    return env
+
+
+def launch_torchrun(label, backend, rank_envs, prefix, logs):
+    """All ranks by one torchrun; returns (results by rank, None) or (None, why)."""
+    env = dict(os.environ, DDP_BACKEND=backend, DDP_TORCHRUN="1", NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "INFO"),
+               **merged_env(rank_envs))
+    base = logs / f"{label}-{backend}-torchrun"
+    command = prefix + [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={len(rank_envs)}",
+                        "--master-addr=127.0.0.1", f"--master-port={free_port()}", os.path.abspath(__file__), "rank"]
+    with open(f"{base}.out", "w") as out, open(f"{base}.err", "w") as err:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=err, start_new_session=True)
+        try:
+            proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None, f"timed out after {TIMEOUT:.0f} s"
+    lines = [l for l in Path(f"{base}.out").read_text(errors="replace").splitlines() if l.startswith("{")]
+    results = sorted((json.loads(l) for l in lines), key=lambda r: r["rank"])
+    if proc.returncode != 0 or len(results) != len(rank_envs):
+        errors = [l for l in Path(f"{base}.err").read_text(errors="replace").splitlines() if "error" in l.lower()]
+        return None, f"{base.name} exited {proc.returncode}: " + (errors[-1][:300] if errors else "no output")
+    transports = sorted(set(NCCL_TRANSPORT.findall(Path(f"{base}.err").read_text(errors="replace"))))
+    for r in results:
+        r["nccl_transports"] = transports
+    return results, None
+
+
 def max_relative_difference(a, b):
     return max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b))
 
@@ -134,21 +195,28 @@ def compare(argv):
     opts = dict(zip(argv[1::2], argv[2::2]))
     rgpu, devices = opts["--rgpu"], opts["--devices"].split(",")
     transports = opts.get("--transports", "shm,tcp").split(",")
-    logs = out / "ddp-logs"
+    mode = opts.get("--mode", "ddp")
+    os.environ["DDP_MODE"] = mode
+    nccls = opts.get("--nccl", "front-end").split(",")
+    start = launch_torchrun if opts.get("--launcher", "ranks") == "torchrun" else launch
+    logs = out / f"{mode}-logs"
     logs.mkdir(parents=True, exist_ok=True)
     runs = []
     local_envs = [dict(CUDA_VISIBLE_DEVICES=str(r)) for r in range(len(devices))]
-    local, why = launch("local", "nccl", local_envs, [], logs)
+    local, why = start("local", "nccl", local_envs, [], logs)
     runs.append(dict(label="local", backend="nccl", ranks=local, failure=why))
-    for t in transports:
+    for t, which in [(t, n) for n in nccls for t in transports]:
         # CUDA_VISIBLE_DEVICES only for PyTorch: on this GPU host it counts the
         # host's GPUs through NVML, and must count the one rgpu GPU each rank has.
-        envs = [dict(RGPU_DEVICES=d, RGPU_TRANSPORT=t, CUDA_VISIBLE_DEVICES="0") for d in devices]
-        nccl, nccl_why = launch(t, "nccl", envs, [rgpu, "run", "--"], logs)
-        run = dict(label=f"rgpu {t}", backend="nccl", ranks=nccl, failure=nccl_why)
+        envs = [dict(RGPU_DEVICES=d, RGPU_TRANSPORT=t, CUDA_VISIBLE_DEVICES="0",
+                     **({"RGPU_NCCL": "native"} if which == "native" else {})) for d in devices]
+        label = f"rgpu {t}" + (", NCCL native" if which == "native" else "")
+        tag = t if which == "front-end" else f"{t}-native"
+        nccl, nccl_why = start(tag, "nccl", envs, [rgpu, "run", "--"], logs)
+        run = dict(label=label, backend="nccl", ranks=nccl, failure=nccl_why)
         if nccl is None:
-            gloo, gloo_why = launch(t, "gloo", envs, [rgpu, "run", "--"], logs)
-            run = dict(label=f"rgpu {t}", backend="gloo", ranks=gloo, failure=gloo_why, nccl_failure=nccl_why)
+            gloo, gloo_why = start(tag, "gloo", envs, [rgpu, "run", "--"], logs)
+            run = dict(label=label, backend="gloo", ranks=gloo, failure=gloo_why, nccl_failure=nccl_why)
         runs.append(run)
     ok = local is not None
     for run in runs:
@@ -164,9 +232,10 @@ def compare(argv):
                                              for lr, r in zip(local, run["ranks"]))
             run["matches_local"] = run["max_loss_difference"] <= TOLERANCE
             ok &= run["matches_local"]
-    (out / "ddp.json").write_text(json.dumps(runs, indent=2) + "\n")
+    (out / f"{mode}.json").write_text(json.dumps(runs, indent=2) + "\n")
     local_step = runs[0].get("step_seconds")
-    md = [f"{len(devices)} processes, one GPU each, {STEPS} steps; losses compared per rank and step with the "
+    launcher = "torchrun" if start is launch_torchrun else "one launch per rank"
+    md = [f"{mode.upper()} ({launcher}): {len(devices)} processes, one GPU each, {STEPS} steps; losses compared per rank and step with the "
           f"local run (relative tolerance {TOLERANCE:g})", "",
           "| run | backend | step (ms) | vs local | losses match local | ranks' weights agree | note |",
           "|---|---|---|---|---|---|---|"]
@@ -182,7 +251,7 @@ def compare(argv):
             f" (max rel. diff {run['max_loss_difference']:.1e})" if "max_loss_difference" in run else "")
         md.append(f"| {run['label']} | {run['backend']} | {run['step_seconds'] * 1e3:.2f} | {ratio} | {match} | "
                   f"{'yes' if run['ranks_agree'] else '**no**'} | {note.replace('|', '/')} |")
-    (out / "ddp.md").write_text("\n".join(md) + "\n")
+    (out / f"{mode}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0 if ok else 1
 

@@ -16,6 +16,7 @@ set(RGPU_SERVER_DIR lib/rgpu/server)
 install(TARGETS rgpu RUNTIME DESTINATION ${RGPU_CLIENT_DIR} COMPONENT client)
 install(TARGETS cudart LIBRARY DESTINATION ${RGPU_CLIENT_DIR}/lib COMPONENT client)
 install(TARGETS rgpu-audit LIBRARY DESTINATION ${RGPU_CLIENT_DIR}/lib COMPONENT client)
+install(TARGETS nccl LIBRARY DESTINATION ${RGPU_CLIENT_DIR}/lib COMPONENT client)  # libnccl.so.2 (docs/nccl.md)
 # rgpu's driver is its runtime's file under the driver's names (the `cuda` target).
 install(FILES ${CMAKE_BINARY_DIR}/lib/libcuda.so.1 ${CMAKE_BINARY_DIR}/lib/libcuda.so
         DESTINATION ${RGPU_CLIENT_DIR}/lib COMPONENT client)

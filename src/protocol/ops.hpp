@@ -229,6 +229,23 @@ enum Op : uint16_t {
   kOpMulticastCreate = 410,  // CUmulticastObjectProp -> multicast object (a VMM allocation handle)
   kOpMemBatchDecompress = 411,  // stream, flags, operations -> the driver's result, the index it concerns
 
+  // NCCL's API (rgpu's libnccl.so.2, nccl_wire.hpp): 700-719. Every reply
+  // starts with the call's ncclResult_t.
+  kOpNcclGetUniqueId = 700,      // -> the id (NcclUniqueIdWire), made by the worker's NCCL
+  kOpNcclCommInitRank = 701,     // NcclInitWire -> communicator
+  kOpNcclCommSplit = 702,        // communicator, color, key, NcclConfigWire -> communicator (0: none)
+  kOpNcclCommFinalize = 703,     // communicator
+  kOpNcclCommDestroy = 704,      // communicator
+  kOpNcclCommAbort = 705,        // communicator
+  kOpNcclCommGetAsyncError = 706,  // communicator -> its asynchronous error
+  kOpNcclGetLastError = 707,     // communicator (0: none) -> the last error's text
+  kOpNcclCollective = 708,       // NcclCollectiveWire: enqueued on its stream
+  kOpNcclGroup = 709,            // inits (NcclInitWire), collectives: one NCCL group -> the inits' communicators
+  kOpNcclRedOpCreatePreMulSum = 710,  // communicator, datatype, residence, scalar -> the op
+  kOpNcclRedOpDestroy = 711,     // communicator, op
+  kOpNcclCommRegister = 712,     // communicator, address, size -> registration
+  kOpNcclCommDeregister = 713,   // communicator, registration
+
   kOpFirstGenerated = 1000,
 };
 

@@ -33,6 +33,26 @@ class Launch(unittest.TestCase):
         self.assertEqual([r["rank"] for r in results], [0, 1])
         self.assertEqual(results[1]["nccl_transports"], ["P2P/CUMEM/read"])
 
+    def test_torchrun_starts_all_ranks_with_every_gpu(self):
+        envs = [dict(RGPU_DEVICES="a:1:0", RGPU_TRANSPORT="tcp", CUDA_VISIBLE_DEVICES="0"),
+                dict(RGPU_DEVICES="b:2:1", RGPU_TRANSPORT="tcp", CUDA_VISIBLE_DEVICES="0")]
+        results, why = ddp_train.launch_torchrun("tr", "nccl", envs, fake_rank(
+            'for r in 1 0; do echo "{\\"rank\\": $r, \\"devices\\": \\"$RGPU_DEVICES\\", '
+            '\\"visible\\": \\"$CUDA_VISIBLE_DEVICES\\", \\"torchrun\\": \\"$DDP_TORCHRUN\\"}"; done'), self.logs)
+        self.assertIsNone(why)
+        self.assertEqual([r["rank"] for r in results], [0, 1])
+        self.assertEqual(results[0]["devices"], "a:1:0,b:2:1")
+        self.assertEqual(results[0]["visible"], "0,1")
+        self.assertEqual(results[0]["torchrun"], "1")
+        local = ddp_train.merged_env([dict(CUDA_VISIBLE_DEVICES="0"), dict(CUDA_VISIBLE_DEVICES="1")])
+        self.assertEqual(local, dict(CUDA_VISIBLE_DEVICES="0,1"))
+
+    def test_torchrun_that_fails_is_named(self):
+        results, why = ddp_train.launch_torchrun("trf", "nccl", [{}, {}], fake_rank(
+            'echo "{\\"rank\\": 0}"; echo "RuntimeError: NCCL error: remote" >&2; exit 3'), self.logs)
+        self.assertIsNone(results)
+        self.assertEqual(why, "trf-nccl-torchrun exited 3: RuntimeError: NCCL error: remote")
+
     def test_failed_rank_ends_the_run_and_is_named(self):
         start = time.monotonic()
         results, why = ddp_train.launch("fail", "nccl", [{}, {}], fake_rank(

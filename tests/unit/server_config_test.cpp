@@ -245,3 +245,20 @@ TEST(Endpoint, ParsesHostsAndPorts) {
   EXPECT_THROW(transport::Endpoint::parse("gpu7:", 1), transport::TransportError);
   EXPECT_THROW(transport::Endpoint::parse("gpu7:0", 1), transport::TransportError);
 }
+
+TEST(ServerConfig, NcclSettingsReachTheWorkersEnvironment) {
+  server::ServerConfig c;
+  ASSERT_TRUE(parse({"--nccl-library", "/opt/nccl/libnccl.so.2", "--nccl-socket-ifname", "eth1", "--nccl-ib-hca",
+                     "mlx5_0", "--nccl-env", "NCCL_NET_GDR_LEVEL=PHB", "--nccl-env", "NCCL_DEBUG=INFO"},
+                    &c));
+  EXPECT_EQ(c.nccl_library, "/opt/nccl/libnccl.so.2");
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(c.nccl_env, (Env{{"NCCL_SOCKET_IFNAME", "eth1"},
+                             {"NCCL_IB_HCA", "mlx5_0"},
+                             {"NCCL_NET_GDR_LEVEL", "PHB"},
+                             {"NCCL_DEBUG", "INFO"}}));
+  for (const char* bad : {"PATH=/tmp", "NCCL_=1", "NCCL_DEBUG", "nccl_debug=1", "NCCL_A B=1"}) {
+    server::ServerConfig d;
+    EXPECT_THROW(parse({"--nccl-env", bad}, &d), std::invalid_argument) << bad;
+  }
+}

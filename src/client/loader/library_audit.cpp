@@ -12,6 +12,9 @@
 //   (nvJPEG's hardware backend in libnvcuvid did). Without them NVIDIA's
 //   libraries do what they do on a machine without those engines (nvJPEG
 //   decodes with its CUDA backend).
+// - NCCL (libnccl.so.2) is rgpu's front-end, which runs the collectives on
+//   the servers' GPUs (docs/nccl.md), unless RGPU_NCCL=native: then rgpu's
+//   is skipped wherever it is found and NVIDIA's runs in the process.
 // With RGPU_AUDIT_LIST naming a file, it also appends to it the path of
 // every library the program loads, one a line (`rgpu doctor -- PROGRAM`).
 // It runs in a namespace of its own with its own C library, before the
@@ -30,7 +33,10 @@
 
 namespace {
 
-constexpr const char* kRgpuLibraries[] = {"libcuda.so.1", "libcuda.so", "libcudart.so.13", "libcudart.so"};
+constexpr const char* kRgpuLibraries[] = {"libcuda.so.1",    "libcuda.so",    "libcudart.so.13",
+                                          "libcudart.so",    "libnccl.so.2",  "libnccl.so"};
+// Those of kRgpuLibraries from here on are NCCL's.
+constexpr size_t kFirstNccl = 4;
 constexpr const char* kLocalEngineLibraries[] = {"libnvcuvid.so", "libnvidia-encode.so",
                                                  "libnvidia-opticalflow.so"};
 constexpr size_t kPathMax = 4096;
@@ -39,6 +45,7 @@ constexpr size_t kPathMax = 4096;
 size_t g_dir_length;
 char g_rgpu_paths[std::size(kRgpuLibraries)][kPathMax];
 bool g_engine_refusal_logged;
+bool g_nccl_native;
 int g_list_fd = -1;
 
 bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
@@ -60,6 +67,8 @@ void find_rgpu_libraries() {
 
 extern "C" unsigned int la_version(unsigned int) {
   find_rgpu_libraries();
+  const char* nccl = std::getenv("RGPU_NCCL");
+  g_nccl_native = nccl && std::strcmp(nccl, "native") == 0;
   if (const char* list = std::getenv("RGPU_AUDIT_LIST"); list && *list)
     g_list_fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   return LAV_CURRENT;
@@ -96,6 +105,7 @@ extern "C" char* la_objsearch(const char* name, uintptr_t*, unsigned int) {
     if (std::strcmp(base, kRgpuLibraries[i]) != 0) continue;
     const bool in_rgpu_dir = static_cast<size_t>(slash - name) == g_dir_length &&
                              std::strncmp(name, g_rgpu_paths[i], g_dir_length) == 0;
+    if (i >= kFirstNccl && g_nccl_native) return in_rgpu_dir ? nullptr : const_cast<char*>(name);
     return in_rgpu_dir ? const_cast<char*>(name) : g_rgpu_paths[i];
   }
   return const_cast<char*>(name);

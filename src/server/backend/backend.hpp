@@ -18,6 +18,7 @@
 #include "server/backend/generated/forwarded_api.hpp"
 #include "server/backend/graph_backend.hpp"
 #include "server/backend/green_context_api.hpp"
+#include "server/backend/nccl_api.hpp"
 #include "transport/memory_kind.hpp"
 
 namespace rgpu::server {
@@ -262,6 +263,8 @@ class Backend : public ForwardedApi {
   virtual GreenContextApi& green_contexts() = 0;
   // External memory and semaphores (external_api.hpp).
   virtual ExternalApi& external() = 0;
+  // NCCL on this backend's GPUs (nccl_api.hpp).
+  virtual NcclApi& nccl() = 0;
 };
 
 // Loads a backend by name ("cuda" loads librgpu-backend-cuda.so at run time).

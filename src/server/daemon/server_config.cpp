@@ -53,6 +53,13 @@ const char* kUsage =
     "  --tls-cert FILE      the tcp port speaks TLS 1.3 only, with this certificate (PEM)\n"
     "  --tls-key FILE       and its private key (PEM)\n"
     "  --tls-client-ca FILE clients must present a certificate signed by this CA\n"
+    "  --nccl-library PATH  NVIDIA's libnccl.so.2 for applications' NCCL calls (default:\n"
+    "                       by soname, then pip's nvidia/nccl/lib in the usual places;\n"
+    "                       none: applications' NCCL calls are refused)\n"
+    "  --nccl-socket-ifname LIST  the network interfaces NCCL uses between servers\n"
+    "                       (NCCL_SOCKET_IFNAME; default: NCCL's choice)\n"
+    "  --nccl-ib-hca LIST   the InfiniBand/RoCE adapters NCCL uses (NCCL_IB_HCA)\n"
+    "  --nccl-env NAME=VALUE  any other NCCL_* setting for the workers' NCCL; repeat\n"
     "  --config FILE        read these settings (key = value) from FILE first\n"
     "limits (0: none):\n"
     "  --max-sessions N             sessions at once, all clients (default 256)\n"
@@ -153,6 +160,16 @@ int to_positive(const std::string& key, const std::string& v) {
   return n;
 }
 
+// NAME=VALUE of an NCCL_* environment variable.
+std::pair<std::string, std::string> nccl_setting(const std::string& key, const std::string& v) {
+  size_t eq = v.find('=');
+  std::string name = v.substr(0, eq);
+  bool valid = eq != std::string::npos && name.rfind("NCCL_", 0) == 0 && name.size() > 5 &&
+               name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos;
+  if (!valid) throw std::invalid_argument(key + " needs NCCL_NAME=VALUE, not '" + v + "'");
+  return {name, v.substr(eq + 1)};
+}
+
 void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   if (key == "listen") c->listen = v;
   else if (key == "port") c->port = to_int(key, v);
@@ -162,6 +179,10 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "backend") c->backend = v;
   else if (key == "log-level") c->log_level = v;
   else if (key == "module-cache") c->module_cache = v;
+  else if (key == "nccl-library") c->nccl_library = v;
+  else if (key == "nccl-socket-ifname") c->nccl_env.emplace_back("NCCL_SOCKET_IFNAME", v);
+  else if (key == "nccl-ib-hca") c->nccl_env.emplace_back("NCCL_IB_HCA", v);
+  else if (key == "nccl-env") c->nccl_env.push_back(nccl_setting(key, v));
   else if (key == "unix-socket") c->unix_socket = v;
   else if (key == "max-sessions") c->max_sessions = to_count(key, v);
   else if (key == "max-sessions-per-client") c->max_sessions_per_client = to_count(key, v);

@@ -48,6 +48,12 @@ struct ServerConfig {
   // peer_ca (tls-client-ca) every client must present a certificate it
   // signed.
   transport::TlsSettings tls;
+  // NCCL for the applications' NCCL calls (docs/nccl.md): the library the
+  // workers load (empty: found by soname, then in pip's usual places), and
+  // the environment its server-to-server network takes (NCCL_SOCKET_IFNAME,
+  // NCCL_IB_HCA, any NCCL_* of nccl-env NAME=VALUE).
+  std::string nccl_library;
+  std::vector<std::pair<std::string, std::string>> nccl_env;
 
   // What one client may take (server_limits in README). 0: no limit.
   int max_sessions = 256;             // sessions at once, all clients together

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "common/log.hpp"
@@ -30,6 +31,9 @@ bool reached_ucx_port(int fd, int ucx_port) {
 
 void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& counters, int channel) {
   log::set_prefix("rgpu-worker");
+  // For the backend's NCCL, loaded at an application's first NCCL call.
+  if (!config.nccl_library.empty()) setenv("RGPU_NCCL_LIBRARY", config.nccl_library.c_str(), 1);
+  for (const auto& [name, value] : config.nccl_env) setenv(name.c_str(), value.c_str(), 1);
   std::string why;
   std::unique_ptr<Backend> backend = make_backend(config.backend, &why);
   if (!backend) {

@@ -52,6 +52,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_graph_handlers(*this);
   register_green_context_handlers(*this);
   register_external_handlers(*this);
+  register_nccl_handlers(*this);
 }
 
 void Dispatcher::add(uint16_t op, Handler h) { handlers_[op] = h; }

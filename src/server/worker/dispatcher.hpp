@@ -58,5 +58,6 @@ void register_ipc_handlers(Dispatcher& d);
 void register_shareable_handle_handlers(Dispatcher& d);
 void register_graph_handlers(Dispatcher& d);
 void register_external_handlers(Dispatcher& d);
+void register_nccl_handlers(Dispatcher& d);
 
 }  // namespace rgpu::server

@@ -9,6 +9,7 @@
 namespace rgpu::server {
 
 SessionContext::~SessionContext() {
+  nccl_comms.abort_all(backend_.nccl());
   for (auto& [base, region] : shared_) {
     backend_.host_unregister(region.local);
     munmap(region.local, region.size);

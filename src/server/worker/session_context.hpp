@@ -32,6 +32,7 @@
 #include "server/pool/session_bounds.hpp"
 #include "server/worker/descriptor_exports.hpp"
 #include "server/worker/ipc_records.hpp"
+#include "server/worker/nccl_table.hpp"
 #include "server/worker/peer_warnings.hpp"
 #include "server/worker/vmm_table.hpp"
 #include "server/worker/zero_copy.hpp"
@@ -189,6 +190,8 @@ class SessionContext {
   ExternalMemoryTable external_memories;
   HandleSet external_semaphores{"external semaphores", "max-session-objects"};
   AsyncNotifications notifications;
+  // NCCL communicators (nccl_handlers.cpp).
+  NcclTable nccl_comms;
 
  private:
   Backend& backend_;

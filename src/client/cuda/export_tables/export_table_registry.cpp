@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "client/core/front_end_bridge.hpp"
 #include "client/cuda/export_tables/export_tables.hpp"
 #include "client/cuda/export_tables/uuid_text.hpp"
 #include "common/log.hpp"
@@ -63,6 +64,7 @@ constexpr KnownTable kTables[] = {
     {ExportTableId::library_support, "library support",
      {0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca},
      library_support_table},
+    {ExportTableId::front_end_bridge, "rgpu front-end bridge", {}, front_end_bridge_table},
 };
 
 
@@ -93,7 +95,7 @@ extern "C" CUresult CUDAAPI cuGetExportTable(const void** table, const CUuuid* i
   if (!table || !id) return CUDA_ERROR_INVALID_VALUE;
   const auto& bytes = reinterpret_cast<const unsigned char(&)[16]>(id->bytes);
   for (const KnownTable& t : kTables)
-    if (std::memcmp(t.uuid, bytes, sizeof t.uuid) == 0) {
+    if (std::memcmp(t.id == ExportTableId::front_end_bridge ? kFrontEndBridgeUuid : t.uuid, bytes, sizeof t.uuid) == 0) {
       *table = t.table();
       return CUDA_SUCCESS;
     }

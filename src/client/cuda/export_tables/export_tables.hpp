@@ -30,6 +30,7 @@ enum class ExportTableId {
   tools_context,     // {21318c60-...}: CU_ETID_ToolsContext
   tools_module,      // {6e163fbe-...}: CU_ETID_ToolsModule
   library_support,   // {1734dc26-...}: asked for by PyTorch's libraries
+  front_end_bridge,  // rgpu's own: its library front-ends (libnccl.so.2)
 };
 
 const char* export_table_name(ExportTableId id);
@@ -83,6 +84,8 @@ const void* compiler_support_table();
 const void* tools_context_table();
 const void* tools_module_table();
 const void* library_support_table();
+// rgpu's own: for its library front-ends (client/core/front_end_bridge.hpp).
+const void* front_end_bridge_table();
 
 // Runs and forgets the destructors NVIDIA's runtime registered with its
 // context-local storage for `ctx`: the context is being reset.

@@ -11,6 +11,7 @@
 #include "server/backend/cuda/cuda_external.hpp"
 #include "server/backend/cuda/cuda_graphs.hpp"
 #include "server/backend/cuda/cuda_green_contexts.hpp"
+#include "server/backend/cuda/cuda_nccl.hpp"
 #include "server/backend/cuda/generated/cuda_forwarded_api.hpp"
 
 namespace rgpu::server {
@@ -559,11 +560,13 @@ class CudaBackend final : public CudaForwardedApi {
   GraphBackend& graphs() override { return graphs_; }
   GreenContextApi& green_contexts() override { return green_contexts_; }
   ExternalApi& external() override { return external_; }
+  NcclApi& nccl() override { return nccl_; }
 
  private:
   CudaGraphs graphs_;
   CudaGreenContexts green_contexts_;
   CudaExternal external_;
+  CudaNccl nccl_;
 
   int32_t stream_mem_ops(Handle stream, std::span<const StreamMemOp> ops, unsigned flags) override {
     std::vector<CUstreamBatchMemOpParams> params(ops.size());

@@ -32,6 +32,7 @@
 #include "server/backend/host/host_graphs.hpp"
 #include "server/backend/host/host_context_delay.hpp"
 #include "server/backend/host/host_green_contexts.hpp"
+#include "server/backend/host/host_nccl.hpp"
 #include "server/backend/host/host_node_fence.hpp"
 #include "server/backend/host/host_tensor_maps.hpp"
 #include "server/worker/ipc_records.hpp"
@@ -1205,6 +1206,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
 
   GraphBackend& graphs() override { return graphs_; }
   GreenContextApi& green_contexts() override { return green_contexts_; }
+  NcclApi& nccl() override { return nccl_; }
   ExternalApi& external() override { return external_; }
   int32_t cudaDeviceGraphMemTrim(int) override { return cudaSuccess; }  // graphs hold no memory here
 
@@ -1579,6 +1581,7 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   HostCoredump coredump_;
   HostGraphs graphs_{*this};
   HostGreenContexts green_contexts_{*this, kDevices};
+  HostNccl nccl_;
   HostExternal external_{arrays_, graphs_};
 };
 

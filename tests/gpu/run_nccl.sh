@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# NCCL between GPUs of several rgpu servers (docs/nccl.md), on a machine with
+# two GPUs or more: one rgpu-server per GPU, as separate hosts would be.
+# Each part runs locally (NVIDIA's NCCL in the processes) and through rgpu
+# (rgpu's libnccl.so.2: NCCL runs on the servers), twice over:
+#   servers "default": the workers' NCCL picks its own transport between
+#     them (on one host: P2P or SHM);
+#   servers "net": --nccl-env NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1, so NCCL
+#     goes over its network transport (sockets, or IB where there is some),
+#     as between two hosts.
+# Parts:
+#   - all-reduce bus bandwidth by size, 8 B..256 MB (bench/nccl_bandwidth.cu:
+#     one process, ncclCommInitAll over the servers' GPUs, grouped calls);
+#   - DDP (one launch per rank, and torchrun) and FSDP (torchrun), 2 ranks,
+#     one GPU each (bench/ddp_train.py), over the client transports tcp and
+#     shm: losses against local, step time.
+# Writes OUT_DIR/nccl.md (markdown tables).
+#
+# usage: tests/gpu/run_nccl.sh BUILD_DIR OUT_DIR
+# environment:
+#   NCCL_PORT (18700)   first server's port; server g listens on NCCL_PORT+g
+#   APPS_PYTHON         Python with PyTorch (default /opt/torch/.venv/bin/python3 if present)
+#   NCCL_LIBRARY        NVIDIA's libnccl.so.2 for the local runs and the servers
+#                       (default: the one of APPS_PYTHON's nvidia-nccl-cu13 wheel)
+# Exit status: 0 when every run gave right results (targets are reported, not enforced).
+set -uo pipefail
+BUILD_DIR=$(realpath "${1:?usage: run_nccl.sh BUILD_DIR OUT_DIR}")
+mkdir -p "${2:?usage: run_nccl.sh BUILD_DIR OUT_DIR}"
+OUT=$(realpath "$2")
+ROOT=$(realpath "$(dirname "$(realpath "$0")")/../..")
+BASE_PORT=${NCCL_PORT:-18700}
+PYTHON=${APPS_PYTHON:-$([ -x /opt/torch/.venv/bin/python3 ] && echo /opt/torch/.venv/bin/python3 || echo python3)}
+NCCL_LIBRARY=${NCCL_LIBRARY:-$("$PYTHON" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)}
+gpus=$(nvidia-smi -L | grep -c '^GPU ')
+if [ "$gpus" -lt 2 ] || [ ! -f "$NCCL_LIBRARY" ]; then
+  echo "run_nccl: needs two GPUs (has $gpus) and NVIDIA's libnccl.so.2 (NCCL_LIBRARY='$NCCL_LIBRARY')" | tee "$OUT/nccl.md"
+  exit 1
+fi
+LOCAL_LIBRARY_PATH=$(dirname "$NCCL_LIBRARY"):${CUDA_HOME:-/usr/local/cuda}/lib64
+servers=()
+stop_servers() { for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; servers=(); sleep 1; }
+trap stop_servers EXIT
+start_servers() {  # NAME [server flags...]: RGPU_DEVICES in $devices
+  local name=$1
+  shift
+  devices=""
+  for g in $(seq 0 $((gpus - 1))); do
+    local port=$((BASE_PORT + g))
+    "$BUILD_DIR/rgpu-server" --listen 127.0.0.1 --port $port --gpus $g --workers 2 --unix-socket /tmp/rgpu-$port.sock \
+      --module-cache "$OUT/module-cache-$g" --nccl-library "$NCCL_LIBRARY" --log-level info "$@" \
+      >"$OUT/server-$name-$g.log" 2>&1 &
+    servers+=($!)
+    devices+="${devices:+,}127.0.0.1:$port:$g"
+  done
+  for g in $(seq 0 $((gpus - 1))); do
+    for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$((BASE_PORT + g))) 2>/dev/null && break; sleep 0.1; done
+  done
+}
+
+rc=0
+{
+  echo "# NCCL across rgpu servers ($gpus GPUs, one rgpu-server each)"
+  echo
+  echo "NVIDIA's NCCL: $NCCL_LIBRARY. Locally it runs in the processes; through rgpu, in the servers' workers."
+  echo
+} >"$OUT/nccl.md"
+
+LD_LIBRARY_PATH=$LOCAL_LIBRARY_PATH timeout -k 5 600 "$BUILD_DIR/nccl_bandwidth" >"$OUT/bandwidth-local.txt" 2>&1 || rc=1
+for servers_kind in default net; do
+  flags=()
+  [ $servers_kind = net ] && flags=(--nccl-env NCCL_P2P_DISABLE=1 --nccl-env NCCL_SHM_DISABLE=1)
+  start_servers $servers_kind "${flags[@]}"
+  for t in tcp shm; do
+    RGPU_TRANSPORT=$t RGPU_DEVICES=$devices timeout -k 5 600 "$BUILD_DIR/rgpu" run -- "$BUILD_DIR/nccl_bandwidth" \
+      >"$OUT/bandwidth-$servers_kind-$t.txt" 2>&1 || rc=1
+  done
+  # DDP launched per rank and by torchrun (one `rgpu run` for both ranks),
+  # FSDP by torchrun.
+  for run in ddp:ranks ddp:torchrun fsdp:torchrun; do
+    mode=${run%%:*} launcher=${run##*:}
+    mkdir -p "$OUT/$mode-$launcher-$servers_kind"
+    "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT/$mode-$launcher-$servers_kind" --rgpu "$BUILD_DIR/rgpu" \
+      --devices "$devices" --mode $mode --launcher $launcher --transports tcp,shm \
+      >"$OUT/$mode-$launcher-$servers_kind.txt" 2>&1 || rc=1
+  done
+  stop_servers
+done
+
+# The bandwidth tables side by side: busbw by size, and rgpu over local.
+"$PYTHON" - "$OUT" >>"$OUT/nccl.md" <<'PY'
+import json, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+runs = {}
+for name in ["local", "default-tcp", "default-shm", "net-tcp", "net-shm"]:
+    lines = [l for l in (out / f"bandwidth-{name}.txt").read_text(errors="replace").splitlines() if l.startswith("{")]
+    ok = "RESULT PASS" in (out / f"bandwidth-{name}.txt").read_text(errors="replace")
+    runs[name] = (json.loads(lines[-1]) if lines else None, ok)
+print("## All-reduce bus bandwidth (GB/s; float sum, nccl-tests' busbw)\n")
+print("Servers *default*: the workers' NCCL chooses its transport; *net*: NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "
+      "on the servers (NCCL's network transport, as between hosts). tcp/shm: the client's transport to its servers.\n")
+names = list(runs)
+print("| bytes | " + " | ".join(names) + " | " + " | ".join(f"{n} / local" for n in names[1:]) + " |")
+print("|---" * (2 * len(names)) + "|")
+local = {s["bytes"]: s["busbw"] for s in (runs["local"][0] or {}).get("sizes", [])}
+sizes = sorted({s["bytes"] for r, _ in runs.values() if r for s in r["sizes"]})
+for b in sizes:
+    row = []
+    for n in names:
+        r = runs[n][0]
+        v = next((s["busbw"] for s in (r or {}).get("sizes", []) if s["bytes"] == b), None)
+        row.append(v)
+    ratios = [f"{v / local[b]:.2f}" if v is not None and local.get(b) else "-" for v in row[1:]]
+    print(f"| {b} | " + " | ".join(f"{v:.2f}" if v is not None else "-" for v in row) + " | " + " | ".join(ratios) + " |")
+print()
+print("| run | GPUs | ncclCommInitAll (s) | sums right |\n|---|---|---|---|")
+for n, (r, ok) in runs.items():
+    print(f"| {n} | {r['gpus'] if r else '-'} | {r['init_s']:.2f} |" if r else f"| {n} | - | - |", "yes" if ok else "**no**", "|")
+print()
+big = [b for b in sizes if b >= 64 << 20 and local.get(b)]
+for n in names[1:]:
+    r = runs[n][0]
+    if r and big:
+        worst = min(next(s["busbw"] for s in r["sizes"] if s["bytes"] == b) / local[b] for b in big)
+        print(f"- {n}: busbw for messages of 64 MB and more at least {worst:.2f} of local (target 0.8)")
+PY
+for servers_kind in default net; do
+  for run in ddp:ranks ddp:torchrun fsdp:torchrun; do
+    mode=${run%%:*} launcher=${run##*:} dir=$OUT/${run/:/-}-$servers_kind
+    { echo; echo "## ${mode^^} ($launcher), servers $servers_kind"; echo; cat "$dir/$mode.md" 2>/dev/null ||
+      echo "no result: $(tail -3 "$dir.txt")"; } >>"$OUT/nccl.md"
+  done
+done
+echo >>"$OUT/nccl.md"
+echo "Targets: DDP step through rgpu over tcp at most 1.15x local; over shm at most 1.1x; busbw >= 0.8 of local from 64 MB." >>"$OUT/nccl.md"
+crashes=$(cat "$OUT"/server-*.log | grep -c "killed by signal")
+[ "$crashes" -eq 0 ] || { echo "**$crashes worker crashes** (server logs)" >>"$OUT/nccl.md"; rc=1; }
+cat "$OUT/nccl.md"
+exit $rc
