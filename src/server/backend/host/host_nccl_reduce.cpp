@@ -1,5 +1,7 @@
 #include "server/backend/host/host_nccl_reduce.hpp"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -8,72 +10,15 @@
 namespace rgpu::server {
 namespace {
 
-// Half and bfloat16 values as their bits, computed in float.
-struct Half {
-  uint16_t bits;
-};
-struct Bf16 {
-  uint16_t bits;
-};
+// Half and bfloat16 values computed in float, converted by CUDA's own host
+// functions (round to nearest even, as NCCL's kernels).
+using Half = __half;
+using Bf16 = __nv_bfloat16;
 
-float to_float(Half h) {
-  uint32_t sign = (h.bits & 0x8000u) << 16, exp = (h.bits >> 10) & 0x1f, man = h.bits & 0x3ffu, f;
-  if (exp == 0) {
-    if (man == 0) {
-      f = sign;
-    } else {  // subnormal: normalise
-      exp = 127 - 15 + 1;
-      while (!(man & 0x400u)) {
-        man <<= 1;
-        --exp;
-      }
-      f = sign | (exp << 23) | ((man & 0x3ffu) << 13);
-    }
-  } else if (exp == 31) {
-    f = sign | 0x7f800000u | (man << 13);
-  } else {
-    f = sign | ((exp - 15 + 127) << 23) | (man << 13);
-  }
-  float out;
-  std::memcpy(&out, &f, 4);
-  return out;
-}
-
-Half to_half(float v) {
-  uint32_t f;
-  std::memcpy(&f, &v, 4);
-  uint32_t sign = (f >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((f >> 23) & 0xff) - 127 + 15;
-  uint32_t man = f & 0x7fffffu;
-  if (((f >> 23) & 0xff) == 0xff) return {static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0))};
-  if (exp >= 31) return {static_cast<uint16_t>(sign | 0x7c00u)};
-  if (exp <= 0) {
-    if (exp < -10) return {static_cast<uint16_t>(sign)};
-    man |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t half = man >> shift, rest = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    if (rest > mid || (rest == mid && (half & 1))) ++half;
-    return {static_cast<uint16_t>(sign | half)};
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (man >> 13), rest = man & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1))) ++half;
-  return {static_cast<uint16_t>(half)};
-}
-
-float to_float(Bf16 b) {
-  uint32_t f = uint32_t{b.bits} << 16;
-  float out;
-  std::memcpy(&out, &f, 4);
-  return out;
-}
-
-Bf16 to_bf16(float v) {
-  uint32_t f;
-  std::memcpy(&f, &v, 4);
-  if ((f & 0x7f800000u) == 0x7f800000u && (f & 0x7fffffu)) return {static_cast<uint16_t>((f >> 16) | 0x40)};
-  f += 0x7fffu + ((f >> 16) & 1);
-  return {static_cast<uint16_t>(f >> 16)};
-}
+float to_float(Half h) { return __half2float(h); }
+float to_float(Bf16 b) { return __bfloat162float(b); }
+Half to_half(float v) { return __float2half_rn(v); }
+Bf16 to_bf16(float v) { return __float2bfloat16_rn(v); }
 
 template <typename T>
 T combine(T a, T b, int32_t op) {
