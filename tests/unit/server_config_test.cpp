@@ -236,6 +236,23 @@ TEST(ServerConfig, ReadmeAndHelpNameTheFlagsTheParserTakes) {
   }
 }
 
+TEST(ServerConfig, GpuSharingIsTimesliceUnlessMpsForOneGpu) {
+  server::ServerConfig def;
+  ASSERT_TRUE(parse({}, &def));
+  EXPECT_EQ(def.gpu_sharing, server::GpuSharing::timeslice);
+  EXPECT_EQ(def.mps_control, "nvidia-cuda-mps-control");
+  EXPECT_NE(def.mps_dir.find("rgpu-mps-"), std::string::npos);
+  server::ServerConfig mps;
+  ASSERT_TRUE(parse({"--gpus", "1", "--gpu-sharing", "mps", "--mps-control", "/x/ctl", "--mps-dir", "/x/d"}, &mps));
+  EXPECT_EQ(mps.gpu_sharing, server::GpuSharing::mps);
+  EXPECT_EQ(mps.mps_control, "/x/ctl");
+  EXPECT_EQ(mps.mps_dir, "/x/d");
+  server::ServerConfig c;
+  EXPECT_THROW(parse({"--gpu-sharing", "mps"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--gpus", "0,1", "--gpu-sharing", "mps"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--gpus", "0", "--gpu-sharing", "spatial"}, &c), std::invalid_argument);
+}
+
 TEST(Endpoint, ParsesHostsAndPorts) {
   auto e = transport::Endpoint::parse("gpu7:9000", 1);
   EXPECT_EQ(e.host, "gpu7");

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -16,6 +17,7 @@
 #ifdef RGPU_METRICS
 #include "server/daemon/metrics_endpoint.hpp"
 #endif
+#include "server/daemon/mps_daemons.hpp"
 #include "server/daemon/refusals.hpp"
 #include "server/daemon/server_config.hpp"
 #include "server/daemon/worker_pool.hpp"
@@ -108,6 +110,12 @@ int main(int argc, char** argv) {
            config.workers);
   server::JobLedger ledger;
   server::ServerCounters counters;
+  // Before any worker forks: each inherits the pipe directory, and its CUDA
+  // context becomes a client of the GPU's MPS server.
+  server::MpsDaemons mps(config, counters);
+  mps.start();
+  for (int g : config.gpus)
+    if (std::string pipe = mps.pipe_directory(g); !pipe.empty()) setenv("CUDA_MPS_PIPE_DIRECTORY", pipe.c_str(), 1);
   server::WorkerPool pool(config, ledger, counters);
   pid_t metrics = -1;
 #ifdef RGPU_METRICS

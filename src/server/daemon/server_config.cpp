@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -41,6 +42,14 @@ const char* kUsage =
     "                       'Authorization: Bearer TOKEN' (the token file mode rule)\n"
     "  --gpu-mode GPU=MODE  exclusive (one job at a time) or shared (default);\n"
     "                       repeat for each GPU\n"
+    "  --gpu-sharing HOW    how sessions share a shared GPU: timeslice (default: the\n"
+    "                       driver time-slices their contexts) or mps (their kernels run\n"
+    "                       side by side as clients of an MPS daemon this server starts\n"
+    "                       for the GPU; needs --gpus with one GPU)\n"
+    "  --mps-control PATH   the MPS control program (default nvidia-cuda-mps-control)\n"
+    "  --mps-dir DIR        where the MPS daemons' private pipe and log directories go\n"
+    "                       (default $XDG_RUNTIME_DIR/rgpu-mps-PORT, else\n"
+    "                       /tmp/rgpu-mps-UID-PORT; made 0700)\n"
     "  --unix-socket PATH   socket for clients on this host, whose page-locked memory\n"
     "                       is then shared (default /tmp/rgpu-PORT.sock; none: off)\n"
     "  --unix-socket-mode M its file mode, octal: who on this host may connect\n"
@@ -222,6 +231,13 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
     c->unix_socket_mode = static_cast<unsigned>(mode);
   }
   else if (key == "ipc-dir") c->ipc_dir = v;
+  else if (key == "mps-control") c->mps_control = v;
+  else if (key == "mps-dir") c->mps_dir = v;
+  else if (key == "gpu-sharing") {
+    if (v == "timeslice") c->gpu_sharing = GpuSharing::timeslice;
+    else if (v == "mps") c->gpu_sharing = GpuSharing::mps;
+    else throw std::invalid_argument(key + " needs timeslice or mps, not '" + v + "'");
+  }
   else if (key == "ipc-sharing") {
     if (v == "owner") c->ipc_sharing = IpcSharing::owner;
     else if (v == "job") c->ipc_sharing = IpcSharing::job;
@@ -326,6 +342,15 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
   if (config->unix_socket.empty()) config->unix_socket = transport::default_shm_socket(config->port);
   if (config->unix_socket == "none") config->unix_socket.clear();
   if (config->module_cache == "none") config->module_cache.clear();
+  // A process is the client of one MPS server, and a worker must be one
+  // before CUDA starts, before it knows its session's GPU.
+  if (config->gpu_sharing == GpuSharing::mps && config->gpus.size() != 1)
+    throw std::invalid_argument("--gpu-sharing mps serves one GPU: give --gpus N (run one rgpu-server per GPU)");
+  if (config->mps_dir.empty()) {
+    const char* runtime = getenv("XDG_RUNTIME_DIR");
+    config->mps_dir = runtime && *runtime ? std::string(runtime) + "/rgpu-mps-" + std::to_string(config->port)
+                                          : "/tmp/rgpu-mps-" + std::to_string(getuid()) + "-" + std::to_string(config->port);
+  }
   if (config->ipc_dir.empty()) config->ipc_dir = default_ipc_directory(static_cast<uint16_t>(config->port));
   return true;
 }

@@ -17,6 +17,10 @@ namespace rgpu::server {
 // graph staging its copies of large pageable buffers fits.
 uint64_t default_session_host_memory();
 
+// How sessions share a GPU in shared mode: contexts time-sliced by the
+// driver, or clients of an MPS server the server runs for that GPU.
+enum class GpuSharing { timeslice, mps };
+
 struct ServerConfig {
   // This host only unless told otherwise: nothing is open to the network by
   // default.
@@ -38,6 +42,11 @@ struct ServerConfig {
   // credential for its GPUs.
   std::string job_key;
   std::vector<GpuMode> gpu_modes;  // by ordinal, from gpu-mode GPU=MODE; beyond: shared
+  GpuSharing gpu_sharing = GpuSharing::timeslice;
+  std::string mps_control = "nvidia-cuda-mps-control";
+  // Private pipe and log directories of each GPU's MPS daemon go under it;
+  // empty: the default for the port.
+  std::string mps_dir;
   int metrics_port = 0;            // Prometheus metrics over HTTP on the listen address; 0: none
   std::string metrics_token;       // from metrics-token-file; set: scrapes must send it (bearer)
   // Where workers keep CUDA IPC records (ipc_records.hpp); empty: the default

@@ -24,6 +24,12 @@ std::string prometheus_text(JobLedger& ledger, const ServerCounters& counters) {
   for (const auto& s : snap.sessions)
     for (int g : s.gpus) ++per_gpu[g];
   for (const auto& [g, n] : per_gpu) out << "rgpu_sessions{gpu=\"" << g << "\"} " << n << '\n';
+  header(out, "rgpu_gpu_sharing", "gauge",
+         "How a GPU's sessions share it (mode: timeslice, mps, or timeslice-fallback when its MPS daemon could not "
+         "start), for GPUs with sessions or MPS configured.");
+  for (int g = 0; g < kLedgerGpus; ++g)
+    if (SharingState st = counters.gpu_sharing(g); st != SharingState::timeslice || per_gpu.count(g))
+      out << "rgpu_gpu_sharing{gpu=\"" << g << "\",mode=\"" << sharing_state_name(st) << "\"} 1\n";
   header(out, "rgpu_sessions_opened_total", "counter", "Sessions admitted since the server started.");
   out << "rgpu_sessions_opened_total " << counters.sessions_opened() << '\n';
   header(out, "rgpu_sessions_refused_total", "counter", "Sessions refused (credential, exclusive GPU, ended job...).");

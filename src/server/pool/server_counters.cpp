@@ -31,4 +31,22 @@ std::string ServerCounters::bus_id(int gpu) const {
   return std::string(id, strnlen(id, sizeof region_->bus_ids[gpu]));
 }
 
+const char* sharing_state_name(SharingState s) {
+  switch (s) {
+    case SharingState::mps: return "mps";
+    case SharingState::timeslice_fallback: return "timeslice-fallback";
+    case SharingState::timeslice: break;
+  }
+  return "timeslice";
+}
+
+void ServerCounters::set_gpu_sharing(int gpu, SharingState s) {
+  if (gpu >= 0 && gpu < kLedgerGpus) region_->gpu_sharing[gpu].store(static_cast<uint8_t>(s), std::memory_order_relaxed);
+}
+
+SharingState ServerCounters::gpu_sharing(int gpu) const {
+  if (gpu < 0 || gpu >= kLedgerGpus) return SharingState::timeslice;
+  return static_cast<SharingState>(region_->gpu_sharing[gpu].load(std::memory_order_relaxed));
+}
+
 }  // namespace rgpu::server

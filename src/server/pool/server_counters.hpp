@@ -14,6 +14,11 @@ namespace rgpu::server {
 
 enum class Direction : uint8_t { to_server, to_client };
 enum class TransportKind : uint8_t { tcp, shm };
+// How a GPU's sessions share it: time slices between their contexts, or
+// kernels side by side as clients of the server's MPS daemon; a GPU whose
+// MPS daemon could not start time-slices, and says so.
+enum class SharingState : uint8_t { timeslice, mps, timeslice_fallback };
+const char* sharing_state_name(SharingState s);
 
 // Connections that pass descriptors are the Unix sockets shm starts on.
 inline TransportKind transport_kind(const transport::Connection& c) {
@@ -49,6 +54,9 @@ class ServerCounters {
   // reads it.
   void set_bus_id(int gpu, const std::string& id);
   std::string bus_id(int gpu) const;
+  // The daemon's, after it started (or failed to start) MPS daemons.
+  void set_gpu_sharing(int gpu, SharingState s);
+  SharingState gpu_sharing(int gpu) const;
 
   uint64_t sessions_opened() const { return region_->sessions_opened.load(std::memory_order_relaxed); }
   uint64_t sessions_refused() const { return region_->sessions_refused.load(std::memory_order_relaxed); }
@@ -87,6 +95,7 @@ class ServerCounters {
     std::atomic<uint64_t> bytes[2][2];
     DurationSum worker_start, client_wait;
     char bus_ids[kLedgerGpus][16];
+    std::atomic<uint8_t> gpu_sharing[kLedgerGpus];
   };
   static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters shared between processes");
   static uint16_t slot(uint16_t op) { return op < kOps ? op : kOps - 1; }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# --gpu-sharing mps on the host-test backend, with the stand-in control
+# program: a daemon per shared GPU in private directories, workers that
+# inherit its pipe directory, the mode in the metrics, quit and cleanup on
+# shutdown, a crashed server's daemon stopped at the next start, time
+# slicing (said so) when the daemon cannot start, none for exclusive GPUs.
+#   usage: mps_test.sh RGPU RGPU_SERVER FAKE_MPS_CONTROL PORT
+set -euo pipefail
+rgpu=$1 server=$2 fake=$3 port=$4
+metrics=$((port + 1))
+dir=$(mktemp -d)
+mps=$dir/mps
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+  [ -f "$mps/gpu0/pipe/control.pid" ] && kill "$(cat "$mps/gpu0/pipe/control.pid")" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "--- server log"; cat "$dir/server.log"; exit 1; }
+
+start() {
+  "$server" --backend host-test --listen 127.0.0.1 --port "$port" --metrics-port "$metrics" --workers 1 \
+    --unix-socket none --gpus 0 --mps-dir "$mps" --module-cache none --log-level debug "$@" 2>"$dir/server.log" &
+  pid=$!
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return; sleep 0.1; done
+  fail "server did not start"
+}
+stop() { kill "$pid"; wait "$pid" || true; pid=; }
+sharing() {
+  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$metrics/metrics" >"$dir/metrics" && break; sleep 0.1; done
+  grep '^rgpu_gpu_sharing{gpu="0"' "$dir/metrics" || true
+}
+# Workers say whose MPS client they are as they start (fork, no exec: their
+# /proc environ is the daemon's as it started).
+worker_env() { grep 'rgpu-worker.*an MPS client of' "$dir/server.log" || true; }
+mode() { stat -c %a "$1"; }
+
+# Started per shared GPU, private, and its pipe directory in every worker.
+start --gpu-sharing mps --mps-control "$fake"
+[ "$(mode "$mps")" = 700 ] || fail "mps dir mode $(mode "$mps")"
+for d in gpu0 gpu0/pipe gpu0/log; do [ "$(mode "$mps/$d")" = 700 ] || fail "$d mode $(mode "$mps/$d")"; done
+[ -p "$mps/gpu0/pipe/control" ] || fail "no control daemon listening"
+grep -q "Startup CUDA_VISIBLE_DEVICES=0 " "$mps/gpu0/log/control.log" || fail "daemon not limited to GPU 0"
+[ "$(sharing)" = 'rgpu_gpu_sharing{gpu="0",mode="mps"} 1' ] || fail "metrics: '$(sharing)'"
+"$rgpu" ls --server "127.0.0.1:$port" >/dev/null || fail "a session failed with mps"
+worker_env | grep -q "an MPS client of $mps/gpu0/pipe\$" || fail "workers lack the pipe directory"
+daemon=$(cat "$mps/gpu0/pipe/control.pid")
+
+# A crashed server leaves its daemon; the next start stops it, starts anew.
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=
+kill -0 "$daemon" 2>/dev/null || fail "stand-in daemon died with the server (test cannot show cleanup)"
+start --gpu-sharing mps --mps-control "$fake"
+for _ in $(seq 50); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$daemon" 2>/dev/null && fail "the crashed server's daemon still runs"
+grep -q "previous server" "$dir/server.log" || fail "leftover daemon not reported"
+new=$(cat "$mps/gpu0/pipe/control.pid")
+kill -0 "$new" || fail "no new daemon"
+
+# Shutdown: quit, and nothing left behind.
+stop
+for _ in $(seq 50); do kill -0 "$new" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$new" 2>/dev/null && fail "daemon still runs after shutdown"
+[ ! -e "$mps" ] || fail "left behind: $(find "$mps")"
+
+# A daemon that cannot start: time slicing, said so in the log and metrics.
+start --gpu-sharing mps --mps-control /bin/false
+grep -q "cannot start its MPS control daemon" "$dir/server.log" || fail "fallback not logged"
+[ "$(sharing)" = 'rgpu_gpu_sharing{gpu="0",mode="timeslice-fallback"} 1' ] || fail "metrics: '$(sharing)'"
+"$rgpu" ls --server "127.0.0.1:$port" >/dev/null || fail "a session failed after the fallback"
+[ ! -e "$mps/gpu0" ] || fail "failed daemon's directories left"
+[ -n "$(worker_env)" ] && fail "workers are MPS clients of no daemon"
+stop
+
+# Exclusive GPUs and the default never use MPS.
+start --gpu-sharing mps --mps-control "$fake" --gpu-mode 0=exclusive
+[ ! -e "$mps/gpu0" ] || fail "an MPS daemon for an exclusive GPU"
+stop
+start
+[ ! -e "$mps/gpu0" ] || fail "an MPS daemon without --gpu-sharing mps"
+stop
+echo "mps test passed"
