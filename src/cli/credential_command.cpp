@@ -11,9 +11,11 @@ namespace rgpu::cli {
 namespace {
 const char* kUsage =
     "usage: rgpu credential --key-file FILE --job JOBID [--user NAME] --expires SECONDS\n"
-    "                       --gpu HOST:PORT:GPU[=AMOUNT] [--gpu ...]\n"
+    "                       --gpu HOST:PORT:GPU[=AMOUNT][@SHARE%] [--gpu ...]\n"
     "  prints the job's credential (one line) for RGPU_CREDENTIAL or RGPU_CREDENTIAL_FILE;\n"
     "  AMOUNT (e.g. 512M, 4G) is the GPU memory the job may hold there (default: no limit);\n"
+    "  SHARE (1 to 100) the percentage of its SMs each of the job's sessions may use where\n"
+    "  the server shares the GPU through MPS (default: all)\n"
     "  it expires SECONDS from now\n";
 }
 

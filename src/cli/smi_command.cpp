@@ -36,8 +36,10 @@ void print_table(const nlohmann::json& servers) {
              util.c_str());
       for (const auto& [job, j] : g["jobs"].items()) {
         uint64_t amount = j["amount"].get<uint64_t>();
-        printf("    job %-12s %s used of %s\n", job.c_str(), mib(j["used"].get<uint64_t>()).c_str(),
-               amount ? mib(amount).c_str() : "no limit");
+        const int share = j.value("share", 0);
+        printf("    job %-12s %s used of %s%s\n", job.c_str(), mib(j["used"].get<uint64_t>()).c_str(),
+               amount ? mib(amount).c_str() : "no limit",
+               share ? (", share " + std::to_string(share) + " % of SMs").c_str() : "");
         for (const auto& p : j["sessions"])
           printf("      %-24s %-20s pid %u\n", p["host"].get<std::string>().c_str(),
                  p["process"].get<std::string>().c_str(), p["pid"].get<unsigned>());

@@ -47,6 +47,7 @@ std::optional<std::vector<uint8_t>> from_hex(const std::string& s) {
 std::string gpu_text(const CredentialGpu& g) {
   std::string s = g.host + ":" + std::to_string(g.port) + ":" + std::to_string(g.gpu);
   if (g.amount) s += "=" + std::to_string(g.amount);
+  if (g.share) s += "@" + std::to_string(g.share) + "%";
   return s;
 }
 
@@ -72,20 +73,26 @@ uint64_t parse_amount(const std::string& text) {
 CredentialGpu parse_credential_gpu(const std::string& text) {
   CredentialGpu g;
   std::string place = text;
-  if (auto eq = text.find('='); eq != std::string::npos) {
-    g.amount = parse_amount(text.substr(eq + 1));
+  if (auto at = place.rfind('@'); at != std::string::npos) {
+    const std::string share = place.substr(at + 1);
+    if (share.empty() || share.back() != '%') throw std::invalid_argument("compute share '" + share + "' is not N%");
+    g.share = to_number<int>(share.substr(0, share.size() - 1), "compute share");
+    if (g.share < 1 || g.share > 100) throw std::invalid_argument("compute share '" + share + "' is not 1% to 100%");
+    place = place.substr(0, at);
+  }  if (auto eq = place.find('='); eq != std::string::npos) {
+    g.amount = parse_amount(place.substr(eq + 1));
     place = text.substr(0, eq);
   }
   auto last = place.rfind(':');
   auto middle = last == std::string::npos || last == 0 ? std::string::npos : place.rfind(':', last - 1);
   if (middle == std::string::npos || middle == 0)
-    throw std::invalid_argument("GPU '" + text + "' is not host:port:gpu[=amount]");
+    throw std::invalid_argument("GPU '" + text + "' is not host:port:gpu[=amount][@share%]");
   g.host = place.substr(0, middle);
   g.port = to_number<uint16_t>(place.substr(middle + 1, last - middle - 1), "port");
   g.gpu = to_number<int>(place.substr(last + 1), "GPU");
   if (g.port == 0 || g.gpu < 0) throw std::invalid_argument("GPU '" + text + "' names port 0 or a negative GPU");
   for (char c : g.host)
-    if (c == ';' || c == ',' || c == '=' || isspace(static_cast<unsigned char>(c)))
+    if (c == ';' || c == ',' || c == '=' || c == '@' || isspace(static_cast<unsigned char>(c)))
       throw std::invalid_argument("host '" + g.host + "' has a separator in it");
   return g;
 }

@@ -22,6 +22,9 @@ struct CredentialGpu {
   uint16_t port = 0;
   int gpu = 0;
   uint64_t amount = 0;  // bytes of GPU memory the job may hold; 0: no limit
+  // Percentage of the GPU's SMs each of the job's sessions may use where
+  // the GPU is shared through MPS (1 to 100); 0: no share given.
+  int share = 0;
 
   bool operator==(const CredentialGpu&) const = default;
 };
@@ -66,7 +69,7 @@ bool credential_proof_matches(const std::string& job_key, const std::string& cla
 // "512M", "4G", "1048576": bytes (K, M, G, T are powers of 1024). Throws
 // std::invalid_argument.
 uint64_t parse_amount(const std::string& text);
-// "host:port:gpu[=amount]" as `rgpu credential --gpu` takes it.
+// "host:port:gpu[=amount][@share%]" as `rgpu credential --gpu` takes it.
 CredentialGpu parse_credential_gpu(const std::string& text);
 
 }  // namespace rgpu::proto

@@ -37,14 +37,18 @@ worker_env() { grep 'rgpu-worker.*an MPS client of' "$dir/server.log" || true; }
 mode() { stat -c %a "$1"; }
 
 # Started per shared GPU, private, and its pipe directory in every worker.
+# The server's GPU 0 is the host's GPU 3: the daemon sees only that one, and
+# workers, its clients, no CUDA_VISIBLE_DEVICES (NVIDIA's rule for clients).
+export CUDA_VISIBLE_DEVICES=3,5
 start --gpu-sharing mps --mps-control "$fake"
+unset CUDA_VISIBLE_DEVICES
 [ "$(mode "$mps")" = 700 ] || fail "mps dir mode $(mode "$mps")"
 for d in gpu0 gpu0/pipe gpu0/log; do [ "$(mode "$mps/$d")" = 700 ] || fail "$d mode $(mode "$mps/$d")"; done
 [ -p "$mps/gpu0/pipe/control" ] || fail "no control daemon listening"
-grep -q "Startup CUDA_VISIBLE_DEVICES=0 " "$mps/gpu0/log/control.log" || fail "daemon not limited to GPU 0"
+grep -q "Startup CUDA_VISIBLE_DEVICES=3 " "$mps/gpu0/log/control.log" || fail "daemon not limited to the GPU"
 [ "$(sharing)" = 'rgpu_gpu_sharing{gpu="0",mode="mps"} 1' ] || fail "metrics: '$(sharing)'"
 "$rgpu" ls --server "127.0.0.1:$port" >/dev/null || fail "a session failed with mps"
-worker_env | grep -q "an MPS client of $mps/gpu0/pipe\$" || fail "workers lack the pipe directory"
+worker_env | grep -q "an MPS client of $mps/gpu0/pipe, CUDA_VISIBLE_DEVICES unset\$" || fail "workers lack the pipe directory"
 daemon=$(cat "$mps/gpu0/pipe/control.pid")
 
 # A crashed server leaves its daemon; the next start stops it, starts anew.

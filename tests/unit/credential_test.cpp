@@ -64,6 +64,32 @@ TEST(Credential, GpuAndAmountParsing) {
   EXPECT_THROW(parse_credential_gpu(":1:0"), std::invalid_argument);
 }
 
+TEST(Credential, ComputeShareIsClaimedBesideTheAmount) {
+  auto g = parse_credential_gpu("h:1:0=1G@25%");
+  EXPECT_EQ(g.amount, 1ull << 30);
+  EXPECT_EQ(g.share, 25);
+  EXPECT_EQ(parse_credential_gpu("h:1:0@100%").share, 100);
+  EXPECT_EQ(parse_credential_gpu("h:1:0").share, 0);
+  EXPECT_THROW(parse_credential_gpu("h:1:0@0%"), std::invalid_argument);
+  EXPECT_THROW(parse_credential_gpu("h:1:0@101%"), std::invalid_argument);
+  EXPECT_THROW(parse_credential_gpu("h:1:0@25"), std::invalid_argument);
+  EXPECT_THROW(parse_credential_gpu("h@x:1:0"), std::invalid_argument);
+  auto c = claims();
+  c.gpus[0].share = 30;
+  EXPECT_EQ(c.text(), "rgpu1;job=1234_7;user=alice;expires=1900000000;gpus=gpu-a:18515:0=536870912@30%,gpu-b:18516:3");
+  EXPECT_EQ(CredentialClaims::parse(c.text()).gpus, c.gpus);
+  // A bigger share written into an issued credential no longer matches its MAC.
+  const std::string key = "scheduler-key";
+  auto held = split_credential(issue_credential(key, c));
+  ASSERT_TRUE(held);
+  std::string tampered = held->claims;
+  tampered.replace(tampered.find("@30%"), 4, "@90%");
+  Nonce challenge = random_nonce();
+  auto proof = credential_proof(*held, challenge);
+  EXPECT_TRUE(credential_proof_matches(key, held->claims, challenge, proof));
+  EXPECT_FALSE(credential_proof_matches(key, tampered, challenge, proof));
+}
+
 TEST(Credential, ProofNeedsTheKeyAndTheExactClaims) {
   const std::string key = "scheduler-key";
   std::string line = issue_credential(key, claims());

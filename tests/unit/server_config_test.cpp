@@ -243,13 +243,14 @@ TEST(ServerConfig, GpuSharingIsTimesliceUnlessMpsForOneGpu) {
   EXPECT_EQ(def.mps_control, "nvidia-cuda-mps-control");
   EXPECT_NE(def.mps_dir.find("rgpu-mps-"), std::string::npos);
   server::ServerConfig mps;
-  ASSERT_TRUE(parse({"--gpus", "1", "--gpu-sharing", "mps", "--mps-control", "/x/ctl", "--mps-dir", "/x/d"}, &mps));
+  ASSERT_TRUE(parse({"--gpus", "0", "--gpu-sharing", "mps", "--mps-control", "/x/ctl", "--mps-dir", "/x/d"}, &mps));
   EXPECT_EQ(mps.gpu_sharing, server::GpuSharing::mps);
   EXPECT_EQ(mps.mps_control, "/x/ctl");
   EXPECT_EQ(mps.mps_dir, "/x/d");
   server::ServerConfig c;
   EXPECT_THROW(parse({"--gpu-sharing", "mps"}, &c), std::invalid_argument);
   EXPECT_THROW(parse({"--gpus", "0,1", "--gpu-sharing", "mps"}, &c), std::invalid_argument);
+  EXPECT_THROW(parse({"--gpus", "1", "--gpu-sharing", "mps"}, &c), std::invalid_argument);
   EXPECT_THROW(parse({"--gpus", "0", "--gpu-sharing", "spatial"}, &c), std::invalid_argument);
 }
 

@@ -111,11 +111,15 @@ int main(int argc, char** argv) {
   server::JobLedger ledger;
   server::ServerCounters counters;
   // Before any worker forks: each inherits the pipe directory, and its CUDA
-  // context becomes a client of the GPU's MPS server.
+  // context becomes a client of the GPU's MPS server, which shows it its GPU
+  // as device 0; NVIDIA's clients must not set CUDA_VISIBLE_DEVICES.
   server::MpsDaemons mps(config, counters);
   mps.start();
   for (int g : config.gpus)
-    if (std::string pipe = mps.pipe_directory(g); !pipe.empty()) setenv("CUDA_MPS_PIPE_DIRECTORY", pipe.c_str(), 1);
+    if (std::string pipe = mps.pipe_directory(g); !pipe.empty()) {
+      setenv("CUDA_MPS_PIPE_DIRECTORY", pipe.c_str(), 1);
+      unsetenv("CUDA_VISIBLE_DEVICES");
+    }
   server::WorkerPool pool(config, ledger, counters);
   pid_t metrics = -1;
 #ifdef RGPU_METRICS

@@ -34,6 +34,21 @@ std::string private_directory(const std::string& path) {
   return "";
 }
 
+// What CUDA_VISIBLE_DEVICES names GPU `gpu` of this server: the server's
+// own list, when it has one, numbers its GPUs.
+std::string visible_device(int gpu) {
+  const char* own = getenv("CUDA_VISIBLE_DEVICES");
+  if (!own || !*own) return std::to_string(gpu);
+  std::string list = own;
+  size_t start = 0;
+  for (int i = 0; i < gpu && start != std::string::npos; ++i) {
+    start = list.find(',', start);
+    if (start != std::string::npos) ++start;
+  }
+  if (start == std::string::npos) return std::to_string(gpu);
+  return list.substr(start, list.find(',', start) - start);
+}
+
 bool shared_gpu(const ServerConfig& config, int gpu) {
   return static_cast<size_t>(gpu) >= config.gpu_modes.size() || config.gpu_modes[gpu] == GpuMode::shared;
 }
@@ -63,7 +78,7 @@ int MpsDaemons::control(const Daemon& d, const std::vector<std::string>& args, c
     dup2(out[1], 2);
     setenv("CUDA_MPS_PIPE_DIRECTORY", d.pipe_dir.c_str(), 1);
     setenv("CUDA_MPS_LOG_DIRECTORY", d.log_dir.c_str(), 1);
-    setenv("CUDA_VISIBLE_DEVICES", std::to_string(d.gpu).c_str(), 1);
+    setenv("CUDA_VISIBLE_DEVICES", visible_device(d.gpu).c_str(), 1);
     std::vector<char*> argv{const_cast<char*>(config_.mps_control.c_str())};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

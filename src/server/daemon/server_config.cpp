@@ -45,7 +45,8 @@ const char* kUsage =
     "  --gpu-sharing HOW    how sessions share a shared GPU: timeslice (default: the\n"
     "                       driver time-slices their contexts) or mps (their kernels run\n"
     "                       side by side as clients of an MPS daemon this server starts\n"
-    "                       for the GPU; needs --gpus with one GPU)\n"
+    "                       for the GPU; needs --gpus 0: one server per GPU, chosen\n"
+    "                       with CUDA_VISIBLE_DEVICES)\n"
     "  --mps-control PATH   the MPS control program (default nvidia-cuda-mps-control)\n"
     "  --mps-dir DIR        where the MPS daemons' private pipe and log directories go\n"
     "                       (default $XDG_RUNTIME_DIR/rgpu-mps-PORT, else\n"
@@ -343,9 +344,12 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
   if (config->unix_socket == "none") config->unix_socket.clear();
   if (config->module_cache == "none") config->module_cache.clear();
   // A process is the client of one MPS server, and a worker must be one
-  // before CUDA starts, before it knows its session's GPU.
-  if (config->gpu_sharing == GpuSharing::mps && config->gpus.size() != 1)
-    throw std::invalid_argument("--gpu-sharing mps serves one GPU: give --gpus N (run one rgpu-server per GPU)");
+  // before CUDA starts, before it knows its session's GPU; that server shows
+  // its GPU to its clients as device 0.
+  if (config->gpu_sharing == GpuSharing::mps && config->gpus != std::vector<int>{0})
+    throw std::invalid_argument(
+        "--gpu-sharing mps serves one GPU, device 0 of the server: give --gpus 0, and run one rgpu-server per GPU "
+        "with CUDA_VISIBLE_DEVICES naming it");
   if (config->mps_dir.empty()) {
     const char* runtime = getenv("XDG_RUNTIME_DIR");
     config->mps_dir = runtime && *runtime ? std::string(runtime) + "/rgpu-mps-" + std::to_string(config->port)

@@ -34,7 +34,9 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   // For the backend's NCCL, loaded at an application's first NCCL call.
   if (!config.nccl_library.empty()) setenv("RGPU_NCCL_LIBRARY", config.nccl_library.c_str(), 1);
   for (const auto& [name, value] : config.nccl_env) setenv(name.c_str(), value.c_str(), 1);
-  if (const char* mps = getenv("CUDA_MPS_PIPE_DIRECTORY")) RGPU_LOG(debug, "an MPS client of %s", mps);
+  if (const char* mps = getenv("CUDA_MPS_PIPE_DIRECTORY"))
+    RGPU_LOG(debug, "an MPS client of %s, CUDA_VISIBLE_DEVICES %s", mps,
+             getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
   std::string why;
   std::unique_ptr<Backend> backend = make_backend(config.backend, &why);
   if (!backend) {

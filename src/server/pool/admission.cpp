@@ -35,6 +35,7 @@ std::string check_credential(const PoolPolicy& policy, const proto::Hello& hello
       return "the credential of job " + c.job + " does not name GPU " + std::to_string(g) + " of this server (port " +
              std::to_string(policy.port) + ")";
     claim->amounts.push_back(entry->amount);
+    claim->shares.push_back(entry->share);
   }
   if (hello.gpus.empty()) {
     bool any = false;

@@ -37,6 +37,7 @@ struct JobLedger::Region {
     int64_t expires;
     uint64_t amount[kLedgerGpus];  // 0: no limit
     uint64_t used[kLedgerGpus];
+    uint8_t share[kLedgerGpus];  // 0: none given
   };
   struct Session {
     pid_t worker;  // 0: free slot
@@ -140,7 +141,10 @@ std::string JobLedger::admit(pid_t worker, const SessionClaim& claim, const std:
     auto& j = r.jobs[job];
     put(j.user, claim.user);
     j.expires = claim.expires;
-    for (size_t i = 0; i < claim.gpus.size(); ++i) j.amount[claim.gpus[i]] = claim.amounts[i];
+    for (size_t i = 0; i < claim.gpus.size(); ++i) {
+      j.amount[claim.gpus[i]] = claim.amounts[i];
+      j.share[claim.gpus[i]] = static_cast<uint8_t>(i < claim.shares.size() ? claim.shares[i] : 0);
+    }
   }
   *slot = Region::Session{};
   slot->worker = worker;
@@ -249,7 +253,7 @@ LedgerSnapshot JobLedger::snapshot() {
     const auto& j = r.jobs[i];
     if (!j.in_use || j.ended) continue;
     for (int g = 0; g < kLedgerGpus; ++g)
-      if (j.amount[g] || j.used[g]) out.job_gpus.push_back({j.id, g, j.amount[g], j.used[g]});
+      if (j.amount[g] || j.used[g] || j.share[g]) out.job_gpus.push_back({j.id, g, j.amount[g], j.used[g], j.share[g]});
   }
   return out;
 }

@@ -24,6 +24,7 @@ struct SessionClaim {
   int64_t expires = 0;            // the credential's expiry (Unix seconds)
   std::vector<int> gpus;
   std::vector<uint64_t> amounts;  // per entry of gpus; 0: no limit
+  std::vector<int> shares;        // per entry of gpus: percent of SMs; 0: none given
   std::string host;               // client's address
   std::string process;            // client's program name
   uint32_t client_pid = 0;
@@ -40,6 +41,7 @@ struct LedgerJobGpu {
   std::string job;
   int gpu;
   uint64_t amount, used;
+  int share;  // percent of SMs per session; 0: none given
 };
 struct LedgerSnapshot {
   std::vector<LedgerSession> sessions;

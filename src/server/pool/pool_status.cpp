@@ -33,7 +33,7 @@ std::string pool_status_json(Backend& backend, const std::vector<int>& gpus, con
     nlohmann::json jobs = nlohmann::json::object();
     for (const auto& j : ledger.job_gpus) {
       if (j.gpu != g) continue;
-      jobs[j.job] = {{"amount", j.amount}, {"used", j.used}, {"sessions", nlohmann::json::array()}};
+      jobs[j.job] = {{"amount", j.amount}, {"used", j.used}, {"share", j.share}, {"sessions", nlohmann::json::array()}};
     }
     nlohmann::json loose = nlohmann::json::array();
     for (const auto& s : ledger.sessions) {
@@ -43,7 +43,8 @@ std::string pool_status_json(Backend& backend, const std::vector<int>& gpus, con
         loose.push_back(session);
         continue;
       }
-      if (!jobs.contains(s.job)) jobs[s.job] = {{"amount", 0}, {"used", 0}, {"sessions", nlohmann::json::array()}};
+      if (!jobs.contains(s.job))
+        jobs[s.job] = {{"amount", 0}, {"used", 0}, {"share", 0}, {"sessions", nlohmann::json::array()}};
       jobs[s.job]["sessions"].push_back(session);
     }
     gpu["jobs"] = jobs;

@@ -70,6 +70,11 @@ std::string prometheus_text(JobLedger& ledger, const ServerCounters& counters) {
   header(out, "rgpu_job_memory_amount_bytes", "gauge", "GPU memory a job may hold (its credential's amount), by job and GPU.");
   for (const auto& j : snap.job_gpus)
     if (j.amount) out << "rgpu_job_memory_amount_bytes{job=\"" << j.job << "\",gpu=\"" << j.gpu << "\"} " << j.amount << '\n';
+  header(out, "rgpu_job_compute_share_percent", "gauge",
+         "Percent of a GPU's SMs each of a job's sessions may use (its credential's share; applied with MPS), by job "
+         "and GPU.");
+  for (const auto& j : snap.job_gpus)
+    if (j.share) out << "rgpu_job_compute_share_percent{job=\"" << j.job << "\",gpu=\"" << j.gpu << "\"} " << j.share << '\n';
 
   header(out, "rgpu_gpu_utilization_percent", "gauge", "GPU busy time lately (NVML), by GPU.");
   for (int g = 0; g < kLedgerGpus; ++g) {
