@@ -4,9 +4,12 @@
 # inherit its pipe directory, the mode in the metrics, quit and cleanup on
 # shutdown, a crashed server's daemon stopped at the next start, time
 # slicing (said so) when the daemon cannot start, none for exclusive GPUs.
-#   usage: mps_test.sh RGPU RGPU_SERVER FAKE_MPS_CONTROL PORT
+# With job credentials, a session's compute share reaches its worker before
+# CUDA starts there, and smi and the metrics show it.
+#   usage: mps_test.sh RGPU RGPU_SERVER FAKE_MPS_CONTROL PORT HOLD_PROGRAM
+#   (HOLD_PROGRAM: e2e_pool_hold, a session that lasts until told)
 set -euo pipefail
-rgpu=$1 server=$2 fake=$3 port=$4
+rgpu=$1 server=$2 fake=$3 port=$4 program=$5
 metrics=$((port + 1))
 dir=$(mktemp -d)
 mps=$dir/mps
@@ -49,6 +52,34 @@ grep -q "Startup CUDA_VISIBLE_DEVICES=3 " "$mps/gpu0/log/control.log" || fail "d
 [ "$(sharing)" = 'rgpu_gpu_sharing{gpu="0",mode="mps"} 1' ] || fail "metrics: '$(sharing)'"
 "$rgpu" ls --server "127.0.0.1:$port" >/dev/null || fail "a session failed with mps"
 worker_env | grep -q "an MPS client of $mps/gpu0/pipe, CUDA_VISIBLE_DEVICES unset\$" || fail "workers lack the pipe directory"
+daemon=$(cat "$mps/gpu0/pipe/control.pid")
+
+# Shares: the credential's, set in the worker before its CUDA starts.
+stop
+"$rgpu" token "$dir/key" >/dev/null
+start --gpu-sharing mps --mps-control "$fake" --job-key-file "$dir/key"
+cred=$("$rgpu" credential --key-file "$dir/key" --job 77 --user tester --expires 600 --gpu "127.0.0.1:$port:0=1G@25%")
+RGPU_CREDENTIAL=$cred RGPU_DEVICES=127.0.0.1:$port:0 POOL_HOLD=4096 POOL_RELEASE=$dir/release \
+  "$rgpu" run -- "$program" >"$dir/hold.out" 2>&1 &
+holder=$!
+for _ in $(seq 100); do grep -q HOLDING "$dir/hold.out" && break; sleep 0.1; done
+grep -q HOLDING "$dir/hold.out" || fail "session with a share: $(cat "$dir/hold.out")"
+grep -q "rgpu-worker.*compute share 25 % of SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) set before CUDA starts" \
+  "$dir/server.log" || fail "the share did not reach the worker"
+grep -q "rgpu-worker.*CUDA starts once the session's compute share is known" "$dir/server.log" ||
+  fail "workers started CUDA before their share was known"
+"$rgpu" smi --key-file "$dir/key" "127.0.0.1:$port" >"$dir/smi.txt" || fail "smi: $(cat "$dir/smi.txt")"
+grep -q "job 77 .*share 25 % of SMs" "$dir/smi.txt" || fail "smi: $(cat "$dir/smi.txt")"
+curl -sf "http://127.0.0.1:$metrics/metrics" | grep -qx 'rgpu_job_compute_share_percent{job="77",gpu="0"} 25' ||
+  fail "metrics lack the share"
+touch "$dir/release"
+wait "$holder" || fail "session with a share: $(cat "$dir/hold.out")"
+# A share raised in the credential's claims is refused.
+forged=${cred/@25%/@90%}
+if out=$(RGPU_CREDENTIAL=$forged RGPU_DEVICES=127.0.0.1:$port:0 POOL_RELEASE=$dir/release "$rgpu" run -- "$program" 2>&1)
+then
+  fail "a forged share was admitted: $out"
+fi
 daemon=$(cat "$mps/gpu0/pipe/control.pid")
 
 # A crashed server leaves its daemon; the next start stops it, starts anew.

@@ -60,7 +60,12 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
     backend->device_count(&n);
     for (int i = 0; i < n; ++i) limits.exported_gpus.push_back(i);
   }
-  if (int32_t e = backend->init(limits.exported_gpus)) {
+  // MPS reads a client's share once, as its CUDA starts: a worker whose
+  // session may bring one (credentials carry shares) starts CUDA after
+  // admission, and pays the context creation then.
+  limits.cuda_after_admission = getenv("CUDA_MPS_PIPE_DIRECTORY") && !config.job_key.empty();
+  if (limits.cuda_after_admission) RGPU_LOG(debug, "CUDA starts once the session's compute share is known");
+  else if (int32_t e = backend->init(limits.exported_gpus)) {
     RGPU_LOG(error, "backend '%s' failed to initialise the GPUs (error %d)", config.backend.c_str(), e);
     _exit(2);
   }
@@ -68,7 +73,7 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   // first worker to start finds.
   for (int g : limits.exported_gpus) {
     cudaDeviceProp prop;
-    if (backend->name() == "cuda" && counters.bus_id(g).empty() &&
+    if (!limits.cuda_after_admission && backend->name() == "cuda" && counters.bus_id(g).empty() &&
         backend->get_device_properties(&prop, g) == cudaSuccess)
       counters.set_bus_id(g, pci_bus_id(prop));
   }

@@ -12,6 +12,7 @@
 #include "protocol/ops.hpp"
 #include "server/pool/pool_status.hpp"
 #include "server/daemon/admission.hpp"
+#include "server/worker/compute_share.hpp"
 #include "transport/socket/socket_address.hpp"
 
 namespace rgpu::server {
@@ -57,6 +58,14 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
   reply.backend = backend.name();
   backend.versions(&reply.driver_version, &reply.runtime_version);
   const bool scheduler = proves_job_key(limits.pool, hello, challenge.nonce);
+  // A worker whose CUDA waits for its session's share starts it here for
+  // any other answer that needs the GPU.
+  bool cuda_started = !limits.cuda_after_admission;
+  const auto start_cuda = [&]() -> int32_t {
+    if (cuda_started) return cudaSuccess;
+    cuda_started = true;
+    return backend.init(limits.exported_gpus);
+  };
   SessionClaim claim;
   if (!limits.token.empty() && !scheduler && !proto::proof_matches(limits.token, challenge.nonce, hello.proof)) {
     reply.status = cudaErrorNotPermitted;
@@ -78,6 +87,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
     reply.message = why;
   } else if (hello.request == proto::kRequestPoolStatus) {
     // `rgpu smi`: admitted like a probe, or by the job key.
+    start_cuda();
     reply.pool_status = pool_status_json(backend, limits.exported_gpus, limits.pool);
   } else {
     for (int g : hello.gpus) {
@@ -90,6 +100,7 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
     }
   }
   if (reply.status == cudaSuccess && hello.request == proto::kRequestSession && hello.gpus.empty()) {
+    start_cuda();
     for (int g : limits.exported_gpus) {
       proto::GpuSummary summary;
       summary.ordinal = g;
@@ -119,6 +130,13 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
     if (std::string why = limits.pool.ledger->admit(getpid(), claim, limits.pool.modes); !why.empty()) {
       reply.status = cudaErrorDevicesUnavailable;
       reply.message = why;
+    }
+  }
+  if (reply.status == cudaSuccess && asks_session && !cuda_started) {
+    apply_compute_share(claim);
+    if (int32_t e = start_cuda()) {
+      reply.status = e;
+      reply.message = "the GPU did not start for this session (error " + std::to_string(e) + ")";
     }
   }
   const bool opens = reply.status == cudaSuccess && asks_session;

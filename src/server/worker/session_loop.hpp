@@ -25,6 +25,10 @@ struct SessionLimits {
   PoolPolicy pool;
   ServerCounters* counters = nullptr;  // null outside a daemon
   int admission_channel = -1;  // to the daemon (admission.hpp); -1: none asked
+  // An MPS client whose session may bring a compute share: CUDA (the
+  // backend's init) starts only once the share is known, since MPS reads
+  // it when the process first connects (compute_share.hpp).
+  bool cuda_after_admission = false;
   int max_connections = 0;
   uint32_t max_frame_bytes = 0;
   uint64_t max_memory = 0;
