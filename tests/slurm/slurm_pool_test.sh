@@ -208,6 +208,17 @@ expect_in multi "^RCUDA_DEVICE_1=$shared_server:0\$"
   "gpu=0 total=32 alloc=cudaSuccess gpu=1 total=32 alloc=cudaSuccess RESULT PASS " ] ||
   fail "the job's program with rCUDA's variables only: $(cat "$dir/jobs/multi")"
 
+# 3b. A compute share (--gres=rgpu:1:16M:25%): counted by SLURM as rgpu_sm,
+#    carried in the job's credential beside its amount; a bad one refused.
+out=$(sbatch --export=NONE --gres=rgpu:1:16M:0% --wrap true 2>&1) && fail "--gres=rgpu:1:16M:0% was submitted: $out"
+grep -q "P% as 1% to 100%, not '0%'" <<<"$out" || fail "--gres=rgpu:1:16M:0% was refused without saying why: $out"
+share=$(submit share --gres=rgpu:1:16M:25% -- "echo CREDENTIAL \$RGPU_CREDENTIAL; $rgpu run -- $alloc_program 8 0")
+licenses=$(scontrol -o show job "$share" | tr ' ' '\n' | sed -n 's/^Licenses=//p')
+[ "$licenses" = rgpu_shared:1,rgpu_mem:16,rgpu_sm:25 ] || fail "--gres=rgpu:1:16M:25% asked for licenses '$licenses'"
+wait_for 60 "the job with a compute share did not end" job_done "$share"
+[ "$(job_state "$share")" = COMPLETED ] || fail "the job with a compute share: $(cat "$dir/jobs/share")"
+job_field share CREDENTIAL | grep -q ":[01]=16777216@25%" || fail "no share in the credential: $(cat "$dir/jobs/share")"
+
 # 4. Cancel: a job with GPUs of both servers starts a program that leaves
 #    the job (double fork: SLURM's process tracking loses it) and holds
 #    memory on each. scancel runs the epilog, whose `rgpu job-end` ends its

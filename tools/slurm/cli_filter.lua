@@ -3,6 +3,9 @@
 -- the job is submitted:
 --   --gres=rgpu:N       N whole GPUs              -> -L rgpu:N
 --   --gres=rgpu:N:SIZE  SIZE on each of N shared  -> -L rgpu_shared:N,rgpu_mem:<N * SIZE in MiB>
+--   --gres=rgpu:N:SIZE:P%  and P % of each one's SMs (its compute share, applied
+--                       where the server shares the GPU through MPS)
+--                                                 -> ... ,rgpu_sm:<N * P>
 -- (SIZE as 512M, 2G or 1024K; a bare number is MiB), added to any -L given.
 -- No node has an `rgpu` GRES: a request left as one would be refused.
 -- SLURM reads this file as cli_filter.lua beside slurm.conf
@@ -19,16 +22,20 @@ local function mib(size)
   return units[unit] and tonumber(n) * units[unit]
 end
 
--- The licenses for one "rgpu[:N[:SIZE]]" request, or nil and why not.
+-- The licenses for one "rgpu[:N[:SIZE[:P%]]]" request, or nil and why not.
 local function licenses_for(fields)
   local count = tonumber(fields[2] or "1")
-  if not count or count < 1 or #fields > 3 then
-    return nil, "rgpu:N or rgpu:N:SIZE (e.g. rgpu:4:512M)"
+  if not count or count < 1 or #fields > 4 then
+    return nil, "rgpu:N, rgpu:N:SIZE or rgpu:N:SIZE:P% (e.g. rgpu:4:512M:25%)"
   end
   if not fields[3] then return "rgpu:" .. count end
   local each = mib(fields[3])
   if not each or each < 1 then return nil, "SIZE as 512M, 2G or 1024K, not '" .. fields[3] .. "'" end
-  return string.format("rgpu_shared:%d,rgpu_mem:%d", count, count * each)
+  local l = string.format("rgpu_shared:%d,rgpu_mem:%d", count, count * each)
+  if not fields[4] then return l end
+  local share = tonumber(string.match(fields[4], "^(%d+)%%$"))
+  if not share or share < 1 or share > 100 then return nil, "P% as 1% to 100%, not '" .. fields[4] .. "'" end
+  return l .. string.format(",rgpu_sm:%d", count * share)
 end
 
 function slurm_cli_pre_submit(options, pack_offset)

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The sharing benchmark of issue 26 on GPU 0: N = 1, 2, 4, 8, 16 tenants at
+# once, each running small_step (small kernels, a synchronize per step) for
+# SECONDS, four ways: local processes, local processes under an MPS daemon
+# of our own, through rgpu time slicing, and through rgpu with
+# --gpu-sharing mps. Writes OUT_DIR/sharing.jsonl (one line per tenant) and,
+# with bench/sharing_report.py, OUT_DIR/sharing.md and sharing.png:
+# aggregate and per-tenant steps/s, p99 step latency, fairness.
+#   usage: tests/gpu/run_sharing.sh BUILD_DIR OUT_DIR [SECONDS] [COUNTS]
+#   (ports RGPU_PORT, default 18600, and the one after it)
+set -uo pipefail
+build=$1 out=$2 seconds=${3:-10} counts=${4:-"1 2 4 8 16"} port=${RGPU_PORT:-18600}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out/sharing"
+out=$(cd "$out" && pwd)
+program=$out/sharing/small_step
+nvcc -O2 -cudart shared -o "$program" "$here/sharing/small_step.cu" || exit 1
+results=$out/sharing.jsonl
+: >"$results"
+mps_dir=$out/sharing/mps
+server_pid=
+
+# N tenants at once with RUNNER (a command prefix); one json line each.
+tenants() {  # MODE N RUNNER...
+  local mode=$1 n=$2 pids=() i
+  shift 2
+  for i in $(seq 0 $((n - 1))); do
+    "$@" "$program" "$seconds" >"$out/sharing/$mode-$n-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[i]}"
+    python3 - "$mode" "$n" "$i" "$?" "$out/sharing/$mode-$n-$i.log" >>"$results" <<'PY'
+import json, re, sys
+mode, n, i, rc, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+m = re.search(r"SHARING steps (\d+) seconds ([\d.]+) mean_us ([\d.]+) p50_us ([\d.]+) p99_us ([\d.]+)", open(log).read())
+row = {"mode": mode, "clients": n, "client": i, "ok": rc == 0 and m is not None}
+if m:
+    row.update(steps=int(m[1]), seconds=float(m[2]), mean_us=float(m[3]), p50_us=float(m[4]), p99_us=float(m[5]))
+print(json.dumps(row))
+PY
+  done
+}
+
+local_mps() {  # start|stop: an MPS daemon of our own, in private directories
+  export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
+  if [ "$1" = start ]; then
+    mkdir -p -m 700 "$mps_dir/pipe" "$mps_dir/log"
+    CUDA_VISIBLE_DEVICES=0 nvidia-cuda-mps-control -d || { echo "local MPS did not start"; exit 1; }
+  else
+    echo quit | nvidia-cuda-mps-control
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    rm -rf "$mps_dir"
+  fi
+}
+
+server() {  # start FLAGS... | stop
+  if [ "$1" = stop ]; then
+    kill "$server_pid"; wait "$server_pid" 2>/dev/null; server_pid=
+    return
+  fi
+  shift
+  CUDA_VISIBLE_DEVICES=0 "$build/rgpu-server" --port "$port" --metrics-port $((port + 1)) --gpus 0 --workers 16 \
+    --unix-socket none --mps-dir "$out/sharing/server-mps" "$@" 2>"$out/sharing/server.log" &
+  server_pid=$!
+  for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return; sleep 0.1; done
+  echo "rgpu-server did not start"; cat "$out/sharing/server.log"; exit 1
+}
+metric_sharing() { curl -sf "http://127.0.0.1:$((port + 1))/metrics" | grep '^rgpu_gpu_sharing'; }
+
+for n in $counts; do tenants local "$n" env; done
+local_mps start
+for n in $counts; do tenants local-mps "$n" env; done
+local_mps stop
+server start --gpu-sharing timeslice
+for n in $counts; do tenants rgpu-timeslice "$n" "$build/rgpu" run --server 127.0.0.1:"$port" --; done
+server stop
+server start --gpu-sharing mps
+metric_sharing | grep -q 'mode="mps"' || { echo "rgpu-server did not start MPS:"; cat "$out/sharing/server.log"; exit 1; }
+for n in $counts; do tenants rgpu-mps "$n" "$build/rgpu" run --server 127.0.0.1:"$port" --; done
+server stop
+[ ! -e "$out/sharing/server-mps" ] || { echo "rgpu-server left its MPS directories"; exit 1; }
+python3 "$here/../../bench/sharing_report.py" "$results" "$out"
