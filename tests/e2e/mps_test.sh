@@ -3,7 +3,8 @@
 # program: a daemon per shared GPU in private directories, workers that
 # inherit its pipe directory, the mode in the metrics, quit and cleanup on
 # shutdown, a crashed server's daemon stopped at the next start, time
-# slicing (said so) when the daemon cannot start, none for exclusive GPUs.
+# slicing (said so) when the daemon cannot start, none for exclusive GPUs;
+# a failed daemon restarted.
 # With job credentials, a session's compute share reaches its worker before
 # CUDA starts there, and smi and the metrics show it.
 #   usage: mps_test.sh RGPU RGPU_SERVER FAKE_MPS_CONTROL PORT HOLD_PROGRAM
@@ -53,6 +54,17 @@ grep -q "Startup CUDA_VISIBLE_DEVICES=3 " "$mps/gpu0/log/control.log" || fail "d
 "$rgpu" ls --server "127.0.0.1:$port" >/dev/null || fail "a session failed with mps"
 worker_env | grep -q "an MPS client of $mps/gpu0/pipe, CUDA_VISIBLE_DEVICES unset\$" || fail "workers lack the pipe directory"
 daemon=$(cat "$mps/gpu0/pipe/control.pid")
+
+# A failed MPS daemon (killed here) is found within seconds, restarted and
+# counted; the workers, clients of the lost server, are replaced.
+kill -9 "$(cat "$mps/gpu0/pipe/control.pid")"
+for _ in $(seq 100); do grep -q "MPS control daemon restarted" "$dir/server.log" && break; sleep 0.1; done
+grep -q "GPU 0: its MPS control daemon does not answer" "$dir/server.log" || fail "failed daemon not found"
+grep -q "MPS control daemon restarted" "$dir/server.log" || fail "failed daemon not restarted"
+grep -q "stopped idle worker .*MPS server failed" "$dir/server.log" || fail "the lost server's clients were kept"
+kill -0 "$(cat "$mps/gpu0/pipe/control.pid")" || fail "no daemon after the restart"
+curl -sf "http://127.0.0.1:$metrics/metrics" | grep -qx 'rgpu_mps_restarts_total{gpu="0"} 1' || fail "restart not counted"
+"$rgpu" ls --server "127.0.0.1:$port" >/dev/null || fail "no session after the restart"
 
 # Shares: the credential's, set in the worker before its CUDA starts.
 stop

@@ -144,6 +144,17 @@ int main(int argc, char** argv) {
     int n = poll(fds.data(), fds.size(), 500);
     pool.reap();
     pool.stop_ended_jobs();
+    switch (mps.watch()) {
+      case server::MpsDaemons::Health::fine: break;
+      case server::MpsDaemons::Health::restarted:
+        pool.stop_all_workers("the GPU's MPS server failed and was restarted");
+        pool.top_up();
+        break;
+      case server::MpsDaemons::Health::failed:
+        RGPU_LOG(error, "stopping: the MPS daemon cannot restart, and workers would be MPS clients of none");
+        g_stop = 1;
+        break;
+    }
     pool.enforce_hello_deadlines();
     refusals.expire();
     if (n <= 0) continue;

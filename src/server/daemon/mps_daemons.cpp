@@ -20,6 +20,8 @@ namespace {
 
 // The control program answers at once; one that does not is broken.
 constexpr auto kControlTimeout = std::chrono::seconds(10);
+// A daemon that died with no session to notice is found within this.
+constexpr auto kCheckInterval = std::chrono::seconds(5);
 
 // A directory of the server's user alone: made if missing, refused if it is
 // a link, another user's, or open to others.
@@ -173,6 +175,33 @@ void MpsDaemons::start() {
     counters_.set_gpu_sharing(gpu, SharingState::mps);
     running_.push_back(d);
   }
+}
+
+MpsDaemons::Health MpsDaemons::watch() {
+  const auto now = std::chrono::steady_clock::now();
+  const bool periodic = now >= next_check_;
+  if (periodic) next_check_ = now + kCheckInterval;
+  Health health = Health::fine;
+  for (Daemon& d : running_) {
+    const uint64_t faults = counters_.sticky_faults(d.gpu);
+    const bool faulted = faults != d.faults_seen;
+    d.faults_seen = faults;
+    if (!faulted && !periodic) continue;
+    std::string out;
+    if (control(d, {}, "get_server_list\n", &out) == 0) continue;
+    RGPU_LOG(error, "GPU %d: its MPS control daemon does not answer%s%s%s; restarting it, and ending the GPU's "
+             "sessions (their MPS server is gone)", d.gpu, faulted ? " after a session's sticky fault" : "",
+             out.empty() ? "" : ": ", out.c_str());
+    stop_one(d);
+    counters_.mps_restarted(d.gpu);
+    if (std::string why; !start_one(d, &why)) {
+      RGPU_LOG(error, "GPU %d: cannot restart its MPS control daemon (%s)", d.gpu, why.c_str());
+      return Health::failed;
+    }
+    RGPU_LOG(info, "GPU %d: MPS control daemon restarted", d.gpu);
+    health = Health::restarted;
+  }
+  return health;
 }
 
 std::string MpsDaemons::pipe_directory(int gpu) const {

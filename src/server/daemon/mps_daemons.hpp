@@ -4,6 +4,7 @@
 // and log directories (mode 0700) under the server's MPS directory; nothing
 // outside them changes (the GPU's compute mode stays as it is).
 #pragma once
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ class MpsDaemons {
   // server left in the same directories. A GPU whose daemon cannot start
   // falls back to time slicing (logged, and shown in the metrics).
   void start();
+  // Checks each daemon when a worker of its GPU reported a sticky fault,
+  // and every few seconds; restarts one that does not answer. After a
+  // restart its clients, every worker, must go; when one cannot restart the
+  // server must stop (its workers would be clients of no MPS server).
+  enum class Health { fine, restarted, failed };
+  Health watch();
   // The pipe directory workers of `gpu` must see before CUDA starts; empty
   // when that GPU time-slices.
   std::string pipe_directory(int gpu) const;
@@ -32,6 +39,7 @@ class MpsDaemons {
   struct Daemon {
     int gpu;
     std::string dir, pipe_dir, log_dir;
+    uint64_t faults_seen = 0;
   };
   // Runs the control program for `d` with `args`, `input` on its stdin;
   // returns its exit status (-1: it did not finish in time) and its output.
@@ -43,6 +51,7 @@ class MpsDaemons {
   const ServerConfig& config_;
   ServerCounters& counters_;
   std::vector<Daemon> running_;
+  std::chrono::steady_clock::time_point next_check_{};
 };
 
 }  // namespace rgpu::server

@@ -265,6 +265,19 @@ void WorkerPool::stop_ended_jobs() {
     if (kill(pid, SIGKILL) == 0) RGPU_LOG(info, "stopped worker %d: its job ended", pid);
 }
 
+void WorkerPool::stop_all_workers(const char* why) {
+  // Idle ones are forgotten at once, not taken for failed starts (which
+  // would hold back their replacements); all are still our unreaped
+  // children, which reap() collects.
+  for (const Worker& w : waiting_) {
+    if (kill(w.pid, SIGKILL) == 0) RGPU_LOG(warn, "stopped idle worker %d: %s", w.pid, why);
+    close(w.channel);
+  }
+  waiting_.clear();
+  for (const Serving& w : serving_)
+    if (kill(w.pid, SIGKILL) == 0) RGPU_LOG(warn, "stopped worker %d and its session: %s", w.pid, why);
+}
+
 void WorkerPool::shutdown() {
   for (const Worker& w : waiting_) {
     kill(w.pid, SIGTERM);

@@ -39,6 +39,9 @@ class WorkerPool {
   void reap();
   // Stops the workers of jobs `rgpu job-end` ended.
   void stop_ended_jobs();
+  // Kills every worker, idle or serving (`why` logged): after their GPU's
+  // MPS server failed, their contexts are lost.
+  void stop_all_workers(const char* why);
   void shutdown();
 
  private:

@@ -30,6 +30,16 @@ std::string prometheus_text(JobLedger& ledger, const ServerCounters& counters) {
   for (int g = 0; g < kLedgerGpus; ++g)
     if (SharingState st = counters.gpu_sharing(g); st != SharingState::timeslice || per_gpu.count(g))
       out << "rgpu_gpu_sharing{gpu=\"" << g << "\",mode=\"" << sharing_state_name(st) << "\"} 1\n";
+  const auto gpu_counter = [&](const char* name, const char* help, uint64_t (ServerCounters::*count)(int) const) {
+    header(out, name, "counter", help);
+    for (int g = 0; g < kLedgerGpus; ++g)
+      if (uint64_t n = (counters.*count)(g)) out << name << "{gpu=\"" << g << "\"} " << n << '\n';
+  };
+  gpu_counter("rgpu_sticky_faults_total",
+              "Sessions whose context hit a sticky fault (illegal address, device assert...), by GPU.",
+              &ServerCounters::sticky_faults);
+  gpu_counter("rgpu_mps_restarts_total", "Times the server restarted a GPU's failed MPS daemon, by GPU.",
+              &ServerCounters::mps_restarts);
   header(out, "rgpu_sessions_opened_total", "counter", "Sessions admitted since the server started.");
   out << "rgpu_sessions_opened_total " << counters.sessions_opened() << '\n';
   header(out, "rgpu_sessions_refused_total", "counter", "Sessions refused (credential, exclusive GPU, ended job...).");

@@ -54,6 +54,12 @@ class ServerCounters {
   // reads it.
   void set_bus_id(int gpu, const std::string& id);
   std::string bus_id(int gpu) const;
+  // Workers': their session's context hit a sticky fault on `gpu`. The
+  // daemon's: it restarted that GPU's MPS daemon.
+  void sticky_fault(int gpu) { if (gpu >= 0 && gpu < kLedgerGpus) add(region_->sticky_faults[gpu], 1); }
+  void mps_restarted(int gpu) { if (gpu >= 0 && gpu < kLedgerGpus) add(region_->mps_restarts[gpu], 1); }
+  uint64_t sticky_faults(int gpu) const { return per_gpu(region_->sticky_faults, gpu); }
+  uint64_t mps_restarts(int gpu) const { return per_gpu(region_->mps_restarts, gpu); }
   // The daemon's, after it started (or failed to start) MPS daemons.
   void set_gpu_sharing(int gpu, SharingState s);
   SharingState gpu_sharing(int gpu) const;
@@ -96,10 +102,14 @@ class ServerCounters {
     DurationSum worker_start, client_wait;
     char bus_ids[kLedgerGpus][16];
     std::atomic<uint8_t> gpu_sharing[kLedgerGpus];
+    std::atomic<uint64_t> sticky_faults[kLedgerGpus], mps_restarts[kLedgerGpus];
   };
   static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters shared between processes");
   static uint16_t slot(uint16_t op) { return op < kOps ? op : kOps - 1; }
   static void add(std::atomic<uint64_t>& c, uint64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
+  static uint64_t per_gpu(const std::atomic<uint64_t>* c, int gpu) {
+    return gpu >= 0 && gpu < kLedgerGpus ? c[gpu].load(std::memory_order_relaxed) : 0;
+  }
 
   Region* region_;
 };

@@ -25,6 +25,7 @@
 #include "server/worker/sequence_gate.hpp"
 #include "server/worker/session_context.hpp"
 #include "server/worker/session_handshake.hpp"
+#include "server/worker/sticky_faults.hpp"
 #include "server/worker/session_watch.hpp"
 #include "transport/socket/socket_address.hpp"
 
@@ -162,6 +163,7 @@ void serve_lane(Session& s, Lane& lane, FrameRecorder* recorder) {
     if (queues_kernels(h.op)) s.output.kernel_queued(h.device);
     if (s.context.counters) {
       s.context.counters->call(h.op, status != cudaSuccess);
+      report_sticky_fault(s.context.counters, h.device, status);
       s.context.counters->bytes(transport_kind(conn), Direction::to_server, h.payload_len);
     }
     if (async) s.gate.started(h.seq);
