@@ -29,6 +29,9 @@
 # pool (exclusive and shared modes with real amounts, the server's --max-session-memory on the
 # same allocation paths, `rgpu smi` and the server's metrics sampled while the concurrency part
 # runs, when both are chosen),
+# sharing (issue 26's benchmark, not in the default list: 1 to 16 tenants of small kernels on GPU 0,
+# locally with and without MPS and through rgpu time slicing and --gpu-sharing mps, on ports
+# RGPU_PORT+30 and +31: tests/gpu/run_sharing.sh, OUT_DIR/sharing/sharing.md and .png),
 # multi (one application on the GPUs of several servers, one server per GPU:
 # tests/gpu/run_multi.sh, then NCCL across those servers: tests/gpu/run_nccl.sh;
 # in the default list on machines with two GPUs or more),
@@ -288,6 +291,10 @@ if part pool; then
   mkdir -p "$out/pool"
   RGPU_SUITE_BACKEND=$backend tests/gpu/run_pool.sh $build "$out/pool" >"$out/pool/pool.txt" 2>&1 || pool_rc=1
 fi
+sharing_rc=0
+if part sharing; then
+  RGPU_PORT=$((RGPU_PORT + 30)) tests/gpu/run_sharing.sh $build "$out/sharing" >"$out/sharing.txt" 2>&1 || sharing_rc=1
+fi
 # SLURM hands out these GPUs: the CI's cluster test with the real GPUs behind
 # its servers.
 slurm_rc=0
@@ -448,6 +455,9 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
       echo
     fi
   fi
+  if part sharing; then
+    cat "$out/sharing/sharing.md" 2>/dev/null || echo "sharing: no report (see sharing.txt)"
+  fi
   # Last, so that a --multi run's tables end the output.
   if part multi; then
     cat "$out/multi/multi.md" 2>/dev/null || echo "multi: no report (see multi.txt)"
@@ -455,4 +465,4 @@ crashes=$(grep -c "killed by signal" "$out/server.log" || true)
   fi
 } >"$out/report.md"
 cat "$out/report.md"
-[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ] && [ $pool_rc -eq 0 ] && [ $soak_rc -eq 0 ]
+[ $corpus_rc -eq 0 ] && [ $concurrency_rc -eq 0 ] && [ $slurm_rc -eq 0 ] && [ $multi_rc -eq 0 ] && [ $pool_rc -eq 0 ] && [ $soak_rc -eq 0 ] && [ $sharing_rc -eq 0 ]

@@ -27,7 +27,11 @@ start() {
   "$server" --backend host-test --listen 127.0.0.1 --port "$port" --metrics-port "$metrics" --workers 1 \
     --unix-socket none --gpus 0 --mps-dir "$mps" --module-cache none --log-level debug "$@" 2>"$dir/server.log" &
   pid=$!
-  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return; sleep 0.1; done
+  # The metrics endpoint starts once the MPS daemons have (or have not).
+  for _ in $(seq 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && (exec 3<>/dev/tcp/127.0.0.1/"$metrics") 2>/dev/null && return
+    sleep 0.1
+  done
   fail "server did not start"
 }
 stop() { kill "$pid"; wait "$pid" || true; pid=; }
