@@ -308,8 +308,9 @@ int32_t HostNccl::group(std::span<const proto::NcclInitWire> inits, std::vector<
   std::atomic<int32_t> result{ncclSuccess};
   {
     std::vector<std::jthread> threads;
-    for (auto& [handle, calls] : by_comm)
-      threads.emplace_back([&, handle, calls = calls] {
+    // By value, not structured bindings: clang 14 (the fuzz build's) cannot capture those.
+    for (const auto& entry : by_comm)
+      threads.emplace_back([&, handle = entry.first, calls = entry.second] {
         HostComm& c = *as_comm(handle);
         std::lock_guard busy(c.busy);
         std::string why;
