@@ -17,6 +17,9 @@ serve() {
   echo "$$" >"$pidfile"
   echo "Startup CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-unset} pipe=$pipe" >>"$logdir/control.log"
   while :; do
+    # Its directory removed (a test cleaned up after a killed server): nothing
+    # can reach it any more, so it ends rather than spin on the missing FIFO.
+    [ -p "$pipe/control" ] || exit 0
     read -r command reply <"$pipe/control" || continue
     echo "Command $command" >>"$logdir/control.log"
     case $command in
