@@ -552,6 +552,11 @@ TEST_F(ServerFault, GraphArrayCopiesAreChecked) {
   const cudaChannelFormatDesc four{32, 0, 0, 0, cudaChannelFormatKindUnsigned};
   const cudaChannelFormatDesc two{16, 0, 0, 0, cudaChannelFormatKindUnsigned};
   uint64_t array = make_array(*a, four), narrow = make_array(*a, two), others = make_array(*b, four);
+  // Handles are each worker's own addresses: two workers may hand out the same
+  // one (TSan's allocator did), which is then a's array too, not b's.
+  for (int i = 0; i < 8 && (others == array || others == narrow); ++i) others = make_array(*b, four);
+  ASSERT_NE(others, array);
+  ASSERT_NE(others, narrow);
   WireGraph wire(*a);
   const uint64_t mem = wire.mem;
   // Memory into elements 2-6 of rows 1-3 of slices 1-2.
