@@ -79,12 +79,15 @@ cudaError_t owner(const void* p, size_t extent, int* device) {
 // owner() for a side of a device-to-device copy, which a capture may take
 // with memory the client does not know (capturing_device).
 cudaError_t device_side_owner(const void* p, size_t extent, cudaStream_t stream, int* device) {
-  if (!MemoryMap::get().find_device(reinterpret_cast<uint64_t>(p), extent))
-    if (auto captured = capturing_device(stream)) {
-      *device = *captured;
-      return cudaSuccess;
-    }
-  return owner(p, extent, device);
+  if (auto r = MemoryMap::get().find_device(reinterpret_cast<uint64_t>(p), extent)) {
+    *device = r->device;
+    return cudaSuccess;
+  }
+  if (auto captured = capturing_device(stream)) {
+    *device = *captured;
+    return cudaSuccess;
+  }
+  return owner(p, extent, device);  // refuses, and logs where
 }
 
 cudaError_t wait_stream(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
