@@ -181,6 +181,8 @@ int main(int argc, char** argv) {
       if (fds[i].revents) refusals.on_readable(fds[i].fd);
     for (size_t i = first_channel; i < fds.size(); ++i)
       if (fds[i].revents) pool.on_channel_readable(fds[i].fd);
+    std::string unservable;
+    for (int fd : pool.take_unservable(&unservable)) refusals.refuse(fd, "no worker starts", unservable);
     pool.top_up();
   }
   RGPU_LOG(info, "shutting down");

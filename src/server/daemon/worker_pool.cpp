@@ -97,6 +97,11 @@ std::string WorkerPool::hand_off(int client_fd, std::string* kind) {
       return "too many connections are not yet authenticated (max-unauthenticated " +
              std::to_string(config_.max_unauthenticated) + "): try again later";
   }
+  if (unservable()) {
+    unauthenticated_.finished(id);
+    *kind = "no worker starts";
+    return "rgpu-server cannot start a worker: " + start_failure_;
+  }
   pending_.push_back(Queued{client_fd, now, id});
   dispatch();
   top_up();
@@ -181,19 +186,39 @@ void WorkerPool::on_channel_readable(int channel) {
   }
   auto it = std::find_if(waiting_.begin(), waiting_.end(), [&](const Worker& w) { return w.channel == channel; });
   if (it == waiting_.end()) return;
-  char c;
-  if (read(channel, &c, 1) == 1) {
+  char message[512];
+  const ssize_t got = read(channel, message, sizeof message);
+  if (got > 0 && message[0] == 'r') {
     it->ready = true;
+    start_failure_.clear();
     const double took = std::chrono::duration<double>(Clock::now() - it->forked).count();
     counters_.worker_started(took);
     RGPU_LOG(info, "worker %d ready after %.3f s", it->pid, took);
     dispatch();
     return;
   }
-  // The worker died while starting: its exit is logged by reap().
+  // The worker failed or died while starting: its exit is logged by reap().
+  start_failure_ = got > 1 && message[0] == 'f' ? printable(std::string_view(message + 1, got - 1), 400)
+                                                 : "a worker died while starting (the server's log says why)";
   retry_after_ = Clock::now() + std::chrono::seconds(2);
   close(it->channel);
   waiting_.erase(it);
+}
+
+bool WorkerPool::unservable() const {
+  return !start_failure_.empty() && std::none_of(waiting_.begin(), waiting_.end(), [](const Worker& w) { return w.ready; });
+}
+
+std::vector<int> WorkerPool::take_unservable(std::string* why) {
+  std::vector<int> out;
+  if (!unservable()) return out;
+  for (const Queued& q : pending_) {
+    unauthenticated_.finished(q.hello);
+    out.push_back(q.fd);
+  }
+  pending_.clear();
+  *why = "rgpu-server cannot start a worker: " + start_failure_;
+  return out;
 }
 
 void WorkerPool::drop_departed_clients() {

@@ -36,6 +36,10 @@ class WorkerPool {
   // admission requests of serving ones (see admission.hpp).
   std::vector<int> channels() const;
   void on_channel_readable(int channel);
+  // Queued connections that no worker can serve, because the last worker
+  // failed to start (*why: its reason); the caller refuses them. hand_off
+  // turns new ones away for the same reason until a worker starts.
+  std::vector<int> take_unservable(std::string* why);
   void reap();
   // Stops the workers of jobs `rgpu job-end` ended.
   void stop_ended_jobs();
@@ -64,6 +68,8 @@ class WorkerPool {
     std::string identity;  // set once admitted
   };
   void spawn();
+  // The last worker failed to start and none is ready.
+  bool unservable() const;
   void dispatch();
   // Closes queued connections whose client has gone (killed, or tired of
   // waiting): a worker start is the scarce thing under load, and one spent
@@ -83,6 +89,7 @@ class WorkerPool {
   // After a worker fails to start (no GPU, bad backend) new ones wait a
   // while instead of forking in a tight loop.
   Clock::time_point retry_after_{};
+  std::string start_failure_;  // why the last worker failed to start; "" once one started
 };
 
 }  // namespace rgpu::server

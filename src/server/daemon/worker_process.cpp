@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "common/log.hpp"
 #include "server/backend/backend.hpp"
@@ -27,6 +28,15 @@ bool reached_ucx_port(int fd, int ucx_port) {
   return false;
 }
 
+// Tells the daemon why this worker cannot start, so that it can turn its
+// waiting clients away with the reason instead of letting them wait.
+[[noreturn]] void fail_start(int channel, const std::string& why) {
+  RGPU_LOG(error, "%s", why.c_str());
+  const std::string message = "f" + why;
+  [[maybe_unused]] ssize_t sent = write(channel, message.data(), message.size());
+  _exit(2);
+}
+
 }  // namespace
 
 void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& counters, int channel) {
@@ -39,10 +49,7 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
              getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
   std::string why;
   std::unique_ptr<Backend> backend = make_backend(config.backend, &why);
-  if (!backend) {
-    RGPU_LOG(error, "cannot load backend '%s': %s", config.backend.c_str(), why.c_str());
-    _exit(2);
-  }
+  if (!backend) fail_start(channel, "cannot load backend '" + config.backend + "': " + why);
   SessionLimits limits{config.gpus, config.module_cache, config.token,
                        {config.job_key, static_cast<uint16_t>(config.port), config.gpu_modes, &ledger}, &counters};
     limits.admission_channel = channel;
@@ -65,10 +72,8 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
   // admission, and pays the context creation then.
   limits.cuda_after_admission = getenv("CUDA_MPS_PIPE_DIRECTORY") && !config.job_key.empty();
   if (limits.cuda_after_admission) RGPU_LOG(debug, "CUDA starts once the session's compute share is known");
-  else if (int32_t e = backend->init(limits.exported_gpus)) {
-    RGPU_LOG(error, "backend '%s' failed to initialise the GPUs (error %d)", config.backend.c_str(), e);
-    _exit(2);
-  }
+  else if (int32_t e = backend->init(limits.exported_gpus))
+    fail_start(channel, "backend '" + config.backend + "' cannot initialise the GPUs: " + backend->error_string(e));
   // The daemon's metrics ask NVML for utilisation by bus id, which the
   // first worker to start finds.
   for (int g : limits.exported_gpus) {
@@ -84,8 +89,7 @@ void run_worker(const ServerConfig& config, JobLedger& ledger, ServerCounters& c
     network = config.tls.certificate.empty() ? transport::make_tcp_transport()
                                              : transport::make_tls_server_transport(config.tls);
   } catch (const transport::TransportError& e) {
-    RGPU_LOG(error, "%s", e.what());
-    _exit(2);
+    fail_start(channel, e.what());
   }
   // UCX starts here, before a client waits for it.
   std::unique_ptr<transport::Transport> ucx;
