@@ -22,6 +22,9 @@
 #   APPS_PYTHON         Python with PyTorch (default /opt/torch/.venv/bin/python3 if present)
 #   NCCL_LIBRARY        NVIDIA's libnccl.so.2 for the local runs and the servers
 #                       (default: the one of APPS_PYTHON's nvidia-nccl-cu13 wheel)
+#   NCCL_SERVERS        which server kinds to run ("default net")
+#   NCCL_RUNS           which training runs ("ddp:ranks ddp:torchrun fsdp:torchrun"; "" for none),
+#                       so that a session short of device time can split the parts
 # Exit status: 0 when every run gave right results (targets are reported, not enforced).
 set -uo pipefail
 BUILD_DIR=$(realpath "${1:?usage: run_nccl.sh BUILD_DIR OUT_DIR}")
@@ -36,6 +39,8 @@ if [ "$gpus" -lt 2 ] || [ ! -f "$NCCL_LIBRARY" ]; then
   echo "run_nccl: needs two GPUs (has $gpus) and NVIDIA's libnccl.so.2 (NCCL_LIBRARY='$NCCL_LIBRARY')" | tee "$OUT/nccl.md"
   exit 1
 fi
+SERVER_KINDS=${NCCL_SERVERS:-default net}
+TRAINING_RUNS=${NCCL_RUNS-ddp:ranks ddp:torchrun fsdp:torchrun}
 LOCAL_LIBRARY_PATH=$(dirname "$NCCL_LIBRARY"):${CUDA_HOME:-/usr/local/cuda}/lib64
 servers=()
 stop_servers() { for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; servers=(); sleep 1; }
@@ -66,7 +71,7 @@ rc=0
 } >"$OUT/nccl.md"
 
 LD_LIBRARY_PATH=$LOCAL_LIBRARY_PATH timeout -k 5 600 "$BUILD_DIR/nccl_bandwidth" >"$OUT/bandwidth-local.txt" 2>&1 || rc=1
-for servers_kind in default net; do
+for servers_kind in $SERVER_KINDS; do
   flags=()
   [ $servers_kind = net ] && flags=(--nccl-env NCCL_P2P_DISABLE=1 --nccl-env NCCL_SHM_DISABLE=1)
   start_servers $servers_kind "${flags[@]}"
@@ -76,7 +81,7 @@ for servers_kind in default net; do
   done
   # DDP launched per rank and by torchrun (one `rgpu run` for both ranks),
   # FSDP by torchrun.
-  for run in ddp:ranks ddp:torchrun fsdp:torchrun; do
+  for run in $TRAINING_RUNS; do
     mode=${run%%:*} launcher=${run##*:}
     mkdir -p "$OUT/$mode-$launcher-$servers_kind"
     "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT/$mode-$launcher-$servers_kind" --rgpu "$BUILD_DIR/rgpu" \
@@ -93,6 +98,8 @@ from pathlib import Path
 out = Path(sys.argv[1])
 runs = {}
 for name in ["local", "default-tcp", "default-shm", "net-tcp", "net-shm"]:
+    if not (out / f"bandwidth-{name}.txt").exists():
+        continue
     lines = [l for l in (out / f"bandwidth-{name}.txt").read_text(errors="replace").splitlines() if l.startswith("{")]
     ok = "RESULT PASS" in (out / f"bandwidth-{name}.txt").read_text(errors="replace")
     runs[name] = (json.loads(lines[-1]) if lines else None, ok)
@@ -124,8 +131,8 @@ for n in names[1:]:
         worst = min(next(s["busbw"] for s in r["sizes"] if s["bytes"] == b) / local[b] for b in big)
         print(f"- {n}: busbw for messages of 64 MB and more at least {worst:.2f} of local (target 0.8)")
 PY
-for servers_kind in default net; do
-  for run in ddp:ranks ddp:torchrun fsdp:torchrun; do
+for servers_kind in $SERVER_KINDS; do
+  for run in $TRAINING_RUNS; do
     mode=${run%%:*} launcher=${run##*:} dir=$OUT/${run/:/-}-$servers_kind
     { echo; echo "## ${mode^^} ($launcher), servers $servers_kind"; echo; cat "$dir/$mode.md" 2>/dev/null ||
       echo "no result: $(tail -3 "$dir.txt")"; } >>"$OUT/nccl.md"

@@ -146,13 +146,20 @@ int32_t comm_split(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
-// Finalize, destroy, abort: the communicator, then the backend's call.
+// Finalize, destroy, abort: the communicator, then the backend's call, in
+// the background (nccl_table.hpp says why); what goes wrong there is logged.
 template <bool Forget, int32_t (NcclApi::*Call)(uint64_t)>
 int32_t comm_end(SessionContext& s, Request& req, proto::Writer& out) {
+  static constexpr const char* kWhat = !Forget ? "finalize" : Call == &NcclApi::abort ? "abort" : "destroy";
   auto comm = req.args.get<uint64_t>();
   req.args.expect_end();
   bool known = Forget ? s.nccl_comms.remove(comm) : s.nccl_comms.find(comm).has_value();
-  out.put<int32_t>(known ? (s.backend().nccl().*Call)(comm) : refuse(s, "not a communicator of this session"));
+  if (!known) {
+    out.put<int32_t>(refuse(s, "not a communicator of this session"));
+    return cudaSuccess;
+  }
+  s.nccl_comms.end_in_background(comm, Forget, kWhat, [&nccl = s.backend().nccl(), comm] { return (nccl.*Call)(comm); });
+  out.put<int32_t>(ncclSuccess);
   return cudaSuccess;
 }
 

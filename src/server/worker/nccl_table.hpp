@@ -2,9 +2,18 @@
 // worker checks calls against: their size and rank, the reduction ops and
 // buffer registrations made on them. Those left at the session's end are
 // aborted, so a client that dies never leaves its peers' ranks waiting.
+//
+// Finalize, destroy and abort run off the session's thread: NCCL makes them
+// collective (each rank waits for the others), and one application process
+// may hold several ranks of a communicator, each on another server, and end
+// them one after another; a worker that waited for its rank's end would
+// block that process before it ends the next rank.
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -27,6 +36,8 @@ class NcclTable {
   // Communicators one session may hold.
   static constexpr size_t kMaxComms = 4096;
 
+  NcclTable();
+
   bool room_for_one_more() const;
   void add(uint64_t comm, NcclCommInfo info);
   std::optional<NcclCommInfo> find(uint64_t comm) const;
@@ -43,13 +54,21 @@ class NcclTable {
   // Why the worker last refused a call (ncclGetLastError), taken once read.
   void note_refusal(std::string why);
   std::string take_refusal();
-  // At the session's end: aborts what is left.
-  void abort_all(NcclApi& nccl);
+  // Runs `end` (finalize, destroy or abort of comm) on a thread of its
+  // own, after the ends of comm started before it; `last`: comm's final
+  // end (its handle may name another communicator afterwards).
+  void end_in_background(uint64_t comm, bool last, const char* what, std::function<int32_t()> end);
+  // At the session's end: aborts what is left, then waits up to `limit`
+  // for every end to finish; false when some still run.
+  bool abort_all(NcclApi& nccl, std::chrono::seconds limit);
 
  private:
+  struct Ends;
   mutable std::mutex mutex_;
   std::map<uint64_t, NcclCommInfo> comms_;
   std::string refusal_;
+  // Shared with the ends' threads, which may outlive the table.
+  std::shared_ptr<Ends> ends_;
 };
 
 }  // namespace rgpu::server

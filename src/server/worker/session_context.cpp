@@ -9,7 +9,10 @@
 namespace rgpu::server {
 
 SessionContext::~SessionContext() {
-  nccl_comms.abort_all(backend_.nccl());
+  // A peer that never ends its rank keeps an end waiting: the worker goes
+  // on to exit after a while, as its session is over.
+  if (!nccl_comms.abort_all(backend_.nccl(), std::chrono::seconds(30)))
+    RGPU_LOG(warn, "NCCL communicator ends still wait for their peers at the session's end");
   for (auto& [base, region] : shared_) {
     backend_.host_unregister(region.local);
     munmap(region.local, region.size);

@@ -26,6 +26,7 @@ struct HostComm {
   std::string last_error;
   std::map<int32_t, double> pre_mul_sums;  // op -> its scalar
   int32_t next_op = ncclNumOps;
+  bool finalized = false;  // under busy
 };
 
 HostComm* as_comm(uint64_t h) { return reinterpret_cast<HostComm*>(h); }
@@ -254,11 +255,39 @@ int32_t HostNccl::rank_and_size(uint64_t comm, int* rank, int* nranks) {
   return ncclSuccess;
 }
 
-int32_t HostNccl::finalize(uint64_t) { return ncclSuccess; }
+namespace {
+
+// NVIDIA's NCCL ends a communicator collectively: finalize (or a destroy
+// without one) waits for every rank's. The stand-in does the same, so that
+// tests meet what a GPU's NCCL would do.
+bool finish_together(HostComm& c, std::string* why) {
+  if (c.finalized) return true;
+  c.finalized = true;
+  std::vector<Transfer> t(c.mesh.nranks());
+  std::vector<uint8_t> heard(t.size());
+  static const uint8_t kDone = 1;
+  for (size_t p = 0; p < t.size(); ++p) t[p] = {&kDone, 1, &heard[p], 1};
+  return exchange_all(c, t, why);
+}
+
+}  // namespace
+
+int32_t HostNccl::finalize(uint64_t comm) {
+  HostComm* c = as_comm(comm);
+  std::lock_guard busy(c->busy);
+  std::string why;
+  if (!finish_together(*c, &why)) return fail(ncclRemoteError, why);
+  return ncclSuccess;
+}
 
 int32_t HostNccl::destroy(uint64_t comm) {
   HostComm* c = as_comm(comm);
-  { std::lock_guard busy(c->busy); }
+  {
+    std::lock_guard busy(c->busy);
+    std::string why;
+    // Peers gone by now cannot keep this rank's resources.
+    if (!finish_together(*c, &why)) RGPU_LOG(debug, "NCCL destroy without every peer: %s", why.c_str());
+  }
   delete c;
   return ncclSuccess;
 }
