@@ -5,7 +5,9 @@
 # of our own, through rgpu time slicing, and through rgpu with
 # --gpu-sharing mps. Writes OUT_DIR/sharing.jsonl (one line per tenant) and,
 # with bench/sharing_report.py, OUT_DIR/sharing.md and sharing.png:
-# aggregate and per-tenant steps/s, p99 step latency, fairness.
+# aggregate and per-tenant steps/s, p99 step latency, fairness. Then a
+# compute share: the SMs a session with a 25 % credential share sees through
+# rgpu's MPS workers against a local MPS client at 25 %.
 #   usage: tests/gpu/run_sharing.sh BUILD_DIR OUT_DIR [SECONDS] [COUNTS]
 #   (ports RGPU_PORT, default 18600, and the one after it)
 set -uo pipefail
@@ -76,8 +78,29 @@ server start --gpu-sharing timeslice
 for n in $counts; do tenants rgpu-timeslice "$n" "$build/rgpu" run --server 127.0.0.1:"$port" --; done
 server stop
 server start --gpu-sharing mps
+# The port opens before the server has started its MPS daemon.
+for _ in $(seq 150); do metric_sharing | grep -q 'mode=' && break; sleep 0.1; done
 metric_sharing | grep -q 'mode="mps"' || { echo "rgpu-server did not start MPS:"; cat "$out/sharing/server.log"; exit 1; }
 for n in $counts; do tenants rgpu-mps "$n" "$build/rgpu" run --server 127.0.0.1:"$port" --; done
 server stop
 [ ! -e "$out/sharing/server-mps" ] || { echo "rgpu-server left its MPS directories"; exit 1; }
-python3 "$here/../../bench/sharing_report.py" "$results" "$out"
+
+local_mps start
+CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 "$program" 0.2 >"$out/sharing/share-local.log" 2>&1
+local_mps stop
+"$build/rgpu" token "$out/sharing/job-key" >/dev/null
+server start --gpu-sharing mps --job-key-file "$out/sharing/job-key"
+credential=$("$build/rgpu" credential --key-file "$out/sharing/job-key" --job share --expires 600 \
+  --gpu "127.0.0.1:$port:0=1G@25%")
+RGPU_CREDENTIAL=$credential RGPU_DEVICES=127.0.0.1:$port:0 "$build/rgpu" run -- "$program" 0.2 \
+  >"$out/sharing/share-rgpu.log" 2>&1
+server stop
+python3 "$here/../../bench/sharing_report.py" "$results" "$out" || exit 1
+sms() { sed -n 's/^SMS //p' "$1"; }
+share_local=$(sms "$out/sharing/share-local.log") share_rgpu=$(sms "$out/sharing/share-rgpu.log")
+{
+  echo
+  echo "Compute share 25 %: SMs seen by a local MPS client ${share_local:-none}, by an rgpu session with the share in"
+  echo "its credential ${share_rgpu:-none} ($([ -n "$share_local" ] && [ "$share_local" = "$share_rgpu" ] && echo same || echo '**differ**'))."
+} | tee -a "$out/sharing.md"
+[ -n "$share_local" ] && [ "$share_local" = "$share_rgpu" ]

@@ -1,7 +1,8 @@
 // One tenant of the sharing benchmark (issue 26): for SECONDS, steps of a
 // small-kernel workload (KERNELS launches of a grid of a few blocks, as a
 // batch-1 inference step makes, then a synchronize), each result checked.
-// Prints its step count and step latencies.
+// Prints the SMs it may use (an MPS share lowers them), its step count and
+// step latencies.
 //   usage: small_step SECONDS [KERNELS] [BLOCKS]
 #include <cuda_runtime.h>
 
@@ -24,6 +25,9 @@ int main(int argc, char** argv) {
   const int kernels = argc > 2 ? atoi(argv[2]) : 8;
   const int blocks = argc > 3 ? atoi(argv[3]) : 16;
   const int threads = 256, n = blocks * threads;
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  printf("SMS %d\n", sms);
   float* x = nullptr;
   if (cudaMalloc(&x, n * sizeof(float)) != cudaSuccess || cudaMemset(x, 0, n * sizeof(float)) != cudaSuccess) {
     printf("RESULT FAIL: no memory\n");

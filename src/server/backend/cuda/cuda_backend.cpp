@@ -90,9 +90,13 @@ class CudaBackend final : public CudaForwardedApi {
     return cudaFree(nullptr);  // creates the primary context now
   }
   int32_t set_device(int ordinal) override { return cudaSetDevice(ordinal); }
+  // Asked in every hello, before an MPS worker's CUDA starts: neither call
+  // may initialise CUDA, since the driver reads the session's compute share
+  // (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE) once, at cuInit. The runtime is
+  // linked statically, so its version is the one built against.
   int32_t versions(int* driver, int* runtime) override {
-    cudaDriverGetVersion(driver);
-    return cudaRuntimeGetVersion(runtime);
+    *runtime = CUDART_VERSION;
+    return cuDriverGetVersion(driver) == CUDA_SUCCESS ? cudaSuccess : cudaErrorInsufficientDriver;
   }
   int32_t device_count(int* count) override { return cudaGetDeviceCount(count); }
   int32_t device_attribute(int* value, cudaDeviceAttr attr, int ordinal) override {
