@@ -71,6 +71,11 @@ rc=0
 } >"$OUT/nccl.md"
 
 LD_LIBRARY_PATH=$LOCAL_LIBRARY_PATH timeout -k 5 600 "$BUILD_DIR/nccl_bandwidth" >"$OUT/bandwidth-local.txt" 2>&1 || rc=1
+# The "net" servers' baseline: NVIDIA's NCCL locally with the same transports off.
+case " $SERVER_KINDS " in *" net "*)
+  NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 LD_LIBRARY_PATH=$LOCAL_LIBRARY_PATH timeout -k 5 600 "$BUILD_DIR/nccl_bandwidth" \
+    >"$OUT/bandwidth-local-net.txt" 2>&1 || rc=1 ;;
+esac
 for servers_kind in $SERVER_KINDS; do
   flags=()
   [ $servers_kind = net ] && flags=(--nccl-env NCCL_P2P_DISABLE=1 --nccl-env NCCL_SHM_DISABLE=1)
@@ -97,7 +102,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 runs = {}
-for name in ["local", "default-tcp", "default-shm", "net-tcp", "net-shm"]:
+for name in ["local", "local-net", "default-tcp", "default-shm", "net-tcp", "net-shm"]:
     if not (out / f"bandwidth-{name}.txt").exists():
         continue
     lines = [l for l in (out / f"bandwidth-{name}.txt").read_text(errors="replace").splitlines() if l.startswith("{")]
@@ -107,29 +112,33 @@ print("## All-reduce bus bandwidth (GB/s; float sum, nccl-tests' busbw)\n")
 print("Servers *default*: the workers' NCCL chooses its transport; *net*: NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "
       "on the servers (NCCL's network transport, as between hosts). tcp/shm: the client's transport to its servers.\n")
 names = list(runs)
-print("| bytes | " + " | ".join(names) + " | " + " | ".join(f"{n} / local" for n in names[1:]) + " |")
-print("|---" * (2 * len(names)) + "|")
-local = {s["bytes"]: s["busbw"] for s in (runs["local"][0] or {}).get("sizes", [])}
+def busbw(name):
+    return {s["bytes"]: s["busbw"] for s in (runs[name][0] or {}).get("sizes", [])}
+# Each rgpu run against NVIDIA's NCCL run locally with the same transports.
+def baseline(name):
+    return "local-net" if name.startswith("net") and "local-net" in runs else "local"
+through = [n for n in names if not n.startswith("local")]
+print("| bytes | " + " | ".join(names) + " | " + " | ".join(f"{n} / {baseline(n)}" for n in through) + " |")
+print("|---" * (len(names) + len(through) + 1) + "|")
 sizes = sorted({s["bytes"] for r, _ in runs.values() if r for s in r["sizes"]})
 for b in sizes:
-    row = []
-    for n in names:
-        r = runs[n][0]
-        v = next((s["busbw"] for s in (r or {}).get("sizes", []) if s["bytes"] == b), None)
-        row.append(v)
-    ratios = [f"{v / local[b]:.2f}" if v is not None and local.get(b) else "-" for v in row[1:]]
+    row = [busbw(n).get(b) for n in names]
+    ratios = []
+    for n in through:
+        v, base = busbw(n).get(b), busbw(baseline(n)).get(b)
+        ratios.append(f"{v / base:.2f}" if v is not None and base else "-")
     print(f"| {b} | " + " | ".join(f"{v:.2f}" if v is not None else "-" for v in row) + " | " + " | ".join(ratios) + " |")
 print()
 print("| run | GPUs | ncclCommInitAll (s) | sums right |\n|---|---|---|---|")
 for n, (r, ok) in runs.items():
     print(f"| {n} | {r['gpus'] if r else '-'} | {r['init_s']:.2f} |" if r else f"| {n} | - | - |", "yes" if ok else "**no**", "|")
 print()
-big = [b for b in sizes if b >= 64 << 20 and local.get(b)]
-for n in names[1:]:
-    r = runs[n][0]
-    if r and big:
-        worst = min(next(s["busbw"] for s in r["sizes"] if s["bytes"] == b) / local[b] for b in big)
-        print(f"- {n}: busbw for messages of 64 MB and more at least {worst:.2f} of local (target 0.8)")
+for n in through:
+    base = busbw(baseline(n))
+    big = [b for b in sizes if b >= 64 << 20 and base.get(b) and b in busbw(n)]
+    if big:
+        worst = min(busbw(n)[b] / base[b] for b in big)
+        print(f"- {n}: busbw for messages of 64 MB and more at least {worst:.2f} of {baseline(n)} (target 0.8)")
 PY
 for servers_kind in $SERVER_KINDS; do
   for run in $TRAINING_RUNS; do
