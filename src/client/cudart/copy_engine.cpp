@@ -93,13 +93,16 @@ cudaError_t device_side_owner(const void* p, size_t extent, cudaStream_t stream,
 cudaError_t wait_stream(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
 
 // The device whose server has `stream` (the current device's for a default stream).
-int stream_device(cudaStream_t stream) {
-  stream = effective_stream(stream);
-  RemoteObject o;
-  return !is_default_stream(stream) && streams().find(stream, &o) ? o.device : Runtime::current_device();
-}
+int stream_device(cudaStream_t stream) { return created_stream_device(stream).value_or(Runtime::current_device()); }
 
 }  // namespace
+
+std::optional<int> created_stream_device(cudaStream_t stream) {
+  stream = effective_stream(stream);
+  RemoteObject o;
+  if (is_default_stream(stream) || !streams().find(stream, &o)) return std::nullopt;
+  return o.device;
+}
 
 std::optional<int> capturing_device(cudaStream_t stream) {
   Capture capture;

@@ -32,6 +32,8 @@ cudaError_t copy_on_server(int route_device, void* dst, const void* src, size_t 
 // runs (cuDNN captures its plans with placeholder addresses). Nothing when
 // the stream does not capture.
 std::optional<int> capturing_device(cudaStream_t stream);
+// The device of a stream the application created; none for default streams.
+std::optional<int> created_stream_device(cudaStream_t stream);
 
 // Where the GPU has p when it lies in promoted page-locked memory whose
 // device memory is on the stream's server; nothing otherwise.

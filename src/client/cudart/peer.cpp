@@ -48,12 +48,6 @@ cudaError_t check_owner(const void* p, size_t n, int device) {
   return r && r->device == device ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-// The virtual device of a created stream, or -1 for the default streams.
-int stream_device(cudaStream_t stream) {
-  RemoteObject o;
-  return streams().find(effective_stream(stream), &o) ? o.device : -1;
-}
-
 // A stream of either device orders the copy, as in CUDA. One server copies
 // between its GPUs itself; between servers the data goes through client
 // memory once the stream has reached the copy, so it stays in stream order.
@@ -64,13 +58,13 @@ cudaError_t copy_peer(void* dst, int dst_device, const void* src, int src_device
   if (n == 0) return cudaSuccess;
   if (cudaError_t e = check_owner(dst, n, dst_device)) return e;
   if (cudaError_t e = check_owner(src, n, src_device)) return e;
-  int ordering = stream_device(stream);
-  if (ordering >= 0 && ordering != dst_device && ordering != src_device) return cudaErrorInvalidValue;
+  std::optional<int> ordering = created_stream_device(stream);
+  if (ordering && *ordering != dst_device && *ordering != src_device) return cudaErrorInvalidValue;
   if (!same) {
     if (cudaError_t e = cudaStreamSynchronize(stream)) return e;
     return copy_across_servers(dst, src, n);
   }
-  return copy_on_server(ordering >= 0 ? ordering : dst_device, dst, src, n, stream, async);
+  return copy_on_server(ordering.value_or(dst_device), dst, src, n, stream, async);
 }
 
 }  // namespace
