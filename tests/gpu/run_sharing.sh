@@ -7,7 +7,9 @@
 # with bench/sharing_report.py, OUT_DIR/sharing.md and sharing.png:
 # aggregate and per-tenant steps/s, p99 step latency, fairness. Then a
 # compute share: the SMs a session with a 25 % credential share sees through
-# rgpu's MPS workers against a local MPS client at 25 %.
+# rgpu's MPS workers against a local MPS client at 25 %. Then fault
+# containment: what two tenants see while a third faults, the same four ways
+# (tests/gpu/sharing/tenant_fault.cu), and whether a new tenant runs after.
 #   usage: tests/gpu/run_sharing.sh BUILD_DIR OUT_DIR [SECONDS] [COUNTS]
 #   (ports RGPU_PORT, default 18600, and the one after it)
 set -uo pipefail
@@ -65,7 +67,11 @@ server() {  # start FLAGS... | stop
   CUDA_VISIBLE_DEVICES=0 "$build/rgpu-server" --port "$port" --metrics-port $((port + 1)) --gpus 0 --workers 16 \
     --unix-socket none --mps-dir "$out/sharing/server-mps" "$@" 2>"$out/sharing/server.log" &
   server_pid=$!
-  for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return; sleep 0.1; done
+  # With MPS, ready once the metrics name the GPU's sharing mode: the port
+  # opens before the server has started its MPS daemon.
+  local ready="(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null"
+  [[ " $* " == *" --gpu-sharing mps "* ]] && ready="metric_sharing | grep -q mode="
+  for _ in $(seq 300); do eval "$ready" && return; sleep 0.1; done
   echo "rgpu-server did not start"; cat "$out/sharing/server.log"; exit 1
 }
 metric_sharing() { curl -sf "http://127.0.0.1:$((port + 1))/metrics" | grep '^rgpu_gpu_sharing'; }
@@ -78,8 +84,6 @@ server start --gpu-sharing timeslice
 for n in $counts; do tenants rgpu-timeslice "$n" "$build/rgpu" run --server 127.0.0.1:"$port" --; done
 server stop
 server start --gpu-sharing mps
-# The port opens before the server has started its MPS daemon.
-for _ in $(seq 150); do metric_sharing | grep -q 'mode=' && break; sleep 0.1; done
 metric_sharing | grep -q 'mode="mps"' || { echo "rgpu-server did not start MPS:"; cat "$out/sharing/server.log"; exit 1; }
 for n in $counts; do tenants rgpu-mps "$n" "$build/rgpu" run --server 127.0.0.1:"$port" --; done
 server stop
@@ -95,12 +99,70 @@ credential=$("$build/rgpu" credential --key-file "$out/sharing/job-key" --job sh
 RGPU_CREDENTIAL=$credential RGPU_DEVICES=127.0.0.1:$port:0 "$build/rgpu" run -- "$program" 0.2 \
   >"$out/sharing/share-rgpu.log" 2>&1
 server stop
-python3 "$here/../../bench/sharing_report.py" "$results" "$out" || exit 1
+
+# Fault containment: two tenants run checked steps while a third writes
+# through a wild pointer (a sticky fault of its context), then a new tenant
+# starts; the same four ways. OUT/sharing/containment-WAY-*.log.
+faulter=$out/sharing/tenant_fault
+nvcc -O2 -cudart shared -o "$faulter" "$here/sharing/tenant_fault.cu" || exit 1
+containment_rows=()
+outcome() { grep -o 'CONTAINMENT.*' "$1" | sed 's/^CONTAINMENT [a-z]* //' | head -1 | grep . || echo "no result: $(tail -1 "$1")"; }
+metric() { curl -sf "http://127.0.0.1:$((port + 1))/metrics" | awk -v m="$1" '$1 ~ "^"m {s += $2} END {print s + 0}'; }
+contain() {  # WAY RUNNER...
+  local way=$1 log=$out/sharing/containment-$1 pids=()
+  shift
+  "$@" "$faulter" victim 4 >"$log-victim0.log" 2>&1 & pids+=($!)
+  "$@" "$faulter" victim 4 >"$log-victim1.log" 2>&1 & pids+=($!)
+  "$@" "$faulter" fault 1 >"$log-fault.log" 2>&1 & pids+=($!)
+  wait "${pids[@]}"
+  sleep 1
+  "$@" "$faulter" victim 0.5 >"$log-after.log" 2>&1
+  local server_note=-
+  [ -n "$server_pid" ] && server_note="sticky faults $(metric rgpu_sticky_faults_total), MPS restarts $(metric rgpu_mps_restarts_total)"
+  containment_rows+=("| $way | $(outcome "$log-victim0.log") | $(outcome "$log-victim1.log") | $(outcome "$log-fault.log") | $(outcome "$log-after.log") | $server_note |")
+}
+contain local env
+local_mps start
+contain local-mps env
+local_mps stop
+server start --gpu-sharing timeslice
+contain rgpu-timeslice "$build/rgpu" run --server 127.0.0.1:"$port" --
+server stop
+cp "$out/sharing/server.log" "$out/sharing/containment-rgpu-timeslice-server.log"
+server start --gpu-sharing mps
+contain rgpu-mps "$build/rgpu" run --server 127.0.0.1:"$port" --
+server stop
+cp "$out/sharing/server.log" "$out/sharing/containment-rgpu-mps-server.log"
+
+report_rc=0
+python3 "$here/../../bench/sharing_report.py" "$results" "$out" || report_rc=1
 sms() { sed -n 's/^SMS //p' "$1"; }
 share_local=$(sms "$out/sharing/share-local.log") share_rgpu=$(sms "$out/sharing/share-rgpu.log")
 {
   echo
   echo "Compute share 25 %: SMs seen by a local MPS client ${share_local:-none}, by an rgpu session with the share in"
-  echo "its credential ${share_rgpu:-none} ($([ -n "$share_local" ] && [ "$share_local" = "$share_rgpu" ] && echo same || echo '**differ**'))."
+  echo "its credential ${share_rgpu:-none} ($({
+  echo
+  echo "## Fault containment"
+  echo
+  echo "Two tenants run checked steps for 4 s; after 1 s a third writes through a wild pointer; then a new tenant"
+  echo "runs 0.5 s. Each cell: steps, the first CUDA error, and when it came (s from the tenant's start)."
+  echo
+  echo "| way | tenant 1 | tenant 2 | faulting tenant | new tenant after | server |"
+  echo "|---|---|---|---|---|---|"
+  printf '%s\n' "${containment_rows[@]}"
 } | tee -a "$out/sharing.md"
-[ -n "$share_local" ] && [ "$share_local" = "$share_rgpu" ]
+[ -n "$share_local" ] && [ "$share_local" = "$share_rgpu" ] && echo same || echo '**differ**'))."
+} | tee -a "$out/sharing.md"
+{
+  echo
+  echo "## Fault containment"
+  echo
+  echo "Two tenants run checked steps for 4 s; after 1 s a third writes through a wild pointer; then a new tenant"
+  echo "runs 0.5 s. Each cell: steps, the first CUDA error, and when it came (s from the tenant's start)."
+  echo
+  echo "| way | tenant 1 | tenant 2 | faulting tenant | new tenant after | server |"
+  echo "|---|---|---|---|---|---|"
+  printf '%s\n' "${containment_rows[@]}"
+} | tee -a "$out/sharing.md"
+[ $report_rc -eq 0 ] && [ -n "$share_local" ] && [ "$share_local" = "$share_rgpu" ]

@@ -148,17 +148,24 @@ int32_t comm_split(SessionContext& s, Request& req, proto::Writer& out) {
 
 // Finalize, destroy, abort: the communicator, then the backend's call, in
 // the background (nccl_table.hpp says why); what goes wrong there is logged.
-template <bool Forget, int32_t (NcclApi::*Call)(uint64_t)>
+enum class CommEnd { finalize, destroy, abort };
+
+template <CommEnd End>
 int32_t comm_end(SessionContext& s, Request& req, proto::Writer& out) {
-  static constexpr const char* kWhat = !Forget ? "finalize" : Call == &NcclApi::abort ? "abort" : "destroy";
+  constexpr bool forget = End != CommEnd::finalize;
+  constexpr const char* what = End == CommEnd::finalize ? "finalize" : End == CommEnd::destroy ? "destroy" : "abort";
   auto comm = req.args.get<uint64_t>();
   req.args.expect_end();
-  bool known = Forget ? s.nccl_comms.remove(comm) : s.nccl_comms.find(comm).has_value();
+  bool known = forget ? s.nccl_comms.remove(comm) : s.nccl_comms.find(comm).has_value();
   if (!known) {
     out.put<int32_t>(refuse(s, "not a communicator of this session"));
     return cudaSuccess;
   }
-  s.nccl_comms.end_in_background(comm, Forget, kWhat, [&nccl = s.backend().nccl(), comm] { return (nccl.*Call)(comm); });
+  s.nccl_comms.end_in_background(comm, forget, what, [&nccl = s.backend().nccl(), comm] {
+    if constexpr (End == CommEnd::finalize) return nccl.finalize(comm);
+    else if constexpr (End == CommEnd::destroy) return nccl.destroy(comm);
+    else return nccl.abort(comm);
+  });
   out.put<int32_t>(ncclSuccess);
   return cudaSuccess;
 }
@@ -283,9 +290,9 @@ void register_nccl_handlers(Dispatcher& d) {
   d.add(proto::kOpNcclGetUniqueId, get_unique_id);
   d.add(proto::kOpNcclCommInitRank, comm_init_rank);
   d.add(proto::kOpNcclCommSplit, comm_split);
-  d.add(proto::kOpNcclCommFinalize, comm_end<false, &NcclApi::finalize>);
-  d.add(proto::kOpNcclCommDestroy, comm_end<true, &NcclApi::destroy>);
-  d.add(proto::kOpNcclCommAbort, comm_end<true, &NcclApi::abort>);
+  d.add(proto::kOpNcclCommFinalize, comm_end<CommEnd::finalize>);
+  d.add(proto::kOpNcclCommDestroy, comm_end<CommEnd::destroy>);
+  d.add(proto::kOpNcclCommAbort, comm_end<CommEnd::abort>);
   d.add(proto::kOpNcclCommGetAsyncError, comm_get_async_error);
   d.add(proto::kOpNcclGetLastError, get_last_error);
   d.add(proto::kOpNcclCollective, collective);
