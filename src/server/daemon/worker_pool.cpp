@@ -198,8 +198,9 @@ void WorkerPool::on_channel_readable(int channel) {
     return;
   }
   // The worker failed or died while starting: its exit is logged by reap().
-  start_failure_ = got > 1 && message[0] == 'f' ? printable(std::string_view(message + 1, got - 1), 400)
-                                                 : "a worker died while starting (the server's log says why)";
+  // Only a failure it explains turns clients away; one killed while starting
+  // (out of memory, say) may well be followed by one that starts.
+  if (got > 1 && message[0] == 'f') start_failure_ = printable(std::string_view(message + 1, got - 1), 400);
   retry_after_ = Clock::now() + std::chrono::seconds(2);
   close(it->channel);
   waiting_.erase(it);

@@ -89,7 +89,7 @@ class WorkerPool {
   // After a worker fails to start (no GPU, bad backend) new ones wait a
   // while instead of forking in a tight loop.
   Clock::time_point retry_after_{};
-  std::string start_failure_;  // why the last worker failed to start; "" once one started
+  std::string start_failure_;  // why a worker last said it cannot start; "" once one started
 };
 
 }  // namespace rgpu::server
