@@ -27,12 +27,13 @@ std::vector<unsigned char> pattern(unsigned char seed) {
 // prints its result from one).
 struct Seen {
   const unsigned char* at;
+  size_t len = n;  // bytes at `at`
   unsigned char first = 0, last = 0;
 };
 void CUDART_CB look(void* p) {
   auto* s = static_cast<Seen*>(p);
   s->first = s->at[0];
-  s->last = s->at[n - 1];
+  s->last = s->at[s->len - 1];
 }
 
 // Up from `in`, back down to `out`, then the host node: a graph of pageable copies.
@@ -217,7 +218,7 @@ void pitched(cudaStream_t s) {
 void captured(unsigned char* dev, cudaStream_t s) {
   std::vector<unsigned char> in(n);
   double result = 0;  // on the stack, as the sample's
-  Seen seen{reinterpret_cast<unsigned char*>(&result)};
+  Seen seen{reinterpret_cast<unsigned char*>(&result), sizeof result};
   cudaGraph_t g;
   OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   OK(cudaMemcpyAsync(dev, in.data(), n, cudaMemcpyDefault, s));
@@ -237,7 +238,7 @@ void captured(unsigned char* dev, cudaStream_t s) {
   for (unsigned char v : {0x21, 0x42}) {
     std::memset(in.data(), v, n);
     result = 0;
-    seen = Seen{reinterpret_cast<unsigned char*>(&result)};
+    seen = Seen{reinterpret_cast<unsigned char*>(&result), sizeof result};
     OK(cudaGraphLaunch(x, s));
     OK(cudaStreamSynchronize(s));
     unsigned char bytes[sizeof result];
