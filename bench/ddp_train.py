@@ -20,6 +20,7 @@ every server's GPU, each rank on the GPU of its LOCAL_RANK.
 usage:
   ddp_train.py compare OUT_DIR --rgpu BUILD/rgpu --devices H:P:G,H:P:G [--transports shm,tcp]
                        [--mode ddp|fsdp] [--nccl front-end,native] [--launcher ranks|torchrun]
+                       [--local-env K=V,K=V]
       local run (one GPU per process), then the rgpu runs; writes
       OUT_DIR/MODE.json and OUT_DIR/MODE.md, each process's output in OUT_DIR/MODE-logs/
   ddp_train.py rank   one rank (environment: RANK, WORLD_SIZE, MASTER_ADDR,
@@ -202,7 +203,10 @@ def compare(argv):
     logs = out / f"{mode}-logs"
     logs.mkdir(parents=True, exist_ok=True)
     runs = []
-    local_envs = [dict(CUDA_VISIBLE_DEVICES=str(r)) for r in range(len(devices))]
+    # --local-env K=V,K=V: the local run's NCCL set as the servers' is (their
+    # --nccl-env), so that the comparison is of like transports.
+    extra = dict(kv.split("=", 1) for kv in opts.get("--local-env", "").split(",") if kv)
+    local_envs = [dict(CUDA_VISIBLE_DEVICES=str(r), **extra) for r in range(len(devices))]
     local, why = start("local", "nccl", local_envs, [], logs)
     runs.append(dict(label="local", backend="nccl", ranks=local, failure=why))
     for t, which in [(t, n) for n in nccls for t in transports]:

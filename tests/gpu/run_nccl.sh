@@ -77,8 +77,9 @@ case " $SERVER_KINDS " in *" net "*)
     >"$OUT/bandwidth-local-net.txt" 2>&1 || rc=1 ;;
 esac
 for servers_kind in $SERVER_KINDS; do
-  flags=()
-  [ $servers_kind = net ] && flags=(--nccl-env NCCL_P2P_DISABLE=1 --nccl-env NCCL_SHM_DISABLE=1)
+  flags=() local_env=
+  [ $servers_kind = net ] && flags=(--nccl-env NCCL_P2P_DISABLE=1 --nccl-env NCCL_SHM_DISABLE=1) &&
+    local_env=NCCL_P2P_DISABLE=1,NCCL_SHM_DISABLE=1
   start_servers $servers_kind "${flags[@]}"
   for t in tcp shm; do
     RGPU_TRANSPORT=$t RGPU_DEVICES=$devices timeout -k 5 600 "$BUILD_DIR/rgpu" run -- "$BUILD_DIR/nccl_bandwidth" \
@@ -90,7 +91,7 @@ for servers_kind in $SERVER_KINDS; do
     mode=${run%%:*} launcher=${run##*:}
     mkdir -p "$OUT/$mode-$launcher-$servers_kind"
     "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT/$mode-$launcher-$servers_kind" --rgpu "$BUILD_DIR/rgpu" \
-      --devices "$devices" --mode $mode --launcher $launcher --transports tcp,shm \
+      --devices "$devices" --mode $mode --launcher $launcher --transports tcp,shm --local-env "$local_env" \
       >"$OUT/$mode-$launcher-$servers_kind.txt" 2>&1 || rc=1
   done
   stop_servers
