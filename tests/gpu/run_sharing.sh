@@ -23,6 +23,8 @@ results=$out/sharing.jsonl
 : >"$results"
 mps_dir=$out/sharing/mps
 server_pid=
+# A run that stops early leaves no server behind.
+trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null' EXIT
 
 # N tenants at once with RUNNER (a command prefix); one json line each.
 tenants() {  # MODE N RUNNER...
