@@ -97,10 +97,10 @@ std::string WorkerPool::hand_off(int client_fd, std::string* kind) {
       return "too many connections are not yet authenticated (max-unauthenticated " +
              std::to_string(config_.max_unauthenticated) + "): try again later";
   }
-  if (unservable()) {
+  if (std::string why = unservable_reason(); !why.empty()) {
     unauthenticated_.finished(id);
     *kind = "no worker starts";
-    return "rgpu-server cannot start a worker: " + start_failure_;
+    return why;
   }
   pending_.push_back(Queued{client_fd, now, id});
   dispatch();
@@ -206,19 +206,21 @@ void WorkerPool::on_channel_readable(int channel) {
   waiting_.erase(it);
 }
 
-bool WorkerPool::unservable() const {
-  return !start_failure_.empty() && std::none_of(waiting_.begin(), waiting_.end(), [](const Worker& w) { return w.ready; });
+std::string WorkerPool::unservable_reason() const {
+  if (start_failure_.empty() || std::any_of(waiting_.begin(), waiting_.end(), [](const Worker& w) { return w.ready; }))
+    return "";
+  return "rgpu-server cannot start a worker: " + start_failure_;
 }
 
 std::vector<int> WorkerPool::take_unservable(std::string* why) {
   std::vector<int> out;
-  if (!unservable()) return out;
+  *why = unservable_reason();
+  if (why->empty()) return out;
   for (const Queued& q : pending_) {
     unauthenticated_.finished(q.hello);
     out.push_back(q.fd);
   }
   pending_.clear();
-  *why = "rgpu-server cannot start a worker: " + start_failure_;
   return out;
 }
 

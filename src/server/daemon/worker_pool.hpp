@@ -68,8 +68,9 @@ class WorkerPool {
     std::string identity;  // set once admitted
   };
   void spawn();
-  // The last worker failed to start and none is ready.
-  bool unservable() const;
+  // Why no client can be served now (the last worker said it cannot start,
+  // and none is ready); "" when one can.
+  std::string unservable_reason() const;
   void dispatch();
   // Closes queued connections whose client has gone (killed, or tired of
   // waiting): a worker start is the scarce thing under load, and one spent
