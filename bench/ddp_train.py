@@ -24,7 +24,9 @@ usage:
       local run (one GPU per process), then the rgpu runs; writes
       OUT_DIR/MODE.json and OUT_DIR/MODE.md, each process's output in OUT_DIR/MODE-logs/
   ddp_train.py rank   one rank (environment: RANK, WORLD_SIZE, MASTER_ADDR,
-      MASTER_PORT, DDP_BACKEND, DDP_STEPS, DDP_MODE); prints one JSON line
+      MASTER_PORT, DDP_BACKEND, DDP_STEPS, DDP_MODE); prints one JSON line.
+      With DDP_MARK_STEPS=1 it marks its timed steps on stderr, for
+      bench/trace_per_step.py to count the calls of a step under RGPU_TRACE=1.
 Exit status of compare: 0 when every run's losses match the local ones.
 """
 import json
@@ -76,6 +78,9 @@ def rank_main():
         if step == 1:  # the first step pays start-up (modules, NCCL's channels)
             torch.cuda.synchronize()
             started = time.perf_counter()
+            if os.environ.get("DDP_MARK_STEPS"):
+                print(f"ddp_train: steps {os.environ.get('DDP_MODE', 'ddp')}-rank{rank} {STEPS - 1} begin",
+                      file=sys.stderr, flush=True)
         optimizer.zero_grad()
         loss = torch.nn.functional.cross_entropy(ddp(inputs[step]), targets[step])
         loss.backward()
@@ -83,6 +88,8 @@ def rank_main():
         losses.append(loss.item())
     torch.cuda.synchronize()
     step_seconds = (time.perf_counter() - started) / (STEPS - 1)
+    if os.environ.get("DDP_MARK_STEPS"):
+        print(f"ddp_train: steps {os.environ.get('DDP_MODE', 'ddp')}-rank{rank} end", file=sys.stderr, flush=True)
     # Every rank ends with the same weights when the gradients were averaged
     # (FSDP's, gathered from the shards).
     if fsdp:

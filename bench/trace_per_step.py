@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The calls one training step forwards, from the stderr of
-`RGPU_TRACE=1 rgpu run -- python3 bench/apps_bench.py trace-steps`: for each
-model, the ops traced between its markers, per step, with the client's time
-in them (a synchronous call waits for its round trip; an asynchronous one
+`RGPU_TRACE=1 rgpu run -- python3 bench/apps_bench.py trace-steps` (or of a
+rank of bench/ddp_train.py run with DDP_MARK_STEPS=1): for each model, the
+ops traced between its markers, per step, with the client's time in them (a synchronous call waits for its round trip; an asynchronous one
 only sends). A Markdown table, synchronous calls first, most time first.
 
 usage: trace_per_step.py STDERR_FILE"""
@@ -10,8 +10,9 @@ import re
 import sys
 from collections import defaultdict
 
-BEGIN = re.compile(r"^apps_bench: steps (\S+) (\d+) begin$")
-END = re.compile(r"^apps_bench: steps (\S+) end$")
+# Markers written by bench/apps_bench.py and bench/ddp_train.py.
+BEGIN = re.compile(r"^(?:apps_bench|ddp_train): steps (\S+) (\d+) begin$")
+END = re.compile(r"^(?:apps_bench|ddp_train): steps (\S+) end$")
 TRACE = re.compile(r"\btrace (\S+)( \[async\])? args=\d+B -> -?\d+ \(([0-9.]+) us\)")
 
 

@@ -25,6 +25,8 @@
 #   NCCL_SERVERS        which server kinds to run ("default net")
 #   NCCL_RUNS           which training runs ("ddp:ranks ddp:torchrun fsdp:torchrun"; "" for none),
 #                       so that a session short of device time can split the parts
+#   NCCL_TRACE_STEPS    1 (default): on the default servers, one more DDP run over tcp under
+#                       RGPU_TRACE=1, and the calls a rank forwards per step (bench/trace_per_step.py)
 # Exit status: 0 when every run gave right results (targets are reported, not enforced).
 set -uo pipefail
 BUILD_DIR=$(realpath "${1:?usage: run_nccl.sh BUILD_DIR OUT_DIR}")
@@ -94,6 +96,13 @@ for servers_kind in $SERVER_KINDS; do
       --devices "$devices" --mode $mode --launcher $launcher --transports tcp,shm --local-env "$local_env" \
       >"$OUT/$mode-$launcher-$servers_kind.txt" 2>&1 || rc=1
   done
+  if [ $servers_kind = default ] && [ "${NCCL_TRACE_STEPS:-1}" = 1 ]; then
+    RGPU_TRACE=1 DDP_MARK_STEPS=1 "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT/ddp-traced" --rgpu "$BUILD_DIR/rgpu" \
+      --devices "$devices" --mode ddp --transports tcp >"$OUT/ddp-traced.txt" 2>&1
+    for r in 0 1; do
+      python3 "$ROOT/bench/trace_per_step.py" "$OUT/ddp-traced/ddp-logs/tcp-nccl-rank$r.err" >"$OUT/ddp-calls-rank$r.md" 2>&1
+    done
+  fi
   stop_servers
 done
 
@@ -147,6 +156,10 @@ for servers_kind in $SERVER_KINDS; do
     { echo; echo "## ${mode^^} ($launcher), servers $servers_kind"; echo; cat "$dir/$mode.md" 2>/dev/null ||
       echo "no result: $(tail -3 "$dir.txt")"; } >>"$OUT/nccl.md"
   done
+done
+for r in 0 1; do
+  [ -f "$OUT/ddp-calls-rank$r.md" ] &&
+    { echo; echo "## DDP over tcp, rank $r, traced (RGPU_TRACE=1: slower than the timed runs)"; echo; cat "$OUT/ddp-calls-rank$r.md"; } >>"$OUT/nccl.md"
 done
 echo >>"$OUT/nccl.md"
 echo "Targets: DDP step through rgpu over tcp at most 1.15x local; over shm at most 1.1x; busbw >= 0.8 of local from 64 MB." >>"$OUT/nccl.md"

@@ -23,24 +23,29 @@ apps_bench: steps cnn end
 [rgpu-client 7 info] trace Memset [async] args=40B -> 0 (1.0 us)
 apps_bench: steps transformer 10 begin
 apps_bench: steps transformer end
+ddp_train: steps ddp-rank0 1 begin
+[rgpu-client 9 info] trace NcclCollective args=64B -> 0 (30.0 us)
+ddp_train: steps ddp-rank0 end
 """
 
 
 class TracePerStep(unittest.TestCase):
     def test_counts_per_step_between_markers(self):
         models = trace_per_step.count(TRACE.splitlines(keepends=True))
-        self.assertEqual(set(models), {"cnn", "transformer"})
+        self.assertEqual(set(models), {"cnn", "transformer", "ddp-rank0"})
         steps, ops = models["cnn"]
         self.assertEqual(steps, 2)
         self.assertEqual(dict(ops), {("FuncGetAttributes", False): [2, 12.0], ("LaunchKernel", True): [2, 8.0],
                                      ("cuCtxGetId", False): [1, 10.0]})
         self.assertEqual(dict(models["transformer"][1]), {})
+        self.assertEqual(dict(models["ddp-rank0"][1]), {("NcclCollective", False): [1, 30.0]})
 
     def test_table_per_step_sync_first(self):
         text = trace_per_step.table(trace_per_step.count(TRACE.splitlines()))
         rows = [l for l in text.splitlines() if l.startswith("| ") and "---" not in l and "| op |" not in l]
         self.assertEqual(rows, ["| FuncGetAttributes | sync | 1 | 6 us |", "| cuCtxGetId | sync | 0.5 | 5 us |",
-                                "| LaunchKernel | async | 1 | 4 us |", "| (none) | | 0 | 0 us |"])
+                                "| LaunchKernel | async | 1 | 4 us |", "| (none) | | 0 | 0 us |",
+                                "| NcclCollective | sync | 1 | 30 us |"])
 
     def test_without_markers_it_says_so(self):
         with tempfile.NamedTemporaryFile("w", suffix=".err") as f:
