@@ -4,13 +4,17 @@
 # inherit its pipe directory, the mode in the metrics, quit and cleanup on
 # shutdown, a crashed server's daemon stopped at the next start, time
 # slicing (said so) when the daemon cannot start, none for exclusive GPUs;
-# a failed daemon restarted.
+# a failed daemon restarted; after a session's sticky fault (NVIDIA's MPS
+# then fails every client of the GPU and takes no new one until all have
+# exited) every worker stopped, a session still running too, then the
+# daemon restarted and the next session served.
 # With job credentials, a session's compute share reaches its worker before
 # CUDA starts there, and smi and the metrics show it.
-#   usage: mps_test.sh RGPU RGPU_SERVER FAKE_MPS_CONTROL PORT HOLD_PROGRAM
-#   (HOLD_PROGRAM: e2e_pool_hold, a session that lasts until told)
+#   usage: mps_test.sh RGPU RGPU_SERVER FAKE_MPS_CONTROL PORT HOLD_PROGRAM FAULT_PROGRAM
+#   (HOLD_PROGRAM: e2e_pool_hold, a session that lasts until told;
+#   FAULT_PROGRAM: e2e_sticky_fault, a session whose work faults)
 set -euo pipefail
-rgpu=$1 server=$2 fake=$3 port=$4 program=$5
+rgpu=$1 server=$2 fake=$3 port=$4 program=$5 faulter=$6
 metrics=$((port + 1))
 dir=$(mktemp -d)
 mps=$dir/mps
@@ -65,10 +69,37 @@ kill -9 "$(cat "$mps/gpu0/pipe/control.pid")"
 for _ in $(seq 100); do grep -q "MPS control daemon restarted" "$dir/server.log" && break; sleep 0.1; done
 grep -q "GPU 0: its MPS control daemon does not answer" "$dir/server.log" || fail "failed daemon not found"
 grep -q "MPS control daemon restarted" "$dir/server.log" || fail "failed daemon not restarted"
-grep -q "stopped idle worker .*MPS server failed" "$dir/server.log" || fail "the lost server's clients were kept"
+grep -q "stopped idle worker .*MPS server is lost to its sessions" "$dir/server.log" || fail "the lost server's clients were kept"
 kill -0 "$(cat "$mps/gpu0/pipe/control.pid")" || fail "no daemon after the restart"
 curl -sf "http://127.0.0.1:$metrics/metrics" | grep -qx 'rgpu_mps_restarts_total{gpu="0"} 1' || fail "restart not counted"
 "$rgpu" ls --server "127.0.0.1:$port" >/dev/null || fail "no session after the restart"
+
+# A sticky fault: a session holding memory (the other tenant) and the idle
+# worker go, the daemon restarts once they have, and a new session runs.
+POOL_HOLD=4096 POOL_RELEASE=$dir/never "$rgpu" run --server "127.0.0.1:$port" -- "$program" >"$dir/victim.out" 2>&1 &
+victim=$!
+for _ in $(seq 100); do grep -q HOLDING "$dir/victim.out" && break; sleep 0.1; done
+grep -q HOLDING "$dir/victim.out" || fail "the other tenant: $(cat "$dir/victim.out")"
+"$rgpu" run --server "127.0.0.1:$port" -- "$faulter" >"$dir/fault.out" 2>&1 || fail "faulting session: $(cat "$dir/fault.out")"
+grep -q "FAULTED cudaErrorIllegalAddress" "$dir/fault.out" || fail "no fault: $(cat "$dir/fault.out")"
+restarts() { grep -c "MPS control daemon restarted" "$dir/server.log" || true; }
+for _ in $(seq 150); do [ "$(restarts)" -ge 2 ] && break; sleep 0.1; done
+[ "$(restarts)" -eq 2 ] || fail "no restart after the fault"
+grep -q "GPU 0: a session's sticky fault; its MPS server fails every session" "$dir/server.log" ||
+  fail "the fault's consequence not logged"
+vrc=0
+wait "$victim" || vrc=$?
+[ "$vrc" -eq 3 ] && grep -q LOST "$dir/victim.out" || fail "the other tenant ($vrc): $(cat "$dir/victim.out")"
+grep -q "stopped worker .* and its session: the GPU's MPS server is lost to its sessions" "$dir/server.log" ||
+  fail "the other tenant's worker was not stopped"
+# Its worker was stopped before the daemon restarted, not after.
+stopped_line=$(grep -n "and its session: the GPU's MPS server is lost" "$dir/server.log" | head -1 | cut -d: -f1)
+restart_line=$(grep -n "MPS control daemon restarted" "$dir/server.log" | tail -1 | cut -d: -f1)
+[ "$stopped_line" -lt "$restart_line" ] || fail "the daemon restarted while a client of its server ran"
+curl -sf "http://127.0.0.1:$metrics/metrics" | grep -qx 'rgpu_mps_restarts_total{gpu="0"} 2' || fail "restart not counted"
+"$rgpu" ls --server "127.0.0.1:$port" >/dev/null || fail "no session after the fault"
+sleep 6  # past a periodic check: the ended sessions' own reports of the fault restart nothing
+[ "$(restarts)" -eq 2 ] || fail "restarted again for the same fault"
 
 # Shares: the credential's, set in the worker before its CUDA starts.
 stop

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +36,29 @@ constexpr int kAcceptsPerPass = 64;
 bool readable_now(int fd) {
   pollfd p{fd, POLLIN, 0};
   return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+// Time for the error a broken MPS server gave its sessions to reach their
+// clients before their workers are stopped.
+constexpr std::chrono::milliseconds kMpsStopGrace{2000};
+
+// A broken MPS server takes no new client until every old one has exited:
+// every worker goes, then the daemon restarts, then workers start anew
+// (clients wait in the queue meanwhile). False when it cannot restart.
+bool keep_mps_serving(rgpu::server::MpsDaemons& mps, rgpu::server::WorkerPool& pool, bool* recovering) {
+  if (!*recovering) {
+    if (mps.broken()) {
+      pool.stop_all_workers("the GPU's MPS server is lost to its sessions", kMpsStopGrace);
+      *recovering = true;
+    }
+    return true;
+  }
+  if (!pool.stopped()) return true;
+  *recovering = false;
+  if (!mps.restart()) return false;
+  pool.resume();
+  pool.top_up();
+  return true;
 }
 }  // namespace
 
@@ -134,6 +158,7 @@ int main(int argc, char** argv) {
 #endif
   server::Refusals refusals;
   pool.top_up();
+  bool mps_recovering = false;
   while (!g_stop) {
     std::vector<pollfd> fds;
     for (auto& l : listeners) fds.push_back({l->native_handle(), POLLIN, 0});
@@ -143,17 +168,10 @@ int main(int argc, char** argv) {
     for (int ch : pool.channels()) fds.push_back({ch, POLLIN, 0});
     int n = poll(fds.data(), fds.size(), 500);
     pool.reap();
-    pool.stop_ended_jobs();
-    switch (mps.watch()) {
-      case server::MpsDaemons::Health::fine: break;
-      case server::MpsDaemons::Health::restarted:
-        pool.stop_all_workers("the GPU's MPS server failed and was restarted");
-        pool.top_up();
-        break;
-      case server::MpsDaemons::Health::failed:
-        RGPU_LOG(error, "stopping: the MPS daemon cannot restart, and workers would be MPS clients of none");
-        g_stop = 1;
-        break;
+    pool.stop_due_workers();
+    if (!keep_mps_serving(mps, pool, &mps_recovering)) {
+      RGPU_LOG(error, "stopping: the MPS daemon cannot restart, and workers would be MPS clients of none");
+      g_stop = 1;
     }
     pool.enforce_hello_deadlines();
     refusals.expire();

@@ -177,31 +177,45 @@ void MpsDaemons::start() {
   }
 }
 
-MpsDaemons::Health MpsDaemons::watch() {
+bool MpsDaemons::broken() {
   const auto now = std::chrono::steady_clock::now();
   const bool periodic = now >= next_check_;
   if (periodic) next_check_ = now + kCheckInterval;
-  Health health = Health::fine;
+  bool any = false;
   for (Daemon& d : running_) {
     const uint64_t faults = counters_.sticky_faults(d.gpu);
     const bool faulted = faults != d.faults_seen;
     d.faults_seen = faults;
-    if (!faulted && !periodic) continue;
     std::string out;
-    if (control(d, {}, "get_server_list\n", &out) == 0) continue;
-    RGPU_LOG(error, "GPU %d: its MPS control daemon does not answer%s%s%s; restarting it, and ending the GPU's "
-             "sessions (their MPS server is gone)", d.gpu, faulted ? " after a session's sticky fault" : "",
-             out.empty() ? "" : ": ", out.c_str());
+    if (faulted) {
+      RGPU_LOG(error, "GPU %d: a session's sticky fault; its MPS server fails every session of the GPU and takes no "
+               "new one until all have ended: ending them, then restarting the MPS daemon", d.gpu);
+    } else if (!periodic || control(d, {}, "get_server_list\n", &out) == 0) {
+      continue;
+    } else {
+      RGPU_LOG(error, "GPU %d: its MPS control daemon does not answer%s%s; ending the GPU's sessions (their MPS "
+               "server is gone), then restarting it", d.gpu, out.empty() ? "" : ": ", out.c_str());
+    }
+    d.broken = any = true;
+  }
+  return any;
+}
+
+bool MpsDaemons::restart() {
+  for (Daemon& d : running_) {
+    if (!d.broken) continue;
     stop_one(d);
     counters_.mps_restarted(d.gpu);
     if (std::string why; !start_one(d, &why)) {
       RGPU_LOG(error, "GPU %d: cannot restart its MPS control daemon (%s)", d.gpu, why.c_str());
-      return Health::failed;
+      return false;
     }
+    // The ended sessions' own reports of the fault are not a new one.
+    d.faults_seen = counters_.sticky_faults(d.gpu);
+    d.broken = false;
     RGPU_LOG(info, "GPU %d: MPS control daemon restarted", d.gpu);
-    health = Health::restarted;
   }
-  return health;
+  return true;
 }
 
 std::string MpsDaemons::pipe_directory(int gpu) const {

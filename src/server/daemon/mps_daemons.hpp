@@ -25,12 +25,16 @@ class MpsDaemons {
   // server left in the same directories. A GPU whose daemon cannot start
   // falls back to time slicing (logged, and shown in the metrics).
   void start();
-  // Checks each daemon when a worker of its GPU reported a sticky fault,
-  // and every few seconds; restarts one that does not answer. After a
-  // restart its clients, every worker, must go; when one cannot restart the
-  // server must stop (its workers would be clients of no MPS server).
-  enum class Health { fine, restarted, failed };
-  Health watch();
+  // Whether a GPU's MPS server is lost to its clients, which must all go
+  // before restart(): a worker of the GPU reported a sticky fault (NVIDIA's
+  // MPS then fails every client of the GPU and takes no new one until all
+  // have exited), or its control daemon does not answer (checked then and
+  // every few seconds). Logs why.
+  bool broken();
+  // Restarts the broken daemons, once no worker is left. False when one
+  // cannot start: the server must stop (its workers would be clients of no
+  // MPS server).
+  bool restart();
   // The pipe directory workers of `gpu` must see before CUDA starts; empty
   // when that GPU time-slices.
   std::string pipe_directory(int gpu) const;
@@ -40,6 +44,7 @@ class MpsDaemons {
     int gpu;
     std::string dir, pipe_dir, log_dir;
     uint64_t faults_seen = 0;
+    bool broken = false;
   };
   // Runs the control program for `d` with `args`, `input` on its stdin;
   // returns its exit status (-1: it did not finish in time) and its output.

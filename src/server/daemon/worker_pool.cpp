@@ -72,7 +72,7 @@ void WorkerPool::top_up() {
   // At least one worker for each queued client that may start its hello,
   // plus the idle reserve.
   size_t want = static_cast<size_t>(config_.workers) + unauthenticated_.dispatchable();
-  if (Clock::now() < retry_after_) return;
+  if (held_ || Clock::now() < retry_after_) return;
   while (waiting_.size() < want) {
     size_t before = waiting_.size();
     spawn();
@@ -276,6 +276,7 @@ void WorkerPool::reap() {
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     ledger_.session_ended(pid);
     forget_serving(pid);
+    std::erase(stopping_, pid);
     remove_ipc_records_of(pid);
     if (WIFSIGNALED(status))
       RGPU_LOG(warn, "worker %d killed by signal %d", pid, WTERMSIG(status));
@@ -286,24 +287,42 @@ void WorkerPool::reap() {
   }
 }
 
-void WorkerPool::stop_ended_jobs() {
+void WorkerPool::stop_due_workers() {
   // Still our unreaped children (reap() forgets them first), so no pid here
   // can be another process's.
   for (pid_t pid : ledger_.workers_of_ended_jobs())
     if (kill(pid, SIGKILL) == 0) RGPU_LOG(info, "stopped worker %d: its job ended", pid);
+  if (!stop_serving_at_ || Clock::now() < *stop_serving_at_) return;
+  stop_serving_at_.reset();
+  for (const Serving& w : serving_)
+    if (kill(w.pid, SIGKILL) == 0) {
+      RGPU_LOG(warn, "stopped worker %d and its session: %s", w.pid, stop_why_.c_str());
+      stopping_.push_back(w.pid);
+    }
 }
 
-void WorkerPool::stop_all_workers(const char* why) {
+void WorkerPool::stop_all_workers(const char* why, std::chrono::milliseconds grace) {
+  held_ = true;
+  stop_why_ = why;
   // Idle ones are forgotten at once, not taken for failed starts (which
-  // would hold back their replacements); all are still our unreaped
-  // children, which reap() collects.
+  // would hold back their replacements).
   for (const Worker& w : waiting_) {
-    if (kill(w.pid, SIGKILL) == 0) RGPU_LOG(warn, "stopped idle worker %d: %s", w.pid, why);
+    if (kill(w.pid, SIGKILL) == 0) {
+      RGPU_LOG(warn, "stopped idle worker %d: %s", w.pid, why);
+      stopping_.push_back(w.pid);
+    }
     close(w.channel);
   }
   waiting_.clear();
-  for (const Serving& w : serving_)
-    if (kill(w.pid, SIGKILL) == 0) RGPU_LOG(warn, "stopped worker %d and its session: %s", w.pid, why);
+  stop_serving_at_ = Clock::now() + grace;
+  stop_due_workers();
+}
+
+bool WorkerPool::stopped() const { return held_ && waiting_.empty() && serving_.empty() && stopping_.empty(); }
+
+void WorkerPool::resume() {
+  held_ = false;
+  retry_after_ = {};
 }
 
 void WorkerPool::shutdown() {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,16 @@ class WorkerPool {
   // turns new ones away for the same reason until a worker starts.
   std::vector<int> take_unservable(std::string* why);
   void reap();
-  // Stops the workers of jobs `rgpu job-end` ended.
-  void stop_ended_jobs();
-  // Kills every worker, idle or serving (`why` logged): after their GPU's
-  // MPS server failed, their contexts are lost.
-  void stop_all_workers(const char* why);
+  // Stops the workers that must go: those of jobs `rgpu job-end` ended, and
+  // serving ones past stop_all_workers' grace.
+  void stop_due_workers();
+  // Stops every worker (`why` logged), after their GPU's MPS server failed:
+  // idle ones at once, serving ones after `grace` (time for the error their
+  // sessions met to reach their clients). No worker starts and no client is
+  // handed on until resume(); stopped() says when the last has exited.
+  void stop_all_workers(const char* why, std::chrono::milliseconds grace);
+  bool stopped() const;
+  void resume();
   void shutdown();
 
  private:
@@ -91,6 +97,12 @@ class WorkerPool {
   // while instead of forking in a tight loop.
   Clock::time_point retry_after_{};
   std::string start_failure_;  // why a worker last said it cannot start; "" once one started
+  // Between stop_all_workers and resume: killed workers not yet reaped, and
+  // when the serving ones are killed (with why).
+  bool held_ = false;
+  std::vector<pid_t> stopping_;
+  std::optional<Clock::time_point> stop_serving_at_;
+  std::string stop_why_;
 };
 
 }  // namespace rgpu::server
