@@ -42,7 +42,7 @@ enum Op : uint16_t {
   kOpStreamWaitEvent = 34,
   kOpStreamSetAttribute = 35,
   kOpStreamGetAttribute = 36,
-  kOpEventCreate = 40,
+  kOpEventCreate = 40,  // args: flags, count (1..kMaxEventBatch); reply: made (>= 1), then each
   kOpEventDestroy = 41,
   kOpEventRecord = 42,
   kOpEventSynchronize = 43,

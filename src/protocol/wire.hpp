@@ -22,6 +22,8 @@ constexpr uint64_t kMaxPayloadBytes = 1ull << 40;
 // The largest device-to-host copy the client may leave in flight (answered
 // asynchronous call): the worker stages all of it at once.
 constexpr uint64_t kMaxQueuedDownload = 64ull << 20;
+// The most events one creation makes (clients make them ahead in batches).
+constexpr uint32_t kMaxEventBatch = 64;
 
 enum FrameFlags : uint32_t {
   kFlagAsync = 1u << 0,  // no reply: errors surface at the next synchronous call

@@ -292,9 +292,21 @@ TEST(ResourceBounds, CountLimitsRefusePastTheirLimitAndTheSessionGoesOn) {
   EXPECT_EQ(call(*c, proto::kOpStreamDestroy, destroy).status, cudaSuccess);
   EXPECT_EQ(fill(2, proto::kOpStreamCreate, stream_args, &stream), 1);
 
-  proto::Writer event_args;
-  event_args.put<uint32_t>(0);
-  EXPECT_EQ(fill(1100, proto::kOpEventCreate, event_args, &event), 1000);
+  // Events come in batches: one that meets the bound makes what fits.
+  proto::Writer event_args, event_batch;
+  event_args.put<uint32_t>(0).put<uint32_t>(1);
+  event_batch.put<uint32_t>(0).put<uint32_t>(8);
+  EXPECT_EQ(fill(995, proto::kOpEventCreate, event_args, &event), 995);
+  Reply batch = call(*c, proto::kOpEventCreate, event_batch);
+  ASSERT_EQ(batch.status, cudaSuccess);
+  EXPECT_EQ(proto::Reader(batch.out).get<uint32_t>(), 5u);
+  EXPECT_EQ(batch.out.size(), 4u + 5 * 8);
+  EXPECT_EQ(call(*c, proto::kOpEventCreate, event_batch).status, cudaErrorMemoryAllocation);
+  for (uint32_t count : {0u, proto::kMaxEventBatch + 1}) {
+    proto::Writer bad;
+    bad.put<uint32_t>(0).put<uint32_t>(count);
+    EXPECT_EQ(call(*c, proto::kOpEventCreate, bad).status, cudaErrorInvalidValue) << count;
+  }
 
   int modules = 0;
   for (int i = 0; i < 12; ++i) modules += load_image(*c, ptx_image(256, i)) == cudaSuccess;

@@ -979,11 +979,16 @@ TEST_F(ServerFault, LaunchAttributesAndLibraryOpsCheckHandles) {
   ASSERT_EQ(a->call(proto::kOpModuleGetFunction, 0, k.bytes(), {}, reply), cudaSuccess);
   uint64_t function = proto::Reader(reply).get<uint64_t>();
   proto::Writer flags;
-  flags.put<uint32_t>(0);
+  flags.put<uint32_t>(0).put<uint32_t>(1);
+  auto made_event = [&](const std::vector<uint8_t>& r) {
+    proto::Reader in(r);
+    EXPECT_EQ(in.get<uint32_t>(), 1u);
+    return in.get<uint64_t>();
+  };
   ASSERT_EQ(b->call(proto::kOpEventCreate, 0, flags.bytes(), {}, reply), cudaSuccess);
-  uint64_t foreign_event = proto::Reader(reply).get<uint64_t>();
+  uint64_t foreign_event = made_event(reply);
   ASSERT_EQ(a->call(proto::kOpEventCreate, 0, flags.bytes(), {}, reply), cudaSuccess);
-  uint64_t own_event = proto::Reader(reply).get<uint64_t>();
+  uint64_t own_event = made_event(reply);
   proto::Writer m;
   m.put<uint64_t>(4096);
   ASSERT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);

@@ -13,6 +13,7 @@
 #include "client/core/module_registry.hpp"
 #include "client/cuda/module_handles.hpp"
 #include "client/core/array_objects.hpp"
+#include "client/cudart/event_reserve.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -102,6 +103,7 @@ extern "C" cudaError_t cudaDeviceReset() {
     // Even a failed reset may have reset the device's kernels and context.
     FunctionAttributeCache::get().forget_device(call.device_index());
     ContextConstants::get().forget_device(call.device_index());
+    EventReserve::get().forget_device(call.device_index());
     if (e == cudaSuccess) {
       // The server dropped everything the device held; so do we.
       ModuleRegistry::get().forget_device(call.device_index());

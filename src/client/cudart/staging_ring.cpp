@@ -36,14 +36,12 @@ class StagingRing {
     auto m = share_with_device(device_, kSlots * kSlotBytes, "staging ring");
     if (!m) return false;
     mem_ = *m;
-    for (auto& ev : events_) {
-      Call call(proto::kOpEventCreate);
-      int32_t remote;
-      if (call.to_device(device_, &remote)) return false;
-      call.args().put<uint32_t>(cudaEventDisableTiming);
-      if (call.run()) return false;
-      ev = call.reply().get<uint64_t>();
-    }
+    Call call(proto::kOpEventCreate);
+    int32_t remote;
+    if (call.to_device(device_, &remote)) return false;
+    call.args().put<uint32_t>(cudaEventDisableTiming).put<uint32_t>(kSlots);
+    if (call.run() || call.reply().get<uint32_t>() != kSlots) return false;
+    for (auto& ev : events_) ev = call.reply().get<uint64_t>();
     return true;
   }
 

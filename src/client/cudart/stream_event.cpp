@@ -10,6 +10,7 @@
 #include "client/core/host_callback_runner.hpp"
 #include "client/core/session.hpp"
 #include "client/cudart/cross_server_wait.hpp"
+#include "client/cudart/event_reserve.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -66,9 +67,18 @@ cudaError_t create_event(cudaEvent_t* out, unsigned flags) {
   if (flags & ~kKnown) return cudaErrorInvalidValue;
   Call call(proto::kOpEventCreate);
   if (cudaError_t e = call.to_current_device()) return e;
-  call.args().put<uint32_t>(flags);
-  if (cudaError_t e = call.run()) return e;
-  *out = events().add(call.device_index(), call.reply().get<uint64_t>());
+  EventReserve& reserve = EventReserve::get();
+  uint64_t remote;
+  if (!reserve.take(call.device_index(), call.wire_device(), flags, &remote)) {
+    call.args().put<uint32_t>(flags).put<uint32_t>(EventReserve::kBatch);
+    if (cudaError_t e = call.run()) return e;
+    uint32_t made = call.reply().get<uint32_t>();
+    if (made == 0 || made > EventReserve::kBatch) return cudaErrorUnknown;
+    remote = call.reply().get<uint64_t>();
+    for (uint32_t i = 1; i < made; ++i)
+      reserve.put(call.device_index(), call.wire_device(), flags, call.reply().get<uint64_t>());
+  }
+  *out = events().add(call.device_index(), remote);
   return cudaSuccess;
 }
 
@@ -153,9 +163,14 @@ extern "C" cudaError_t cudaEventQuery(cudaEvent_t event) {
   return api([&] { return on_event(proto::kOpEventQuery, event); });
 }
 
+// Posted: the handle is checked here, and nothing waits for the server.
 extern "C" cudaError_t cudaEventDestroy(cudaEvent_t event) {
   return api([&]() -> cudaError_t {
-    cudaError_t e = on_event(proto::kOpEventDestroy, event);
+    Call call(proto::kOpEventDestroy);
+    uint64_t ev;
+    if (cudaError_t e = call.to_event(event, &ev)) return e;
+    call.args().put<uint64_t>(ev);
+    cudaError_t e = call.post();
     if (e == cudaSuccess) events().remove(event);
     return e;
   });

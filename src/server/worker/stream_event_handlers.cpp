@@ -1,4 +1,6 @@
 // Streams and events: created by the session, then named by handle.
+#include <vector>
+
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
 #include "server/worker/host_callbacks.hpp"
@@ -56,14 +58,27 @@ int32_t stream_wait_event(SessionContext& s, Request& req, proto::Writer&) {
   return s.backend().stream_wait_event(stream, event, flags);
 }
 
+// Args: flags, how many (a client makes events ahead in batches). Reply:
+// how many were made, at least one (fewer where the session's bound leaves
+// less room, or the backend fails after the first), then each.
 int32_t event_create(SessionContext& s, Request& req, proto::Writer& out) {
   auto flags = req.args.get<uint32_t>();
+  auto count = req.args.get<uint32_t>();
   req.args.expect_end();
-  if (!s.events.room_for_one_more()) return cudaErrorMemoryAllocation;
-  Handle h = 0;
-  if (int32_t e = s.backend().event_create(&h, flags)) return e;
-  s.events.add(h);
-  out.put<uint64_t>(h);
+  if (count == 0 || count > proto::kMaxEventBatch) return cudaErrorInvalidValue;
+  std::vector<Handle> made;
+  for (uint32_t i = 0; i < count; ++i) {
+    Handle h = 0;
+    int32_t e = s.events.room_for_one_more() ? s.backend().event_create(&h, flags) : cudaErrorMemoryAllocation;
+    if (e != cudaSuccess) {
+      if (made.empty()) return e;
+      break;
+    }
+    s.events.add(h);
+    made.push_back(h);
+  }
+  out.put<uint32_t>(static_cast<uint32_t>(made.size()));
+  for (Handle h : made) out.put<uint64_t>(h);
   return cudaSuccess;
 }
 

@@ -65,6 +65,26 @@ int main() {
   OK(cudaEventDestroy(mid));
   OK(cudaEventDestroy(untimed));
   EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaEventQuery(start));
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaEventDestroy(start));
+
+  // Many events at once (rgpu makes them ahead in batches): each is new,
+  // never recorded, and of the flags asked for; recorded, each times.
+  cudaEvent_t many[20], untimed_many[3];
+  for (auto& e : many) OK(cudaEventCreate(&e));
+  for (auto& e : untimed_many) OK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  for (int i = 0; i < 20; ++i) {
+    OK(cudaEventQuery(many[i]));
+    for (int j = 0; j < i; ++j) CHECK(many[i] != many[j]);
+  }
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaEventElapsedTime(&ms, many[0], many[1]));
+  for (auto& e : many) OK(cudaEventRecord(e, s1));
+  OK(cudaEventSynchronize(many[19]));
+  OK(cudaEventElapsedTime(&ms, many[0], many[19]));
+  CHECK(ms >= 0.0f);
+  OK(cudaEventRecord(untimed_many[2], s1));
+  EXPECT_STATUS(cudaErrorInvalidResourceHandle, cudaEventElapsedTime(&ms, many[0], untimed_many[2]));
+  for (auto& e : many) OK(cudaEventDestroy(e));
+  for (auto& e : untimed_many) OK(cudaEventDestroy(e));
   OK(cudaStreamDestroy(s1));
   OK(cudaStreamDestroy(s2));
   OK(cudaStreamDestroy(s3));
