@@ -7,6 +7,8 @@
 namespace rgpu::proto {
 
 constexpr uint32_t kNcclUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES
+// Element counts past this are refused before any size is computed from them.
+constexpr uint64_t kNcclMaxCount = uint64_t{1} << 48;
 // Bytes per element of each ncclDataType_t, in nccl.h's order (ncclNumTypes).
 constexpr size_t kNcclTypeSizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
 struct NcclUniqueIdWire {
@@ -66,5 +68,27 @@ struct NcclCollectiveWire {
   uint64_t count;
   uint64_t stream;
 };
+
+// Bytes a collective reads from send and writes to recv on `rank` of a
+// communicator of `nranks`, for `bytes` per element count.
+inline void nccl_buffer_bytes(const NcclCollectiveWire& w, int rank, int nranks, size_t bytes, size_t* send,
+                              size_t* recv) {
+  size_t all = bytes * static_cast<size_t>(nranks);
+  bool root = w.peer == rank;
+  *send = *recv = 0;
+  switch (w.kind) {
+    case NcclKind::all_reduce: *send = *recv = bytes; break;
+    case NcclKind::broadcast: *send = root ? bytes : 0, *recv = bytes; break;
+    case NcclKind::reduce: *send = bytes, *recv = root ? bytes : 0; break;
+    case NcclKind::all_gather: *send = bytes, *recv = all; break;
+    case NcclKind::reduce_scatter: *send = all, *recv = bytes; break;
+    case NcclKind::all_to_all: *send = *recv = all; break;
+    case NcclKind::gather: *send = bytes, *recv = root ? all : 0; break;
+    case NcclKind::scatter: *send = root ? all : 0, *recv = bytes; break;
+    case NcclKind::send: *send = bytes; break;
+    case NcclKind::recv: *recv = bytes; break;
+    default: break;
+  }
+}
 
 }  // namespace rgpu::proto

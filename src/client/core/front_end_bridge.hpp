@@ -31,6 +31,12 @@ struct FrontEndBridge {
   // copied into reply up to cap, *reply_len is their full count.
   int (*call)(uint16_t op, int device, const void* args, size_t args_len, void* reply, size_t cap,
               size_t* reply_len);
+  // An asynchronous call: queued in order with the device's other calls, no
+  // reply (what fails there is the front-end's to report).
+  int (*post)(uint16_t op, int device, const void* args, size_t args_len);
+  // cudaSuccess when [ptr, ptr + bytes) lies in one device allocation of
+  // `device` the client knows.
+  int (*device_memory)(int device, uint64_t ptr, size_t bytes);
 };
 
 }  // namespace rgpu::client

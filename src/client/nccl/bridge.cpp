@@ -33,6 +33,18 @@ const client::FrontEndBridge* bridge() {
   return table;
 }
 
+namespace {
+
+// The NCCL error for a call the core could not make or the worker refused.
+ncclResult_t transport_failure(int e, int device) {
+  if (e == cudaErrorInvalidValue) return fail(ncclInvalidArgument, "the worker refused the call as malformed");
+  if (e == cudaErrorDevicesUnavailable)
+    return fail(ncclSystemError, "the rgpu server of device %d is lost", device);
+  return fail(ncclSystemError, "device %d: %s", device, e == cudaErrorInvalidDevice ? "no such device" : "CUDA error");
+}
+
+}  // namespace
+
 ncclResult_t remote_call(uint16_t op, int device, const proto::Writer& args, std::vector<uint8_t>* buffer,
                          proto::Reader* reply) {
   const client::FrontEndBridge* b = bridge();
@@ -45,11 +57,7 @@ ncclResult_t remote_call(uint16_t op, int device, const proto::Writer& args, std
     fail(ncclInternalError, "a reply of %zu bytes did not fit", len);
     return ncclInternalError;
   }
-  if (e == cudaErrorInvalidValue) return fail(ncclInvalidArgument, "the worker refused the call as malformed");
-  if (e == cudaErrorDevicesUnavailable)
-    return fail(ncclSystemError, "the rgpu server of device %d is lost", device);
-  if (e != cudaSuccess)
-    return fail(ncclSystemError, "device %d: %s", device, e == cudaErrorInvalidDevice ? "no such device" : "CUDA error");
+  if (e != cudaSuccess) return transport_failure(e, device);
   buffer->resize(len);
   *reply = proto::Reader(*buffer);
   try {
@@ -57,6 +65,13 @@ ncclResult_t remote_call(uint16_t op, int device, const proto::Writer& args, std
   } catch (const proto::DecodeError&) {
     return fail(ncclInternalError, "an empty reply");
   }
+}
+
+ncclResult_t remote_post(uint16_t op, int device, const proto::Writer& args) {
+  const client::FrontEndBridge* b = bridge();
+  if (!b) return fail(ncclSystemError, "no rgpu client in this process");
+  int e = b->post(op, device, args.bytes().data(), args.size());
+  return e == cudaSuccess ? ncclSuccess : transport_failure(e, device);
 }
 
 }  // namespace rgpu::nccl

@@ -20,5 +20,9 @@ const client::FrontEndBridge* bridge();
 // (remembered for ncclGetLastError).
 ncclResult_t remote_call(uint16_t op, int device, const proto::Writer& args, std::vector<uint8_t>* buffer,
                          proto::Reader* reply);
+// An asynchronous call to `device`'s worker: queued in order with the
+// device's other calls; what fails there the worker keeps as the
+// communicator's asynchronous error. A lost server is an NCCL error.
+ncclResult_t remote_post(uint16_t op, int device, const proto::Writer& args);
 
 }  // namespace rgpu::nccl

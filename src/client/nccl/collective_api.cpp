@@ -1,7 +1,10 @@
 // NCCL's collectives, point-to-point calls and groups. Each is enqueued on
 // the communicator's worker, on the worker's handle of the application's
-// stream, in order with the stream's other work; it returns once queued
-// there (one round trip), asynchronous for the application as NCCL's are.
+// stream, in order with the stream's other work. A call whose arguments are
+// plainly right here (known type and op, buffers inside allocations the
+// client knows) is posted: it returns at once, and what fails on the worker
+// becomes the communicator's asynchronous error, as NCCL reports failures
+// after a call. Any other waits for the worker's verdict (one round trip).
 // Inside a group, calls wait for the group's end (group.hpp).
 #include <cuda_runtime_api.h>
 
@@ -12,12 +15,27 @@
 #include "client/nccl/communicators.hpp"
 #include "client/nccl/errors.hpp"
 #include "client/nccl/group.hpp"
+#include "protocol/nccl_wire.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::nccl {
 namespace {
 
 using proto::NcclKind;
+
+// Whether the worker will surely take the call, so that nothing need wait
+// for its answer: what it checks, checked here first.
+bool may_post(const client::FrontEndBridge& b, const ncclComm& c, const proto::NcclCollectiveWire& w) {
+  if (w.datatype < 0 || w.datatype >= ncclNumTypes || w.count > proto::kNcclMaxCount || c.nranks < 1) return false;
+  bool reduces = w.kind == NcclKind::all_reduce || w.kind == NcclKind::reduce || w.kind == NcclKind::reduce_scatter;
+  if (reduces && !(w.op >= 0 && w.op < ncclNumOps)) return false;
+  bool rooted = w.kind != NcclKind::all_reduce && w.kind != NcclKind::all_gather &&
+                w.kind != NcclKind::reduce_scatter && w.kind != NcclKind::all_to_all;
+  if (rooted && (w.peer < 0 || w.peer >= c.nranks)) return false;
+  size_t send = 0, recv = 0;
+  proto::nccl_buffer_bytes(w, c.rank, c.nranks, w.count * proto::kNcclTypeSizes[w.datatype], &send, &recv);
+  return (!send || b.device_memory(c.device, w.send, send) == 0) && (!recv || b.device_memory(c.device, w.recv, recv) == 0);
+}
 
 ncclResult_t enqueue(NcclKind kind, const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
                      int peer, ncclComm_t comm, cudaStream_t stream) {
@@ -51,6 +69,7 @@ ncclResult_t enqueue(NcclKind kind, const void* send, void* recv, size_t count, 
   }
   proto::Writer args;
   args.put(w);
+  if (may_post(*b, *c, w)) return remote_post(proto::kOpNcclCollective, c->device, args);
   std::vector<uint8_t> buffer;
   proto::Reader reply;
   return remote_call(proto::kOpNcclCollective, c->device, args, &buffer, &reply);

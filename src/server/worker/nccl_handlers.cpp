@@ -21,8 +21,6 @@ using proto::kNcclTypeSizes;
 static_assert(std::size(kNcclTypeSizes) == ncclNumTypes);
 // Calls one group frame may carry.
 constexpr uint32_t kMaxGroupCalls = 1u << 16;
-// Element counts past this are refused before any size is computed from them.
-constexpr uint64_t kMaxCount = uint64_t{1} << 48;
 
 int32_t refuse(SessionContext& s, const char* what) {
   s.warnings.warn("nccl", "NCCL call refused: %s", what);
@@ -37,26 +35,6 @@ bool nccl_ready(SessionContext& s) {
   if (s.backend().nccl().available(&why)) return true;
   s.warnings.warn("nccl unavailable", "%s", why.c_str());
   return false;
-}
-
-// Bytes a collective reads from send and writes to recv on this rank.
-void buffer_bytes(const NcclCollectiveWire& w, const NcclCommInfo& c, size_t bytes, size_t* send, size_t* recv) {
-  size_t all = bytes * static_cast<size_t>(c.nranks);
-  bool root = w.peer == c.rank;
-  *send = *recv = 0;
-  switch (w.kind) {
-    case NcclKind::all_reduce: *send = *recv = bytes; break;
-    case NcclKind::broadcast: *send = root ? bytes : 0, *recv = bytes; break;
-    case NcclKind::reduce: *send = bytes, *recv = root ? bytes : 0; break;
-    case NcclKind::all_gather: *send = bytes, *recv = all; break;
-    case NcclKind::reduce_scatter: *send = all, *recv = bytes; break;
-    case NcclKind::all_to_all: *send = *recv = all; break;
-    case NcclKind::gather: *send = bytes, *recv = root ? all : 0; break;
-    case NcclKind::scatter: *send = root ? all : 0, *recv = bytes; break;
-    case NcclKind::send: *send = bytes; break;
-    case NcclKind::recv: *recv = bytes; break;
-    default: break;
-  }
 }
 
 // A communicator NCCL made for the session, with its rank and size where
@@ -92,10 +70,10 @@ int32_t check_collective(SessionContext& s, const NcclCollectiveWire& w) {
   bool rooted = w.kind == NcclKind::broadcast || w.kind == NcclKind::reduce || w.kind == NcclKind::gather ||
                 w.kind == NcclKind::scatter || w.kind == NcclKind::send || w.kind == NcclKind::recv;
   if (rooted && (w.peer < 0 || w.peer >= comm->nranks)) return refuse(s, "root or peer out of the communicator");
-  if (w.count > kMaxCount) return refuse(s, "count out of range");
+  if (w.count > proto::kNcclMaxCount) return refuse(s, "count out of range");
   if (!s.valid_stream(w.stream)) return refuse(s, "not a stream of this session");
   size_t send = 0, recv = 0;
-  buffer_bytes(w, *comm, w.count * kNcclTypeSizes[w.datatype], &send, &recv);
+  proto::nccl_buffer_bytes(w, comm->rank, comm->nranks, w.count * kNcclTypeSizes[w.datatype], &send, &recv);
   if (send && !s.owns(w.send, send)) return refuse(s, "send buffer outside the session's allocations");
   if (recv && !s.owns(w.recv, recv)) return refuse(s, "receive buffer outside the session's allocations");
   return ncclSuccess;
@@ -174,8 +152,9 @@ int32_t comm_get_async_error(SessionContext& s, Request& req, proto::Writer& out
   auto comm = req.args.get<uint64_t>();
   req.args.expect_end();
   int32_t error = ncclSuccess;
-  int32_t r = s.nccl_comms.find(comm) ? s.backend().nccl().async_error(comm, &error)
-                                      : refuse(s, "not a communicator of this session");
+  auto info = s.nccl_comms.find(comm);
+  int32_t r = info ? s.backend().nccl().async_error(comm, &error) : refuse(s, "not a communicator of this session");
+  if (r == ncclSuccess && error == ncclSuccess) error = info->async_failure;
   out.put<int32_t>(r).put<int32_t>(error);
   return cudaSuccess;
 }
@@ -194,7 +173,15 @@ int32_t collective(SessionContext& s, Request& req, proto::Writer& out) {
   auto w = req.args.get<NcclCollectiveWire>();
   req.args.expect_end();
   int32_t r = check_collective(s, w);
-  out.put<int32_t>(r == ncclSuccess ? s.backend().nccl().collective(w) : r);
+  if (r == ncclSuccess) r = s.backend().nccl().collective(w);
+  // A posted call has no reply: its failure is the communicator's
+  // asynchronous error, as NCCL reports what fails after a call returned.
+  if (r != ncclSuccess && (req.header().flags & proto::kFlagAsync))
+    s.nccl_comms.update(w.comm, [r](NcclCommInfo& c) {
+      if (c.async_failure == ncclSuccess) c.async_failure = r;
+      return true;
+    });
+  out.put<int32_t>(r);
   return cudaSuccess;
 }
 

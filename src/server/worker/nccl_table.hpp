@@ -29,6 +29,7 @@ struct NcclCommInfo {
   int nranks = 0;
   std::set<int32_t> ops;             // ncclRedOpCreatePreMulSum's
   std::set<uint64_t> registrations;  // ncclCommRegister's
+  int32_t async_failure = 0;         // a posted call's failure (ncclCommGetAsyncError)
 };
 
 class NcclTable {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "client/core/call.hpp"
+#include "client/core/memory_map.hpp"
 #include "client/core/runtime.hpp"
 #include "client/cuda/export_tables/export_tables.hpp"
 
@@ -50,7 +51,23 @@ int call(uint16_t op, int device, const void* args, size_t args_len, void* reply
   return cudaSuccess;
 }
 
-const FrontEndBridge kBridge{sizeof(FrontEndBridge), current_device, device_count, device_server, stream, call};
+int post(uint16_t op, int device, const void* args, size_t args_len) {
+  Call c(op);
+  int32_t ordinal = 0;
+  if (cudaError_t e = c.to_device(device, &ordinal)) return e;
+  c.args().put_raw(args, args_len);
+  return c.post();
+}
+
+int device_memory(int device, uint64_t ptr, size_t bytes) {
+  auto range = MemoryMap::get().find_device(ptr, bytes);
+  // Memory of a graph's allocation node lives as the GPU runs the graph:
+  // not known here.
+  return range && range->device == device && !range->graph_memory ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+const FrontEndBridge kBridge{sizeof(FrontEndBridge), current_device, device_count, device_server, stream, call,
+                             post, device_memory};
 
 }  // namespace
 
