@@ -3,7 +3,8 @@
 line per tenant, per way of sharing and tenant count: aggregate steps/s,
 each tenant's steps/s (min, mean), p99 step latency (worst tenant's),
 fairness (slowest tenant over fastest), and issue 26's targets at 8 tenants
-(rgpu + MPS >= 3x rgpu time slicing, >= 0.9x local MPS).
+(rgpu + MPS >= 3x rgpu time slicing, >= 0.9x local MPS). The rgpu ways reach
+the server over tcp; rgpu-mps-shm, over shm (tenants on the GPU's host).
     usage: sharing_report.py SHARING_JSONL OUT_DIR  -> OUT_DIR/sharing.md, sharing.png
 """
 import collections
@@ -11,7 +12,7 @@ import json
 import os
 import sys
 
-MODES = ["local", "local-mps", "rgpu-timeslice", "rgpu-mps"]
+MODES = ["local", "local-mps", "rgpu-timeslice", "rgpu-mps", "rgpu-mps-shm"]
 
 
 def summarise(rows):
@@ -50,9 +51,13 @@ def targets(stats):
     mps, ts, local_mps = agg("rgpu-mps"), agg("rgpu-timeslice"), agg("local-mps")
     if not (mps and ts and local_mps):
         return "Targets at 8 tenants: not measured (a way or the count 8 is missing)."
-    return (f"Targets at 8 tenants: rgpu + MPS / rgpu time slicing = {mps / ts:.2f} (target >= 3: "
+    text = (f"Targets at 8 tenants: rgpu + MPS / rgpu time slicing = {mps / ts:.2f} (target >= 3: "
             f"{'met' if mps / ts >= 3 else 'NOT met'}); rgpu + MPS / local MPS = {mps / local_mps:.2f} "
             f"(target >= 0.9: {'met' if mps / local_mps >= 0.9 else 'NOT met'}).")
+    if shm := agg("rgpu-mps-shm"):
+        text += (f" Over shm: rgpu + MPS / local MPS = {shm / local_mps:.2f} "
+                 f"(target >= 0.9: {'met' if shm / local_mps >= 0.9 else 'NOT met'}).")
+    return text
 
 
 def plot(stats, path):

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The sharing benchmark of issue 26 on GPU 0: N = 1, 2, 4, 8, 16 tenants at
 # once, each running small_step (small kernels, a synchronize per step) for
-# SECONDS, four ways: local processes, local processes under an MPS daemon
+# SECONDS, five ways: local processes, local processes under an MPS daemon
 # of our own, through rgpu time slicing, and through rgpu with
-# --gpu-sharing mps. Writes OUT_DIR/sharing.jsonl (one line per tenant) and,
+# --gpu-sharing mps, over tcp and (rgpu-mps-shm) over shm. Writes OUT_DIR/sharing.jsonl (one line per tenant) and,
 # with bench/sharing_report.py, OUT_DIR/sharing.md and sharing.png:
 # aggregate and per-tenant steps/s, p99 step latency, fairness. Then a
 # compute share: the SMs a session with a 25 % credential share sees through
@@ -11,7 +11,7 @@
 # containment: what two tenants see while a third faults, the same four ways
 # (tests/gpu/sharing/tenant_fault.cu), and whether a new tenant runs after.
 #   usage: tests/gpu/run_sharing.sh BUILD_DIR OUT_DIR [SECONDS] [COUNTS]
-#   (ports RGPU_PORT, default 18600, and the one after it)
+#   (ports RGPU_PORT, default 18600, and the one after it; the server's default Unix socket)
 set -uo pipefail
 build=$1 out=$2 seconds=${3:-10} counts=${4:-"1 2 4 8 16"} port=${RGPU_PORT:-18600}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,7 +67,7 @@ server() {  # start FLAGS... | stop
   fi
   shift
   CUDA_VISIBLE_DEVICES=0 "$build/rgpu-server" --port "$port" --metrics-port $((port + 1)) --gpus 0 --workers 16 \
-    --unix-socket none --mps-dir "$out/sharing/server-mps" "$@" 2>"$out/sharing/server.log" &
+    --mps-dir "$out/sharing/server-mps" "$@" 2>"$out/sharing/server.log" &
   server_pid=$!
   # With MPS, ready once the metrics name the GPU's sharing mode: the port
   # opens before the server has started its MPS daemon.
@@ -88,6 +88,9 @@ server stop
 server start --gpu-sharing mps
 metric_sharing | grep -q 'mode="mps"' || { echo "rgpu-server did not start MPS:"; cat "$out/sharing/server.log"; exit 1; }
 for n in $counts; do tenants rgpu-mps "$n" "$build/rgpu" run --server 127.0.0.1:"$port" --; done
+for n in $counts; do
+  tenants rgpu-mps-shm "$n" env RGPU_TRANSPORT=shm RGPU_DEVICES=127.0.0.1:"$port":0 "$build/rgpu" run --
+done
 server stop
 [ ! -e "$out/sharing/server-mps" ] || { echo "rgpu-server left its MPS directories"; exit 1; }
 

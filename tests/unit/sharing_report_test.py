@@ -38,6 +38,9 @@ class SharingReport(unittest.TestCase):
         slow = sharing_report.summarise(rows[:16] + [row("rgpu-mps", 8, i, 200) for i in range(8)])
         self.assertIn("NOT met", sharing_report.targets(slow))
         self.assertIn("not measured", sharing_report.targets(sharing_report.summarise(rows[:8])))
+        self.assertNotIn("Over shm", text)
+        shm = sharing_report.targets(sharing_report.summarise(rows + [row("rgpu-mps-shm", 8, i, 350) for i in range(8)]))
+        self.assertIn("Over shm: rgpu + MPS / local MPS = 0.88 (target >= 0.9: NOT met)", shm)
 
     def test_report_fails_when_a_tenant_failed(self):
         with tempfile.TemporaryDirectory() as d:
