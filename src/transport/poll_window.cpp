@@ -4,7 +4,9 @@
 
 namespace rgpu::transport {
 namespace {
-constexpr long kDefaultPollUs = 50;
+// A synchronize after a few small kernels (a batch-1 inference step) waits
+// 60-100 us: a shorter window sleeps through most of them.
+constexpr long kDefaultPollUs = 200;
 }
 
 std::chrono::nanoseconds poll_window() {
