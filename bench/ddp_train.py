@@ -33,13 +33,14 @@ import json
 import os
 import re
 import signal
+import statistics
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-STEPS = int(os.environ.get("DDP_STEPS", "20"))
+STEPS = int(os.environ.get("DDP_STEPS", "60"))
 TIMEOUT = float(os.environ.get("DDP_TIMEOUT", "150"))
 NCCL_TRANSPORT = re.compile(r"NCCL INFO Channel \d+/\d+ : \d+\[[0-9a-f]+\] -> \d+\[[0-9a-f]+\] via (\S+)")
 TOLERANCE = 1e-5  # relative; two ranks' sums do not depend on order, so runs agree to rounding
@@ -73,11 +74,15 @@ def rank_main():
     data = torch.Generator().manual_seed(1000 + rank)
     inputs = torch.randn(STEPS, 256, 512, generator=data).to(device)
     targets = torch.randint(0, 10, (STEPS, 256), generator=data).to(device)
-    losses, started = [], None
+    # Each step ends in loss.item(), which waits for it: the step's time is
+    # from one to the next. The median over the warm steps (the first pays
+    # start-up: modules, NCCL's channels) leaves out a rank's wait for its
+    # peer's start and the odd pause.
+    losses, ends = [], []
     for step in range(STEPS):
-        if step == 1:  # the first step pays start-up (modules, NCCL's channels)
+        if step == 1:
             torch.cuda.synchronize()
-            started = time.perf_counter()
+            ends.append(time.perf_counter())
             if os.environ.get("DDP_MARK_STEPS"):
                 print(f"ddp_train: steps {os.environ.get('DDP_MODE', 'ddp')}-rank{rank} {STEPS - 1} begin",
                       file=sys.stderr, flush=True)
@@ -86,8 +91,10 @@ def rank_main():
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
+        if step >= 1:
+            ends.append(time.perf_counter())
     torch.cuda.synchronize()
-    step_seconds = (time.perf_counter() - started) / (STEPS - 1)
+    step_seconds = statistics.median(b - a for a, b in zip(ends, ends[1:]))
     if os.environ.get("DDP_MARK_STEPS"):
         print(f"ddp_train: steps {os.environ.get('DDP_MODE', 'ddp')}-rank{rank} end", file=sys.stderr, flush=True)
     # Every rank ends with the same weights when the gradients were averaged
@@ -97,8 +104,11 @@ def rank_main():
             weights = sum(p.double().sum().item() for p in ddp.parameters())
     else:
         weights = sum(p.double().sum().item() for p in model.parameters())
-    print(json.dumps(dict(rank=rank, backend=backend, device=torch.cuda.get_device_name(device),
-                          losses=losses, step_seconds=step_seconds, weights=weights)), flush=True)
+    # One write: under torchrun the ranks share stdout, and print() writes
+    # the line and its end separately.
+    sys.stdout.write(json.dumps(dict(rank=rank, backend=backend, device=torch.cuda.get_device_name(device),
+                                     losses=losses, step_seconds=step_seconds, weights=weights)) + "\n")
+    sys.stdout.flush()
     dist.destroy_process_group()
 
 
@@ -246,7 +256,7 @@ def compare(argv):
     (out / f"{mode}.json").write_text(json.dumps(runs, indent=2) + "\n")
     local_step = runs[0].get("step_seconds")
     launcher = "torchrun" if start is launch_torchrun else "one launch per rank"
-    md = [f"{mode.upper()} ({launcher}): {len(devices)} processes, one GPU each, {STEPS} steps; losses compared per rank and step with the "
+    md = [f"{mode.upper()} ({launcher}): {len(devices)} processes, one GPU each, {STEPS} steps (median step time); losses compared per rank and step with the "
           f"local run (relative tolerance {TOLERANCE:g})", "",
           "| run | backend | step (ms) | vs local | losses match local | ranks' weights agree | note |",
           "|---|---|---|---|---|---|---|"]

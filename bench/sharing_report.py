@@ -30,6 +30,7 @@ def summarise(rows):
             "mean": sum(rates) / len(rates) if rates else 0.0,
             "p99_us": max((r["p99_us"] for r in ok), default=0.0),
             "fairness": min(rates) / max(rates) if rates and max(rates) > 0 else 0.0,
+            "late": sum(1 for r in rs if r.get("late")),
         }
     return out
 
@@ -42,6 +43,11 @@ def table(stats):
             s = stats[(mode, n)]
             lines.append(f"| {mode} | {n} | {s['aggregate']:.0f} | {s['min']:.0f} / {s['mean']:.0f} | "
                          f"{s['p99_us']:.0f} | {s['fairness']:.2f} | {s['failed']} |")
+    # Tenants run side by side from a common start; one ready only after it
+    # ran part of its window alone with fewer others.
+    late = sum(s.get("late", 0) for s in stats.values())
+    if late:
+        lines.append(f"\n{late} tenant(s) were ready only after the common start (LATE in their logs).")
     return "\n".join(lines)
 
 

@@ -27,11 +27,13 @@ server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null' EXIT
 
 # N tenants at once with RUNNER (a command prefix); one json line each.
+# Their timed steps start together, 2 s from now (small_step.cu).
 tenants() {  # MODE N RUNNER...
-  local mode=$1 n=$2 pids=() i
+  local mode=$1 n=$2 pids=() i start_at
   shift 2
+  start_at=$(python3 -c 'import time; print(f"{time.time() + 2:.3f}")')
   for i in $(seq 0 $((n - 1))); do
-    "$@" "$program" "$seconds" >"$out/sharing/$mode-$n-$i.log" 2>&1 &
+    SHARING_START_AT=$start_at "$@" "$program" "$seconds" >"$out/sharing/$mode-$n-$i.log" 2>&1 &
     pids+=($!)
   done
   for i in "${!pids[@]}"; do
@@ -39,8 +41,9 @@ tenants() {  # MODE N RUNNER...
     python3 - "$mode" "$n" "$i" "$?" "$out/sharing/$mode-$n-$i.log" >>"$results" <<'PY'
 import json, re, sys
 mode, n, i, rc, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-m = re.search(r"SHARING steps (\d+) seconds ([\d.]+) mean_us ([\d.]+) p50_us ([\d.]+) p99_us ([\d.]+)", open(log).read())
-row = {"mode": mode, "clients": n, "client": i, "ok": rc == 0 and m is not None}
+text = open(log).read()
+m = re.search(r"SHARING steps (\d+) seconds ([\d.]+) mean_us ([\d.]+) p50_us ([\d.]+) p99_us ([\d.]+)", text)
+row = {"mode": mode, "clients": n, "client": i, "ok": rc == 0 and m is not None, "late": "LATE" in text}
 if m:
     row.update(steps=int(m[1]), seconds=float(m[2]), mean_us=float(m[3]), p50_us=float(m[4]), p99_us=float(m[5]))
 print(json.dumps(row))

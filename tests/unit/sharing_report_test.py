@@ -27,6 +27,9 @@ class SharingReport(unittest.TestCase):
         self.assertEqual(s["p99_us"], 80)
         self.assertAlmostEqual(s["fairness"], 0.5)
         self.assertEqual(s["failed"], 1)
+        late = sharing_report.summarise([dict(row("local", 2, 0, 100), late=True), row("local", 2, 1, 100)])
+        self.assertEqual(late[("local", 2)]["late"], 1)
+        self.assertIn("1 tenant(s) were ready only after the common start", sharing_report.table(late))
 
     def test_targets_at_eight_tenants(self):
         rows = [row("rgpu-timeslice", 8, i, 100) for i in range(8)]

@@ -2,7 +2,10 @@
 // small-kernel workload (KERNELS launches of a grid of a few blocks, as a
 // batch-1 inference step makes, then a synchronize), each result checked.
 // Prints the SMs it may use (an MPS share lowers them), its step count and
-// step latencies.
+// step latencies. With SHARING_START_AT (seconds since the epoch) the timed
+// steps start then, after a warm-up step, so that tenants that took
+// different times to start run side by side for the whole window; one that
+// is ready only after it says LATE.
 //   usage: small_step SECONDS [KERNELS] [BLOCKS]
 #include <cuda_runtime.h>
 
@@ -10,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 __global__ void step_kernel(float* x, int n, int rounds) {
@@ -32,6 +36,18 @@ int main(int argc, char** argv) {
   if (cudaMalloc(&x, n * sizeof(float)) != cudaSuccess || cudaMemset(x, 0, n * sizeof(float)) != cudaSuccess) {
     printf("RESULT FAIL: no memory\n");
     return 1;
+  }
+  // Warm-up: the module loads, the first launch pays its set-up.
+  step_kernel<<<blocks, threads>>>(x, n, 1);
+  if (cudaDeviceSynchronize() != cudaSuccess) {
+    printf("RESULT FAIL: warm-up: %s\n", cudaGetErrorString(cudaGetLastError()));
+    return 1;
+  }
+  if (const char* at = std::getenv("SHARING_START_AT")) {
+    const auto start = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(atof(at))));
+    if (std::chrono::system_clock::now() > start) printf("LATE\n");
+    std::this_thread::sleep_until(start);
   }
   using Clock = std::chrono::steady_clock;
   std::vector<double> latencies_us;

@@ -1,6 +1,7 @@
 // One tenant of the fault containment run (issue 26), a victim or the
 // faulting one, on a GPU that other tenants share.
-//   victim SECONDS: small-kernel steps for SECONDS, each result checked; the
+//   victim SECONDS: small-kernel steps for SECONDS once its CUDA is ready
+//     (a tenant may wait for the server first), each result checked; the
 //     first error stops it.
 //   fault DELAY: after DELAY seconds, a kernel that writes through a wild
 //     pointer (an illegal address, a sticky fault of its context).
@@ -39,7 +40,8 @@ int main(int argc, char** argv) {
   cudaError_t e = cudaMalloc(&x, n * sizeof(float));
   if (e == cudaSuccess) e = cudaMemset(x, 0, n * sizeof(float));
   if (e == cudaSuccess && victim) {
-    while (elapsed() < seconds) {
+    const double ready = elapsed();
+    while (elapsed() - ready < seconds) {
       step_kernel<<<n / 256, 256>>>(x, n);
       if ((e = cudaMemcpy(host, x, sizeof host, cudaMemcpyDeviceToHost)) != cudaSuccess) break;
       if (host[0] != static_cast<float>(steps + 1)) {
