@@ -27,11 +27,12 @@ server_pid=
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null' EXIT
 
 # N tenants at once with RUNNER (a command prefix); one json line each.
-# Their timed steps start together, 2 s from now (small_step.cu).
+# Their timed steps start together (small_step.cu), after time for all to
+# start: 16 local processes took over 2 s to make their contexts.
 tenants() {  # MODE N RUNNER...
   local mode=$1 n=$2 pids=() i start_at
   shift 2
-  start_at=$(python3 -c 'import time; print(f"{time.time() + 2:.3f}")')
+  start_at=$(python3 -c "import time; print(f'{time.time() + 1.5 + $n / 4:.3f}')")
   for i in $(seq 0 $((n - 1))); do
     SHARING_START_AT=$start_at "$@" "$program" "$seconds" >"$out/sharing/$mode-$n-$i.log" 2>&1 &
     pids+=($!)
