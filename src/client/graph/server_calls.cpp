@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "client/core/call.hpp"
@@ -517,12 +518,17 @@ cudaError_t stream_update_capture_dependencies(cudaStream_t stream, const cudaGr
 bool captures_may_be_active() { return g_captures > 0; }
 
 cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode) {
-  if (!mode) return cudaErrorInvalidValue;
+  if (!mode || *mode < cudaStreamCaptureModeGlobal || *mode > cudaStreamCaptureModeRelaxed)
+    return cudaErrorInvalidValue;
+  // The mode is the thread's: the old one is known here, and the thread's
+  // worker thread follows with a posted call, so an exchange costs no round
+  // trip (PyTorch makes a few every training step).
+  thread_local cudaStreamCaptureMode t_mode = cudaStreamCaptureModeGlobal;
   Call call(proto::kOpThreadExchangeStreamCaptureMode);
   if (cudaError_t e = call.to_current_device()) return e;
   call.args().put<int32_t>(*mode);
-  if (cudaError_t e = call.quiet().run()) return e;
-  *mode = static_cast<cudaStreamCaptureMode>(call.reply().get<int32_t>());
+  if (cudaError_t e = call.post()) return e;
+  std::swap(t_mode, *mode);
   return cudaSuccess;
 }
 
