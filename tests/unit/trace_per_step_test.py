@@ -24,7 +24,9 @@ apps_bench: steps cnn end
 apps_bench: steps transformer 10 begin
 apps_bench: steps transformer end
 ddp_train: steps ddp-rank0 1 begin
-[rgpu-client 9 info] trace NcclCollective args=64B -> 0 (30.0 us)
+[rgpu-client 9 info] trace NcclCollective args=64B -> 0 (30.0 us) thread 9
+[rgpu-client 9 info] trace EventQuery args=8B -> 600 (10.0 us) thread 12
+[rgpu-client 9 info] trace LaunchKernel [async] args=96B -> 0 (3.0 us) thread 9
 ddp_train: steps ddp-rank0 end
 """
 
@@ -35,17 +37,23 @@ class TracePerStep(unittest.TestCase):
         self.assertEqual(set(models), {"cnn", "transformer", "ddp-rank0"})
         steps, ops = models["cnn"]
         self.assertEqual(steps, 2)
-        self.assertEqual(dict(ops), {("FuncGetAttributes", False): [2, 12.0], ("LaunchKernel", True): [2, 8.0],
-                                     ("cuCtxGetId", False): [1, 10.0]})
+        self.assertEqual({k: v[:2] for k, v in ops.items()}, {("FuncGetAttributes", False): [2, 12.0],
+                                                              ("LaunchKernel", True): [2, 8.0],
+                                                              ("cuCtxGetId", False): [1, 10.0]})
         self.assertEqual(dict(models["transformer"][1]), {})
-        self.assertEqual(dict(models["ddp-rank0"][1]), {("NcclCollective", False): [1, 30.0]})
+        ddp = {k: (v[0], v[1], dict(v[2])) for k, v in models["ddp-rank0"][1].items()}
+        self.assertEqual(ddp, {("NcclCollective", False): (1, 30.0, {"9": 1}), ("EventQuery", False): (1, 10.0, {"12": 1}),
+                               ("LaunchKernel", True): (1, 3.0, {"9": 1})})
+        self.assertEqual(trace_per_step.busiest_thread(models["ddp-rank0"][1]), "9")
 
     def test_table_per_step_sync_first(self):
         text = trace_per_step.table(trace_per_step.count(TRACE.splitlines()))
         rows = [l for l in text.splitlines() if l.startswith("| ") and "---" not in l and "| op |" not in l]
-        self.assertEqual(rows, ["| FuncGetAttributes | sync | 1 | 6 us |", "| cuCtxGetId | sync | 0.5 | 5 us |",
-                                "| LaunchKernel | async | 1 | 4 us |", "| (none) | | 0 | 0 us |",
-                                "| NcclCollective | sync | 1 | 30 us |"])
+        # Traces without thread ids say nothing of threads.
+        self.assertEqual(rows, ["| FuncGetAttributes | sync | 1 | - | 6 us |", "| cuCtxGetId | sync | 0.5 | - | 5 us |",
+                                "| LaunchKernel | async | 1 | - | 4 us |", "| (none) | | 0 | | 0 us |",
+                                "| NcclCollective | sync | 1 | 1 | 30 us |", "| EventQuery | sync | 1 | 0 | 10 us |",
+                                "| LaunchKernel | async | 1 | 1 | 3 us |"])
 
     def test_without_markers_it_says_so(self):
         with tempfile.NamedTemporaryFile("w", suffix=".err") as f:

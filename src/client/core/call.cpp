@@ -32,8 +32,10 @@ cudaError_t traced(uint16_t op, bool async, size_t arg_bytes, F&& f) {
   auto t0 = std::chrono::steady_clock::now();
   cudaError_t e = f();
   double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  log::write(log::Level::info, "trace %s%s args=%zuB -> %d (%.1f us)", proto::op_name(op),
-             async ? " [async]" : "", arg_bytes, static_cast<int>(e), us);
+  // The thread: which calls hold up an application's own thread, and which
+  // come from its helpers (a framework's watchdog).
+  log::write(log::Level::info, "trace %s%s args=%zuB -> %d (%.1f us) thread %d", proto::op_name(op),
+             async ? " [async]" : "", arg_bytes, static_cast<int>(e), us, static_cast<int>(gettid()));
   return e;
 }
 
