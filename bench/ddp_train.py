@@ -19,6 +19,7 @@ every server's GPU, each rank on the GPU of its LOCAL_RANK.
 
 usage:
   ddp_train.py compare OUT_DIR --rgpu BUILD/rgpu --devices H:P:G,H:P:G [--transports shm,tcp]
+                       [--ucx-devices H:P:G,H:P:G (the servers' ucx ports, for --transports ...,ucx)]
                        [--mode ddp|fsdp] [--nccl front-end,native] [--launcher ranks|torchrun]
                        [--local-env K=V,K=V]
       local run (one GPU per process), then the rgpu runs; writes
@@ -226,11 +227,15 @@ def compare(argv):
     local_envs = [dict(CUDA_VISIBLE_DEVICES=str(r), **extra) for r in range(len(devices))]
     local, why = start("local", "nccl", local_envs, [], logs)
     runs.append(dict(label="local", backend="nccl", ranks=local, failure=why))
+    ucx_devices = [d for d in opts.get("--ucx-devices", "").split(",") if d]
+    if "ucx" in transports and len(ucx_devices) != len(devices):
+        sys.exit("--transports ucx needs --ucx-devices: each server's ucx port, one per device")
     for t, which in [(t, n) for n in nccls for t in transports]:
         # CUDA_VISIBLE_DEVICES only for PyTorch: on this GPU host it counts the
         # host's GPUs through NVML, and must count the one rgpu GPU each rank has.
         envs = [dict(RGPU_DEVICES=d, RGPU_TRANSPORT=t, CUDA_VISIBLE_DEVICES="0",
-                     **({"RGPU_NCCL": "native"} if which == "native" else {})) for d in devices]
+                     **({"RGPU_NCCL": "native"} if which == "native" else {}))
+                for d in (ucx_devices if t == "ucx" else devices)]
         label = f"rgpu {t}" + (", NCCL native" if which == "native" else "")
         tag = t if which == "front-end" else f"{t}-native"
         nccl, nccl_why = start(tag, "nccl", envs, [rgpu, "run", "--"], logs)

@@ -13,7 +13,9 @@
 #     one process, ncclCommInitAll over the servers' GPUs, grouped calls);
 #   - DDP (one launch per rank, and torchrun) and FSDP (torchrun), 2 ranks,
 #     one GPU each (bench/ddp_train.py), over the client transports tcp and
-#     shm: losses against local, step time.
+#     shm, and ucx where the build has the ucx transport (UCX from .whl/,
+#     where tools/fetch-ucx.sh puts it, else the system's; the servers then
+#     listen for ucx on NCCL_PORT+50+g): losses against local, step time.
 # Writes OUT_DIR/nccl.md (markdown tables).
 #
 # usage: tests/gpu/run_nccl.sh BUILD_DIR OUT_DIR
@@ -44,20 +46,24 @@ fi
 SERVER_KINDS=${NCCL_SERVERS:-default net}
 TRAINING_RUNS=${NCCL_RUNS-ddp:ranks ddp:torchrun fsdp:torchrun}
 LOCAL_LIBRARY_PATH=$(dirname "$NCCL_LIBRARY"):${CUDA_HOME:-/usr/local/cuda}/lib64
+ucx=
+[ -f "$BUILD_DIR/lib/librgpu-transport-ucx.so" ] && ucx=ucx
+[ -d "$ROOT/.whl/libucx/lib" ] && export LD_LIBRARY_PATH=$ROOT/.whl/libucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 servers=()
 stop_servers() { for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; servers=(); sleep 1; }
 trap stop_servers EXIT
-start_servers() {  # NAME [server flags...]: RGPU_DEVICES in $devices
+start_servers() {  # NAME [server flags...]: RGPU_DEVICES in $devices (and over ucx, $ucx_devices)
   local name=$1
   shift
-  devices=""
+  devices="" ucx_devices=""
   for g in $(seq 0 $((gpus - 1))); do
     local port=$((BASE_PORT + g))
     "$BUILD_DIR/rgpu-server" --listen 127.0.0.1 --port $port --gpus $g --workers 2 --unix-socket /tmp/rgpu-$port.sock \
-      --module-cache "$OUT/module-cache-$g" --nccl-library "$NCCL_LIBRARY" --log-level info "$@" \
-      >"$OUT/server-$name-$g.log" 2>&1 &
+      ${ucx:+--ucx-port $((port + 50))} --module-cache "$OUT/module-cache-$g" --nccl-library "$NCCL_LIBRARY" \
+      --log-level info "$@" >"$OUT/server-$name-$g.log" 2>&1 &
     servers+=($!)
     devices+="${devices:+,}127.0.0.1:$port:$g"
+    ucx_devices+="${ucx_devices:+,}127.0.0.1:$((port + 50)):$g"
   done
   for g in $(seq 0 $((gpus - 1))); do
     for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$((BASE_PORT + g))) 2>/dev/null && break; sleep 0.1; done
@@ -83,8 +89,10 @@ for servers_kind in $SERVER_KINDS; do
   [ $servers_kind = net ] && flags=(--nccl-env NCCL_P2P_DISABLE=1 --nccl-env NCCL_SHM_DISABLE=1) &&
     local_env=NCCL_P2P_DISABLE=1,NCCL_SHM_DISABLE=1
   start_servers $servers_kind "${flags[@]}"
-  for t in tcp shm; do
-    RGPU_TRANSPORT=$t RGPU_DEVICES=$devices timeout -k 5 600 "$BUILD_DIR/rgpu" run -- "$BUILD_DIR/nccl_bandwidth" \
+  for t in tcp shm $ucx; do
+    d=$devices
+    [ $t = ucx ] && d=$ucx_devices
+    RGPU_TRANSPORT=$t RGPU_DEVICES=$d timeout -k 5 600 "$BUILD_DIR/rgpu" run -- "$BUILD_DIR/nccl_bandwidth" \
       >"$OUT/bandwidth-$servers_kind-$t.txt" 2>&1 || rc=1
   done
   # DDP launched per rank and by torchrun (one `rgpu run` for both ranks),
@@ -93,7 +101,8 @@ for servers_kind in $SERVER_KINDS; do
     mode=${run%%:*} launcher=${run##*:}
     mkdir -p "$OUT/$mode-$launcher-$servers_kind"
     "$PYTHON" "$ROOT/bench/ddp_train.py" compare "$OUT/$mode-$launcher-$servers_kind" --rgpu "$BUILD_DIR/rgpu" \
-      --devices "$devices" --mode $mode --launcher $launcher --transports tcp,shm --local-env "$local_env" \
+      --devices "$devices" --ucx-devices "$ucx_devices" --mode $mode --launcher $launcher \
+      --transports tcp,shm${ucx:+,ucx} --local-env "$local_env" \
       >"$OUT/$mode-$launcher-$servers_kind.txt" 2>&1 || rc=1
   done
   if [ $servers_kind = default ] && [ "${NCCL_TRACE_STEPS:-1}" = 1 ]; then
@@ -112,7 +121,7 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 runs = {}
-for name in ["local", "local-net", "default-tcp", "default-shm", "net-tcp", "net-shm"]:
+for name in ["local", "local-net", "default-tcp", "default-shm", "default-ucx", "net-tcp", "net-shm", "net-ucx"]:
     if not (out / f"bandwidth-{name}.txt").exists():
         continue
     lines = [l for l in (out / f"bandwidth-{name}.txt").read_text(errors="replace").splitlines() if l.startswith("{")]
