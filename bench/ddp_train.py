@@ -27,7 +27,8 @@ usage:
   ddp_train.py rank   one rank (environment: RANK, WORLD_SIZE, MASTER_ADDR,
       MASTER_PORT, DDP_BACKEND, DDP_STEPS, DDP_MODE); prints one JSON line.
       With DDP_MARK_STEPS=1 it marks its timed steps on stderr, for
-      bench/trace_per_step.py to count the calls of a step under RGPU_TRACE=1.
+      bench/trace_per_step.py to count the calls of a step under RGPU_TRACE=1
+      (under torchrun, DDP_RANK_LOGS=DIR keeps each rank's stderr apart).
 Exit status of compare: 0 when every run's losses match the local ones.
 """
 import json
@@ -184,8 +185,12 @@ def launch_torchrun(label, backend, rank_envs, prefix, logs):
     env = dict(os.environ, DDP_BACKEND=backend, DDP_TORCHRUN="1", NCCL_DEBUG=os.environ.get("NCCL_DEBUG", "INFO"),
                **merged_env(rank_envs))
     base = logs / f"{label}-{backend}-torchrun"
+    # DDP_RANK_LOGS=DIR: each rank's stderr in a file of its own under DIR
+    # (torchrun's --log-dir), for a trace per rank.
+    rank_logs = ["--log-dir", os.environ["DDP_RANK_LOGS"], "--redirects", "2"] if os.environ.get("DDP_RANK_LOGS") else []
     command = prefix + [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={len(rank_envs)}",
-                        "--master-addr=127.0.0.1", f"--master-port={free_port()}", os.path.abspath(__file__), "rank"]
+                        "--master-addr=127.0.0.1", f"--master-port={free_port()}", *rank_logs,
+                        os.path.abspath(__file__), "rank"]
     with open(f"{base}.out", "w") as out, open(f"{base}.err", "w") as err:
         proc = subprocess.Popen(command, env=env, stdout=out, stderr=err, start_new_session=True)
         try:

@@ -27,8 +27,9 @@
 #   NCCL_SERVERS        which server kinds to run ("default net")
 #   NCCL_RUNS           which training runs ("ddp:ranks ddp:torchrun fsdp:torchrun"; "" for none),
 #                       so that a session short of device time can split the parts
-#   NCCL_TRACE_STEPS    1 (default): on the default servers, one more DDP run over tcp under
-#                       RGPU_TRACE=1, and the calls a rank forwards per step (bench/trace_per_step.py)
+#   NCCL_TRACE_STEPS    1 (default): on the default servers, DDP over tcp once more under
+#                       RGPU_TRACE=1, one launch per rank and under torchrun, and the calls a
+#                       rank forwards per step (bench/trace_per_step.py)
 # Exit status: 0 when every run gave right results (targets are reported, not enforced).
 set -uo pipefail
 BUILD_DIR=$(realpath "${1:?usage: run_nccl.sh BUILD_DIR OUT_DIR}")
@@ -111,6 +112,14 @@ for servers_kind in $SERVER_KINDS; do
     for r in 0 1; do
       python3 "$ROOT/bench/trace_per_step.py" "$OUT/ddp-traced/ddp-logs/tcp-nccl-rank$r.err" >"$OUT/ddp-calls-rank$r.md" 2>&1
     done
+    RGPU_TRACE=1 DDP_MARK_STEPS=1 DDP_RANK_LOGS=$OUT/ddp-traced-torchrun/rank-logs "$PYTHON" "$ROOT/bench/ddp_train.py" \
+      compare "$OUT/ddp-traced-torchrun" --rgpu "$BUILD_DIR/rgpu" --devices "$devices" --mode ddp --launcher torchrun \
+      --transports tcp >"$OUT/ddp-traced-torchrun.txt" 2>&1
+    # The local run's rank logs hold no trace: only rgpu's ranks give a table.
+    : >"$OUT/ddp-calls-torchrun.md"
+    for f in $(find "$OUT/ddp-traced-torchrun/rank-logs" -name stderr.log | sort); do
+      python3 "$ROOT/bench/trace_per_step.py" "$f" >>"$OUT/ddp-calls-torchrun.md" 2>/dev/null
+    done
   fi
   stop_servers
 done
@@ -170,6 +179,8 @@ for r in 0 1; do
   [ -f "$OUT/ddp-calls-rank$r.md" ] &&
     { echo; echo "## DDP over tcp, rank $r, traced (RGPU_TRACE=1: slower than the timed runs)"; echo; cat "$OUT/ddp-calls-rank$r.md"; } >>"$OUT/nccl.md"
 done
+[ -s "$OUT/ddp-calls-torchrun.md" ] &&
+  { echo; echo "## DDP over tcp under torchrun, traced"; echo; cat "$OUT/ddp-calls-torchrun.md"; } >>"$OUT/nccl.md"
 echo >>"$OUT/nccl.md"
 echo "Targets: DDP step through rgpu over tcp at most 1.15x local; over shm at most 1.1x; busbw >= 0.8 of local from 64 MB." >>"$OUT/nccl.md"
 crashes=$(cat "$OUT"/server-*.log | grep -c "killed by signal")
