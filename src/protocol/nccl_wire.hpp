@@ -69,6 +69,16 @@ struct NcclCollectiveWire {
   uint64_t stream;
 };
 
+// Collectives that take a reduction op.
+constexpr bool nccl_reduces(NcclKind k) {
+  return k == NcclKind::all_reduce || k == NcclKind::reduce || k == NcclKind::reduce_scatter;
+}
+// Calls whose `peer` names a rank: the root, or the other end of send/recv.
+constexpr bool nccl_names_peer(NcclKind k) {
+  return k == NcclKind::broadcast || k == NcclKind::reduce || k == NcclKind::gather || k == NcclKind::scatter ||
+         k == NcclKind::send || k == NcclKind::recv;
+}
+
 // Bytes a collective reads from send and writes to recv on `rank` of a
 // communicator of `nranks`, for `bytes` per element count.
 inline void nccl_buffer_bytes(const NcclCollectiveWire& w, int rank, int nranks, size_t bytes, size_t* send,

@@ -27,11 +27,8 @@ using proto::NcclKind;
 // for its answer: what it checks, checked here first.
 bool may_post(const client::FrontEndBridge& b, const ncclComm& c, const proto::NcclCollectiveWire& w) {
   if (w.datatype < 0 || w.datatype >= ncclNumTypes || w.count > proto::kNcclMaxCount || c.nranks < 1) return false;
-  bool reduces = w.kind == NcclKind::all_reduce || w.kind == NcclKind::reduce || w.kind == NcclKind::reduce_scatter;
-  if (reduces && !(w.op >= 0 && w.op < ncclNumOps)) return false;
-  bool rooted = w.kind != NcclKind::all_reduce && w.kind != NcclKind::all_gather &&
-                w.kind != NcclKind::reduce_scatter && w.kind != NcclKind::all_to_all;
-  if (rooted && (w.peer < 0 || w.peer >= c.nranks)) return false;
+  if (proto::nccl_reduces(w.kind) && !(w.op >= 0 && w.op < ncclNumOps)) return false;
+  if (proto::nccl_names_peer(w.kind) && (w.peer < 0 || w.peer >= c.nranks)) return false;
   size_t send = 0, recv = 0;
   proto::nccl_buffer_bytes(w, c.rank, c.nranks, w.count * proto::kNcclTypeSizes[w.datatype], &send, &recv);
   return (!send || b.device_memory(c.device, w.send, send) == 0) && (!recv || b.device_memory(c.device, w.recv, recv) == 0);

@@ -65,11 +65,10 @@ int32_t check_collective(SessionContext& s, const NcclCollectiveWire& w) {
   if (comm->nranks == 0) comm = learn_size(s, w.comm);
   if (comm->nranks == 0) return refuse(s, "a communicator whose init is not complete");
   if (w.datatype < 0 || w.datatype >= ncclNumTypes) return refuse(s, "unknown datatype");
-  bool reduces = w.kind == NcclKind::all_reduce || w.kind == NcclKind::reduce || w.kind == NcclKind::reduce_scatter;
-  if (reduces && !(w.op >= 0 && w.op < ncclNumOps) && !comm->ops.contains(w.op)) return refuse(s, "unknown reduction op");
-  bool rooted = w.kind == NcclKind::broadcast || w.kind == NcclKind::reduce || w.kind == NcclKind::gather ||
-                w.kind == NcclKind::scatter || w.kind == NcclKind::send || w.kind == NcclKind::recv;
-  if (rooted && (w.peer < 0 || w.peer >= comm->nranks)) return refuse(s, "root or peer out of the communicator");
+  if (proto::nccl_reduces(w.kind) && !(w.op >= 0 && w.op < ncclNumOps) && !comm->ops.contains(w.op))
+    return refuse(s, "unknown reduction op");
+  if (proto::nccl_names_peer(w.kind) && (w.peer < 0 || w.peer >= comm->nranks))
+    return refuse(s, "root or peer out of the communicator");
   if (w.count > proto::kNcclMaxCount) return refuse(s, "count out of range");
   if (!s.valid_stream(w.stream)) return refuse(s, "not a stream of this session");
   size_t send = 0, recv = 0;
