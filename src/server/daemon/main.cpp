@@ -45,16 +45,12 @@ constexpr std::chrono::milliseconds kMpsStopGrace{2000};
 // A broken MPS server takes no new client until every old one has exited:
 // every worker goes, then the daemon restarts, then workers start anew
 // (clients wait in the queue meanwhile). False when it cannot restart.
-bool keep_mps_serving(rgpu::server::MpsDaemons& mps, rgpu::server::WorkerPool& pool, bool* recovering) {
-  if (!*recovering) {
-    if (mps.broken()) {
-      pool.stop_all_workers("the GPU's MPS server is lost to its sessions", kMpsStopGrace);
-      *recovering = true;
-    }
+bool keep_mps_serving(rgpu::server::MpsDaemons& mps, rgpu::server::WorkerPool& pool) {
+  if (!pool.holding()) {
+    if (mps.broken()) pool.stop_all_workers("the GPU's MPS server is lost to its sessions", kMpsStopGrace);
     return true;
   }
   if (!pool.stopped()) return true;
-  *recovering = false;
   if (!mps.restart()) return false;
   pool.resume();
   pool.top_up();
@@ -158,7 +154,6 @@ int main(int argc, char** argv) {
 #endif
   server::Refusals refusals;
   pool.top_up();
-  bool mps_recovering = false;
   while (!g_stop) {
     std::vector<pollfd> fds;
     for (auto& l : listeners) fds.push_back({l->native_handle(), POLLIN, 0});
@@ -169,7 +164,7 @@ int main(int argc, char** argv) {
     int n = poll(fds.data(), fds.size(), 500);
     pool.reap();
     pool.stop_due_workers();
-    if (!keep_mps_serving(mps, pool, &mps_recovering)) {
+    if (!keep_mps_serving(mps, pool)) {
       RGPU_LOG(error, "stopping: the MPS daemon cannot restart, and workers would be MPS clients of none");
       g_stop = 1;
     }

@@ -50,6 +50,7 @@ class WorkerPool {
   // sessions met to reach their clients). No worker starts and no client is
   // handed on until resume(); stopped() says when the last has exited.
   void stop_all_workers(const char* why, std::chrono::milliseconds grace);
+  bool holding() const { return held_; }
   bool stopped() const;
   void resume();
   void shutdown();
