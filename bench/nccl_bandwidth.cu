@@ -1,10 +1,11 @@
 // All-reduce bandwidth, nccl-tests style: one process drives every visible
-// GPU (ncclCommInitAll, one group per iteration), float sums from 8 B up to
-// --max-bytes doubling; per size the best time, algorithm bandwidth
-// (bytes / time) and bus bandwidth (algbw * 2(n-1)/n, what each GPU's links
-// carry). Run locally with NVIDIA's libnccl.so.2 and through rgpu with
+// GPU (ncclCommInitAll, one group per all-reduce), float sums from 8 B up to
+// --max-bytes doubling; per size --iters all-reduces issued back to back and
+// one wait (nccl-tests' -n), the best mean time of several such samples,
+// algorithm bandwidth (bytes / time) and bus bandwidth (algbw * 2(n-1)/n,
+// what each GPU's links carry). Run locally with NVIDIA's libnccl.so.2 and through rgpu with
 // rgpu's (the GPUs then on several servers, NCCL running on the servers).
-//   nccl_bandwidth [--max-bytes N] [--seconds S]
+//   nccl_bandwidth [--max-bytes N] [--seconds S] [--iters N]
 // Prints a markdown table, one JSON line, and RESULT PASS when the sums are right.
 #include <nccl.h>
 
@@ -33,9 +34,11 @@ using Clock = std::chrono::steady_clock;
 int main(int argc, char** argv) {
   size_t max_bytes = size_t{256} << 20;
   double seconds = 0.5;
+  int iters = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--max-bytes")) max_bytes = std::strtoull(argv[i + 1], nullptr, 0);
     else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--iters")) iters = std::max(1, std::atoi(argv[i + 1]));
     else {
       fprintf(stderr, "nccl_bandwidth: unknown option %s\n", argv[i]);
       return 2;
@@ -55,10 +58,12 @@ int main(int argc, char** argv) {
     CK(cudaStreamCreate(&streams[d]));
     CK(cudaMalloc(&buf[d], max_count * sizeof(float)));
   }
-  auto all_reduce = [&](size_t count) {
+  auto launch = [&](size_t count) {
     NK(ncclGroupStart());
     for (int d = 0; d < n; ++d) NK(ncclAllReduce(buf[d], buf[d], count, ncclFloat32, ncclSum, comms[d], streams[d]));
     NK(ncclGroupEnd());
+  };
+  auto wait = [&] {
     for (int d = 0; d < n; ++d) {
       CK(cudaSetDevice(d));
       CK(cudaStreamSynchronize(streams[d]));
@@ -71,7 +76,8 @@ int main(int argc, char** argv) {
     CK(cudaSetDevice(d));
     CK(cudaMemcpy(buf[d], h.data(), check * sizeof(float), cudaMemcpyHostToDevice));
   }
-  all_reduce(check);
+  launch(check);
+  wait();
   bool right = true;
   for (int d = 0; d < n; ++d) {
     std::vector<float> h(check);
@@ -84,14 +90,16 @@ int main(int argc, char** argv) {
   std::string json = "{\"gpus\":" + std::to_string(n) + ",\"init_s\":" + std::to_string(init_s) + ",\"sizes\":[";
   for (size_t bytes = 8; bytes <= max_bytes; bytes *= 2) {
     size_t count = bytes / sizeof(float);
-    all_reduce(count);  // warm-up
+    launch(count);  // warm-up
+    wait();
     double best = 1e30, spent = 0;
-    for (int i = 0; i < 5 || (spent < seconds && i < 1000); ++i) {
+    for (int i = 0; i < 5 || (spent < seconds && i < 100); ++i) {
       auto t = Clock::now();
-      all_reduce(count);
+      for (int k = 0; k < iters; ++k) launch(count);
+      wait();
       double s = std::chrono::duration<double>(Clock::now() - t).count();
       spent += s;
-      best = std::min(best, s);
+      best = std::min(best, s / iters);
     }
     double algbw = bytes / best / 1e9, busbw = algbw * 2.0 * (n - 1) / n;
     printf("| %zu | %.1f | %.2f | %.2f |\n", bytes, best * 1e6, algbw, busbw);

@@ -118,7 +118,8 @@ for servers_kind in $SERVER_KINDS; do
     # The local run's rank logs hold no trace: only rgpu's ranks give a table.
     : >"$OUT/ddp-calls-torchrun.md"
     for f in $(find "$OUT/ddp-traced-torchrun/rank-logs" -name stderr.log | sort); do
-      python3 "$ROOT/bench/trace_per_step.py" "$f" >>"$OUT/ddp-calls-torchrun.md" 2>/dev/null
+      table=$(python3 "$ROOT/bench/trace_per_step.py" "$f" 2>/dev/null)
+      grep -q '(none)' <<<"$table" || echo "$table" >>"$OUT/ddp-calls-torchrun.md"
     done
   fi
   stop_servers
