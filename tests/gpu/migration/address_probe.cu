@@ -6,11 +6,13 @@
 //       blocks of 2 and 20 MB, small buffers that share a page, one of 1 GB),
 //       fills each with a pattern, writes "address size" lines to FILE, then
 //       holds them until stdin closes (so both processes live at once)
-//   address_probe target FILE [GPU]   in a new context: the pages that hold
-//       each allocation, merged, reserved at their own address (hint) and
-//       mapped; says how many hints were honoured, then the same with a
-//       range it already holds (must not be granted twice), and a kernel
-//       writes and checks every allocation at its old address
+//   address_probe target FILE [GPU] [ranges|span]   in a new context: the
+//       pages that hold each allocation, merged, reserved at their own
+//       address (hint) and mapped; "ranges" reserves each merged range
+//       apart, "span" one range from the lowest to the highest; says how
+//       many hints were honoured, then the same with a range it already
+//       holds (must not be granted twice), and a kernel writes and checks
+//       every allocation at its old address
 // Prints PROBE lines and RESULT PASS when every address was kept.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -76,7 +78,7 @@ int source(const char* file, int gpu) {
   return 0;
 }
 
-int target(const char* file, int gpu) {
+int target(const char* file, int gpu, bool span) {
   CHECK_CU(cuInit(0));
   CUdevice dev;
   CHECK_CU(cuDeviceGet(&dev, gpu));
@@ -107,19 +109,27 @@ int target(const char* file, int gpu) {
     else
       merged.push_back(r);
   }
-  std::printf("PROBE target granularity %zu, %zu allocations in %zu page ranges\n", gran, allocations.size(),
-              merged.size());
+  std::printf("PROBE target granularity %zu, %zu allocations in %zu page ranges, %s\n", gran, allocations.size(),
+              merged.size(), span ? "one span reserved" : "each range reserved");
+  std::vector<Range> reserved = merged;
+  if (span) reserved = {{merged.front().base, merged.back().base + merged.back().size - merged.front().base}};
   int honoured = 0;
   uint64_t bytes = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  for (const Range& r : merged) {
+  std::vector<uint64_t> moved_by;
+  for (const Range& r : reserved) {
     CUdeviceptr got = 0;
     CHECK_CU(cuMemAddressReserve(&got, r.size, gran, r.base, 0));
     const bool same = got == r.base;
     honoured += same;
+    moved_by.push_back(got - r.base);
     std::printf("PROBE target reserve 0x%llx + %llu -> 0x%llx %s\n", static_cast<unsigned long long>(r.base),
                 static_cast<unsigned long long>(r.size), static_cast<unsigned long long>(got),
                 same ? "kept" : "MOVED");
+  }
+  for (size_t i = 0; i < merged.size(); ++i) {
+    const Range& r = merged[i];
+    const CUdeviceptr got = r.base + moved_by[span ? 0 : i];
     CUmemGenericAllocationHandle h;
     CHECK_CU(cuMemCreate(&h, r.size, &prop, 0));
     CHECK_CU(cuMemMap(got, r.size, 0, h, 0));
@@ -132,19 +142,19 @@ int target(const char* file, int gpu) {
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("PROBE target %d of %zu hints honoured; reserving and mapping %.1f MB took %.2f ms\n", honoured,
-              merged.size(), bytes / 1e6, ms);
+              reserved.size(), bytes / 1e6, ms);
   // A range already held is not granted again: a taken address shows as
   // a different one (or an error), which is how a migration finds it.
   CUdeviceptr again = 0;
-  CUresult twice = cuMemAddressReserve(&again, merged[0].size, gran, merged[0].base, 0);
+  CUresult twice = cuMemAddressReserve(&again, reserved[0].size, gran, reserved[0].base, 0);
   std::printf("PROBE target the same hint again -> %s 0x%llx\n", twice == CUDA_SUCCESS ? "granted" : "refused",
               static_cast<unsigned long long>(again));
-  if (twice == CUDA_SUCCESS && again == merged[0].base) {
+  if (twice == CUDA_SUCCESS && again == reserved[0].base) {
     std::printf("RESULT FAIL: one address granted twice\n");
     return 1;
   }
-  if (twice == CUDA_SUCCESS) cuMemAddressFree(again, merged[0].size);
-  if (honoured != static_cast<int>(merged.size())) {
+  if (twice == CUDA_SUCCESS) cuMemAddressFree(again, reserved[0].size);
+  if (honoured != static_cast<int>(reserved.size())) {
     std::printf("RESULT FAIL: addresses moved\n");
     return 1;
   }
@@ -168,12 +178,12 @@ int target(const char* file, int gpu) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: address_probe source|target FILE [GPU]\n");
+    std::fprintf(stderr, "usage: address_probe source|target FILE [GPU] [ranges|span]\n");
     return 2;
   }
   const int gpu = argc > 3 ? std::atoi(argv[3]) : 0;
   if (!std::strcmp(argv[1], "source")) return source(argv[2], gpu);
-  if (!std::strcmp(argv[1], "target")) return target(argv[2], gpu);
-  std::fprintf(stderr, "usage: address_probe source|target FILE [GPU]\n");
+  if (!std::strcmp(argv[1], "target")) return target(argv[2], gpu, argc > 4 && !std::strcmp(argv[4], "span"));
+  std::fprintf(stderr, "usage: address_probe source|target FILE [GPU] [ranges|span]\n");
   return 2;
 }
