@@ -34,6 +34,10 @@ enum Op : uint16_t {
   kOpHostRegisterShared = 23,    // shm: a client memfd (passed with the frame) to map and pin
   kOpHostUnregisterShared = 24,
   kOpMemcpyShared = 25,          // shm: copy between device memory and registered shared memory
+  // Device memory at the addresses named (a session moved here keeps its
+  // device addresses: docs/migration.md): args: count, then each base and
+  // size, in address order; all made or none; each freed by kOpFree.
+  kOpMallocAt = 26,
 
   kOpStreamCreate = 30,
   kOpStreamDestroy = 31,

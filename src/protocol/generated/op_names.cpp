@@ -32,6 +32,7 @@ const char* op_name(uint16_t op) {
     case kOpHostRegisterShared: return "HostRegisterShared";
     case kOpHostUnregisterShared: return "HostUnregisterShared";
     case kOpMemcpyShared: return "MemcpyShared";
+    case kOpMallocAt: return "MallocAt";
     case kOpStreamCreate: return "StreamCreate";
     case kOpStreamDestroy: return "StreamDestroy";
     case kOpStreamSynchronize: return "StreamSynchronize";

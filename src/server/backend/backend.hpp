@@ -211,7 +211,8 @@ class Backend : public ForwardedApi {
   virtual int32_t vmm_release(Handle allocation) = 0;
   // A multicast object (cuMulticastCreate), released with vmm_release.
   virtual int32_t multicast_create(Handle* object, const CUmulticastObjectProp& prop) = 0;
-  virtual int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) = 0;
+  // `hint`: the address wanted, 0 for any; as the driver's, only a hint.
+  virtual int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment, DevPtr hint) = 0;
   virtual int32_t vmm_free(DevPtr ptr, size_t size) = 0;
   virtual int32_t vmm_map(DevPtr ptr, size_t size, size_t offset, Handle allocation) = 0;
   virtual int32_t vmm_unmap(DevPtr ptr, size_t size) = 0;

@@ -1,5 +1,6 @@
 // Allocation and device-level calls.
 #include <cstring>
+#include <vector>
 
 #include "protocol/ops.hpp"
 #include "protocol/wire_enum.hpp"
@@ -42,12 +43,51 @@ int32_t malloc_pitch(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
+// The reservation of a kOpMallocAt list may span this many times the GPU's
+// memory: a source's allocations lie close together, and address space
+// nobody maps still costs the driver its page tables.
+constexpr uint64_t kMaxSpanPerDeviceMemory = 4;
+
+int32_t malloc_at(SessionContext& s, Request& req, proto::Writer&) {
+  const int device = req.header().device;
+  auto count = req.args.get<uint32_t>();
+  if (count == 0 || count > req.args.remaining() / (2 * sizeof(uint64_t))) return cudaErrorInvalidValue;
+  std::vector<FixedAddressMemory::Allocation> list(count);
+  for (auto& a : list) {
+    a.base = req.args.get<uint64_t>();
+    a.size = req.args.get<uint64_t>();
+  }
+  req.args.expect_end();
+  size_t free = 0, total = 0;
+  if (int32_t e = s.backend().mem_get_info(&free, &total)) return e;
+  // Each allocation is charged as cudaMalloc's are; the memory is made once
+  // all fit.
+  size_t charged = 0;
+  auto undo = [&] {
+    for (size_t i = 0; i < charged; ++i) s.quota.freed(SessionQuota::Kind::memory, list[i].base);
+  };
+  for (; charged < list.size(); ++charged)
+    if (int32_t e = s.quota.allocate(device, list[charged].size, SessionQuota::Kind::memory, &list[charged].base,
+                                     [] { return cudaSuccess; })) {
+      undo();
+      return e;
+    }
+  std::string why;
+  if (int32_t e = s.fixed_address.allocate(s.backend(), device, list, kMaxSpanPerDeviceMemory * total, &why)) {
+    undo();
+    if (!why.empty()) s.warnings.warn("malloc-at", "%s", why.c_str());
+    return e;
+  }
+  for (const auto& a : list) s.allocations.add(a.base, a.size);
+  return cudaSuccess;
+}
+
 int32_t free_memory(SessionContext& s, Request& req, proto::Writer&) {
   auto p = req.args.get<uint64_t>();
   req.args.expect_end();
   if (!s.take_allocation(p)) return cudaErrorInvalidValue;
   s.quota.freed(SessionQuota::Kind::memory, p);
-  return s.backend().free(p);
+  return s.fixed_address.holds(p) ? s.fixed_address.free(s.backend(), p) : s.backend().free(p);
 }
 
 int32_t mem_get_info(SessionContext& s, Request& req, proto::Writer& out) {
@@ -75,6 +115,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   if (e) return e;
   // The reset destroyed every object of the device.
   s.allocations.clear();
+  s.fixed_address.forget(req.header().device);
   s.globals.clear();
   s.streams.clear();
   s.events.clear();
@@ -128,6 +169,7 @@ int32_t get_error_string(SessionContext& s, Request& req, proto::Writer& out) {
 void register_memory_handlers(Dispatcher& d) {
   d.add(proto::kOpMalloc, malloc_linear);
   d.add(proto::kOpMallocPitch, malloc_pitch);
+  d.add(proto::kOpMallocAt, malloc_at);
   d.add(proto::kOpFree, free_memory);
   d.add(proto::kOpMemGetInfo, mem_get_info);
 }

@@ -21,6 +21,7 @@
 #include "server/worker/array_table.hpp"
 #include "server/worker/device_object_set.hpp"
 #include "server/worker/external_memory_table.hpp"
+#include "server/worker/fixed_address_memory.hpp"
 #include "server/worker/graph_staging_slabs.hpp"
 #include "server/worker/graph_table.hpp"
 #include "server/worker/green_context_table.hpp"
@@ -144,6 +145,9 @@ class SessionContext {
   // memory whose device address it asked for, managed memory, accessible
   // virtual memory ranges, opened IPC memory.
   AllocationTable mapped;
+  // Allocations made at the client's addresses (kOpMallocAt), also in
+  // `allocations`.
+  FixedAddressMemory fixed_address;
   VmmTable vmm;
   // Multicast objects: also in vmm as allocations (cuMemMap maps them,
   // cuMemRelease frees them), and only these may be bound to.

@@ -85,7 +85,7 @@ int32_t reserve(SessionContext& s, Request& req, proto::Writer& out) {
   auto alignment = req.args.get<uint64_t>();
   req.args.expect_end();
   DevPtr p = 0;
-  if (int32_t e = s.backend().vmm_reserve(&p, size, alignment)) return e;
+  if (int32_t e = s.backend().vmm_reserve(&p, size, alignment, 0)) return e;
   s.vmm.add_reservation(p, size);
   out.put<uint64_t>(p);
   return cudaSuccess;

@@ -2,8 +2,11 @@
 # Runs tests/gpu/migration/address_probe.cu (docs/migration.md): a source
 # process holds cudaMalloc'd memory while a fresh target process maps device
 # memory at the same addresses, on the same GPU and, where there is one, on
-# another. Writes OUT_DIR/address-probe.md.
-#   usage: tests/gpu/migration/run_address_probe.sh OUT_DIR
+# another. Given a build, also rgpu's own way (kOpMallocAt): two
+# rgpu-servers, the target session making memory at the source session's
+# addresses (BUILD_DIR/rgpu_fixed_address_check over tcp and shm; source on
+# GPU 0, target on the last GPU). Writes OUT_DIR/address-probe.md.
+#   usage: tests/gpu/migration/run_address_probe.sh OUT_DIR [BUILD_DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mkdir -p "${1:?usage: run_address_probe.sh OUT_DIR}" && cd "$1" && pwd)
@@ -27,5 +30,24 @@ for target in "0 ranges" "0 span" $([ "$gpus" -ge 2 ] && echo "1_ranges 1_span")
     cat "$out/source.txt" "$out/target-gpu$target_gpu-$mode.txt"; echo '```'; echo; } >>"$out/address-probe.md"
 done
 rm -f "$out/hold"
+if [ -n "${2:-}" ]; then
+  build=$(cd "$2" && pwd)
+  port=${PROBE_PORT:-18900}
+  last=$((gpus - 1))
+  for g in 0 1; do
+    "$build/rgpu-server" --listen 127.0.0.1 --port $((port + g)) --gpus $([ $g = 0 ] && echo 0 || echo $last) --workers 1 \
+      --unix-socket /tmp/rgpu-probe-$((port + g)).sock >"$out/server-$g.log" 2>&1 &
+  done
+  for g in 0 1; do
+    for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$((port + g))) 2>/dev/null && break; sleep 0.1; done
+  done
+  for t in tcp shm; do
+    { echo "## rgpu: kOpMallocAt over $t, source GPU 0, target GPU $last (two rgpu-servers)"; echo; echo '```'
+      timeout 120 "$build/rgpu_fixed_address_check" $t 127.0.0.1:$port:0 127.0.0.1:$((port + 1)):$last 2>&1 || rc=1
+      echo '```'; echo; } >>"$out/address-probe.md"
+  done
+  kill $(jobs -p) 2>/dev/null
+  wait
+fi
 cat "$out/address-probe.md"
 exit $rc

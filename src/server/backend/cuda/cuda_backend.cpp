@@ -450,9 +450,9 @@ class CudaBackend final : public CudaForwardedApi {
     *object = h;
     return rt(r);
   }
-  int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
+  int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment, DevPtr hint) override {
     CUdeviceptr p = 0;
-    CUresult r = cuMemAddressReserve(&p, size, alignment, 0, 0);
+    CUresult r = cuMemAddressReserve(&p, size, alignment, hint, 0);
     *ptr = p;
     return rt(r);
   }

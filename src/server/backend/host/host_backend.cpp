@@ -992,10 +992,19 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   // The GPUs this backend stands for are joined by no NVLink switch: as
   // their driver does, it has no multicast objects.
   int32_t multicast_create(Handle*, const CUmulticastObjectProp&) override { return cudaErrorNotSupported; }
-  int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment) override {
+  int32_t vmm_reserve(DevPtr* ptr, size_t size, size_t alignment, DevPtr hint) override {
     if (size == 0 || size % kVmmGranularity) return cudaErrorInvalidValue;
     if (alignment < kVmmGranularity) alignment = kVmmGranularity;
     if (alignment & (alignment - 1)) return cudaErrorInvalidValue;
+    if (hint && hint % alignment == 0) {
+      void* p = mmap(reinterpret_cast<void*>(hint), size, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+      if (p == reinterpret_cast<void*>(hint)) {
+        *ptr = hint;
+        return cudaSuccess;
+      }
+      if (p != MAP_FAILED) munmap(p, size);  // a kernel without MAP_FIXED_NOREPLACE took it as a hint
+    }
     size_t span = size + alignment;
     void* p = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) return cudaErrorMemoryAllocation;

@@ -1,0 +1,117 @@
+#include "server/worker/fixed_address_memory.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <vector>
+
+namespace rgpu::server {
+
+int32_t FixedAddressMemory::allocate(Backend& backend, int device, std::span<const Allocation> allocations,
+                                     uint64_t max_span, std::string* why) {
+  if (allocations.empty()) return cudaErrorInvalidValue;
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  size_t page = 0;
+  if (int32_t e = backend.vmm_granularity(&page, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM)) return e;
+  // The pages that hold the allocations, merged into runs; each allocation
+  // lies in one run.
+  struct Piece {
+    uint64_t base, end;
+  };
+  std::vector<Piece> runs;
+  uint64_t last_end = 0;
+  for (const Allocation& a : allocations) {
+    if (a.size == 0 || a.base < last_end || a.base > UINT64_MAX - a.size - page) return cudaErrorInvalidValue;
+    last_end = a.base + a.size;
+    const uint64_t lo = a.base / page * page, hi = (last_end + page - 1) / page * page;
+    if (!runs.empty() && lo <= runs.back().end)
+      runs.back().end = std::max(runs.back().end, hi);
+    else
+      runs.push_back({lo, hi});
+  }
+  const uint64_t span = runs.front().base, span_size = runs.back().end - span;
+  if (span_size > max_span) return cudaErrorInvalidValue;
+  std::lock_guard lock(mutex_);
+  DevPtr got = 0;
+  if (int32_t e = backend.vmm_reserve(&got, span_size, page, span)) return e;
+  if (got != span) {
+    backend.vmm_free(got, span_size);
+    char text[96];
+    std::snprintf(text, sizeof text, "device address 0x%llx is taken in this worker",
+                  static_cast<unsigned long long>(span));
+    *why = text;
+    return cudaErrorAlreadyMapped;
+  }
+  spans_[span] = {span_size, 0};
+  for (const Piece& r : runs) {
+    Handle memory = 0;
+    int32_t e = backend.vmm_create(&memory, r.end - r.base, prop);
+    if (!e && (e = backend.vmm_map(r.base, r.end - r.base, 0, memory))) backend.vmm_release(memory);
+    if (!e) {
+      runs_[r.base] = {r.end - r.base, memory, span, device, 0};
+      ++spans_[span].runs;
+      e = backend.vmm_set_access(r.base, r.end - r.base, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    }
+    if (e) {  // none made: undo the runs mapped so far, and the span with the last
+      for (auto it = runs_.lower_bound(span); it != runs_.end() && it->second.span == span;)
+        drop_run(backend, it++);
+      if (spans_.contains(span)) {
+        backend.vmm_free(span, span_size);
+        spans_.erase(span);
+      }
+      return e;
+    }
+  }
+  for (const Allocation& a : allocations) {
+    auto run = std::prev(runs_.upper_bound(a.base));
+    allocations_[a.base] = run->first;
+    ++run->second.allocations;
+  }
+  return cudaSuccess;
+}
+
+bool FixedAddressMemory::holds(uint64_t base) const {
+  std::lock_guard lock(mutex_);
+  return allocations_.contains(base);
+}
+
+int32_t FixedAddressMemory::free(Backend& backend, uint64_t base) {
+  std::lock_guard lock(mutex_);
+  auto a = allocations_.find(base);
+  if (a == allocations_.end()) return cudaErrorInvalidValue;
+  auto run = runs_.find(a->second);
+  allocations_.erase(a);
+  return --run->second.allocations == 0 ? drop_run(backend, run) : cudaSuccess;
+}
+
+int32_t FixedAddressMemory::drop_run(Backend& backend, std::map<uint64_t, Run>::iterator run) {
+  int32_t e = backend.vmm_unmap(run->first, run->second.size);
+  if (int32_t r = backend.vmm_release(run->second.memory); !e) e = r;
+  auto span = spans_.find(run->second.span);
+  runs_.erase(run);
+  if (--span->second.runs == 0) {
+    if (int32_t f = backend.vmm_free(span->first, span->second.size); !e) e = f;
+    spans_.erase(span);
+  }
+  return e;
+}
+
+void FixedAddressMemory::forget(int device) {
+  std::lock_guard lock(mutex_);
+  for (auto run = runs_.begin(); run != runs_.end();) {
+    if (run->second.device != device) {
+      ++run;
+      continue;
+    }
+    for (auto a = allocations_.begin(); a != allocations_.end();)
+      a = a->second == run->first ? allocations_.erase(a) : std::next(a);
+    if (auto span = spans_.find(run->second.span); --span->second.runs == 0) spans_.erase(span);
+    run = runs_.erase(run);
+  }
+}
+
+}  // namespace rgpu::server
