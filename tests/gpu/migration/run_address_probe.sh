@@ -5,7 +5,8 @@
 # another. Given a build, also rgpu's own way (kOpMallocAt): two
 # rgpu-servers, the target session making memory at the source session's
 # addresses (BUILD_DIR/rgpu_fixed_address_check over tcp and shm; source on
-# GPU 0, target on the last GPU). Writes OUT_DIR/address-probe.md.
+# GPU 0, target on the last GPU). Writes OUT_DIR/address-probe.md; exit
+# status 0 when the span kept every address and the check passed.
 #   usage: tests/gpu/migration/run_address_probe.sh OUT_DIR [BUILD_DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +24,8 @@ for target in "0 ranges" "0 span" $([ "$gpus" -ge 2 ] && echo "1_ranges 1_span")
   source_pid=$!
   exec 3>"$out/hold"  # the source holds its memory until this closes
   for _ in $(seq 100); do grep -q "PROBE source holding" "$out/source.txt" && break; sleep 0.1; done
-  "$out/address_probe" target "$out/allocations.txt" "$target_gpu" "$mode" >"$out/target-gpu$target_gpu-$mode.txt" 2>&1 || rc=1
+  "$out/address_probe" target "$out/allocations.txt" "$target_gpu" "$mode" >"$out/target-gpu$target_gpu-$mode.txt" 2>&1 ||
+    [ "$mode" = ranges ] || rc=1  # ranges apart are expected to move (a baseline for the span)
   exec 3>&-
   wait "$source_pid" || rc=1
   { echo "## source on GPU 0, target on GPU $target_gpu, $mode reserved"; echo; echo '```'
@@ -36,7 +38,7 @@ if [ -n "${2:-}" ]; then
   last=$((gpus - 1))
   for g in 0 1; do
     "$build/rgpu-server" --listen 127.0.0.1 --port $((port + g)) --gpus $([ $g = 0 ] && echo 0 || echo $last) --workers 1 \
-      --unix-socket /tmp/rgpu-probe-$((port + g)).sock >"$out/server-$g.log" 2>&1 &
+      --unix-socket /tmp/rgpu-$((port + g)).sock >"$out/server-$g.log" 2>&1 &
   done
   for g in 0 1; do
     for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$((port + g))) 2>/dev/null && break; sleep 0.1; done
