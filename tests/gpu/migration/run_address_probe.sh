@@ -32,6 +32,28 @@ for target in "0 ranges" "0 span" $([ "$gpus" -ge 2 ] && echo "1_ranges 1_span")
     cat "$out/source.txt" "$out/target-gpu$target_gpu-$mode.txt"; echo '```'; echo; } >>"$out/address-probe.md"
 done
 rm -f "$out/hold"
+# Module globals and texture/surface object values (object_probe.cu): three
+# processes alive at once, the last with 1 GB allocated before it loads.
+nvcc -O2 -cudart shared -o "$out/object_probe" "$here/object_probe.cu" -lcuda || exit 1
+rm -f "$out/hold"
+mkfifo "$out/hold"
+for run in first:0 second:0 after-1GB:1024; do
+  "$out/object_probe" "${run#*:}" <"$out/hold" >"$out/objects-${run%%:*}.txt" 2>&1 &
+done
+exec 3>"$out/hold"
+for run in first second after-1GB; do
+  for _ in $(seq 100); do grep -q "PROBE surface 1\|RESULT FAIL" "$out/objects-$run.txt" 2>/dev/null && break; sleep 0.1; done
+done
+exec 3>&-
+wait
+rm -f "$out/hold"
+{ echo "## module globals and texture/surface objects: three processes at once (the third with 1 GB allocated first)"
+  echo; echo "| object | first | second | after-1GB |"; echo "|---|---|---|---|"
+  paste -d' ' <(awk '/^PROBE/ {print $2" "$3" "$4}' "$out/objects-first.txt") \
+    <(awk '/^PROBE/ {print $4}' "$out/objects-second.txt") <(awk '/^PROBE/ {print $4}' "$out/objects-after-1GB.txt") |
+    awk '{print "| "$1" "$2" | "$3" | "$4" | "$5" |"}'
+  echo; grep -h "RESULT FAIL" "$out"/objects-*.txt; } >>"$out/address-probe.md"
+grep -q "RESULT FAIL" "$out"/objects-*.txt && rc=1
 if [ -n "${2:-}" ]; then
   build=$(cd "$2" && pwd)
   port=${PROBE_PORT:-18900}
