@@ -318,7 +318,27 @@ std::vector<AllocationPath> device_allocation_paths() {
          return e;
        },
        freed_by(proto::kOpManagedUnmap)},
+      {"at fixed addresses",
+       [](client::Session& s, uint64_t* made) {
+         static std::atomic<uint64_t> next{0x6e0000000000ull};
+         *made = next.fetch_add(16 * kTwoMiB);
+         proto::Writer w;
+         w.put<uint32_t>(1).put<uint64_t>(*made).put<uint64_t>(kTwoMiB);
+         std::vector<uint8_t> reply;
+         return s.call(proto::kOpMallocAt, 0, w.bytes(), {}, reply);
+       },
+       freed_by(proto::kOpFree)},
   };
+}
+
+// Device memory at fixed addresses (kOpMallocAt) one byte per page: what the
+// pages hold.
+cudaError_t one_byte_per_page(client::Session& s, uint64_t base, uint32_t pages) {
+  proto::Writer w;
+  w.put<uint32_t>(pages);
+  for (uint32_t i = 0; i < pages; ++i) w.put<uint64_t>(base + i * 2 * kTwoMiB).put<uint64_t>(1);
+  std::vector<uint8_t> reply;
+  return s.call(proto::kOpMallocAt, 0, w.bytes(), {}, reply);
 }
 
 }  // namespace
@@ -339,6 +359,21 @@ TEST(ServerLimits, MaxSessionMemoryCountsEveryAllocationPath) {
     ASSERT_EQ(path.allocate(*s, &second), cudaSuccess);
     ASSERT_EQ(path.free(*s, second), cudaSuccess);
   }
+  EXPECT_EQ(synchronize(*s), cudaSuccess);
+}
+
+// Memory made at fixed addresses is charged by the pages mapped, not by the
+// bytes asked for: one byte on each of 40 pages holds 80 MiB of the GPU.
+TEST(ServerLimits, MemoryAtFixedAddressesIsChargedByThePagesItMaps) {
+  Limited server({"--max-session-memory", "64M"});
+  auto s = server.session("tcp");
+  ASSERT_TRUE(s);
+  const uint64_t base = 0x6d0000000000ull;
+  EXPECT_EQ(one_byte_per_page(*s, base, 40), cudaErrorMemoryAllocation);
+  ASSERT_EQ(one_byte_per_page(*s, base, 20), cudaSuccess);  // what the refused list held is back
+  EXPECT_EQ(one_byte_per_page(*s, base + (1ull << 32), 20), cudaErrorMemoryAllocation);
+  for (uint32_t i = 0; i < 20; ++i) ASSERT_EQ(free_on(*s, base + i * 2 * kTwoMiB), cudaSuccess);
+  EXPECT_EQ(one_byte_per_page(*s, base + (1ull << 32), 30), cudaSuccess);
   EXPECT_EQ(synchronize(*s), cudaSuccess);
 }
 

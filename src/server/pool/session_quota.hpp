@@ -30,7 +30,9 @@ constexpr uint64_t kLargeAllocationGranularity = 2ull << 20;
 class SessionQuota {
  public:
   // What an allocation is named by until it is freed.
-  enum class Kind : uint8_t { memory, vmm, array, mipmap };
+  // fixed_run: a page run of memory made at the client's addresses
+  // (server/worker/fixed_address_memory.hpp), named by its base.
+  enum class Kind : uint8_t { memory, vmm, array, mipmap, fixed_run };
 
   // The ledger and the worker the session is registered as; no ledger (a
   // worker outside a daemon): no job's amount counts.

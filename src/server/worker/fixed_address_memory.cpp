@@ -8,8 +8,8 @@
 
 namespace rgpu::server {
 
-int32_t FixedAddressMemory::allocate(Backend& backend, int device, std::span<const Allocation> allocations,
-                                     uint64_t max_span, std::string* why) {
+int32_t FixedAddressMemory::allocate(Backend& backend, SessionQuota& quota, int device,
+                                     std::span<const Allocation> allocations, uint64_t max_span, std::string* why) {
   if (allocations.empty()) return cudaErrorInvalidValue;
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -25,7 +25,8 @@ int32_t FixedAddressMemory::allocate(Backend& backend, int device, std::span<con
   std::vector<Piece> runs;
   uint64_t last_end = 0;
   for (const Allocation& a : allocations) {
-    if (a.size == 0 || a.base < last_end || a.base > UINT64_MAX - a.size - page) return cudaErrorInvalidValue;
+    if (a.size == 0 || a.size > UINT64_MAX - page || a.base < last_end || a.base > UINT64_MAX - page - a.size)
+      return cudaErrorInvalidValue;
     last_end = a.base + a.size;
     const uint64_t lo = a.base / page * page, hi = (last_end + page - 1) / page * page;
     if (!runs.empty() && lo <= runs.back().end)
@@ -49,8 +50,11 @@ int32_t FixedAddressMemory::allocate(Backend& backend, int device, std::span<con
   spans_[span] = {span_size, 0};
   for (const Piece& r : runs) {
     Handle memory = 0;
-    int32_t e = backend.vmm_create(&memory, r.end - r.base, prop);
-    if (!e && (e = backend.vmm_map(r.base, r.end - r.base, 0, memory))) backend.vmm_release(memory);
+    int32_t e = quota.allocate(device, r.end - r.base, SessionQuota::Kind::fixed_run, &r.base, [&] {
+      int32_t made = backend.vmm_create(&memory, r.end - r.base, prop);
+      if (!made && (made = backend.vmm_map(r.base, r.end - r.base, 0, memory))) backend.vmm_release(memory);
+      return made;
+    });
     if (!e) {
       runs_[r.base] = {r.end - r.base, memory, span, device, 0};
       ++spans_[span].runs;
@@ -58,7 +62,7 @@ int32_t FixedAddressMemory::allocate(Backend& backend, int device, std::span<con
     }
     if (e) {  // none made: undo the runs mapped so far, and the span with the last
       for (auto it = runs_.lower_bound(span); it != runs_.end() && it->second.span == span;)
-        drop_run(backend, it++);
+        drop_run(backend, quota, it++);
       if (spans_.contains(span)) {
         backend.vmm_free(span, span_size);
         spans_.erase(span);
@@ -79,16 +83,17 @@ bool FixedAddressMemory::holds(uint64_t base) const {
   return allocations_.contains(base);
 }
 
-int32_t FixedAddressMemory::free(Backend& backend, uint64_t base) {
+int32_t FixedAddressMemory::free(Backend& backend, SessionQuota& quota, uint64_t base) {
   std::lock_guard lock(mutex_);
   auto a = allocations_.find(base);
   if (a == allocations_.end()) return cudaErrorInvalidValue;
   auto run = runs_.find(a->second);
   allocations_.erase(a);
-  return --run->second.allocations == 0 ? drop_run(backend, run) : cudaSuccess;
+  return --run->second.allocations == 0 ? drop_run(backend, quota, run) : cudaSuccess;
 }
 
-int32_t FixedAddressMemory::drop_run(Backend& backend, std::map<uint64_t, Run>::iterator run) {
+int32_t FixedAddressMemory::drop_run(Backend& backend, SessionQuota& quota, std::map<uint64_t, Run>::iterator run) {
+  quota.freed(SessionQuota::Kind::fixed_run, run->first);
   int32_t e = backend.vmm_unmap(run->first, run->second.size);
   if (int32_t r = backend.vmm_release(run->second.memory); !e) e = r;
   auto span = spans_.find(run->second.span);

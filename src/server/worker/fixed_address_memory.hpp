@@ -7,7 +7,8 @@
 // that address as a hint only, and keeps it for a large reservation but
 // not for small ones (tests/gpu/migration/address_probe.cu), hence one
 // span. Each allocation is freed alone; a run's memory goes with the last
-// allocation in it, the span with its last run.
+// allocation in it, the span with its last run. What is charged to the
+// session is what is mapped: each run, whatever the allocations in it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <string>
 
 #include "server/backend/backend.hpp"
+#include "server/pool/session_quota.hpp"
 
 namespace rgpu::server {
 
@@ -31,11 +33,12 @@ class FixedAddressMemory {
   // cudaErrorInvalidValue for a list that breaks those rules or whose span
   // passes `max_span` bytes; cudaErrorAlreadyMapped when the span's address
   // is taken in this process (*why then names it).
-  int32_t allocate(Backend& backend, int device, std::span<const Allocation> allocations, uint64_t max_span,
-                   std::string* why);
+  // Each run is charged to `quota` (SessionQuota::Kind::fixed_run) until it goes.
+  int32_t allocate(Backend& backend, SessionQuota& quota, int device, std::span<const Allocation> allocations,
+                   uint64_t max_span, std::string* why);
   // Whether base is an allocation made here (then free it with free()).
   bool holds(uint64_t base) const;
-  int32_t free(Backend& backend, uint64_t base);
+  int32_t free(Backend& backend, SessionQuota& quota, uint64_t base);
   // A device reset destroyed the device's mappings and reservations.
   void forget(int device);
 
@@ -52,7 +55,7 @@ class FixedAddressMemory {
     unsigned runs;
   };
   // With mutex_ held: unmaps and releases a run, and its span once empty.
-  int32_t drop_run(Backend& backend, std::map<uint64_t, Run>::iterator run);
+  int32_t drop_run(Backend& backend, SessionQuota& quota, std::map<uint64_t, Run>::iterator run);
 
   mutable std::mutex mutex_;
   std::map<uint64_t, uint64_t> allocations_;  // base -> its run's base

@@ -60,20 +60,20 @@ int32_t malloc_at(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   size_t free = 0, total = 0;
   if (int32_t e = s.backend().mem_get_info(&free, &total)) return e;
-  // Each allocation is charged as cudaMalloc's are; the memory is made once
-  // all fit.
+  // Each allocation counts against the session's count of allocations; the
+  // memory, mapped by whole pages, is charged by FixedAddressMemory.
   size_t charged = 0;
   auto undo = [&] {
     for (size_t i = 0; i < charged; ++i) s.quota.freed(SessionQuota::Kind::memory, list[i].base);
   };
   for (; charged < list.size(); ++charged)
-    if (int32_t e = s.quota.allocate(device, list[charged].size, SessionQuota::Kind::memory, &list[charged].base,
+    if (int32_t e = s.quota.allocate(device, 0, SessionQuota::Kind::memory, &list[charged].base,
                                      [] { return cudaSuccess; })) {
       undo();
       return e;
     }
   std::string why;
-  if (int32_t e = s.fixed_address.allocate(s.backend(), device, list, kMaxSpanPerDeviceMemory * total, &why)) {
+  if (int32_t e = s.fixed_address.allocate(s.backend(), s.quota, device, list, kMaxSpanPerDeviceMemory * total, &why)) {
     undo();
     if (!why.empty()) s.warnings.warn("malloc-at", "%s", why.c_str());
     return e;
@@ -87,7 +87,7 @@ int32_t free_memory(SessionContext& s, Request& req, proto::Writer&) {
   req.args.expect_end();
   if (!s.take_allocation(p)) return cudaErrorInvalidValue;
   s.quota.freed(SessionQuota::Kind::memory, p);
-  return s.fixed_address.holds(p) ? s.fixed_address.free(s.backend(), p) : s.backend().free(p);
+  return s.fixed_address.holds(p) ? s.fixed_address.free(s.backend(), s.quota, p) : s.backend().free(p);
 }
 
 int32_t mem_get_info(SessionContext& s, Request& req, proto::Writer& out) {
