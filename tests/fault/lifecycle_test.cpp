@@ -309,3 +309,47 @@ TEST(Lifecycle, ThousandSessionsEndingEveryWayLeaveNothingBehind) {
   uint64_t free = r.get<uint64_t>(), total = r.get<uint64_t>();
   EXPECT_EQ(free, total);
 }
+
+// SIGUSR1 drains a server: new sessions are turned away, saying why; the
+// sessions it serves go on (their new threads join them too); once they
+// have ended, the daemon stops by itself.
+TEST(Lifecycle, DrainedServerTurnsNewSessionsAwayLetsServingOnesFinishThenStops) {
+  const uint16_t port = free_port();
+  const pid_t daemon = start_server(port, {"--workers", "2"});
+  bool reaped = false;
+  struct Reaper {
+    const pid_t& pid;
+    bool& reaped;
+    ~Reaper() {
+      if (!reaped) stop_server(pid, SIGKILL);
+    }
+  } reaper{daemon, reaped};
+  auto tcp = open_session(port, "tcp");
+  auto shm = open_session(port, "shm");
+  ASSERT_TRUE(tcp && shm);
+  ASSERT_EQ(kill(daemon, SIGUSR1), 0);
+  std::string why;
+  for (int i = 0; i < 50 && why.find("draining") == std::string::npos; ++i) {
+    // A session admitted before the daemon saw the signal ends at once.
+    client::Session::open({"127.0.0.1", port}, i % 2 ? "shm" : "tcp", {0}, &why).reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(why.find("this server is draining"), std::string::npos) << why;
+  EXPECT_EQ(some_work(*tcp), cudaSuccess);
+  EXPECT_EQ(some_work(*shm), cudaSuccess);
+  cudaError_t from_new_thread = cudaErrorUnknown;
+  std::thread([&] { from_new_thread = some_work(*tcp); }).join();
+  EXPECT_EQ(from_new_thread, cudaSuccess);
+  EXPECT_TRUE(running(daemon));
+  tcp.reset();
+  shm.reset();
+  int status = 0;
+  const auto ended = Clock::now();
+  while (!reaped && seconds_since(ended) < 10) {
+    reaped = waitpid(daemon, &status, WNOHANG) == daemon;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(reaped) << "the drained daemon did not stop within 10 s of its last session's end";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  measured("drained daemon stopped after its last session ended (s)", seconds_since(ended));
+}

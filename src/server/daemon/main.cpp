@@ -30,6 +30,9 @@
 namespace {
 volatile sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
+// SIGUSR1: drain (WorkerPool::drain), then stop once no session is left.
+volatile sig_atomic_t g_drain = 0;
+void on_drain_signal(int) { g_drain = 1; }
 
 constexpr int kAcceptsPerPass = 64;
 
@@ -88,6 +91,9 @@ int main(int argc, char** argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  struct sigaction drain_sa{};
+  drain_sa.sa_handler = on_drain_signal;
+  sigaction(SIGUSR1, &drain_sa, nullptr);
 
   std::vector<std::unique_ptr<transport::Listener>> listeners;
   const bool tls = !config.tls.certificate.empty();
@@ -162,7 +168,15 @@ int main(int argc, char** argv) {
     const size_t first_channel = fds.size();
     for (int ch : pool.channels()) fds.push_back({ch, POLLIN, 0});
     int n = poll(fds.data(), fds.size(), 500);
+    if (g_drain && !pool.draining()) {
+      RGPU_LOG(info, "draining (SIGUSR1): no new sessions; stopping once the serving ones have ended");
+      pool.drain("this server is draining: it takes no new sessions (its operator sent SIGUSR1)");
+    }
     pool.reap();
+    if (pool.drained()) {
+      RGPU_LOG(info, "drained: no session left; stopping");
+      break;
+    }
     pool.stop_due_workers();
     if (!keep_mps_serving(mps, pool)) {
       RGPU_LOG(error, "stopping: the MPS daemon cannot restart, and workers would be MPS clients of none");
@@ -195,7 +209,8 @@ int main(int argc, char** argv) {
     for (size_t i = first_channel; i < fds.size(); ++i)
       if (fds[i].revents) pool.on_channel_readable(fds[i].fd);
     std::string unservable;
-    for (int fd : pool.take_unservable(&unservable)) refusals.refuse(fd, "no worker starts", unservable);
+    for (int fd : pool.take_unservable(&unservable))
+      refusals.refuse(fd, pool.draining() ? "draining" : "no worker starts", unservable);
     pool.top_up();
   }
   RGPU_LOG(info, "shutting down");

@@ -72,7 +72,7 @@ void WorkerPool::top_up() {
   // At least one worker for each queued client that may start its hello,
   // plus the idle reserve.
   size_t want = static_cast<size_t>(config_.workers) + unauthenticated_.dispatchable();
-  if (held_ || Clock::now() < retry_after_) return;
+  if (held_ || draining() || Clock::now() < retry_after_) return;
   while (waiting_.size() < want) {
     size_t before = waiting_.size();
     spawn();
@@ -99,7 +99,7 @@ std::string WorkerPool::hand_off(int client_fd, std::string* kind) {
   }
   if (std::string why = unservable_reason(); !why.empty()) {
     unauthenticated_.finished(id);
-    *kind = "no worker starts";
+    *kind = draining() ? "draining" : "no worker starts";
     return why;
   }
   pending_.push_back(Queued{client_fd, now, id});
@@ -207,6 +207,7 @@ void WorkerPool::on_channel_readable(int channel) {
 }
 
 std::string WorkerPool::unservable_reason() const {
+  if (draining()) return drain_why_;
   if (start_failure_.empty() || std::any_of(waiting_.begin(), waiting_.end(), [](const Worker& w) { return w.ready; }))
     return "";
   return "rgpu-server cannot start a worker: " + start_failure_;
@@ -301,11 +302,9 @@ void WorkerPool::stop_due_workers() {
     }
 }
 
-void WorkerPool::stop_all_workers(const char* why, std::chrono::milliseconds grace) {
-  held_ = true;
-  stop_why_ = why;
-  // Idle ones are forgotten at once, not taken for failed starts (which
-  // would hold back their replacements).
+void WorkerPool::stop_idle_workers(const char* why) {
+  // Forgotten at once, not taken for failed starts (which would hold back
+  // their replacements).
   for (const Worker& w : waiting_) {
     if (kill(w.pid, SIGKILL) == 0) {
       RGPU_LOG(warn, "stopped idle worker %d: %s", w.pid, why);
@@ -314,11 +313,24 @@ void WorkerPool::stop_all_workers(const char* why, std::chrono::milliseconds gra
     close(w.channel);
   }
   waiting_.clear();
+}
+
+void WorkerPool::stop_all_workers(const char* why, std::chrono::milliseconds grace) {
+  held_ = true;
+  stop_why_ = why;
+  stop_idle_workers(why);
   stop_serving_at_ = Clock::now() + grace;
   stop_due_workers();
 }
 
 bool WorkerPool::stopped() const { return held_ && waiting_.empty() && serving_.empty() && stopping_.empty(); }
+
+void WorkerPool::drain(std::string why) {
+  drain_why_ = std::move(why);
+  stop_idle_workers("draining");
+}
+
+bool WorkerPool::drained() const { return draining() && waiting_.empty() && serving_.empty() && stopping_.empty(); }
 
 void WorkerPool::resume() {
   held_ = false;

@@ -51,6 +51,13 @@ class WorkerPool {
   // handed on until resume(); stopped() says when the last has exited.
   void stop_all_workers(const char* why, std::chrono::milliseconds grace);
   bool holding() const { return held_; }
+  // Takes no new session from now on (`rgpu-server` got SIGUSR1): idle
+  // workers stop, none starts, queued and new connections are turned away
+  // (take_unservable, hand_off) with `why`; serving ones go on to their end.
+  void drain(std::string why);
+  bool draining() const { return !drain_why_.empty(); }
+  // Draining, and no worker is left.
+  bool drained() const;
   bool stopped() const;
   void resume();
   void shutdown();
@@ -98,6 +105,10 @@ class WorkerPool {
   // while instead of forking in a tight loop.
   Clock::time_point retry_after_{};
   std::string start_failure_;  // why a worker last said it cannot start; "" once one started
+  // Kills the idle and starting workers (`why` logged); they go to stopping_.
+  void stop_idle_workers(const char* why);
+
+  std::string drain_why_;  // non-empty: draining
   // Between stop_all_workers and resume: killed workers not yet reaped, and
   // when the serving ones are killed (with why).
   bool held_ = false;
