@@ -7,7 +7,9 @@
 //   object_probe [ALLOCATE_FIRST_MB]   loads two PTX images (cuModuleLoadData,
 //       as rgpu's workers load them), prints each global's address, then
 //       makes 3 texture objects over linear memory and 2 surface objects over
-//       an array and prints their values; ALLOCATE_FIRST_MB > 0 first holds
+//       an array and prints their values, then destroys the second texture
+//       object and prints the value a new one gets (is a value handed out
+//       again?); ALLOCATE_FIRST_MB > 0 first holds
 //       that much device memory (a target whose history differs)
 // Prints PROBE lines; the runner compares two processes' lines.
 #include <cuda.h>
@@ -65,7 +67,7 @@ int main(int argc, char** argv) {
   }
   void* linear = nullptr;
   cudaMalloc(&linear, 1 << 20);
-  for (int i = 0; i < 3; ++i) {
+  auto texture = [&](int i) {
     cudaResourceDesc res{};
     res.resType = cudaResourceTypeLinear;
     res.res.linear.devPtr = static_cast<char*>(linear) + i * 4096;
@@ -76,9 +78,14 @@ int main(int argc, char** argv) {
     cudaTextureObject_t t = 0;
     if (cudaCreateTextureObject(&t, &res, &tex, nullptr) != cudaSuccess) {
       std::printf("RESULT FAIL: cudaCreateTextureObject\n");
-      return 1;
+      std::exit(1);
     }
-    std::printf("PROBE texture %d %llu\n", i, static_cast<unsigned long long>(t));
+    return t;
+  };
+  cudaTextureObject_t textures[3];
+  for (int i = 0; i < 3; ++i) {
+    textures[i] = texture(i);
+    std::printf("PROBE texture %d %llu\n", i, static_cast<unsigned long long>(textures[i]));
   }
   cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
   cudaArray_t array;
@@ -94,6 +101,8 @@ int main(int argc, char** argv) {
     }
     std::printf("PROBE surface %d %llu\n", i, static_cast<unsigned long long>(s));
   }
+  cudaDestroyTextureObject(textures[1]);
+  std::printf("PROBE texture after-destroying-1 %llu\n", static_cast<unsigned long long>(texture(3)));
   std::fflush(stdout);
   // Held until stdin closes, so that two processes live at once.
   while (std::getchar() != EOF) {

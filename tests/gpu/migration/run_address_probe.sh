@@ -42,7 +42,7 @@ for run in first:0 second:0 after-1GB:1024; do
 done
 exec 3>"$out/hold"
 for run in first second after-1GB; do
-  for _ in $(seq 100); do grep -q "PROBE surface 1\|RESULT FAIL" "$out/objects-$run.txt" 2>/dev/null && break; sleep 0.1; done
+  for _ in $(seq 100); do grep -q "PROBE texture after\|RESULT FAIL" "$out/objects-$run.txt" 2>/dev/null && break; sleep 0.1; done
 done
 exec 3>&-
 wait
