@@ -39,7 +39,8 @@ class FixedAddressMemory {
   // Whether base is an allocation made here (then free it with free()).
   bool holds(uint64_t base) const;
   int32_t free(Backend& backend, SessionQuota& quota, uint64_t base);
-  // A device reset destroyed the device's mappings and reservations.
+  // A device reset destroyed the device's memory: its records go (its
+  // charges went with SessionQuota::reset).
   void forget(int device);
 
  private:
