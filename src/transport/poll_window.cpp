@@ -1,21 +1,71 @@
 #include "transport/poll_window.hpp"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 
 namespace rgpu::transport {
 namespace {
+
+using std::chrono::microseconds;
+using std::chrono::nanoseconds;
+using Clock = std::chrono::steady_clock;
+
 // A synchronize after a few small kernels (a batch-1 inference step) waits
 // 60-100 us: a shorter window sleeps through most of them.
-constexpr long kDefaultPollUs = 200;
+constexpr microseconds kRoomyWindow{200};
+// Enough for a small call's reply; measured fair at 16 tenants on 32 cores.
+constexpr microseconds kCrowdedWindow{50};
+// How often the host's runnable threads are counted again.
+constexpr nanoseconds kRecount = std::chrono::milliseconds(10);
+
+// Threads runnable on the host now: /proc/loadavg's fourth field, "R/T".
+unsigned runnable_threads() {
+  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[128] = {};
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  unsigned runnable = 0;
+  float load[3];
+  if (n <= 0 || std::sscanf(text, "%f %f %f %u/", &load[0], &load[1], &load[2], &runnable) != 4) return 0;
+  return runnable;
 }
 
-std::chrono::nanoseconds poll_window() {
-  static const std::chrono::nanoseconds window = [] {
+unsigned usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<unsigned>(n) : 1;
+}
+
+}  // namespace
+
+nanoseconds default_poll_window(unsigned runnable, unsigned cpus) {
+  return runnable * 4 > cpus * 3 ? nanoseconds(kCrowdedWindow) : nanoseconds(kRoomyWindow);
+}
+
+nanoseconds poll_window() {
+  static const long configured = [] {
     const char* v = std::getenv("RGPU_POLL_US");
-    long us = v ? std::strtol(v, nullptr, 10) : kDefaultPollUs;
-    return std::chrono::microseconds(us < 0 ? 0 : us);
+    if (!v) return -1L;
+    long us = std::strtol(v, nullptr, 10);
+    return us < 0 ? 0L : us;
   }();
-  return window;
+  if (configured >= 0) return microseconds(configured);
+  static const unsigned cpus = usable_cpus();
+  static std::atomic<int64_t> window_ns{nanoseconds(kRoomyWindow).count()};
+  static std::atomic<int64_t> recount_at{0};
+  const int64_t now = std::chrono::duration_cast<nanoseconds>(Clock::now().time_since_epoch()).count();
+  int64_t due = recount_at.load(std::memory_order_relaxed);
+  // One thread recounts; the others go on with the last window.
+  if (now >= due && recount_at.compare_exchange_strong(due, now + kRecount.count(), std::memory_order_relaxed))
+    window_ns.store(default_poll_window(runnable_threads(), cpus).count(), std::memory_order_relaxed);
+  return nanoseconds(window_ns.load(std::memory_order_relaxed));
 }
 
 }  // namespace rgpu::transport
