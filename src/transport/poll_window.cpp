@@ -20,8 +20,11 @@ using Clock = std::chrono::steady_clock;
 constexpr microseconds kRoomyWindow{200};
 // Enough for a small call's reply; measured fair at 16 tenants on 32 cores.
 constexpr microseconds kCrowdedWindow{50};
-// How often the host's runnable threads are counted again.
+// How often the host's runnable threads are counted again; the window
+// follows their moving average over about 8 counts, so that one count
+// near the bound does not flip it.
 constexpr nanoseconds kRecount = std::chrono::milliseconds(10);
+constexpr int64_t kAverageOver = 8;
 
 // Threads runnable on the host now: /proc/loadavg's fourth field, "R/T".
 unsigned runnable_threads() {
@@ -46,7 +49,7 @@ unsigned usable_cpus() {
 }  // namespace
 
 nanoseconds default_poll_window(unsigned runnable, unsigned cpus) {
-  return runnable * 4 > cpus * 3 ? nanoseconds(kCrowdedWindow) : nanoseconds(kRoomyWindow);
+  return runnable * 3 > cpus * 2 ? nanoseconds(kCrowdedWindow) : nanoseconds(kRoomyWindow);
 }
 
 nanoseconds poll_window() {
@@ -60,11 +63,17 @@ nanoseconds poll_window() {
   static const unsigned cpus = usable_cpus();
   static std::atomic<int64_t> window_ns{nanoseconds(kRoomyWindow).count()};
   static std::atomic<int64_t> recount_at{0};
+  static std::atomic<int64_t> average_x256{0};  // runnable threads, in 256ths
   const int64_t now = std::chrono::duration_cast<nanoseconds>(Clock::now().time_since_epoch()).count();
   int64_t due = recount_at.load(std::memory_order_relaxed);
   // One thread recounts; the others go on with the last window.
-  if (now >= due && recount_at.compare_exchange_strong(due, now + kRecount.count(), std::memory_order_relaxed))
-    window_ns.store(default_poll_window(runnable_threads(), cpus).count(), std::memory_order_relaxed);
+  if (now >= due && recount_at.compare_exchange_strong(due, now + kRecount.count(), std::memory_order_relaxed)) {
+    int64_t average = average_x256.load(std::memory_order_relaxed);
+    average += (int64_t{runnable_threads()} * 256 - average) / kAverageOver;
+    average_x256.store(average, std::memory_order_relaxed);
+    window_ns.store(default_poll_window(static_cast<unsigned>((average + 128) / 256), cpus).count(),
+                    std::memory_order_relaxed);
+  }
   return nanoseconds(window_ns.load(std::memory_order_relaxed));
 }
 
