@@ -92,6 +92,8 @@ class WorkerPool {
   void drop_departed_clients();
   void admit(Serving& w);
   void forget_serving(pid_t pid);
+  // Kills the idle and starting workers (`why` logged); they go to stopping_.
+  void stop_idle_workers(const char* why);
 
   const ServerConfig& config_;
   JobLedger& ledger_;
@@ -105,9 +107,6 @@ class WorkerPool {
   // while instead of forking in a tight loop.
   Clock::time_point retry_after_{};
   std::string start_failure_;  // why a worker last said it cannot start; "" once one started
-  // Kills the idle and starting workers (`why` logged); they go to stopping_.
-  void stop_idle_workers(const char* why);
-
   std::string drain_why_;  // non-empty: draining
   // Between stop_all_workers and resume: killed workers not yet reaped, and
   // when the serving ones are killed (with why).
