@@ -353,3 +353,54 @@ TEST(Lifecycle, DrainedServerTurnsNewSessionsAwayLetsServingOnesFinishThenStops)
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   measured("drained daemon stopped after its last session ended (s)", seconds_since(ended));
 }
+
+// `rgpu-server --drain --port N` finds the daemon on that port, drains it
+// and waits until it has stopped; with none there it says so.
+TEST(Lifecycle, DrainCommandWaitsForTheDrainedServerToStop) {
+  const uint16_t port = free_port();
+  auto drain_command = [&](int* status) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+      const std::string p = std::to_string(port);
+      execl(server_binary(), server_binary(), "--drain", "--port", p.c_str(), nullptr);
+      _exit(127);
+    }
+    if (status) waitpid(pid, status, 0);
+    return pid;
+  };
+  int status = 0;
+  drain_command(&status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "with no server on the port: " << status;
+
+  const pid_t daemon = start_server(port, {"--workers", "1"});
+  bool reaped = false;
+  struct Reaper {
+    const pid_t& pid;
+    bool& reaped;
+    ~Reaper() {
+      if (!reaped) stop_server(pid, SIGKILL);
+    }
+  } reaper{daemon, reaped};
+  auto session = open_session(port, "tcp");
+  ASSERT_TRUE(session);
+  const pid_t command = drain_command(nullptr);
+  std::string why;
+  for (int i = 0; i < 50 && why.find("draining") == std::string::npos; ++i) {
+    client::Session::open({"127.0.0.1", port}, "tcp", {0}, &why).reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(why.find("this server is draining"), std::string::npos) << why;
+  EXPECT_EQ(some_work(*session), cudaSuccess);
+  EXPECT_EQ(waitpid(command, &status, WNOHANG), 0) << "the command must wait while a session is served";
+  session.reset();
+  // The daemon is this test's child: the command sees it stop once it is reaped.
+  const auto ended = Clock::now();
+  while (!reaped && seconds_since(ended) < 10) {
+    reaped = waitpid(daemon, nullptr, WNOHANG) == daemon;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(reaped);
+  ASSERT_EQ(waitpid(command, &status, 0), command);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}

@@ -38,10 +38,6 @@ using namespace rgpu;
 using namespace rgpu::test;
 namespace fs = std::filesystem;
 
-namespace rgpu::test {
-const char* server_binary();  // test_server.cpp: this build's server or RGPU_TEST_SERVER_BIN
-}
-
 namespace {
 
 // A server with one worker and `flags`, its log in a file of its own.

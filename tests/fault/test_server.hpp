@@ -22,6 +22,8 @@ namespace rgpu::test {
 
 // A TCP port nothing listens on now.
 uint16_t free_port();
+// This build's rgpu-server, or RGPU_TEST_SERVER_BIN's.
+const char* server_binary();
 // Starts rgpu-server on 127.0.0.1:port (host-test backend, its own process
 // group, stderr to `log` or nowhere) and waits until it accepts connections.
 pid_t start_server(uint16_t port, std::vector<std::string> extra, const std::string& log = "");

@@ -15,6 +15,7 @@
 
 #include "common/log.hpp"
 #include "protocol/wire.hpp"
+#include "server/daemon/drain_command.hpp"
 #ifdef RGPU_METRICS
 #include "server/daemon/metrics_endpoint.hpp"
 #endif
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "rgpu-server: %s\n", e.what());
     return 2;
   }
+  if (config.drain) return server::drain_running_server(config.port);
   log::set_prefix("rgpu-server");
   if (!log::set_level(config.log_level)) {
     fprintf(stderr, "rgpu-server: unknown log level '%s'\n", config.log_level.c_str());

@@ -20,6 +20,9 @@ namespace {
 const char* kUsage =
     "usage: rgpu-server [options]\n"
     "  --version            print the version and the protocol it speaks\n"
+    "  --drain              drain the rgpu-server of this host on --port (its other\n"
+    "                       options may be given, and are ignored): it takes no new\n"
+    "                       sessions and stops once its sessions end; waits for that\n"
     "  --listen ADDR        address to listen on (default 127.0.0.1: this host only;\n"
     "                       0.0.0.0 serves every host that reaches the port: give a token)\n"
     "  --port N             TCP port (default 18515)\n"
@@ -314,6 +317,10 @@ bool parse_server_args(int argc, char** argv, ServerConfig* config) {
     if (a == "--version") {
       puts(version_text("rgpu-server").c_str());
       return false;
+    }
+    if (a == "--drain") {
+      config->drain = true;
+      continue;
     }
     if (a.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + a + "'\n" + kUsage);
     std::string key = a.substr(2), value;

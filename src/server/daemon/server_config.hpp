@@ -26,6 +26,8 @@ struct ServerConfig {
   // default.
   std::string listen = "127.0.0.1";
   int port = 18515;
+  // `--drain`: drain the server on `port` (drain_command.hpp) instead of serving.
+  bool drain = false;
   // Clients over UCX meet their worker on this TCP port first (0: off).
   int ucx_port = 0;
   std::vector<int> gpus;  // empty: every GPU the backend sees

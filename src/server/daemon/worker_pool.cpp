@@ -277,9 +277,12 @@ void WorkerPool::reap() {
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     ledger_.session_ended(pid);
     forget_serving(pid);
-    std::erase(stopping_, pid);
+    // One this pool stopped (stop_all_workers, drain) did not crash.
+    const bool stopped_here = std::erase(stopping_, pid) > 0;
     remove_ipc_records_of(pid);
-    if (WIFSIGNALED(status))
+    if (stopped_here)
+      RGPU_LOG(debug, "worker %d stopped", pid);
+    else if (WIFSIGNALED(status))
       RGPU_LOG(warn, "worker %d killed by signal %d", pid, WTERMSIG(status));
     else if (WEXITSTATUS(status) != 0)
       RGPU_LOG(warn, "worker %d exited with status %d", pid, WEXITSTATUS(status));

@@ -1,0 +1,123 @@
+#include "server/daemon/drain_command.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rgpu::server {
+namespace {
+
+// Inodes of the sockets listening on TCP `port` (IPv4 and IPv6).
+std::set<std::string> listening_inodes(int port) {
+  std::set<std::string> inodes;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
+      const size_t colon = local.rfind(':');
+      if (state != "0A" || colon == std::string::npos) continue;  // 0A: LISTEN
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) == port) inodes.insert(inode);
+    }
+  }
+  return inodes;
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+pid_t parent_of(pid_t pid) {
+  // /proc/PID/stat: "pid (comm) state ppid ...", comm may hold spaces.
+  const std::string stat = read_first_line("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  pid_t ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+// The rgpu-server processes holding one of `inodes` (those whose
+// descriptors this user may read).
+std::vector<pid_t> holders(const std::set<std::string>& inodes) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  if (!proc) return found;
+  while (dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0) continue;
+    const std::string dir = "/proc/" + std::to_string(pid);
+    if (read_first_line(dir + "/comm") != "rgpu-server") continue;
+    DIR* fds = opendir((dir + "/fd").c_str());
+    if (!fds) continue;
+    while (dirent* f = readdir(fds)) {
+      char target[64] = {};
+      const std::string link = dir + "/fd/" + f->d_name;
+      if (readlink(link.c_str(), target, sizeof target - 1) <= 0) continue;
+      const std::string t = target;
+      if (t.rfind("socket:[", 0) == 0 && inodes.contains(t.substr(8, t.size() - 9))) {
+        found.push_back(pid);
+        break;
+      }
+    }
+    closedir(fds);
+  }
+  closedir(proc);
+  return found;
+}
+
+}  // namespace
+
+int drain_running_server(int port) {
+  const std::vector<pid_t> found = holders(listening_inodes(port));
+  // Workers are forked from the daemon and may hold its listener too: the
+  // daemon is the one whose parent is none of them.
+  pid_t daemon = 0;
+  for (pid_t pid : found) {
+    bool child = false;
+    for (pid_t other : found) child |= parent_of(pid) == other;
+    if (!child) daemon = pid;
+  }
+  if (!daemon) {
+    std::fprintf(stderr, "rgpu-server --drain: no rgpu-server of this user listens on port %d\n", port);
+    return 1;
+  }
+  if (kill(daemon, SIGUSR1) != 0) {
+    std::fprintf(stderr, "rgpu-server --drain: cannot signal rgpu-server %d: %s\n", daemon, std::strerror(errno));
+    return 1;
+  }
+  std::printf("rgpu-server %d on port %d is draining: it takes no new sessions, and stops once its sessions end\n",
+              daemon, port);
+  std::fflush(stdout);
+  // A zombie (the daemon's parent has not reaped it) has stopped too.
+  const std::string state_file = "/proc/" + std::to_string(daemon) + "/stat";
+  for (;;) {
+    const std::string stat = read_first_line(state_file);
+    const size_t close = stat.rfind(')');
+    if (stat.empty() || (close != std::string::npos && stat.compare(close + 1, 3, " Z ") == 0)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::printf("rgpu-server %d stopped\n", daemon);
+  return 0;
+}
+
+}  // namespace rgpu::server
