@@ -32,6 +32,23 @@ TEST(ServerConfig, FlagsOverrideConfigFile) {
   EXPECT_EQ(c.backend, "host-test");
 }
 
+// --drain takes no value and reads the port from the flags or the file.
+TEST(ServerConfig, DrainTakesThePortOfTheServerToDrain) {
+  std::string path = ::testing::TempDir() + "/rgpu-server-drain.conf";
+  std::ofstream(path) << "port = 9200\n";
+  server::ServerConfig from_file;
+  ASSERT_TRUE(parse({"--drain", "--config", path}, &from_file));
+  EXPECT_TRUE(from_file.drain);
+  EXPECT_EQ(from_file.port, 9200);
+  server::ServerConfig from_flag;
+  ASSERT_TRUE(parse({"--port", "9300", "--drain"}, &from_flag));
+  EXPECT_TRUE(from_flag.drain);
+  EXPECT_EQ(from_flag.port, 9300);
+  server::ServerConfig serving;
+  ASSERT_TRUE(parse({}, &serving));
+  EXPECT_FALSE(serving.drain);
+}
+
 TEST(ServerConfig, RejectsUnknownAndMalformedSettings) {
   server::ServerConfig c;
   EXPECT_THROW(parse({"--bogus", "1"}, &c), std::invalid_argument);
