@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -310,47 +311,75 @@ TEST(Lifecycle, ThousandSessionsEndingEveryWayLeaveNothingBehind) {
   EXPECT_EQ(free, total);
 }
 
+namespace {
+
+// A daemon the test itself reaps once it stops on its own (a drained one),
+// killed when the test ends first.
+class DrainedDaemon {
+ public:
+  DrainedDaemon(uint16_t port, std::vector<std::string> flags) : port_(port), pid_(start_server(port, std::move(flags))) {}
+  ~DrainedDaemon() {
+    if (!reaped_) stop_server(pid_, SIGKILL);
+  }
+  DrainedDaemon(const DrainedDaemon&) = delete;
+  DrainedDaemon& operator=(const DrainedDaemon&) = delete;
+  pid_t pid() const { return pid_; }
+  // Why a new session is refused once the drain has begun ("" if none was
+  // within 5 s). A session admitted before the daemon saw the signal ends
+  // at once.
+  std::string refusal() const {
+    std::string why;
+    for (int i = 0; i < 50 && why.find("draining") == std::string::npos; ++i) {
+      client::Session::open({"127.0.0.1", port_}, i % 2 ? "shm" : "tcp", {0}, &why).reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return why;
+  }
+  // Waits up to 10 s for it to exit: its wait status, or nothing.
+  std::optional<int> exit_status() {
+    int status = 0;
+    const auto from = Clock::now();
+    while (!reaped_ && seconds_since(from) < 10) {
+      reaped_ = waitpid(pid_, &status, WNOHANG) == pid_;
+      if (!reaped_) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return reaped_ ? std::optional<int>(status) : std::nullopt;
+  }
+
+ private:
+  uint16_t port_;
+  pid_t pid_;
+  bool reaped_ = false;
+};
+
+bool exited_with(std::optional<int> status, int code) {
+  return status && WIFEXITED(*status) && WEXITSTATUS(*status) == code;
+}
+
+}  // namespace
+
 // SIGUSR1 drains a server: new sessions are turned away, saying why; the
 // sessions it serves go on (their new threads join them too); once they
 // have ended, the daemon stops by itself.
 TEST(Lifecycle, DrainedServerTurnsNewSessionsAwayLetsServingOnesFinishThenStops) {
   const uint16_t port = free_port();
-  const pid_t daemon = start_server(port, {"--workers", "2"});
-  bool reaped = false;
-  struct Reaper {
-    const pid_t& pid;
-    bool& reaped;
-    ~Reaper() {
-      if (!reaped) stop_server(pid, SIGKILL);
-    }
-  } reaper{daemon, reaped};
+  DrainedDaemon daemon(port, {"--workers", "2"});
   auto tcp = open_session(port, "tcp");
   auto shm = open_session(port, "shm");
   ASSERT_TRUE(tcp && shm);
-  ASSERT_EQ(kill(daemon, SIGUSR1), 0);
-  std::string why;
-  for (int i = 0; i < 50 && why.find("draining") == std::string::npos; ++i) {
-    // A session admitted before the daemon saw the signal ends at once.
-    client::Session::open({"127.0.0.1", port}, i % 2 ? "shm" : "tcp", {0}, &why).reset();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  ASSERT_EQ(kill(daemon.pid(), SIGUSR1), 0);
+  const std::string why = daemon.refusal();
   EXPECT_NE(why.find("this server is draining"), std::string::npos) << why;
   EXPECT_EQ(some_work(*tcp), cudaSuccess);
   EXPECT_EQ(some_work(*shm), cudaSuccess);
   cudaError_t from_new_thread = cudaErrorUnknown;
   std::thread([&] { from_new_thread = some_work(*tcp); }).join();
   EXPECT_EQ(from_new_thread, cudaSuccess);
-  EXPECT_TRUE(running(daemon));
+  EXPECT_TRUE(running(daemon.pid()));
   tcp.reset();
   shm.reset();
-  int status = 0;
   const auto ended = Clock::now();
-  while (!reaped && seconds_since(ended) < 10) {
-    reaped = waitpid(daemon, &status, WNOHANG) == daemon;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(reaped) << "the drained daemon did not stop within 10 s of its last session's end";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(exited_with(daemon.exit_status(), 0)) << "the drained daemon did not stop, with status 0, within 10 s";
   measured("drained daemon stopped after its last session ended (s)", seconds_since(ended));
 }
 
@@ -358,7 +387,7 @@ TEST(Lifecycle, DrainedServerTurnsNewSessionsAwayLetsServingOnesFinishThenStops)
 // and waits until it has stopped; with none there it says so.
 TEST(Lifecycle, DrainCommandWaitsForTheDrainedServerToStop) {
   const uint16_t port = free_port();
-  auto drain_command = [&](int* status) {
+  auto drain_command = [&] {
     const pid_t pid = fork();
     if (pid == 0) {
       if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
@@ -366,41 +395,23 @@ TEST(Lifecycle, DrainCommandWaitsForTheDrainedServerToStop) {
       execl(server_binary(), server_binary(), "--drain", "--port", p.c_str(), nullptr);
       _exit(127);
     }
-    if (status) waitpid(pid, status, 0);
     return pid;
   };
   int status = 0;
-  drain_command(&status);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "with no server on the port: " << status;
+  ASSERT_GT(waitpid(drain_command(), &status, 0), 0);
+  EXPECT_TRUE(exited_with(status, 1)) << "with no server on the port: " << status;
 
-  const pid_t daemon = start_server(port, {"--workers", "1"});
-  bool reaped = false;
-  struct Reaper {
-    const pid_t& pid;
-    bool& reaped;
-    ~Reaper() {
-      if (!reaped) stop_server(pid, SIGKILL);
-    }
-  } reaper{daemon, reaped};
+  DrainedDaemon daemon(port, {"--workers", "1"});
   auto session = open_session(port, "tcp");
   ASSERT_TRUE(session);
-  const pid_t command = drain_command(nullptr);
-  std::string why;
-  for (int i = 0; i < 50 && why.find("draining") == std::string::npos; ++i) {
-    client::Session::open({"127.0.0.1", port}, "tcp", {0}, &why).reset();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  const pid_t command = drain_command();
+  const std::string why = daemon.refusal();
   EXPECT_NE(why.find("this server is draining"), std::string::npos) << why;
   EXPECT_EQ(some_work(*session), cudaSuccess);
   EXPECT_EQ(waitpid(command, &status, WNOHANG), 0) << "the command must wait while a session is served";
   session.reset();
   // The daemon is this test's child: the command sees it stop once it is reaped.
-  const auto ended = Clock::now();
-  while (!reaped && seconds_since(ended) < 10) {
-    reaped = waitpid(daemon, nullptr, WNOHANG) == daemon;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_TRUE(reaped);
+  EXPECT_TRUE(exited_with(daemon.exit_status(), 0));
   ASSERT_EQ(waitpid(command, &status, 0), command);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(exited_with(status, 0)) << status;
 }
