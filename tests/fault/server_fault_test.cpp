@@ -1603,8 +1603,12 @@ TEST_F(ServerFault, ShareableHandleOpsCheckTransportDescriptorsAndHandles) {
   auto shm = raw_shm_session();
   ASSERT_EQ(call(*shm, proto::kOpVmmCreate, create, &out), cudaSuccess);
   uint64_t handle = proto::Reader(out).get<uint64_t>();
-  EXPECT_EQ(call(*shm, proto::kOpVmmExport, export_as(tcp_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)),
-            cudaErrorInvalidValue);  // another session's allocation
+  // A handle this session never made. Another session's may be the same
+  // value: each worker hands out its own, and workers forked from one
+  // daemon state can make them at the same addresses.
+  const uint64_t not_made_here = tcp_handle != handle ? tcp_handle : handle + 64;
+  EXPECT_EQ(call(*shm, proto::kOpVmmExport, export_as(not_made_here, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)),
+            cudaErrorInvalidValue);
   EXPECT_EQ(call(*shm, proto::kOpVmmExport, export_as(handle, CU_MEM_HANDLE_TYPE_NONE)), cudaErrorInvalidValue);
   EXPECT_EQ(shm->take_fd(), -1);
   ASSERT_EQ(call(*shm, proto::kOpVmmExport, export_as(handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)), cudaSuccess);
