@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -44,16 +45,20 @@ std::string read_first_line(const std::string& path) {
   return line;
 }
 
-pid_t parent_of(pid_t pid) {
-  // /proc/PID/stat: "pid (comm) state ppid ...", comm may hold spaces.
+// A process's state and parent, from /proc/PID/stat ("pid (comm) state
+// ppid ...", comm may hold spaces); nothing when it is gone.
+struct ProcessStat {
+  char state = 0;
+  pid_t parent = 0;
+};
+std::optional<ProcessStat> process_stat(pid_t pid) {
   const std::string stat = read_first_line("/proc/" + std::to_string(pid) + "/stat");
   const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
+  if (close == std::string::npos) return std::nullopt;
   std::istringstream rest(stat.substr(close + 1));
-  std::string state;
-  pid_t ppid = 0;
-  rest >> state >> ppid;
-  return ppid;
+  ProcessStat p;
+  rest >> p.state >> p.parent;
+  return p;
 }
 
 // The rgpu-server processes holding one of `inodes` (those whose
@@ -91,12 +96,10 @@ int drain_running_server(int port) {
   const std::vector<pid_t> found = holders(listening_inodes(port));
   // Workers are forked from the daemon and may hold its listener too: the
   // daemon is the one whose parent is none of them.
+  const std::set<pid_t> holding(found.begin(), found.end());
   pid_t daemon = 0;
-  for (pid_t pid : found) {
-    bool child = false;
-    for (pid_t other : found) child |= parent_of(pid) == other;
-    if (!child) daemon = pid;
-  }
+  for (pid_t pid : found)
+    if (auto stat = process_stat(pid); stat && !holding.contains(stat->parent)) daemon = pid;
   if (!daemon) {
     std::fprintf(stderr, "rgpu-server --drain: no rgpu-server of this user listens on port %d\n", port);
     return 1;
@@ -109,13 +112,8 @@ int drain_running_server(int port) {
               daemon, port);
   std::fflush(stdout);
   // A zombie (the daemon's parent has not reaped it) has stopped too.
-  const std::string state_file = "/proc/" + std::to_string(daemon) + "/stat";
-  for (;;) {
-    const std::string stat = read_first_line(state_file);
-    const size_t close = stat.rfind(')');
-    if (stat.empty() || (close != std::string::npos && stat.compare(close + 1, 3, " Z ") == 0)) break;
+  for (auto stat = process_stat(daemon); stat && stat->state != 'Z'; stat = process_stat(daemon))
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
   std::printf("rgpu-server %d stopped\n", daemon);
   return 0;
 }
