@@ -233,6 +233,15 @@ proto::Writer array_spec() {
   return w;
 }
 
+// kOpMallocAt: each {base, size} made at its own address.
+cudaError_t malloc_at_on(client::Session& s, const std::vector<std::pair<uint64_t, uint64_t>>& list) {
+  proto::Writer w;
+  w.put<uint32_t>(static_cast<uint32_t>(list.size()));
+  for (auto [base, size] : list) w.put<uint64_t>(base).put<uint64_t>(size);
+  std::vector<uint8_t> reply;
+  return s.call(proto::kOpMallocAt, 0, w.bytes(), {}, reply);
+}
+
 std::vector<AllocationPath> device_allocation_paths() {
   auto freed_by = [](uint16_t op) {
     return [op](client::Session& s, uint64_t made) { return call_on_handle(s, op, made); };
@@ -322,10 +331,7 @@ std::vector<AllocationPath> device_allocation_paths() {
        [](client::Session& s, uint64_t* made) {
          static std::atomic<uint64_t> next{0x6e0000000000ull};
          *made = next.fetch_add(16 * kTwoMiB);
-         proto::Writer w;
-         w.put<uint32_t>(1).put<uint64_t>(*made).put<uint64_t>(kTwoMiB);
-         std::vector<uint8_t> reply;
-         return s.call(proto::kOpMallocAt, 0, w.bytes(), {}, reply);
+         return malloc_at_on(s, {{*made, kTwoMiB}});
        },
        freed_by(proto::kOpFree)},
   };
@@ -334,11 +340,9 @@ std::vector<AllocationPath> device_allocation_paths() {
 // Device memory at fixed addresses (kOpMallocAt) one byte per page: what the
 // pages hold.
 cudaError_t one_byte_per_page(client::Session& s, uint64_t base, uint32_t pages) {
-  proto::Writer w;
-  w.put<uint32_t>(pages);
-  for (uint32_t i = 0; i < pages; ++i) w.put<uint64_t>(base + i * 2 * kTwoMiB).put<uint64_t>(1);
-  std::vector<uint8_t> reply;
-  return s.call(proto::kOpMallocAt, 0, w.bytes(), {}, reply);
+  std::vector<std::pair<uint64_t, uint64_t>> list;
+  for (uint32_t i = 0; i < pages; ++i) list.push_back({base + i * 2 * kTwoMiB, 1});
+  return malloc_at_on(s, list);
 }
 
 }  // namespace
