@@ -34,8 +34,7 @@ unsigned runnable_threads() {
   ssize_t n = read(fd, text, sizeof text - 1);
   close(fd);
   unsigned runnable = 0;
-  float load[3];
-  if (n <= 0 || std::sscanf(text, "%f %f %f %u/", &load[0], &load[1], &load[2], &runnable) != 4) return 0;
+  if (n <= 0 || std::sscanf(text, "%*f %*f %*f %u/", &runnable) != 1) return 0;
   return runnable;
 }
 
