@@ -25,6 +25,7 @@ void Hello::encode(Writer& w) const {
   w.put(pipeline_block).put(client_pid).put_string(credential);
   w.put_bytes(credential_proof.data(), credential_proof.size());
   w.put(request).put_bytes(key_proof.data(), key_proof.size()).put_string(job);
+  w.put(session).put_string(move_to);
 }
 
 Hello Hello::decode(Reader& r) {
@@ -43,10 +44,12 @@ Hello Hello::decode(Reader& r) {
   auto credential_proof = r.get_bytes();
   h.credential_proof.assign(credential_proof.begin(), credential_proof.end());
   h.request = r.get<uint8_t>();
-  if (h.request > kRequestEndJob) throw DecodeError("unknown hello request");
+  if (h.request > kRequestMoveSession) throw DecodeError("unknown hello request");
   auto key_proof = r.get_bytes();
   h.key_proof.assign(key_proof.begin(), key_proof.end());
   h.job = r.get_string();
+  h.session = r.get<uint32_t>();
+  h.move_to = r.get_string();
   r.expect_end();
   return h;
 }

@@ -25,6 +25,7 @@ enum HelloRequest : uint8_t {
   kRequestSession = 0,     // a session on `gpus`; none: a probe (`rgpu ls`)
   kRequestPoolStatus = 1,  // the pool's state as JSON (`rgpu smi`)
   kRequestEndJob = 2,      // end every session of `job` (`rgpu job-end`, with the job key)
+  kRequestMoveSession = 3,  // move session `session` to `move_to` (`rgpu migrate`, with the job key)
 };
 
 struct Hello {
@@ -40,6 +41,8 @@ struct Hello {
   uint8_t request = kRequestSession;
   std::vector<uint8_t> key_proof;  // HMAC(job key, challenge): the scheduler side speaking
   std::string job;                 // the job a kRequestEndJob ends
+  uint32_t session = 0;            // the session (its worker's pid) a kRequestMoveSession moves
+  std::string move_to;             // and where: HOST:PORT/GPU
 
   void encode(Writer& w) const;
   static Hello decode(Reader& r);

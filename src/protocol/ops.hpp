@@ -38,6 +38,10 @@ enum Op : uint16_t {
   // device addresses: docs/migration.md): args: count, then each base and
   // size, in address order; all made or none; each freed by kOpFree.
   kOpMallocAt = 26,
+  // Why the session cannot move (docs/migration.md) and what it holds: reply:
+  // count, then each reason (none: it can move); count, then each
+  // allocation's base and size, in address order.
+  kOpMoveCheck = 27,
 
   kOpStreamCreate = 30,
   kOpStreamDestroy = 31,

@@ -33,6 +33,7 @@ const char* op_name(uint16_t op) {
     case kOpHostUnregisterShared: return "HostUnregisterShared";
     case kOpMemcpyShared: return "MemcpyShared";
     case kOpMallocAt: return "MallocAt";
+    case kOpMoveCheck: return "MoveCheck";
     case kOpStreamCreate: return "StreamCreate";
     case kOpStreamDestroy: return "StreamDestroy";
     case kOpStreamSynchronize: return "StreamSynchronize";

@@ -47,6 +47,8 @@ struct JobLedger::Region {
     uint32_t client_pid;
     char host[64];
     char process[64];
+    char move_to[256];    // a move asked by the scheduler, until the session's worker takes it
+    char move_note[256];  // what came of the last move asked (a refusal's reason)
   };
   pthread_mutex_t mutex;
   Job jobs[kJobs];
@@ -238,13 +240,40 @@ void JobLedger::session_ended(pid_t worker) {
   *s = Region::Session{};
 }
 
+bool JobLedger::ask_move(pid_t worker, const std::string& target) {
+  Region& r = *region_;
+  Locked lock(&r.mutex);
+  Region::Session* s = worker > 0 ? r.find_session(worker) : nullptr;
+  if (!s) return false;
+  put(s->move_to, target);
+  put(s->move_note, "");
+  return true;
+}
+
+std::string JobLedger::take_move(pid_t worker) {
+  Region& r = *region_;
+  Locked lock(&r.mutex);
+  Region::Session* s = r.find_session(worker);
+  if (!s || !*s->move_to) return "";
+  std::string target = s->move_to;
+  put(s->move_to, "");
+  return target;
+}
+
+void JobLedger::note_move(pid_t worker, const std::string& note) {
+  Region& r = *region_;
+  Locked lock(&r.mutex);
+  if (Region::Session* s = r.find_session(worker)) put(s->move_note, note);
+}
+
 LedgerSnapshot JobLedger::snapshot() {
   Region& r = *region_;
   Locked lock(&r.mutex);
   LedgerSnapshot out;
   for (const auto& s : r.sessions) {
     if (!s.worker) continue;
-    LedgerSession ls{s.worker, s.job >= 0 ? r.jobs[s.job].id : "", s.host, s.process, s.client_pid, {}};
+    LedgerSession ls{s.worker, s.job >= 0 ? r.jobs[s.job].id : "", s.host, s.process, s.client_pid, {},
+                     *s.move_to ? std::string("asked: to ") + s.move_to : s.move_note};
     for (int g = 0; g < kLedgerGpus; ++g)
       if (s.gpus >> g & 1) ls.gpus.push_back(g);
     out.sessions.push_back(std::move(ls));

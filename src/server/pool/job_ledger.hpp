@@ -36,6 +36,7 @@ struct LedgerSession {
   std::string job, host, process;
   uint32_t client_pid;
   std::vector<int> gpus;
+  std::string move;  // a move asked and not yet taken, or what came of the last one
 };
 struct LedgerJobGpu {
   std::string job;
@@ -72,6 +73,14 @@ class JobLedger {
   bool job_ended(const std::string& job);
   // Workers serving ended jobs, for the daemon to stop.
   std::vector<pid_t> workers_of_ended_jobs();
+  // The scheduler asks `worker`'s session to move to `target` (HOST:PORT/GPU);
+  // its client takes the request at its next heartbeat. False when there
+  // is no such session.
+  bool ask_move(pid_t worker, const std::string& target);
+  // The move asked of `worker`'s session, cleared as it is taken; empty: none.
+  std::string take_move(pid_t worker);
+  // What came of the last move asked (the client's refusal, say).
+  void note_move(pid_t worker, const std::string& note);
   // The daemon reaped `worker`: its session and what it held are gone.
   void session_ended(pid_t worker);
   LedgerSnapshot snapshot();

@@ -39,6 +39,7 @@ std::string pool_status_json(Backend& backend, const std::vector<int>& gpus, con
     for (const auto& s : ledger.sessions) {
       if (std::find(s.gpus.begin(), s.gpus.end(), g) == s.gpus.end()) continue;
       nlohmann::json session = {{"host", s.host}, {"process", s.process}, {"pid", s.client_pid}, {"worker", s.worker}};
+      if (!s.move.empty()) session["move"] = s.move;
       if (s.job.empty()) {
         loose.push_back(session);
         continue;

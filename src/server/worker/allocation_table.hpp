@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace rgpu::server {
 
@@ -16,6 +18,15 @@ class AllocationTable {
   size_t remove(uint64_t base);
   // True when [ptr, ptr + n) lies inside one allocation.
   bool contains(uint64_t ptr, size_t n) const;
+  // Every allocation (base, size), in address order.
+  std::vector<std::pair<uint64_t, size_t>> list() const {
+    std::lock_guard lock(mutex_);
+    return {ranges_.begin(), ranges_.end()};
+  }
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return ranges_.size();
+  }
   void clear() {
     std::lock_guard lock(mutex_);
     ranges_.clear();

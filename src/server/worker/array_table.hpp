@@ -21,6 +21,11 @@ struct ArrayRecord {
 
 class ArrayTable {
  public:
+  // Arrays held (a move refuses a session holding any).
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return records_.size();
+  }
   void put(uint64_t h, const ArrayRecord& r) {
     std::lock_guard lock(mutex_);
     records_[h] = r;

@@ -40,6 +40,10 @@ class DescriptorExports {
                   proto::DescriptorToken* token);
   // Closes the descriptors kept for `source`.
   void drop(proto::DescriptorKind kind, uint64_t source);
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return exports_.size();
+  }
 
  private:
   struct Export {
@@ -55,7 +59,7 @@ class DescriptorExports {
   void serve();
   void answer(int peer);
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<Export> exports_;
   uint64_t next_id_ = 1;
   int listener_ = -1;

@@ -25,6 +25,10 @@ class DeviceObjectSet {
     std::lock_guard lock(mutex_);
     live_.emplace(device, value);
   }
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return live_.size();
+  }
   bool remove(int device, uint64_t value) {
     std::lock_guard lock(mutex_);
     return live_.erase({device, value}) != 0;
@@ -35,7 +39,7 @@ class DeviceObjectSet {
   }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::set<std::pair<int, uint64_t>> live_;
   CountLimit limit_;
 };

@@ -28,6 +28,7 @@ int32_t enter_context(SessionContext& s, int device, uint16_t green, int& curren
 Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_device_handlers(*this);
   register_memory_handlers(*this);
+  register_move_handlers(*this);
   register_copy_handlers(*this);
   register_stream_event_handlers(*this);
   register_module_handlers(*this);

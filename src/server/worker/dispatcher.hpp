@@ -34,6 +34,7 @@ class Dispatcher {
 // Each file of handlers registers its own ops.
 void register_device_handlers(Dispatcher& d);
 void register_memory_handlers(Dispatcher& d);
+void register_move_handlers(Dispatcher& d);
 void register_copy_handlers(Dispatcher& d);
 void register_stream_event_handlers(Dispatcher& d);
 void register_module_handlers(Dispatcher& d);

@@ -15,6 +15,11 @@ namespace rgpu::server {
 
 class ExternalMemoryTable {
  public:
+  // Imported external memories.
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return sizes_.size();
+  }
   void set_limit(uint64_t n) { limit_.set_limit(n); }
   // False (logged once) when the table is full: asked before importing.
   bool room_for_one_more() {

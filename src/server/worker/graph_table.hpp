@@ -31,6 +31,11 @@ struct GraphMemoryEffect {
 
 class GraphTable {
  public:
+  // Graphs and executable graphs held.
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return graphs_.size() + execs_.size();
+  }
   // owner: 0 for a graph of the application's own, the embedding node for a
   // child graph, kCapturing for the graph of a capture still going on,
   // kCapturedInto for the application's graph a capture is adding to.

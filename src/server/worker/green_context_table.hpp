@@ -7,6 +7,7 @@
 #pragma once
 #include <cuda.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -19,6 +20,11 @@ namespace rgpu::server {
 
 class GreenContextTable {
  public:
+  // Green contexts made.
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return std::count_if(greens_.begin(), greens_.end(), [](const Green& g) { return g.handle != 0; });
+  }
   static constexpr uint16_t kSlots = 255;  // slot 0 is the device's primary context
   static constexpr size_t kMaxResources = 1 << 16;
 

@@ -83,9 +83,13 @@ class IpcExports {
   IpcExports& operator=(const IpcExports&) = delete;
   ~IpcExports();
   void add(std::string path);
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return paths_.size();
+  }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<std::string> paths_;
 };
 

@@ -34,6 +34,11 @@ struct NcclCommInfo {
 
 class NcclTable {
  public:
+  // Communicators held.
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return comms_.size();
+  }
   // Communicators one session may hold.
   static constexpr size_t kMaxComms = 4096;
 

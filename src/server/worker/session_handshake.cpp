@@ -43,6 +43,25 @@ void answer_end_job(const SessionLimits& limits, const proto::Hello& hello, cons
   reply.message = "job " + hello.job + " ended: " + std::to_string(open) + " session(s) stopped";
 }
 
+// `rgpu migrate`: the scheduler side, proving the job key, asks a session
+// to move; its client moves it (or says why not) at its next heartbeat.
+void answer_move_session(const SessionLimits& limits, const proto::Hello& hello, const proto::Nonce& nonce,
+                         proto::HelloReply& reply) {
+  if (!proves_job_key(limits.pool, hello, nonce) || !limits.pool.ledger) {
+    reply.status = cudaErrorNotPermitted;
+    reply.message = limits.pool.job_key.empty() ? "this server has no job key (--job-key-file)"
+                                                : "moving a session needs this server's job key";
+  } else if (hello.move_to.empty() || hello.move_to.size() > 255) {
+    reply.status = cudaErrorInvalidValue;
+    reply.message = "no place to move the session to";
+  } else if (!limits.pool.ledger->ask_move(static_cast<pid_t>(hello.session), hello.move_to)) {
+    reply.status = cudaErrorInvalidValue;
+    reply.message = "no session " + std::to_string(hello.session) + " on this server";
+  } else {
+    reply.message = "session " + std::to_string(hello.session) + " asked to move to " + hello.move_to;
+  }
+}
+
 }  // namespace
 
 SessionGrant open_session(Backend& backend, transport::Connection& conn, const SessionLimits& limits,
@@ -80,6 +99,8 @@ SessionGrant open_session(Backend& backend, transport::Connection& conn, const S
                     std::to_string(CUDART_VERSION);
   } else if (hello.request == proto::kRequestEndJob) {
     answer_end_job(limits, hello, challenge.nonce, reply);
+  } else if (hello.request == proto::kRequestMoveSession) {
+    answer_move_session(limits, hello, challenge.nonce, reply);
   } else if (std::string why = scheduler && hello.gpus.empty() ? ""
                                    : check_credential(limits.pool, hello, challenge.nonce, &claim);
              !why.empty()) {

@@ -245,7 +245,7 @@ class JoinedLanes {
           session_.context.host_callbacks.serve(c);
         } else if (purpose == proto::kJoinHeartbeats) {
           admit_join(c);
-          answer_heartbeats(c, session_.watch, session_.limits.peer_timeout_s);
+          answer_heartbeats(c, session_.watch, session_.limits.peer_timeout_s, session_.limits.pool.ledger);
         } else if (purpose) {
           admit_join(c);
           serve_connection(session_, c, recorder.get());

@@ -2,6 +2,7 @@
 
 #include "protocol/frame_io.hpp"
 #include "protocol/ops.hpp"
+#include "server/pool/job_ledger.hpp"
 
 namespace rgpu::server {
 
@@ -52,15 +53,26 @@ void SessionWatch::run() {
   }
 }
 
-void answer_heartbeats(transport::Connection& conn, SessionWatch& watch, int peer_timeout_s) {
-  proto::Writer answer;
-  answer.put<uint32_t>(static_cast<uint32_t>(peer_timeout_s) * 1000);
+void answer_heartbeats(transport::Connection& conn, SessionWatch& watch, int peer_timeout_s, JobLedger* ledger) {
+  // A note is one short string (the ledger keeps 255 bytes of it).
+  constexpr uint32_t kMaxNote = 4 + 1024;
+  std::vector<uint8_t> args;
   try {
     for (;;) {
       auto h = proto::recv_header(conn);
-      if (h.op != proto::kOpHeartbeat || h.args_len != 0 || h.payload_len != 0)
+      if (h.op != proto::kOpHeartbeat || h.args_len > kMaxNote || h.payload_len != 0)
         throw proto::DecodeError("not a heartbeat");
+      proto::recv_args(conn, h, args);
+      if (!args.empty()) {
+        proto::Reader r(args);
+        std::string note = r.get_string();
+        r.expect_end();
+        if (ledger) ledger->note_move(getpid(), note);
+      }
       watch.heard_from_client();
+      proto::Writer answer;
+      answer.put<uint32_t>(static_cast<uint32_t>(peer_timeout_s) * 1000);
+      answer.put_string(ledger ? ledger->take_move(getpid()) : "");
       proto::send_frame(conn, proto::FrameHeader{.op = proto::kOpHeartbeat}, answer.bytes());
     }
   } catch (const transport::TransportError&) {

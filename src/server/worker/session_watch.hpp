@@ -15,6 +15,8 @@
 
 namespace rgpu::server {
 
+class JobLedger;
+
 class SessionWatch {
  public:
   using Expire = std::function<void(const std::string& why, bool client_silent)>;
@@ -50,6 +52,9 @@ class SessionWatch {
 // Serves the session's heartbeat connection (client/core/heartbeat.hpp):
 // answers each heartbeat with this server's peer timeout and tells `watch`.
 // Returns when the connection ends.
-void answer_heartbeats(transport::Connection& conn, SessionWatch& watch, int peer_timeout_s);
+// Each answer also hands the client a move the scheduler asked of this
+// session in `ledger` (`rgpu migrate`), and a heartbeat may carry what came
+// of one (a refusal), which the ledger keeps for `rgpu smi`.
+void answer_heartbeats(transport::Connection& conn, SessionWatch& watch, int peer_timeout_s, JobLedger* ledger);
 
 }  // namespace rgpu::server

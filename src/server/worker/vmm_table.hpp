@@ -15,6 +15,11 @@ namespace rgpu::server {
 
 class VmmTable {
  public:
+  // Physical allocations and address reservations held.
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return allocations_.size() + reservations_.size();
+  }
   struct Mapping {
     uint64_t base;
     size_t size;

@@ -54,6 +54,8 @@ constexpr size_t kSharedMemPerMultiprocessor = 228 * 1024;
 // created in (0: none).
 struct StreamState {
   uint64_t green;
+  unsigned flags = 0;
+  int priority = 0;
 };
 
 struct Kernel {
@@ -1416,9 +1418,21 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
   }
   // HostGreenHooks: what green contexts need.
   void enter_device(int device) override { t_device = device; }
-  int32_t create_stream(uint64_t* stream, unsigned flags, int, uint64_t green) override {
+  int32_t create_stream(uint64_t* stream, unsigned flags, int priority, uint64_t green) override {
     if (flags & ~cudaStreamNonBlocking) return cudaErrorInvalidValue;
-    *stream = reinterpret_cast<Handle>(new StreamState{green});
+    // As CUDA, a priority outside the device's range is clamped into it.
+    int least = 0, greatest = 0;
+    cudaDeviceGetStreamPriorityRange(&least, &greatest);
+    *stream = reinterpret_cast<Handle>(new StreamState{green, flags, std::clamp(priority, greatest, least)});
+    return cudaSuccess;
+  }
+  // The default streams (handles 0 to 2) have the default flags and priority.
+  int32_t cudaStreamGetFlags(cudaStream_t stream, unsigned* flags) override {
+    *flags = reinterpret_cast<Handle>(stream) <= 2 ? 0 : as<StreamState>(reinterpret_cast<Handle>(stream))->flags;
+    return cudaSuccess;
+  }
+  int32_t cudaStreamGetPriority(cudaStream_t stream, int* priority) override {
+    *priority = reinterpret_cast<Handle>(stream) <= 2 ? 0 : as<StreamState>(reinterpret_cast<Handle>(stream))->priority;
     return cudaSuccess;
   }
   uint64_t stream_context(uint64_t stream) override { return as<StreamState>(stream)->green; }

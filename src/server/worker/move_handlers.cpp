@@ -1,0 +1,53 @@
+// What keeps a session from moving to another worker (docs/migration.md):
+// the state a move does not carry. The worker's tables are the authority, so
+// a kind of state the client does not track still refuses the move.
+#include <string>
+#include <vector>
+
+#include "protocol/ops.hpp"
+#include "server/worker/dispatcher.hpp"
+#include "server/worker/request.hpp"
+#include "server/worker/session_context.hpp"
+
+namespace rgpu::server {
+namespace {
+
+struct Held {
+  size_t count;
+  const char* what;
+};
+
+int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
+  req.args.expect_end();
+  const Held held[] = {
+      {s.vmm.size(), "virtual memory (cuMemCreate, cuMemAddressReserve)"},
+      {s.multicast.size(), "multicast objects"},
+      {s.arrays.size() + s.mipmaps.size(), "CUDA arrays"},
+      {s.textures.size() + s.surfaces.size() + s.texrefs.size(), "texture or surface objects"},
+      {s.graphs.size(), "CUDA graphs, or a stream capture in progress"},
+      {s.pools.size(), "memory pools it made"},
+      {s.ipc_exports.size() + s.descriptor_exports.size(), "memory or events exported to other processes (IPC, shareable handles)"},
+      {s.ipc_imports.size(), "memory opened from another process (IPC)"},
+      {s.mapped.size(), "mapped memory (managed memory over shm, page-locked memory given a device address, opened IPC memory)"},
+      {s.external_memories.size() + s.external_semaphores.size(), "external memory or semaphores"},
+      {s.nccl_comms.size(), "NCCL communicators (their peers are other sessions)"},
+      {s.green.size(), "green contexts"},
+  };
+  std::vector<std::string> reasons;
+  for (const auto& h : held)
+    if (h.count) reasons.push_back("the session holds " + std::to_string(h.count) + " " + h.what);
+  out.put<uint32_t>(static_cast<uint32_t>(reasons.size()));
+  for (const auto& r : reasons) out.put_string(r);
+  // What the move makes again at the same addresses: the session's
+  // allocations (its modules' variables load again with the modules).
+  const auto allocations = s.allocations.list();
+  out.put<uint32_t>(static_cast<uint32_t>(allocations.size()));
+  for (const auto& [base, size] : allocations) out.put<uint64_t>(base).put<uint64_t>(size);
+  return 0;
+}
+
+}  // namespace
+
+void register_move_handlers(Dispatcher& d) { d.add(proto::kOpMoveCheck, move_check); }
+
+}  // namespace rgpu::server
