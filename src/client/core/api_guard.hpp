@@ -6,6 +6,8 @@
 
 #include <new>
 
+#include "client/core/move_gate.hpp"
+
 namespace rgpu::client {
 
 cudaError_t record_error(cudaError_t e);
@@ -29,6 +31,7 @@ class KeepLastError {
 template <typename F>
 cudaError_t api(F&& body) noexcept {
   try {
+    CallBoundary boundary;
     return record_error(body());
   } catch (const std::bad_alloc&) {
     return record_error(cudaErrorMemoryAllocation);

@@ -9,6 +9,7 @@
 #include "protocol/frame_io.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
+#include "client/core/move_gate.hpp"
 
 namespace rgpu::client {
 
@@ -88,6 +89,7 @@ void HostCallbackRunner::drop(uint64_t id) {
 void HostCallbackRunner::serve(std::unique_ptr<transport::Connection> conn) {
   // A graph's host node may call the server while the graph's stream waits for it.
   Lane::unnumbered_on_this_thread();
+  MoveGate::mark_callback_thread();
   try {
     std::vector<uint8_t> args, bytes;
     for (;;) {

@@ -29,6 +29,7 @@ inline CUresult driver_ready() { return driver_initialized() ? CUDA_SUCCESS : CU
 // the runtime's last error as it was, answers in CUresult.
 template <typename F>
 CUresult through_runtime(F&& f) {
+  CallBoundary boundary;
   KeepLastError keep;
   if (CUresult e = driver_ready()) return e;
   return to_cu(f());
