@@ -11,6 +11,7 @@
 #include "cli/credential_command.hpp"
 #include "cli/doctor_command.hpp"
 #include "cli/job_end_command.hpp"
+#include "cli/migrate_command.hpp"
 #include "cli/ls_command.hpp"
 #include "cli/run_environment.hpp"
 #include "cli/smi_command.hpp"
@@ -28,6 +29,7 @@ const char* kUsage =
     "       rgpu credential --key-file FILE --job JOBID [--user NAME] --expires SECONDS\n"
     "                       --gpu HOST:PORT:GPU[=AMOUNT]...\n"
     "       rgpu job-end --key-file FILE --job JOBID [SERVER[:PORT]...]\n"
+    "       rgpu migrate --key-file FILE --session WORKER --to HOST[:PORT][/GPU] [--wait SECONDS] SERVER[:PORT]\n"
     "       rgpu doctor [--server HOST[:PORT]]... [-- PROGRAM [ARGS...]]\n"
     "                   (checks this client's setup and says what to fix)\n"
     "       rgpu --version\n"
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc >= 2 && std::string(argv[1]) == "job-end") return rgpu::cli::job_end_command(argc - 2, argv + 2);
+  if (argc >= 2 && std::string(argv[1]) == "migrate") return rgpu::cli::migrate_command(argc - 2, argv + 2);
   fputs(kUsage, argc >= 2 && std::string(argv[1]) == "--help" ? stdout : stderr);
   return argc >= 2 && std::string(argv[1]) == "--help" ? 0 : 2;
 }

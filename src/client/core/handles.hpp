@@ -10,12 +10,17 @@
 #include <mutex>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace rgpu::client {
 
 struct RemoteObject {
   int device;       // virtual device index
   uint64_t remote;  // the server's handle
+  // What it was made with (a stream's or event's flags, a stream's
+  // priority): a session moved to another server makes it again so.
+  uint32_t flags = 0;
+  int32_t priority = 0;
 };
 
 // Client handles of server objects (device, remote handle). intern gives
@@ -26,8 +31,8 @@ class HandleRegistry {
  public:
   // A new handle of a server object, even one already named: a server may
   // hand out one object twice (an IPC import), each to be destroyed once.
-  Handle add(int device, uint64_t remote) {
-    auto* o = new RemoteObject{device, remote};
+  Handle add(int device, uint64_t remote, uint32_t flags = 0, int32_t priority = 0) {
+    auto* o = new RemoteObject{device, remote, flags, priority};
     std::lock_guard lock(mutex_);
     live_.insert(o);
     by_remote_.emplace(std::pair{device, remote}, o);
@@ -50,6 +55,25 @@ class HandleRegistry {
       live_.insert(o);
     }
     return reinterpret_cast<Handle>(o);
+  }
+  // The live objects of `device`, copied out.
+  std::vector<RemoteObject> on_device(int device) const {
+    std::lock_guard lock(mutex_);
+    std::vector<RemoteObject> out;
+    for (const RemoteObject* o : live_)
+      if (o->device == device) out.push_back(*o);
+    return out;
+  }
+  // A session moved (docs/migration.md): each object of `device` takes the
+  // server handle `fresh` maps its old one to.
+  void rewrite(int device, const std::map<uint64_t, uint64_t>& fresh) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(by_remote_, [&](const auto& e) { return e.first.first == device; });
+    for (RemoteObject* o : live_) {
+      if (o->device != device) continue;
+      if (auto it = fresh.find(o->remote); it != fresh.end()) o->remote = it->second;
+      by_remote_[{device, o->remote}] = o;
+    }
   }
   bool remove(Handle h) {
     auto* o = reinterpret_cast<RemoteObject*>(h);

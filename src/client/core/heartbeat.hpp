@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "transport/transport.hpp"
@@ -16,6 +17,12 @@
 namespace rgpu::client {
 
 class Session;
+
+// Runs a move the scheduler asked of the session (`rgpu migrate`), which a
+// heartbeat's answer brings: "" once moved, else why not. Set by the move
+// room (client/move/session_move.hpp); none: such requests are refused.
+using MoveRunner = std::string (*)(Session& session, const std::string& target);
+void set_move_runner(MoveRunner runner);
 
 class Heartbeat {
  public:
@@ -30,6 +37,9 @@ class Heartbeat {
 
  private:
   void run();
+  // A move the answer asked for, on a thread of its own (it ends this
+  // heartbeat when it succeeds); a refusal goes back with the next heartbeat.
+  void start_move(const std::string& target);
 
   Session& session_;
   std::unique_ptr<transport::Connection> conn_;
@@ -37,6 +47,7 @@ class Heartbeat {
   std::mutex mutex_;
   std::condition_variable stop_;
   bool stopping_ = false;
+  std::string note_;  // for the worker with the next heartbeat (what came of a move)
   std::thread thread_;
 };
 

@@ -124,6 +124,14 @@ void MemoryMap::forget_device(int device) {
   std::erase_if(device_, [device](const auto& kv) { return kv.second.device == device; });
 }
 
+std::vector<DeviceRange> MemoryMap::device_ranges(int device) const {
+  std::lock_guard lock(mutex_);
+  std::vector<DeviceRange> out;
+  for (const auto& [base, r] : device_)
+    if (r.device == device) out.push_back(r);
+  return out;
+}
+
 namespace {
 
 // The counter of the kind of page-locked range r is (null for coherent ones).

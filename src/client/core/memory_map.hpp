@@ -72,6 +72,8 @@ class MemoryMap {
   // The allocation containing [ptr, ptr + n), if any.
   std::optional<DeviceRange> find_device(uint64_t ptr, size_t n = 1) const;
   void forget_device(int device);
+  // The device's allocations, in address order.
+  std::vector<DeviceRange> device_ranges(int device) const;
 
   void add_host(const HostRange& r);
   // Whether some page-locked memory is out of reach of a GPU whose session

@@ -153,6 +153,14 @@ void ModuleRegistry::forget_device(int device) {
   }
 }
 
+std::vector<std::pair<VarEntry*, LoadedVar>> ModuleRegistry::loaded_vars(int device) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<VarEntry*, LoadedVar>> out;
+  for (auto& v : var_store_)
+    if (auto it = v->loaded.find(device); it != v->loaded.end() && it->second.address) out.emplace_back(v.get(), it->second);
+  return out;
+}
+
 // ModuleLoad: first without the image (the server may have it cached by
 // hash), then with it if the server asks.
 cudaError_t ModuleRegistry::load(FatBinary* fb, int device) {

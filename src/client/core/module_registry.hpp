@@ -102,6 +102,8 @@ class ModuleRegistry {
   void set_max_dynamic_shared(KernelEntry* k, int device, int32_t bytes);
   // After cudaDeviceReset the device's modules are gone.
   void forget_device(int device);
+  // The variables loaded on `device`, with where they are there.
+  std::vector<std::pair<VarEntry*, LoadedVar>> loaded_vars(int device);
 
  private:
   cudaError_t load(FatBinary* fb, int device);

@@ -88,6 +88,21 @@ void Runtime::init() {
   }
 }
 
+void Runtime::replace_session(Session* from, std::unique_ptr<Session> to, int gpu) {
+  for (auto& d : devices_)
+    if (d->session == from) {
+      d->session = to.get();
+      d->remote = gpu;
+    }
+  for (auto& s : sessions_)
+    if (s.get() == from) {
+      s->retire();
+      retired_.push_back(std::move(s));
+      s = std::move(to);
+      return;
+    }
+}
+
 std::vector<std::pair<Session*, int>> Runtime::sharing_sessions() const {
   std::vector<std::pair<Session*, int>> out;
   for (const auto& s : sessions_) {

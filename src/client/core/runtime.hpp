@@ -44,6 +44,12 @@ class Runtime {
   // use is about to go.
   void finish_background_copies();
 
+  // The session `from` moved to `to` (docs/migration.md): its device is
+  // served by `to`'s GPU `gpu` from now on; `from` is retired, kept for the
+  // threads' lanes that name it. The application's calls must be stopped
+  // (MoveGate).
+  void replace_session(Session* from, std::unique_ptr<Session> to, int gpu);
+
   // Sessions over shm, each with one of its GPUs (for the frame header).
   std::vector<std::pair<Session*, int>> sharing_sessions() const;
 
@@ -67,6 +73,7 @@ class Runtime {
   cudaError_t init_status_ = cudaSuccess;
   std::atomic<bool> ready_{false};
   std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<Session>> retired_;
   std::vector<std::unique_ptr<VirtualDevice>> devices_;
 };
 

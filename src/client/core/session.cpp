@@ -184,13 +184,16 @@ Session::ProbeAnswer Session::probe(const transport::Endpoint& server, const std
 }
 
 std::optional<proto::HelloReply> Session::ask(const transport::Endpoint& server, uint8_t request,
-                                              const std::string& job_key, const std::string& job, std::string* why) {
+                                              const std::string& job_key, const std::string& job, std::string* why,
+                                              uint32_t session, const std::string& move_to) {
   try {
     std::string transport_name;
     auto conn = connect_to(server, "", kConnectTimeoutMs, &transport_name);
     proto::Hello hello;
     hello.request = request;
     hello.job = job;
+    hello.session = session;
+    hello.move_to = move_to;
     return exchange_hello(*conn, server, transport_name, std::move(hello), job_key, why);
   } catch (const std::exception& e) {
     *why = "cannot reach rgpu server " + server.to_string() + ": " + e.what();
@@ -205,6 +208,13 @@ cudaError_t Session::lost(const char* what) {
     for (auto& l : lanes_) l->shutdown();
   }
   return cudaErrorDevicesUnavailable;
+}
+
+void Session::retire() {
+  dead_ = true;
+  heartbeat_.reset();
+  std::lock_guard lock(mutex_);
+  for (auto& l : lanes_) l->shutdown();
 }
 
 void Session::release(Lane* lane) {

@@ -42,11 +42,12 @@ class Session {
     std::string why;  // empty when admitted
   };
   static ProbeAnswer probe(const transport::Endpoint& server, const std::string& transport);
-  // A request other than a session (`rgpu smi`, `rgpu job-end`): the
-  // server's answer, or nullopt with why not. A job key, when given, is
-  // proved (never sent).
+  // A request other than a session (`rgpu smi`, `rgpu job-end`, `rgpu
+  // migrate`): the server's answer, or nullopt with why not. A job key, when
+  // given, is proved (never sent). `session` and `move_to` name a move.
   static std::optional<proto::HelloReply> ask(const transport::Endpoint& server, uint8_t request,
-                                              const std::string& job_key, const std::string& job, std::string* why);
+                                              const std::string& job_key, const std::string& job, std::string* why,
+                                              uint32_t session = 0, const std::string& move_to = "");
   // Applications keep their sessions for good; tests end theirs, and a
   // later session at the same address must not find this one's lanes.
   ~Session();
@@ -130,6 +131,10 @@ class Session {
   bool dead() const { return dead_.load(); }
   // Marks the server lost (every lane fails from now on) and says why once.
   cudaError_t lost(const char* what);
+  // The session moved to another server (docs/migration.md): its
+  // connections close, so its worker ends and frees what it held. The
+  // object stays, as threads' lanes name it; a call through it fails.
+  void retire();
   // A lane whose thread ended, for a later thread.
   void release(Lane* lane);
   // A lane for one thread's use only, or null when none can be had.

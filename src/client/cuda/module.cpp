@@ -92,10 +92,9 @@ cudaError_t load(CUmodule* module, const void* image, bool library) {
   auto m = std::make_unique<DriverModule>();
   m->device = Runtime::current_device();
   if (cudaError_t e = load_on(m->device, image, size, &m->remote)) return e;
-  if (library) {
-    const auto* bytes = static_cast<const uint8_t*>(image);
-    m->library_image.assign(bytes, bytes + size);
-  }
+  const auto* bytes = static_cast<const uint8_t*>(image);
+  m->image.assign(bytes, bytes + size);
+  m->library = library;
   *module = DriverHandles::get().add(std::move(m));
   return cudaSuccess;
 }
@@ -106,17 +105,17 @@ std::mutex g_elsewhere_mutex;
 // The server handle of the module on `device`, a library loaded there first.
 cudaError_t module_on(DriverModule* m, int device, uint64_t* remote) {
   if (device == m->device) {
-    if (m->remote == 0 && !m->library_image.empty())  // its device was reset
-      if (cudaError_t e = load_on(device, m->library_image.data(), m->library_image.size(), &m->remote)) return e;
+    if (m->remote == 0)  // a library's device was reset, or the session moved
+      if (cudaError_t e = load_on(device, m->image.data(), m->image.size(), &m->remote)) return e;
     *remote = m->remote;
     return cudaSuccess;
   }
-  if (m->library_image.empty()) return cudaErrorDeviceUninitialized;
+  if (!m->library) return cudaErrorDeviceUninitialized;
   if (auto it = m->elsewhere.find(device); it != m->elsewhere.end()) {
     *remote = it->second;
     return cudaSuccess;
   }
-  if (cudaError_t e = load_on(device, m->library_image.data(), m->library_image.size(), remote)) return e;
+  if (cudaError_t e = load_on(device, m->image.data(), m->image.size(), remote)) return e;
   m->elsewhere[device] = *remote;
   return cudaSuccess;
 }
@@ -173,7 +172,7 @@ cudaError_t function_on(DriverFunction* f, int device, LoadedKernel** out) {
   // Every launch comes here: the home device's kernel needs no lock unless
   // a reset of its device left it to look up again.
   if (device == f->module->device) {
-    if (f->kernel.function == 0) {  // a library's, its device reset
+    if (f->kernel.function == 0) {  // a library's device was reset, or the session moved
       std::lock_guard lock(g_elsewhere_mutex);
       if (f->kernel.function == 0)
         if (cudaError_t e = look_up(f, device, &f->kernel)) return e;

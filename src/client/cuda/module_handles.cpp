@@ -68,11 +68,15 @@ void DriverHandles::add_managed_variable(DriverModule* m, uint64_t address, int 
   m->managed_variables[address] = device;
 }
 
-void DriverHandles::forget_device(int device) {
+void DriverHandles::forget_device(int device) { drop_device(device, false); }
+
+void DriverHandles::reload_on_next_use(int device) { drop_device(device, true); }
+
+void DriverHandles::drop_device(int device, bool modules) {
   std::lock_guard lock(mutex_);
   for (const auto& [p, m] : modules_) {
     m->elsewhere.erase(device);
-    if (m->device == device && !m->library_image.empty()) m->remote = 0;
+    if (m->device == device && (m->library || modules)) m->remote = 0;
     std::erase_if(m->managed_variables, [&](const auto& v) {
       if (v.second != device) return false;
       remove_managed_variable(v.first);

@@ -18,11 +18,12 @@ namespace rgpu::client {
 
 struct DriverModule {
   int device;       // virtual device the module was loaded on
-  uint64_t remote;  // server handle; 0: a library whose device was reset
+  uint64_t remote;  // server handle; 0: to load again (a library whose device was reset, a moved session's)
   // A library (cuLibrary*, cudaLibrary*) is not bound to a context: it is
   // loaded on another device at its first use there, from this copy of its
-  // image. A module's is empty.
-  std::vector<uint8_t> library_image;
+  // image. A module is loaded again from it when its session moves.
+  std::vector<uint8_t> image;
+  bool library = false;
   std::unordered_map<int, uint64_t> elsewhere;  // device -> server handle
   // Its managed variables the host reaches (address -> device), under
   // DriverHandles' lock; the host stops reaching them with the module.
@@ -65,8 +66,15 @@ class DriverHandles {
   // NVIDIA's runtime keeps its libraries across cudaDeviceReset); a module
   // dies with it. Either way its managed variables there are gone.
   void forget_device(int device);
+  // The device's session moved to another server (docs/migration.md): every
+  // module and library there is loaded again from its image at its next
+  // use, and its functions looked up again.
+  void reload_on_next_use(int device);
 
  private:
+  // Forgets the device's server handles; a module's too when `modules`.
+  void drop_device(int device, bool modules);
+
   std::mutex mutex_;
   std::unordered_map<DriverModule*, std::unique_ptr<DriverModule>> modules_;
   std::unordered_map<DriverFunction*, std::unique_ptr<DriverFunction>> functions_;

@@ -137,6 +137,12 @@ class RingPool {
     rings.push_back({ring, true});
     return ring;
   }
+  void forget(int device) {
+    std::lock_guard lock(mutex_);
+    for (auto& r : rings_[device]) delete r.ring;
+    rings_.erase(device);
+    broken_.erase(device);
+  }
   void release(int device, StagingRing* ring) {
     std::lock_guard lock(mutex_);
     for (auto& r : rings_[device])
@@ -145,7 +151,7 @@ class RingPool {
 
  private:
   struct Entry {
-    StagingRing* ring;  // lives as long as the process
+    StagingRing* ring;  // lives until its device's session moves
     bool busy;
   };
   std::mutex mutex_;
@@ -186,5 +192,7 @@ bool ring_copy_to_host(int device, void* dst, const void* src, size_t n, cudaStr
     *status = r.to_host(static_cast<char*>(dst), static_cast<const char*>(src), n, stream);
   });
 }
+
+void forget_staging_rings(int device) { ring_pool().forget(device); }
 
 }  // namespace rgpu::client

@@ -16,5 +16,9 @@ bool ring_copy_to_device(int device, void* dst, const void* src, size_t n, cudaS
                          cudaError_t* status);
 bool ring_copy_to_host(int device, void* dst, const void* src, size_t n, cudaStream_t stream,
                        cudaError_t* status);
+// The device's session moved to another server: its rings, registered with
+// the old one, go; new ones are made for the new one as copies need them.
+// No copy may be using one (the move has stopped every call).
+void forget_staging_rings(int device);
 
 }  // namespace rgpu::client

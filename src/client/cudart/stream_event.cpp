@@ -25,7 +25,7 @@ cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority) {
   if (cudaError_t e = call.to_current_device()) return e;
   call.args().put<uint32_t>(flags).put<int32_t>(priority);
   if (cudaError_t e = call.run()) return e;
-  *out = streams().add(call.device_index(), call.reply().get<uint64_t>());
+  *out = streams().add(call.device_index(), call.reply().get<uint64_t>(), flags, priority);
   return cudaSuccess;
 }
 
@@ -78,7 +78,7 @@ cudaError_t create_event(cudaEvent_t* out, unsigned flags) {
     for (uint32_t i = 1; i < made; ++i)
       reserve.put(call.device_index(), call.wire_device(), flags, call.reply().get<uint64_t>());
   }
-  *out = events().add(call.device_index(), remote);
+  *out = events().add(call.device_index(), remote, flags);
   return cudaSuccess;
 }
 

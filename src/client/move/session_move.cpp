@@ -1,0 +1,306 @@
+#include "client/move/session_move.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "client/core/call.hpp"
+#include "client/core/context_constants.hpp"
+#include "client/core/device_list.hpp"
+#include "client/core/function_attribute_cache.hpp"
+#include "client/core/handles.hpp"
+#include "client/core/heartbeat.hpp"
+#include "client/core/memory_map.hpp"
+#include "client/core/module_registry.hpp"
+#include "client/core/move_gate.hpp"
+#include "client/core/runtime.hpp"
+#include "client/core/session.hpp"
+#include "client/cuda/module_handles.hpp"
+#include "client/cudart/event_reserve.hpp"
+#include "client/cudart/staging_ring.hpp"
+#include "client/graph/staging_blocks.hpp"
+#include "common/log.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/ops.hpp"
+
+namespace rgpu::client {
+namespace {
+
+constexpr auto kBoundaryWait = std::chrono::seconds(10);
+// Device memory moves through this process in pieces of this size.
+constexpr size_t kCopyPiece = size_t{64} << 20;
+
+struct Refusal : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string cuda_error(cudaError_t e) { return std::string(cudaGetErrorName(e)); }
+
+// HOST[:PORT][/GPU] as an RGPU_DEVICES entry; an entry passes as it is.
+DeviceSpec parse_target(const std::string& text) {
+  std::string entry = text;
+  const size_t scheme = entry.find("://");
+  const size_t slash = entry.rfind('/');
+  if (slash != std::string::npos && (scheme == std::string::npos || slash > scheme + 2)) {
+    std::string host = entry.substr(0, slash);
+    const size_t host_start = scheme == std::string::npos ? 0 : scheme + 3;
+    const std::string transport = scheme == std::string::npos ? transport_from_environment() : entry.substr(0, scheme);
+    if (host.find(':', host_start) == std::string::npos) host += ":" + std::to_string(default_port(transport));
+    entry = host + ":" + entry.substr(slash + 1);
+  } else if (std::count(entry.begin() + (scheme == std::string::npos ? 0 : scheme + 3), entry.end(), ':') < 2) {
+    throw Refusal("the target " + text + " names no port and GPU (HOST:PORT/GPU)");
+  }
+  try {
+    auto specs = parse_device_list(entry, transport_from_environment());
+    if (specs.size() != 1) throw std::invalid_argument("one GPU");
+    return specs.front();
+  } catch (const std::exception& e) {
+    throw Refusal("bad target " + text + ": " + e.what());
+  }
+}
+
+// Reopens the gate however the move ends.
+struct GateGuard {
+  ~GateGuard() { MoveGate::reopen(); }
+};
+
+void check(cudaError_t e, const std::string& what) {
+  if (e != cudaSuccess) throw Refusal(what + ": " + cuda_error(e));
+}
+
+struct Allocation {
+  uint64_t base;
+  uint64_t size;
+};
+
+// The session's allocations, in address order, as its worker lists them
+// (kOpMoveCheck); refused with the worker's reasons when it holds state
+// that cannot move.
+std::vector<Allocation> ask_worker(Session& from, int remote) {
+  std::vector<uint8_t> reply;
+  check(from.call(proto::kOpMoveCheck, static_cast<uint16_t>(remote), {}, {}, reply), "the worker's inventory");
+  proto::Reader r(reply);
+  uint32_t n = r.get<uint32_t>();
+  std::string why;
+  for (uint32_t i = 0; i < n; ++i) why += (why.empty() ? "" : "; ") + r.get_string();
+  if (!why.empty()) throw Refusal(why);
+  std::vector<Allocation> allocations(r.get<uint32_t>());
+  for (auto& a : allocations) a = {r.get<uint64_t>(), r.get<uint64_t>()};
+  return allocations;
+}
+
+void same_kind_of_gpu(Session& to, int gpu, const cudaDeviceProp& source) {
+  proto::Writer w;
+  w.put<int32_t>(gpu);
+  std::vector<uint8_t> reply;
+  check(to.call(proto::kOpGetDeviceProperties, static_cast<uint16_t>(gpu), w.bytes(), {}, reply), "the target's GPU");
+  if (reply.size() != sizeof(cudaDeviceProp)) throw Refusal("the target's GPU answered no properties");
+  cudaDeviceProp p;
+  std::memcpy(&p, reply.data(), sizeof p);
+  if (p.major != source.major || p.minor != source.minor)
+    throw Refusal("the target's GPU (" + std::string(p.name) + ", sm_" + std::to_string(p.major * 10 + p.minor) +
+                  ") is not the kind the session's kernels were loaded for (sm_" +
+                  std::to_string(source.major * 10 + source.minor) + ")");
+}
+
+void read_device(Session& from, int remote, uint64_t address, void* dst, size_t n) {
+  proto::Writer w;
+  w.put<uint64_t>(address).put<uint64_t>(n).put<uint64_t>(0);
+  std::vector<uint8_t> reply;
+  check(from.call_into(proto::kOpMemcpyDtoH, static_cast<uint16_t>(remote), w.bytes(), dst, n, reply),
+        "reading device memory to move");
+}
+
+cudaError_t write_device(Session& to, int gpu, uint64_t address, const void* src, size_t n) {
+  proto::Writer w;
+  w.put<uint64_t>(address).put<uint64_t>(0).put<uint8_t>(1);
+  iovec payload{const_cast<void*>(src), n};
+  std::vector<uint8_t> reply;
+  return to.call(proto::kOpMemcpyHtoD, static_cast<uint16_t>(gpu), w.bytes(), {&payload, 1}, reply);
+}
+
+// The allocations made at their addresses on the target, their contents
+// copied; the bytes copied.
+uint64_t move_memory(Session& from, int remote, Session& to, int gpu, const std::vector<Allocation>& ranges) {
+  if (ranges.empty()) return 0;
+  proto::Writer w;
+  w.put<uint32_t>(static_cast<uint32_t>(ranges.size()));
+  for (const auto& r : ranges) w.put<uint64_t>(r.base).put<uint64_t>(r.size);
+  std::vector<uint8_t> reply;
+  check(to.call(proto::kOpMallocAt, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
+        "the target cannot make the session's memory at its addresses");
+  std::vector<uint8_t> piece;
+  uint64_t bytes = 0;
+  for (const auto& r : ranges)
+    for (size_t off = 0; off < r.size; off += kCopyPiece) {
+      const size_t n = std::min(kCopyPiece, r.size - off);
+      if (piece.size() < n) piece.resize(n);
+      read_device(from, remote, r.base + off, piece.data(), n);
+      check(write_device(to, gpu, r.base + off, piece.data(), n), "writing device memory on the target");
+      bytes += n;
+    }
+  return bytes;
+}
+
+// Each of the device's streams and events made again on the target: old
+// server handle -> new.
+template <typename H>
+std::map<uint64_t, uint64_t> remake(HandleRegistry<H>& table, int device, Session& to, int gpu, bool events) {
+  std::map<uint64_t, uint64_t> fresh;
+  for (const RemoteObject& o : table.on_device(device)) {
+    proto::Writer w;
+    if (events)
+      w.put<uint32_t>(o.flags).put<uint32_t>(1);
+    else
+      w.put<uint32_t>(o.flags).put<int32_t>(o.priority);
+    std::vector<uint8_t> reply;
+    check(to.call(events ? proto::kOpEventCreate : proto::kOpStreamCreate, static_cast<uint16_t>(gpu), w.bytes(), {},
+                  reply),
+          events ? "making the session's events on the target" : "making the session's streams on the target");
+    proto::Reader r(reply);
+    if (events && r.get<uint32_t>() != 1) throw Refusal("the target made no event");
+    fresh[o.remote] = r.get<uint64_t>();
+  }
+  return fresh;
+}
+
+struct VarContents {
+  VarEntry* var;
+  std::vector<uint8_t> bytes;
+};
+
+// The device's module variables as the application left them: loaded again
+// on the target at their next use would give their initial values.
+std::vector<VarContents> read_vars(Session& from, int remote, int device) {
+  std::vector<VarContents> out;
+  for (auto& [var, loaded] : ModuleRegistry::get().loaded_vars(device)) {
+    if (var->managed_pointer) throw Refusal("the session's modules hold managed variables (" + var->name + ")");
+    VarContents c{var, std::vector<uint8_t>(loaded.size)};
+    if (loaded.size) read_device(from, remote, loaded.address, c.bytes.data(), loaded.size);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Page-locked memory shared with the old worker (shm), shared with the new.
+void share_page_locked(Session& to, int gpu) {
+  if (!to.shares_memory()) return;
+  for (const HostRange& r : MemoryMap::get().page_locked_ranges()) {
+    if (r.shared_fd < 0) continue;
+    proto::Writer w;
+    w.put<uint64_t>(r.base).put<uint64_t>(r.size);
+    std::vector<uint8_t> reply;
+    check(to.call_with_fd(proto::kOpHostRegisterShared, static_cast<uint16_t>(gpu), w.bytes(), r.shared_fd, reply),
+          "sharing page-locked memory with the target");
+  }
+}
+
+// What the client keeps of the device's old server: dropped, to be made
+// again at next use, or rewritten to the target's handles.
+void forget_old_server(int device, const std::vector<Allocation>& allocations,
+                       const std::map<uint64_t, uint64_t>& streams_now, const std::map<uint64_t, uint64_t>& events_now) {
+  // The device's other ranges are its modules' variables, which load again
+  // elsewhere.
+  for (const DeviceRange& r : MemoryMap::get().device_ranges(device))
+    if (std::none_of(allocations.begin(), allocations.end(), [&](const Allocation& a) { return a.base == r.base; }))
+      MemoryMap::get().remove_device(r.base);
+  streams().rewrite(device, streams_now);
+  events().rewrite(device, events_now);
+  ModuleRegistry::get().forget_device(device);
+  DriverHandles::get().reload_on_next_use(device);
+  FunctionAttributeCache::get().forget_device(device);
+  ContextConstants::get().forget_device(device);
+  EventReserve::get().forget_device(device);
+  forget_staging_rings(device);
+  graph_staging(device).forget();
+}
+
+// The variables loaded on the target, their contents written back.
+void restore_vars(const std::vector<VarContents>& vars, Session& to, int gpu, int device) {
+  for (const auto& c : vars) {
+    const LoadedVar* lv = nullptr;
+    cudaError_t e = ModuleRegistry::get().var_on(c.var, device, &lv);
+    if (e == cudaSuccess && !c.bytes.empty()) e = write_device(to, gpu, lv->address, c.bytes.data(), c.bytes.size());
+    if (e != cudaSuccess)
+      RGPU_LOG(error, "moved session: the module variable %s lost its contents (%s)", c.var->name.c_str(),
+               cuda_error(e).c_str());
+  }
+}
+
+std::string move_asked_by_scheduler(Session& from, const std::string& target) {
+  MoveGate::mark_mover_thread();
+  return move_session(from, target).refused;
+}
+
+// `rgpu migrate` reaches the client through its session's heartbeats.
+const bool kMovesTaken = (set_move_runner(&move_asked_by_scheduler), true);
+
+}  // namespace
+
+MoveOutcome move_session(Session& from, const std::string& target) {
+  MoveOutcome outcome;
+  Runtime& rt = Runtime::get();
+  std::unique_ptr<Session> to;
+  try {
+    DeviceSpec spec = parse_target(target);
+    int device = -1;
+    for (int i = 0; i < rt.device_count(); ++i)
+      if (rt.device(i)->session == &from) {
+        if (device >= 0) throw Refusal("the session serves more than one GPU; moving them one by one is not built");
+        device = i;
+      }
+    if (device < 0) throw Refusal("the session serves no GPU of this application");
+    const int remote = rt.device(device)->remote;
+    const cudaDeviceProp* source_props = nullptr;
+    check(rt.properties(device, &source_props), "the source GPU's properties");
+
+    std::string why;
+    to = Session::open(spec.server, spec.transport, {spec.gpu}, &why);
+    if (!to) throw Refusal(why);
+    same_kind_of_gpu(*to, spec.gpu, *source_props);
+
+    const auto asked = std::chrono::steady_clock::now();
+    if (!MoveGate::stop_calls(kBoundaryWait))
+      throw Refusal("the application's threads did not reach a call boundary within 10 s");
+    GateGuard reopen;
+    const auto stopped = std::chrono::steady_clock::now();
+    std::vector<uint8_t> reply;
+    check(from.call(proto::kOpDeviceSynchronize, static_cast<uint16_t>(remote), {}, {}, reply),
+          "the session's work failed before the move");
+    from.finish_background_copies();
+    if (!MoveGate::stop_callbacks(kBoundaryWait))
+      throw Refusal("a host callback did not return within 10 s");
+    const auto synchronized = std::chrono::steady_clock::now();
+    const auto allocations = ask_worker(from, remote);
+
+    outcome.bytes = move_memory(from, remote, *to, spec.gpu, allocations);
+    auto streams_now = remake(streams(), device, *to, spec.gpu, false);
+    auto events_now = remake(events(), device, *to, spec.gpu, true);
+    auto vars = read_vars(from, remote, device);
+    share_page_locked(*to, spec.gpu);
+
+    // Committed: from here the session is the target's.
+    Session& moved = *to;
+    forget_old_server(device, allocations, streams_now, events_now);
+    rt.replace_session(&from, std::move(to), spec.gpu);
+    restore_vars(vars, moved, spec.gpu, device);
+    const auto done = std::chrono::steady_clock::now();
+    const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
+    outcome.pause_ms = ms(asked, done);
+    RGPU_LOG(info,
+             "session moved to %s: %.1f MB of device memory, paused %.1f ms (%.1f ms until the calls stopped, %.1f ms "
+             "until the GPU's work was done, %.1f ms moving)",
+             target.c_str(), outcome.bytes / 1e6, outcome.pause_ms, ms(asked, stopped), ms(stopped, synchronized),
+             ms(synchronized, done));
+  } catch (const std::exception& e) {
+    outcome.refused = e.what();
+    RGPU_LOG(warn, "the session stays where it is: %s", e.what());
+  }
+  return outcome;
+}
+
+}  // namespace rgpu::client

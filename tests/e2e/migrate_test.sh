@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# `rgpu migrate` (issue 25, docs/migration.md) between two servers with one
+# job key, over TRANSPORT: a running program's session moves from server A
+# to server B while two of its threads keep calling; its memory, streams,
+# events and module variable hold and work there (e2e_migrate checks), A no
+# longer lists it and B does. Then a session holding a CUDA array is
+# refused with the reason, stays on A and keeps working; a move without the
+# job key is refused. CI runs it on the host-test backend.
+#   usage: migrate_test.sh RGPU RGPU_SERVER PORT PROGRAM TRANSPORT [BACKEND]
+#   (ports PORT and PORT+1)
+set -euo pipefail
+rgpu=$1 server=$2 port=$3 program=$4 transport=$5 backend=${6:-host-test}
+dir=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$dir"' EXIT
+fail() {
+  echo "FAIL: $*"
+  for log in "$dir"/*.log; do echo "--- $log"; cat "$log"; done
+  exit 1
+}
+"$rgpu" token "$dir/key" >/dev/null
+"$rgpu" token "$dir/other-key" >/dev/null
+start_server() {  # NAME PORT
+  "$server" --backend "$backend" --listen 127.0.0.1 --port "$2" --gpus 0 --workers 2 \
+    --job-key-file "$dir/key" --module-cache "$dir/modules-$1" 2>"$dir/server-$1.log" &
+  pids+=($!)
+  for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/"$2") 2>/dev/null && return; sleep 0.1; done
+  fail "server $1 did not start"
+}
+a=127.0.0.1:$port b=127.0.0.1:$((port + 1))
+start_server A "$port"
+start_server B $((port + 1))
+# Servers with a job key admit jobs: the program's job may use GPU 0 of both.
+credential=$("$rgpu" credential --key-file "$dir/key" --job move-test --user tester --expires 600 --gpu "$a:0" --gpu "$b:0")
+
+# The worker serving client pid PID on SERVER, per `rgpu smi --json`.
+worker_of() {  # SERVER PID
+  "$rgpu" smi --json --key-file "$dir/key" "$1" | python3 -c '
+import json, sys
+pid = int(sys.argv[1])
+for s in json.load(sys.stdin)["servers"]:
+    for g in s.get("gpus", []):
+        sessions = list(g.get("sessions_without_job", []))
+        for j in g.get("jobs", {}).values():
+            sessions += j.get("sessions", [])
+        for x in sessions:
+            if x.get("pid") == pid:
+                print(x["worker"])
+                sys.exit(0)
+' "$2"
+}
+# Starts PROGRAM on A (ARGS after the signal file); sets app_pid, worker.
+start_program() {  # NAME ARGS...
+  local name=$1
+  shift
+  RGPU_CREDENTIAL=$credential RGPU_TRANSPORT=$transport RGPU_DEVICES=$a:0 RGPU_PEER_TIMEOUT=2 RGPU_LOG_LEVEL=info \
+    "$rgpu" run -- "$program" "$dir/signal-$name" "$@" >"$dir/$name.log" 2>&1 &
+  app=$!
+  pids+=($app)
+  for _ in $(seq 300); do grep -q READY "$dir/$name.log" && break; sleep 0.1; done
+  app_pid=$(awk '/READY/ {print $2}' "$dir/$name.log")
+  [ -n "$app_pid" ] || fail "$name did not start"
+  worker=$(worker_of "$a" "$app_pid")
+  [ -n "$worker" ] || fail "server A does not list $name's session"
+}
+finish_program() {  # NAME
+  touch "$dir/signal-$1"
+  wait "$app" || fail "$1 failed: $(cat "$dir/$1.log")"
+  grep -q "RESULT PASS" "$dir/$1.log" || fail "$1 did not pass"
+}
+
+# A move.
+start_program moved
+out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker" --to "$b/0" "$a" 2>&1) || fail "migrate failed: $out"
+grep -q "moved to" <<<"$out" || fail "migrate said: $out"
+[ -z "$(worker_of "$a" "$app_pid")" ] || fail "server A still lists the moved session"
+[ -n "$(worker_of "$b" "$app_pid")" ] || fail "server B does not list the moved session"
+grep -q "session moved to" "$dir/moved.log" || fail "the client did not report the move"
+finish_program moved
+grep -o "paused [0-9.]* ms" "$dir/moved.log"
+echo "move: the session left A for B and its state held"
+
+# A refusal: the session holds a CUDA array, stays on A and keeps working.
+start_program refused array
+if out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker" --to "$b/0" "$a" 2>&1); then
+  fail "a session holding an array moved: $out"
+fi
+grep -q "CUDA arrays" <<<"$out" || fail "the refusal does not name the array: $out"
+[ "$(worker_of "$a" "$app_pid")" = "$worker" ] || fail "the refused session left A"
+# Without the job key, nobody may move it.
+if out=$("$rgpu" migrate --key-file "$dir/other-key" --session "$worker" --to "$b/0" "$a" 2>&1); then
+  fail "a move without the job key was taken: $out"
+fi
+grep -q "needs this server's job key" <<<"$out" || fail "the refusal without the key says: $out"
+finish_program refused
+echo "refusals: named their reasons; the session stayed and worked"
+echo "RESULT PASS"

@@ -1,0 +1,161 @@
+// A session moved to another server while the application runs (`rgpu
+// migrate`, docs/migration.md), driven by tests/e2e/migrate_test.sh: the
+// program makes device memory of several sizes, pitched memory, streams with
+// flags and a priority, events with flags and a module variable, then keeps
+// two threads calling until SIGNAL_FILE appears (the script has moved the
+// session by then). Everything must hold its contents and keep working on
+// the new server: the application's pointers and handles are the same.
+// With `array` it also holds a CUDA array, which a move refuses: the session
+// stays and keeps working.
+//   usage: e2e_migrate SIGNAL_FILE [array]
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "check.h"
+
+__device__ int g_values[4];
+
+__global__ void bump(int* p) { p[0] += 1; }
+
+namespace {
+
+unsigned char pattern(size_t buffer, size_t i) { return static_cast<unsigned char>(buffer * 37 + i * 7 + i / 4096); }
+
+std::vector<unsigned char> expected(size_t buffer, size_t n) {
+  std::vector<unsigned char> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = pattern(buffer, i);
+  return v;
+}
+
+bool signalled(const char* path) { return access(path, F_OK) == 0; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  const char* signal = argv[1];
+  const bool hold_array = argc > 2 && std::string(argv[2]) == "array";
+
+  const std::vector<size_t> sizes = {512, 4096, size_t{1} << 20, (size_t{3} << 20) + 17, size_t{16} << 20};
+  std::vector<void*> buffers(sizes.size());
+  for (size_t b = 0; b < sizes.size(); ++b) {
+    OK(cudaMalloc(&buffers[b], sizes[b]));
+    OK(cudaMemcpy(buffers[b], expected(b, sizes[b]).data(), sizes[b], cudaMemcpyHostToDevice));
+  }
+  void* pitched = nullptr;
+  size_t pitch = 0;
+  OK(cudaMallocPitch(&pitched, &pitch, 1000, 30));
+  OK(cudaMemset2D(pitched, pitch, 0x5a, 1000, 30));
+  int least = 0, greatest = 0;
+  OK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t nonblocking, urgent;
+  OK(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking));
+  OK(cudaStreamCreateWithPriority(&urgent, cudaStreamDefault, greatest));
+  cudaEvent_t timed, untimed;
+  OK(cudaEventCreate(&timed));
+  OK(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming));
+  const int values[4] = {7, 8, 9, 10};
+  OK(cudaMemcpyToSymbol(g_values, values, sizeof values));
+  int* counter = nullptr;
+  OK(cudaMalloc(&counter, sizeof(int)));
+  bump<<<1, 1, 0, nonblocking>>>(counter);
+  OK(cudaGetLastError());
+  cudaArray_t array = nullptr;
+  if (hold_array) {
+    cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
+    OK(cudaMallocArray(&array, &desc, 64, 4));
+  }
+
+  // A second thread keeps copying through its own buffer while the session moves.
+  std::atomic<bool> thread_ok{true};
+  std::atomic<long> rounds{0};
+  std::thread worker([&] {
+    void* own = nullptr;
+    if (cudaMalloc(&own, 1 << 16) != cudaSuccess) {
+      thread_ok = false;
+      return;
+    }
+    std::vector<unsigned char> out(1 << 16), in(1 << 16);
+    for (long r = 0; !signalled(signal); ++r) {
+      std::memset(out.data(), static_cast<int>(r & 0xff), out.size());
+      if (cudaMemcpy(own, out.data(), out.size(), cudaMemcpyHostToDevice) != cudaSuccess ||
+          cudaMemcpy(in.data(), own, in.size(), cudaMemcpyDeviceToHost) != cudaSuccess || in != out) {
+        thread_ok = false;
+        break;
+      }
+      rounds = r + 1;
+    }
+    if (cudaFree(own) != cudaSuccess) thread_ok = false;
+  });
+  std::printf("READY %d\n", static_cast<int>(getpid()));
+  std::fflush(stdout);
+  while (!signalled(signal)) {
+    OK(cudaEventRecord(timed, nonblocking));
+    OK(cudaEventSynchronize(timed));
+    usleep(1000);
+  }
+  worker.join();
+  CHECK(thread_ok);
+  std::printf("the second thread copied %ld rounds\n", rounds.load());
+
+  // Contents and handles, as they were.
+  for (size_t b = 0; b < sizes.size(); ++b) CHECK(read_back(buffers[b], sizes[b]) == expected(b, sizes[b]));
+  std::vector<unsigned char> rows(1000 * 30);
+  OK(cudaMemcpy2D(rows.data(), 1000, pitched, pitch, 1000, 30, cudaMemcpyDeviceToHost));
+  CHECK(all(rows, 0x5a));
+  int now[4] = {};
+  OK(cudaMemcpyFromSymbol(now, g_values, sizeof now));
+  CHECK(std::memcmp(now, values, sizeof now) == 0);
+  unsigned flags = 0;
+  int priority = 0;
+  OK(cudaStreamGetFlags(nonblocking, &flags));
+  CHECK(flags == cudaStreamNonBlocking);
+  OK(cudaStreamGetPriority(urgent, &priority));
+  CHECK(priority == greatest);
+
+  // Everything still works.
+  std::vector<unsigned char> fresh(sizes[2], 0xc3), back(sizes[2]);
+  OK(cudaMemcpyAsync(buffers[2], fresh.data(), fresh.size(), cudaMemcpyHostToDevice, urgent));
+  OK(cudaEventRecord(untimed, urgent));
+  OK(cudaStreamWaitEvent(nonblocking, untimed, 0));
+  OK(cudaMemcpyAsync(back.data(), buffers[2], back.size(), cudaMemcpyDeviceToHost, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  CHECK(back == fresh);
+  cudaEvent_t after;
+  OK(cudaEventCreate(&after));
+  OK(cudaEventRecord(timed, urgent));
+  OK(cudaEventRecord(after, urgent));
+  OK(cudaEventSynchronize(after));
+  float ms = -1;
+  OK(cudaEventElapsedTime(&ms, timed, after));
+  CHECK(ms >= 0);
+  OK(cudaEventQuery(untimed));
+  bump<<<1, 1, 0, urgent>>>(counter);
+  OK(cudaGetLastError());
+  OK(cudaDeviceSynchronize());
+  if (hold_array) {
+    std::vector<float> cells(64 * 4, 2.5f), got(64 * 4);
+    OK(cudaMemcpy2DToArray(array, 0, 0, cells.data(), 64 * sizeof(float), 64 * sizeof(float), 4, cudaMemcpyHostToDevice));
+    OK(cudaMemcpy2DFromArray(got.data(), 64 * sizeof(float), array, 0, 0, 64 * sizeof(float), 4, cudaMemcpyDeviceToHost));
+    CHECK(got == cells);
+    OK(cudaFreeArray(array));
+  }
+  for (void* b : buffers) OK(cudaFree(b));
+  OK(cudaFree(pitched));
+  OK(cudaFree(counter));
+  void* again = nullptr;
+  OK(cudaMalloc(&again, 1 << 20));
+  OK(cudaFree(again));
+  OK(cudaStreamDestroy(nonblocking));
+  OK(cudaStreamDestroy(urgent));
+  OK(cudaEventDestroy(timed));
+  OK(cudaEventDestroy(untimed));
+  OK(cudaEventDestroy(after));
+  std::printf("RESULT %s\n", g_failures ? "FAIL" : "PASS");
+  return g_failures ? 1 : 0;
+}
