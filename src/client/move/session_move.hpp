@@ -6,6 +6,7 @@
 // rewritten, modules load again there at their next use (their variables'
 // contents copied), and the application's calls go on to the target.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace rgpu::client {
