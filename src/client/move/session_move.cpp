@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -131,8 +132,12 @@ uint64_t move_memory(Session& from, int remote, Session& to, int gpu, const std:
   w.put<uint32_t>(static_cast<uint32_t>(ranges.size()));
   for (const auto& r : ranges) w.put<uint64_t>(r.base).put<uint64_t>(r.size);
   std::vector<uint8_t> reply;
+  char span[96];
+  std::snprintf(span, sizeof span, " (%zu allocations in 0x%llx-0x%llx)", ranges.size(),
+                static_cast<unsigned long long>(ranges.front().base),
+                static_cast<unsigned long long>(ranges.back().base + ranges.back().size));
   check(to.call(proto::kOpMallocAt, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
-        "the target cannot make the session's memory at its addresses");
+        std::string("the target cannot make the session's memory at its addresses") + span);
   std::vector<uint8_t> piece;
   uint64_t bytes = 0;
   for (const auto& r : ranges)

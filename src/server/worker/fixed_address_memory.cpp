@@ -3,10 +3,32 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <cinttypes>
 #include <cstdio>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace rgpu::server {
+namespace {
+
+// What this process has mapped inside [base, base + size), from
+// /proc/self/maps: the first mapping and how many there are (a move whose
+// addresses are taken says by what: the driver's reservations, libraries,
+// thread stacks, page-locked memory).
+std::string mappings_within(uint64_t base, uint64_t size) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line, first;
+  int count = 0;
+  for (uint64_t lo, hi; std::getline(maps, line);) {
+    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64, &lo, &hi) != 2 || hi <= base || lo >= base + size) continue;
+    if (count++ == 0) first = line;
+  }
+  if (count == 0) return "nothing mapped there by this process";
+  return std::to_string(count) + " mapping(s) there, the first: " + first;
+}
+
+}  // namespace
 
 int32_t FixedAddressMemory::allocate(Backend& backend, SessionQuota& quota, int device,
                                      std::span<const Allocation> allocations, uint64_t max_span, std::string* why) {
@@ -41,10 +63,10 @@ int32_t FixedAddressMemory::allocate(Backend& backend, SessionQuota& quota, int 
   if (int32_t e = backend.vmm_reserve(&got, span_size, page, span)) return e;
   if (got != span) {
     backend.vmm_free(got, span_size);
-    char text[96];
-    std::snprintf(text, sizeof text, "device address 0x%llx is taken in this worker",
-                  static_cast<unsigned long long>(span));
-    *why = text;
+    char text[128];
+    std::snprintf(text, sizeof text, "device addresses 0x%llx-0x%llx are taken in this worker (",
+                  static_cast<unsigned long long>(span), static_cast<unsigned long long>(span + span_size));
+    *why = text + mappings_within(span, span_size) + ")";
     return cudaErrorAlreadyMapped;
   }
   spans_[span] = {span_size, 0};

@@ -22,7 +22,7 @@ if kind in ("cnn", "graphed"):
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.BatchNorm2d(32), torch.nn.ReLU(),
         torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.BatchNorm2d(64), torch.nn.ReLU(),
-        torch.nn.AdaptiveAvgPool2d(4), torch.nn.Flatten(), torch.nn.Linear(64 * 16, 10)).to(dev)
+        torch.nn.AvgPool2d(8), torch.nn.Flatten(), torch.nn.Linear(64 * 16, 10)).to(dev)
     data = torch.randn(64, 3, 32, 32, device=dev)
     target = torch.randint(0, 10, (64,), device=dev)
     loss_fn = torch.nn.CrossEntropyLoss()
