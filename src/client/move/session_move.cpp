@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -26,6 +28,7 @@
 #include "client/graph/staging_blocks.hpp"
 #include "common/log.hpp"
 #include "protocol/codec.hpp"
+#include "protocol/generated/ops_generated.hpp"
 #include "protocol/ops.hpp"
 
 namespace rgpu::client {
@@ -191,6 +194,42 @@ std::vector<VarContents> read_vars(Session& from, int remote, int device) {
   return out;
 }
 
+// A context setting (a limit, or the cache preference) read on `s`'s GPU;
+// nullopt where the server has none to give.
+template <typename T>
+std::optional<T> read_setting(Session& s, int gpu, uint16_t op, std::span<const uint8_t> args) {
+  std::vector<uint8_t> reply;
+  if (s.call(op, static_cast<uint16_t>(gpu), args, {}, reply, false) != cudaSuccess) return std::nullopt;
+  proto::Reader r(reply);
+  return r.get<T>();
+}
+
+// The context's limits and cache preference as the application left them
+// on the source, set on the target where its own differ.
+void carry_context_settings(Session& from, int remote, Session& to, int gpu) {
+  constexpr cudaLimit kLimits[] = {cudaLimitStackSize, cudaLimitPrintfFifoSize, cudaLimitMallocHeapSize,
+                                   cudaLimitDevRuntimeSyncDepth, cudaLimitDevRuntimePendingLaunchCount,
+                                   cudaLimitMaxL2FetchGranularity, cudaLimitPersistingL2CacheSize};
+  for (cudaLimit limit : kLimits) {
+    proto::Writer w;
+    w.put(limit);
+    auto was = read_setting<size_t>(from, remote, proto::kOp_cudaDeviceGetLimit, w.bytes());
+    if (!was || read_setting<size_t>(to, gpu, proto::kOp_cudaDeviceGetLimit, w.bytes()) == was) continue;
+    w.put(*was);
+    std::vector<uint8_t> reply;
+    check(to.call(proto::kOp_cudaDeviceSetLimit, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
+          "the target does not take the session's limit " + std::to_string(limit) + " of " + std::to_string(*was));
+  }
+  auto cache = read_setting<cudaFuncCache>(from, remote, proto::kOp_cudaDeviceGetCacheConfig, {});
+  if (cache && read_setting<cudaFuncCache>(to, gpu, proto::kOp_cudaDeviceGetCacheConfig, {}) != cache) {
+    proto::Writer w;
+    w.put(*cache);
+    std::vector<uint8_t> reply;
+    check(to.call(proto::kOp_cudaDeviceSetCacheConfig, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
+          "the target does not take the session's cache preference");
+  }
+}
+
 // Page-locked memory shared with the old worker (shm), shared with the new.
 void share_page_locked(Session& to, int gpu) {
   if (!to.shares_memory()) return;
@@ -287,6 +326,7 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     auto events_now = remake(events(), device, *to, spec.gpu, true);
     auto vars = read_vars(from, remote, device);
     share_page_locked(*to, spec.gpu);
+    carry_context_settings(from, remote, *to, spec.gpu);
 
     // Committed: from here the session is the target's.
     Session& moved = *to;

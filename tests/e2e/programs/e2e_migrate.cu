@@ -1,7 +1,8 @@
 // A session moved to another server while the application runs (`rgpu
 // migrate`, docs/migration.md), driven by tests/e2e/migrate_test.sh: the
 // program makes device memory of several sizes, pitched memory, streams with
-// flags and a priority, events with flags and a module variable, then keeps
+// flags and a priority, events with flags, page-locked memory, a module
+// variable and context settings (a limit, the cache preference), then keeps
 // two threads calling until SIGNAL_FILE appears (the script has moved the
 // session by then). Everything must hold its contents and keep working on
 // the new server: the application's pointers and handles are the same.
@@ -61,6 +62,14 @@ int main(int argc, char** argv) {
   OK(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming));
   const int values[4] = {7, 8, 9, 10};
   OK(cudaMemcpyToSymbol(g_values, values, sizeof values));
+  // Page-locked memory (shared with the server over shm), used after the move.
+  unsigned char* pinned = nullptr;
+  OK(cudaMallocHost(&pinned, sizes[3]));
+  // Context settings the application changed.
+  size_t stack = 0;
+  OK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
+  OK(cudaDeviceSetLimit(cudaLimitStackSize, stack + 4096));
+  OK(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared));
   int* counter = nullptr;
   OK(cudaMalloc(&counter, sizeof(int)));
   bump<<<1, 1, 0, nonblocking>>>(counter);
@@ -111,6 +120,12 @@ int main(int argc, char** argv) {
   int now[4] = {};
   OK(cudaMemcpyFromSymbol(now, g_values, sizeof now));
   CHECK(std::memcmp(now, values, sizeof now) == 0);
+  size_t stack_now = 0;
+  OK(cudaDeviceGetLimit(&stack_now, cudaLimitStackSize));
+  CHECK(stack_now >= stack + 4096);  // a device may round it up
+  cudaFuncCache cache = cudaFuncCachePreferNone;
+  OK(cudaDeviceGetCacheConfig(&cache));
+  CHECK(cache == cudaFuncCachePreferShared);
   unsigned flags = 0;
   int priority = 0;
   OK(cudaStreamGetFlags(nonblocking, &flags));
@@ -135,6 +150,13 @@ int main(int argc, char** argv) {
   OK(cudaEventElapsedTime(&ms, timed, after));
   CHECK(ms >= 0);
   OK(cudaEventQuery(untimed));
+  std::memset(pinned, 0x6b, sizes[3]);
+  OK(cudaMemcpyAsync(buffers[3], pinned, sizes[3], cudaMemcpyHostToDevice, nonblocking));
+  OK(cudaMemsetAsync(buffers[3], 0x2e, 100, nonblocking));
+  OK(cudaMemcpyAsync(pinned, buffers[3], sizes[3], cudaMemcpyDeviceToHost, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  CHECK(pinned[0] == 0x2e && pinned[99] == 0x2e && pinned[100] == 0x6b && pinned[sizes[3] - 1] == 0x6b);
+  OK(cudaFreeHost(pinned));
   bump<<<1, 1, 0, urgent>>>(counter);
   OK(cudaGetLastError());
   OK(cudaDeviceSynchronize());
