@@ -7,7 +7,7 @@
 # refused with the reason, stays on A and keeps working; a move without the
 # job key is refused. CI runs it on the host-test backend.
 #   usage: migrate_test.sh RGPU RGPU_SERVER PORT PROGRAM TRANSPORT [BACKEND]
-#   (ports PORT and PORT+1)
+#   (ports PORT and PORT+1; PORT+2 must be free)
 set -euo pipefail
 rgpu=$1 server=$2 port=$3 program=$4 transport=$5 backend=${6:-host-test}
 dir=$(mktemp -d)
@@ -87,6 +87,12 @@ if out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker" --to "$b/0" "
 fi
 grep -q "CUDA arrays" <<<"$out" || fail "the refusal does not name the array: $out"
 [ "$(worker_of "$a" "$app_pid")" = "$worker" ] || fail "the refused session left A"
+# A target that does not answer: refused, the session stays.
+if out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker" --to "127.0.0.1:$((port + 2))/0" "$a" 2>&1); then
+  fail "a move to a server that is not there succeeded: $out"
+fi
+grep -q "cannot reach rgpu server" <<<"$out" || fail "the refusal for an absent target says: $out"
+[ "$(worker_of "$a" "$app_pid")" = "$worker" ] || fail "the session left A for an absent target"
 # Without the job key, nobody may move it.
 if out=$("$rgpu" migrate --key-file "$dir/other-key" --session "$worker" --to "$b/0" "$a" 2>&1); then
   fail "a move without the job key was taken: $out"

@@ -33,3 +33,24 @@ TEST(HandleRegistry, AddMakesAHandleEachTimeThatInternFinds) {
   RemoteObject o;
   EXPECT_FALSE(r.find(first, &o));
 }
+
+TEST(HandleRegistry, RewriteGivesAMovedDevicesObjectsTheirNewServerHandles) {
+  HandleRegistry<cudaStream_t> r;
+  cudaStream_t a = r.add(0, 10, cudaStreamNonBlocking, -2), b = r.add(0, 11), other = r.add(1, 10);
+  auto listed = r.on_device(0);
+  ASSERT_EQ(listed.size(), 2u);
+  for (const auto& o : listed) EXPECT_EQ(o.device, 0);
+  r.rewrite(0, {{10, 110}, {11, 111}});
+  RemoteObject o;
+  ASSERT_TRUE(r.find(a, &o));
+  EXPECT_EQ(o.remote, 110u);
+  EXPECT_EQ(o.flags, static_cast<uint32_t>(cudaStreamNonBlocking));  // what it was made with stays
+  EXPECT_EQ(o.priority, -2);
+  ASSERT_TRUE(r.find(b, &o));
+  EXPECT_EQ(o.remote, 111u);
+  ASSERT_TRUE(r.find(other, &o));  // another device's object is untouched
+  EXPECT_EQ(o.remote, 10u);
+  // Interning finds the objects under their new handles, not the old.
+  EXPECT_EQ(r.intern(0, 110), a);
+  EXPECT_NE(r.intern(0, 10), a);
+}

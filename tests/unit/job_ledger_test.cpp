@@ -97,3 +97,21 @@ TEST(JobLedger, EndedJobIsRefusedAndItsWorkersNamed) {
   ASSERT_EQ(snap.sessions.size(), 1u);
   EXPECT_EQ(snap.sessions[0].job, "b");
 }
+
+TEST(JobLedger, AMoveAskedIsTakenOnceAndItsRefusalShows) {
+  JobLedger ledger;
+  std::vector<GpuMode> modes;
+  ASSERT_EQ(ledger.admit(301, job_claim("m", {0}, {0}), modes), "");
+  EXPECT_FALSE(ledger.ask_move(999, "elsewhere:7000/0"));  // no such session
+  EXPECT_FALSE(ledger.ask_move(0, "elsewhere:7000/0"));    // a free slot is no session
+  EXPECT_EQ(ledger.take_move(301), "");
+  ASSERT_TRUE(ledger.ask_move(301, "elsewhere:7000/1"));
+  EXPECT_EQ(ledger.snapshot().sessions.at(0).move, "asked: to elsewhere:7000/1");
+  EXPECT_EQ(ledger.take_move(301), "elsewhere:7000/1");
+  EXPECT_EQ(ledger.take_move(301), "");  // taken once
+  ledger.note_move(301, "refused: the session holds 1 CUDA arrays");
+  EXPECT_EQ(ledger.snapshot().sessions.at(0).move, "refused: the session holds 1 CUDA arrays");
+  // A new request clears the old outcome.
+  ASSERT_TRUE(ledger.ask_move(301, "elsewhere:7000/0"));
+  EXPECT_EQ(ledger.snapshot().sessions.at(0).move, "asked: to elsewhere:7000/0");
+}

@@ -6,13 +6,14 @@
 //       blocks of 2 and 20 MB, small buffers that share a page, one of 1 GB),
 //       fills each with a pattern, writes "address size" lines to FILE, then
 //       holds them until stdin closes (so both processes live at once)
-//   address_probe target FILE [GPU] [ranges|span]   in a new context: the
+//   address_probe target FILE [GPU] [ranges|span] [FIRST]   in a new context: the
 //       pages that hold each allocation, merged, reserved at their own
 //       address (hint) and mapped; "ranges" reserves each merged range
 //       apart, "span" one range from the lowest to the highest; says how
 //       many hints were honoured, then the same with a range it already
 //       holds (must not be granted twice), and a kernel writes and checks
-//       every allocation at its old address
+//       every allocation at its old address; FIRST (malloc or hostalloc)
+//       makes 2 MB of device memory or 64 MB of page-locked memory before
 // Prints PROBE lines and RESULT PASS when every address was kept.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -78,13 +79,18 @@ int source(const char* file, int gpu) {
   return 0;
 }
 
-int target(const char* file, int gpu, bool span) {
+int target(const char* file, int gpu, bool span, const char* first) {
   CHECK_CU(cuInit(0));
   CUdevice dev;
   CHECK_CU(cuDeviceGet(&dev, gpu));
   CUcontext ctx;
   CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
   CHECK_CU(cuCtxSetCurrent(ctx));
+  // What a worker may have done before a move reaches it.
+  void* before = nullptr;
+  if (!std::strcmp(first, "malloc")) cudaMalloc(&before, 2u << 20);
+  if (!std::strcmp(first, "hostalloc")) cudaHostAlloc(&before, 64u << 20, cudaHostAllocDefault);
+  if (before) std::printf("PROBE target made %s first, at 0x%llx\n", first, static_cast<unsigned long long>(reinterpret_cast<uint64_t>(before)));
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -183,7 +189,8 @@ int main(int argc, char** argv) {
   }
   const int gpu = argc > 3 ? std::atoi(argv[3]) : 0;
   if (!std::strcmp(argv[1], "source")) return source(argv[2], gpu);
-  if (!std::strcmp(argv[1], "target")) return target(argv[2], gpu, argc > 4 && !std::strcmp(argv[4], "span"));
+  if (!std::strcmp(argv[1], "target"))
+    return target(argv[2], gpu, argc > 4 && !std::strcmp(argv[4], "span"), argc > 5 ? argv[5] : "nothing");
   std::fprintf(stderr, "usage: address_probe source|target FILE [GPU] [ranges|span]\n");
   return 2;
 }

@@ -16,19 +16,21 @@ nvcc -O2 -cudart shared -o "$out/address_probe" "$here/address_probe.cu" -lcuda 
 gpus=$(nvidia-smi -L | grep -c '^GPU ')
 rc=0
 : >"$out/address-probe.md"
-for target in "0 ranges" "0 span" $([ "$gpus" -ge 2 ] && echo "1_ranges 1_span"); do
-  read -r target_gpu mode <<<"${target/_/ }"
+# The span also after the target made memory of its own first, as a worker may have.
+for target in "0 ranges" "0 span" "0_span_malloc" "0_span_hostalloc" $([ "$gpus" -ge 2 ] && echo "1_ranges 1_span"); do
+  read -r target_gpu mode first <<<"${target//_/ }"
   rm -f "$out/hold"
   mkfifo "$out/hold"
   "$out/address_probe" source "$out/allocations.txt" 0 <"$out/hold" >"$out/source.txt" 2>&1 &
   source_pid=$!
   exec 3>"$out/hold"  # the source holds its memory until this closes
   for _ in $(seq 100); do grep -q "PROBE source holding" "$out/source.txt" && break; sleep 0.1; done
-  "$out/address_probe" target "$out/allocations.txt" "$target_gpu" "$mode" >"$out/target-gpu$target_gpu-$mode.txt" 2>&1 ||
+  "$out/address_probe" target "$out/allocations.txt" "$target_gpu" "$mode" "${first:-nothing}" \
+    >"$out/target-gpu$target_gpu-$mode.txt" 2>&1 ||
     [ "$mode" = ranges ] || rc=1  # ranges apart are expected to move (a baseline for the span)
   exec 3>&-
   wait "$source_pid" || rc=1
-  { echo "## source on GPU 0, target on GPU $target_gpu, $mode reserved"; echo; echo '```'
+  { echo "## source on GPU 0, target on GPU $target_gpu, $mode reserved${first:+ after its own $first}"; echo; echo '```'
     cat "$out/source.txt" "$out/target-gpu$target_gpu-$mode.txt"; echo '```'; echo; } >>"$out/address-probe.md"
 done
 rm -f "$out/hold"

@@ -7,9 +7,9 @@
 # measured read and write bandwidths of the same transport). A training step
 # captured in a CUDA graph is refused (graphs do not move yet) and runs on.
 # Writes OUT/migration.md.
-#   usage: run_migrate.sh OUT_DIR [BUILD_DIR] [TRANSPORTS]   (ports RGPU_PORT+40, +41)
+#   usage: run_migrate.sh OUT_DIR [BUILD_DIR] [TRANSPORTS] [MODELS]   (ports RGPU_PORT+40, +41)
 set -uo pipefail
-out=$1 build=${2:-build-gpu} transports=${3:-"tcp shm"}
+out=$1 build=${2:-build-gpu} transports=${3:-"tcp shm"} models=${4:-"cnn transformer graphed"}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/migration"
 out=$(cd "$out" && pwd)
@@ -52,7 +52,7 @@ rows=()
 for t in $transports; do
   export RGPU_TRANSPORT=$t RGPU_DEVICES=$a:0
   floor=$("$rgpu" run -- python3 "$here/copy_floor.py" 2>/dev/null | awk '/FLOOR/ {print $3, $5}')
-  for model in cnn transformer graphed; do
+  for model in $models; do
     base=$dir/$t-$model-unmoved.log run=$dir/$t-$model-moved.log
     "$rgpu" run -- python3 "$here/train_moved.py" "$model" $steps >"$base" 2>&1
     rm -f "$dir/ready" "$dir/moved"
