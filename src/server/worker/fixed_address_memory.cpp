@@ -28,6 +28,32 @@ std::string mappings_within(uint64_t base, uint64_t size) {
   return std::to_string(count) + " mapping(s) there, the first: " + first;
 }
 
+// The driver takes a reservation's address as a hint and, measured on
+// H200s, places a reservation at a multiple of 32 MB (a 2 MB one asked at
+// ...1de00000 landed at ...1e000000): a span that starts off such a multiple
+// moves though its pages are free. So the span is tried as it is, then
+// widened to multiples of 32 MB, 64 MB, ... 1 GB; its holes stay unmapped.
+// The reserved [base, base + size), or false when none was kept.
+bool reserve_span(Backend& backend, uint64_t lo, uint64_t hi, size_t page, uint64_t max_span, uint64_t* base,
+                  uint64_t* size) {
+  std::vector<uint64_t> alignments{page};
+  for (uint64_t a = uint64_t{32} << 20; a <= (uint64_t{1} << 30); a *= 2)
+    if (a > page) alignments.push_back(a);
+  for (uint64_t align : alignments) {
+    const uint64_t b = lo / align * align, e = (hi + align - 1) / align * align;
+    if (e - b > max_span) break;
+    DevPtr got = 0;
+    if (backend.vmm_reserve(&got, e - b, align, b) != 0) continue;
+    if (got == b) {
+      *base = b;
+      *size = e - b;
+      return true;
+    }
+    backend.vmm_free(got, e - b);
+  }
+  return false;
+}
+
 }  // namespace
 
 int32_t FixedAddressMemory::allocate(Backend& backend, SessionQuota& quota, int device,
@@ -59,17 +85,15 @@ int32_t FixedAddressMemory::allocate(Backend& backend, SessionQuota& quota, int 
   const uint64_t span = runs.front().base, span_size = runs.back().end - span;
   if (span_size > max_span) return cudaErrorInvalidValue;
   std::lock_guard lock(mutex_);
-  DevPtr got = 0;
-  if (int32_t e = backend.vmm_reserve(&got, span_size, page, span)) return e;
-  if (got != span) {
-    backend.vmm_free(got, span_size);
+  uint64_t reserved = 0, reserved_size = 0;
+  if (!reserve_span(backend, span, span + span_size, page, max_span, &reserved, &reserved_size)) {
     char text[128];
     std::snprintf(text, sizeof text, "device addresses 0x%llx-0x%llx are taken in this worker (",
                   static_cast<unsigned long long>(span), static_cast<unsigned long long>(span + span_size));
     *why = text + mappings_within(span, span_size) + ")";
     return cudaErrorAlreadyMapped;
   }
-  spans_[span] = {span_size, 0};
+  spans_[reserved] = {reserved_size, 0};
   for (const Piece& r : runs) {
     Handle memory = 0;
     int32_t e = quota.allocate(device, r.end - r.base, SessionQuota::Kind::fixed_run, &r.base, [&] {
@@ -78,16 +102,16 @@ int32_t FixedAddressMemory::allocate(Backend& backend, SessionQuota& quota, int 
       return made;
     });
     if (!e) {
-      runs_[r.base] = {r.end - r.base, memory, span, device, 0};
-      ++spans_[span].runs;
+      runs_[r.base] = {r.end - r.base, memory, reserved, device, 0};
+      ++spans_[reserved].runs;
       e = backend.vmm_set_access(r.base, r.end - r.base, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     }
     if (e) {  // none made: undo the runs mapped so far, and the span with the last
-      for (auto it = runs_.lower_bound(span); it != runs_.end() && it->second.span == span;)
+      for (auto it = runs_.lower_bound(reserved); it != runs_.end() && it->second.span == reserved;)
         drop_run(backend, quota, it++);
-      if (spans_.contains(span)) {
-        backend.vmm_free(span, span_size);
-        spans_.erase(span);
+      if (spans_.contains(reserved)) {
+        backend.vmm_free(reserved, reserved_size);
+        spans_.erase(reserved);
       }
       return e;
     }

@@ -6,7 +6,7 @@
 // reservation of their whole span at its own address. The driver takes
 // that address as a hint only, and keeps it for a large reservation but
 // not for small ones (tests/gpu/migration/address_probe.cu), hence one
-// span. Each allocation is freed alone; a run's memory goes with the last
+// span, widened to a multiple of 32 MB or more where the driver moves it. Each allocation is freed alone; a run's memory goes with the last
 // allocation in it, the span with its last run. What is charged to the
 // session is what is mapped: each run, whatever the allocations in it.
 #pragma once
