@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -17,15 +19,18 @@ namespace rgpu::cli {
 namespace {
 
 const char* kUsage =
-    "usage: rgpu migrate --key-file FILE --session WORKER --to HOST[:PORT][/GPU] [--wait SECONDS] SERVER[:PORT]\n"
-    "  asks SERVER to move its session WORKER (the worker's pid, as `rgpu smi` lists it) to the GPU\n"
-    "  named (GPU 0 and the default port when left out), with the server's job key; the session's\n"
-    "  client moves it at its next heartbeat. Waits (default 60 s) until the session has left SERVER\n"
-    "  (exit 0) or its client said why it stays (exit 1).\n";
+    "usage: rgpu migrate --key-file FILE (--session WORKER | --all) --to HOST[:PORT][/GPU] [--wait SECONDS]\n"
+    "                    SERVER[:PORT]\n"
+    "  asks SERVER to move its session WORKER (the worker's pid, as `rgpu smi` lists it), or every\n"
+    "  session it serves, to the GPU named (GPU 0 and the default port when left out), with the\n"
+    "  server's job key; each session's client moves it at its next heartbeat. Waits (default 60 s)\n"
+    "  until each session has left SERVER or its client said why it stays. Exit 0 when every\n"
+    "  session moved, 1 otherwise.\n";
 
-// The session's entry in the server's pool status, the JSON null when the
-// server lists no such session, nullopt when the server did not answer.
-std::optional<nlohmann::json> find_session(const transport::Endpoint& server, const std::string& key, uint32_t worker) {
+// The sessions in the server's pool status, by worker, or nullopt when the
+// server did not answer.
+std::optional<std::map<uint32_t, nlohmann::json>> list_sessions(const transport::Endpoint& server,
+                                                                const std::string& key) {
   std::string why;
   auto reply = client::Session::ask(server, proto::kRequestPoolStatus, key, "", &why);
   if (!reply) return std::nullopt;
@@ -35,20 +40,22 @@ std::optional<nlohmann::json> find_session(const transport::Endpoint& server, co
   const auto field = [](const nlohmann::json& j, const char* key) {
     return j.is_object() && j.contains(key) && !j[key].is_null() ? j[key] : nlohmann::json::array();
   };
+  std::map<uint32_t, nlohmann::json> out;
   for (const auto& gpu : field(status, "gpus")) {
     auto sessions = field(gpu, "sessions_without_job");
     for (const auto& j : field(gpu, "jobs"))
       for (const auto& s : field(j, "sessions")) sessions.push_back(s);
     for (const auto& s : sessions)
-      if (s.is_object() && s.value("worker", 0u) == worker) return s;
+      if (s.is_object() && s.value("worker", 0u) != 0) out[s.value("worker", 0u)] = s;
   }
-  return nlohmann::json();
+  return out;
 }
 
 }  // namespace
 
 int migrate_command(int argc, char** argv) {
   std::string key_file, target, session_text, wait_text = "60";
+  bool all = false;
   std::vector<std::string> named;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
@@ -56,7 +63,8 @@ int migrate_command(int argc, char** argv) {
       fputs(kUsage, stdout);
       return 0;
     }
-    if ((a == "--key-file" || a == "--session" || a == "--to" || a == "--wait") && i + 1 < argc)
+    if (a == "--all") all = true;
+    else if ((a == "--key-file" || a == "--session" || a == "--to" || a == "--wait") && i + 1 < argc)
       (a == "--key-file" ? key_file : a == "--session" ? session_text : a == "--to" ? target : wait_text) = argv[++i];
     else if (!a.starts_with("-")) named.push_back(a);
     else {
@@ -69,40 +77,63 @@ int migrate_command(int argc, char** argv) {
   const double wait_s = std::strtod(wait_text.c_str(), nullptr);
   std::string why;
   std::string key = key_file.empty() ? "" : proto::read_secret_file(key_file, &why);
-  if (key.empty() || target.empty() || session_text.empty() || *end || worker == 0 || worker > UINT32_MAX ||
-      named.size() != 1 || wait_s < 0) {
-    fprintf(stderr, "rgpu migrate: needs a readable --key-file, --session, --to and one server%s%s\n%s",
+  const bool one = !session_text.empty() && !*end && worker != 0 && worker <= UINT32_MAX;
+  if (key.empty() || target.empty() || one == all || named.size() != 1 || wait_s < 0) {
+    fprintf(stderr, "rgpu migrate: needs a readable --key-file, --session or --all, --to and one server%s%s\n%s",
             why.empty() ? "" : ": ", why.c_str(), kUsage);
     return 2;
   }
   auto servers = servers_or_environment(named, "migrate");
   if (!servers) return 2;
   const auto& server = servers->front();
-  auto reply = client::Session::ask(server, proto::kRequestMoveSession, key, "", &why, static_cast<uint32_t>(worker),
-                                    target);
-  if (!reply) {
-    fprintf(stderr, "rgpu migrate: %s\n", why.c_str());
-    return 1;
-  }
-  printf("%s: %s\n", server.to_string().c_str(), reply->message.c_str());
-  fflush(stdout);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto s = find_session(server, key, static_cast<uint32_t>(worker));
-    if (!s) continue;
-    if (s->is_null()) {
-      printf("session %lu moved to %s\n", worker, target.c_str());
-      return 0;
-    }
-    const std::string move = s->value("move", "");
-    if (move.starts_with("refused")) {
-      fprintf(stderr, "rgpu migrate: session %lu stays: %s\n", worker, move.c_str());
+  std::set<uint32_t> asked;
+  if (all) {
+    auto sessions = list_sessions(server, key);
+    if (!sessions) {
+      fprintf(stderr, "rgpu migrate: %s does not list its sessions\n", server.to_string().c_str());
       return 1;
     }
+    for (const auto& [w, s] : *sessions) asked.insert(w);
+  } else {
+    asked.insert(static_cast<uint32_t>(worker));
   }
-  fprintf(stderr, "rgpu migrate: session %lu has not moved within %s s\n", worker, wait_text.c_str());
-  return 1;
+  int failed = 0;
+  for (auto it = asked.begin(); it != asked.end();) {
+    auto reply = client::Session::ask(server, proto::kRequestMoveSession, key, "", &why, *it, target);
+    if (reply) {
+      printf("%s: %s\n", server.to_string().c_str(), reply->message.c_str());
+      ++it;
+    } else {
+      fprintf(stderr, "rgpu migrate: %s\n", why.c_str());
+      ++failed;
+      it = asked.erase(it);
+    }
+  }
+  fflush(stdout);
+  // Each session asked has left the server (moved), or its client said why
+  // it stays.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  while (!asked.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto sessions = list_sessions(server, key);
+    if (!sessions) continue;
+    for (auto it = asked.begin(); it != asked.end();) {
+      auto s = sessions->find(*it);
+      const std::string move = s == sessions->end() ? "" : s->second.value("move", "");
+      if (s == sessions->end()) {
+        printf("session %u moved to %s\n", *it, target.c_str());
+      } else if (move.starts_with("refused")) {
+        fprintf(stderr, "rgpu migrate: session %u stays: %s\n", *it, move.c_str());
+        ++failed;
+      } else {
+        ++it;
+        continue;
+      }
+      it = asked.erase(it);
+    }
+  }
+  for (uint32_t w : asked) fprintf(stderr, "rgpu migrate: session %u has not moved within %s s\n", w, wait_text.c_str());
+  return failed || !asked.empty() ? 1 : 0;
 }
 
 }  // namespace rgpu::cli

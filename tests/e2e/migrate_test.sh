@@ -4,8 +4,10 @@
 # to server B while two of its threads keep calling; its memory, streams,
 # events and module variable hold and work there (e2e_migrate checks), A no
 # longer lists it and B does. Then a session holding a CUDA array is
-# refused with the reason, stays on A and keeps working; a move without the
-# job key is refused. CI runs it on the host-test backend.
+# refused with the reason, stays on A and keeps working; a move to an absent
+# server and one without the job key are refused. Last, `rgpu-server --drain
+# --move-to` moves a session off A before A stops. CI runs it on the
+# host-test backend.
 #   usage: migrate_test.sh RGPU RGPU_SERVER PORT PROGRAM TRANSPORT [BACKEND]
 #   (ports PORT and PORT+1; PORT+2 must be free)
 set -euo pipefail
@@ -100,4 +102,13 @@ fi
 grep -q "needs this server's job key" <<<"$out" || fail "the refusal without the key says: $out"
 finish_program refused
 echo "refusals: named their reasons; the session stayed and worked"
+
+# Draining A with --move-to: its session moves to B first, then A stops.
+start_program drained
+out=$("$server" --drain --port "$port" --job-key-file "$dir/key" --move-to "$b/0" 2>&1) || fail "drain failed: $out"
+grep -q "session $worker moved to" <<<"$out" || fail "the drain did not move the session: $out"
+grep -q "stopped" <<<"$out" || fail "A did not stop: $out"
+[ -n "$(worker_of "$b" "$app_pid")" ] || fail "server B does not list the drained session"
+finish_program drained
+echo "drain: the session moved to B, then A stopped"
 echo "RESULT PASS"

@@ -1,6 +1,7 @@
 #include "server/daemon/drain_command.hpp"
 
 #include <dirent.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/executable_dir.hpp"
 
 namespace rgpu::server {
 namespace {
@@ -92,7 +95,32 @@ std::vector<pid_t> holders(const std::set<std::string>& inodes) {
 
 }  // namespace
 
-int drain_running_server(int port) {
+namespace {
+
+// `rgpu migrate --all` (the CLI beside this program) on the server: its exit status.
+int move_every_session(int port, const std::string& address, const std::string& move_to,
+                       const std::string& job_key_file) {
+  const std::string rgpu = executable_dir() + "/rgpu";
+  const std::string server = (address.empty() || address == "0.0.0.0" ? "127.0.0.1" : address) + ":" +
+                             std::to_string(port);
+  std::printf("asking every session of %s to move to %s\n", server.c_str(), move_to.c_str());
+  std::fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    execl(rgpu.c_str(), rgpu.c_str(), "migrate", "--all", "--key-file", job_key_file.c_str(), "--to",
+          move_to.c_str(), "--wait", "120", server.c_str(), static_cast<char*>(nullptr));
+    std::fprintf(stderr, "rgpu-server --drain: cannot run %s: %s\n", rgpu.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) return 1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+int drain_running_server(int port, const std::string& address, const std::string& move_to,
+                         const std::string& job_key_file) {
   const std::vector<pid_t> found = holders(listening_inodes(port));
   // Workers are forked from the daemon and may hold its listener too: the
   // daemon is the one whose parent is none of them.
@@ -103,6 +131,14 @@ int drain_running_server(int port) {
   if (!daemon) {
     std::fprintf(stderr, "rgpu-server --drain: no rgpu-server of this user listens on port %d\n", port);
     return 1;
+  }
+  if (!move_to.empty()) {
+    if (job_key_file.empty()) {
+      std::fprintf(stderr, "rgpu-server --drain --move-to: needs the server's --job-key-file\n");
+      return 1;
+    }
+    if (move_every_session(port, address, move_to, job_key_file) != 0)
+      std::printf("not every session moved: those left run to their end\n");
   }
   if (kill(daemon, SIGUSR1) != 0) {
     std::fprintf(stderr, "rgpu-server --drain: cannot signal rgpu-server %d: %s\n", daemon, std::strerror(errno));

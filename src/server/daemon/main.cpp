@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "rgpu-server: %s\n", e.what());
     return 2;
   }
-  if (config.drain) return server::drain_running_server(config.port);
+  if (config.drain)
+    return server::drain_running_server(config.port, config.listen, config.drain_move_to, config.job_key_file);
   log::set_prefix("rgpu-server");
   if (!log::set_level(config.log_level)) {
     fprintf(stderr, "rgpu-server: unknown log level '%s'\n", config.log_level.c_str());

@@ -23,6 +23,9 @@ const char* kUsage =
     "  --drain              drain the rgpu-server of this host on --port (its other\n"
     "                       options may be given, and are ignored): it takes no new\n"
     "                       sessions and stops once its sessions end; waits for that\n"
+    "  --move-to HOST[:PORT][/GPU]  with --drain: first ask every session to move there\n"
+    "                       (rgpu migrate --all, with --job-key-file); those that cannot\n"
+    "                       move run to their end\n"
     "  --listen ADDR        address to listen on (default 127.0.0.1: this host only;\n"
     "                       0.0.0.0 serves every host that reaches the port: give a token)\n"
     "  --port N             TCP port (default 18515)\n"
@@ -252,7 +255,10 @@ void apply(ServerConfig* c, const std::string& key, const std::string& v) {
   else if (key == "tls-key") c->tls.private_key = v;
   else if (key == "tls-client-ca") c->tls.peer_ca = v;
   else if (key == "token-file") c->token = secret(key, v);
-  else if (key == "job-key-file") c->job_key = secret(key, v);
+  else if (key == "job-key-file") {
+    c->job_key = secret(key, v);
+    c->job_key_file = v;
+  } else if (key == "move-to") c->drain_move_to = v;
   else if (key == "metrics-token-file") c->metrics_token = secret(key, v);
   else if (key == "gpu-mode") {
     auto eq = v.find('=');

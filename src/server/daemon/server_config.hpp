@@ -28,6 +28,10 @@ struct ServerConfig {
   int port = 18515;
   // `--drain`: drain the server on `port` (drain_command.hpp) instead of serving.
   bool drain = false;
+  // `--move-to HOST[:PORT][/GPU]` with --drain: every session is asked to
+  // move there first (`rgpu migrate --all`, with job-key-file).
+  std::string drain_move_to;
+  std::string job_key_file;
   // Clients over UCX meet their worker on this TCP port first (0: off).
   int ucx_port = 0;
   std::vector<int> gpus;  // empty: every GPU the backend sees
