@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/options.hpp"
 #include "cli/server_list.hpp"
 #include "client/core/session.hpp"
 #include "protocol/auth.hpp"
@@ -19,21 +20,11 @@ const char* kUsage =
 }
 
 int job_end_command(int argc, char** argv) {
-  std::string key_file, job;
-  std::vector<std::string> named;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help") {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    if ((a == "--key-file" || a == "--job") && i + 1 < argc) (a == "--job" ? job : key_file) = argv[++i];
-    else if (!a.starts_with("-")) named.push_back(a);
-    else {
-      fprintf(stderr, "rgpu job-end: unknown option %s\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
+  int status = 0;
+  auto options = parse_options(argc, argv, {"--key-file", "--job"}, {}, "job-end", kUsage, &status);
+  if (!options) return status;
+  const std::string key_file = options->value("--key-file"), job = options->value("--job");
+  const auto& named = options->named;
   std::string why;
   std::string key = key_file.empty() ? "" : proto::read_secret_file(key_file, &why);
   if (key.empty() || job.empty()) {

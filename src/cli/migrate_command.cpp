@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "cli/options.hpp"
 #include "cli/server_list.hpp"
 #include "client/core/session.hpp"
 #include "protocol/auth.hpp"
@@ -54,24 +55,14 @@ std::optional<std::map<uint32_t, nlohmann::json>> list_sessions(const transport:
 }  // namespace
 
 int migrate_command(int argc, char** argv) {
-  std::string key_file, target, session_text, wait_text = "60";
-  bool all = false;
-  std::vector<std::string> named;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help") {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    if (a == "--all") all = true;
-    else if ((a == "--key-file" || a == "--session" || a == "--to" || a == "--wait") && i + 1 < argc)
-      (a == "--key-file" ? key_file : a == "--session" ? session_text : a == "--to" ? target : wait_text) = argv[++i];
-    else if (!a.starts_with("-")) named.push_back(a);
-    else {
-      fprintf(stderr, "rgpu migrate: unknown option %s\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
+  int status = 0;
+  auto options = parse_options(argc, argv, {"--key-file", "--session", "--to", "--wait"}, {"--all"}, "migrate",
+                               kUsage, &status);
+  if (!options) return status;
+  const std::string key_file = options->value("--key-file"), target = options->value("--to"),
+                    session_text = options->value("--session"), wait_text = options->value("--wait", "60");
+  const bool all = options->flags.contains("--all");
+  const auto& named = options->named;
   char* end = nullptr;
   const unsigned long worker = std::strtoul(session_text.c_str(), &end, 10);
   const double wait_s = std::strtod(wait_text.c_str(), nullptr);

@@ -30,15 +30,21 @@ M first_message(transport::Connection& conn, uint16_t op, const char* what) {
   return M::decode(r);
 }
 
+// False, with the refusal in `reply`, unless the hello proves the job key
+// (the scheduler side); `act` says what needs it.
+bool from_scheduler(const SessionLimits& limits, const proto::Hello& hello, const proto::Nonce& nonce, const char* act,
+                    proto::HelloReply& reply) {
+  if (proves_job_key(limits.pool, hello, nonce) && limits.pool.ledger) return true;
+  reply.status = cudaErrorNotPermitted;
+  reply.message = limits.pool.job_key.empty() ? "this server has no job key (--job-key-file)"
+                                              : std::string(act) + " needs this server's job key";
+  return false;
+}
+
 // `rgpu job-end`: the scheduler side, proving the job key, ends a job.
 void answer_end_job(const SessionLimits& limits, const proto::Hello& hello, const proto::Nonce& nonce,
                     proto::HelloReply& reply) {
-  if (!proves_job_key(limits.pool, hello, nonce) || !limits.pool.ledger) {
-    reply.status = cudaErrorNotPermitted;
-    reply.message = limits.pool.job_key.empty() ? "this server has no job key (--job-key-file)"
-                                                : "ending a job needs this server's job key";
-    return;
-  }
+  if (!from_scheduler(limits, hello, nonce, "ending a job", reply)) return;
   int open = limits.pool.ledger->end_job(hello.job);
   reply.message = "job " + hello.job + " ended: " + std::to_string(open) + " session(s) stopped";
 }
@@ -47,11 +53,8 @@ void answer_end_job(const SessionLimits& limits, const proto::Hello& hello, cons
 // to move; its client moves it (or says why not) at its next heartbeat.
 void answer_move_session(const SessionLimits& limits, const proto::Hello& hello, const proto::Nonce& nonce,
                          proto::HelloReply& reply) {
-  if (!proves_job_key(limits.pool, hello, nonce) || !limits.pool.ledger) {
-    reply.status = cudaErrorNotPermitted;
-    reply.message = limits.pool.job_key.empty() ? "this server has no job key (--job-key-file)"
-                                                : "moving a session needs this server's job key";
-  } else if (hello.move_to.empty() || hello.move_to.size() > 255) {
+  if (!from_scheduler(limits, hello, nonce, "moving a session", reply)) return;
+  if (hello.move_to.empty() || hello.move_to.size() > 255) {
     reply.status = cudaErrorInvalidValue;
     reply.message = "no place to move the session to";
   } else if (!limits.pool.ledger->ask_move(static_cast<pid_t>(hello.session), hello.move_to)) {
