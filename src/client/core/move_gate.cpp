@@ -34,9 +34,10 @@ struct ThreadGate {
   // sequentially consistent with `phase`, so that a thread either sees the
   // gate shut or is seen inside (Dekker's handshake).
   std::atomic<bool> inside{false};
-  int depth = 0;
-  bool callback_thread = false;
-  bool mover = false;
+  int depth = 0;  // its own thread's alone
+  // Set by its thread, read by a mover.
+  std::atomic<bool> callback_thread{false};
+  std::atomic<bool> mover{false};
   ThreadGate() {
     std::lock_guard lock(registry().mutex);
     registry().threads.push_back(this);
