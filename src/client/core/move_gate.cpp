@@ -14,8 +14,6 @@ namespace {
 
 enum Phase : int { kOpen = 0, kCallsStopped = 1, kAllStopped = 2 };
 
-struct ThreadGate;
-
 // Every thread that ever made a call, so a move can see who is inside one.
 struct GateRegistry {
   std::mutex mutex;
@@ -28,6 +26,8 @@ GateRegistry& registry() {
   static auto* r = new GateRegistry;  // never destroyed: threads end after exit()
   return *r;
 }
+
+}  // namespace
 
 struct ThreadGate {
   // Inside an outermost call. Written by its thread, read by the mover:
@@ -47,6 +47,8 @@ struct ThreadGate {
     std::erase(registry().threads, this);
   }
 };
+
+namespace {
 
 ThreadResident<ThreadGate> t_gate;
 
@@ -72,8 +74,8 @@ bool wait_until_out(std::chrono::milliseconds limit, Counts counts) {
 
 }  // namespace
 
-CallBoundary::CallBoundary() {
-  ThreadGate& t = t_gate.get();
+CallBoundary::CallBoundary() : gate_(&t_gate.get()) {
+  ThreadGate& t = *gate_;
   outermost_ = t.depth++ == 0;
   if (!outermost_) return;
   GateRegistry& r = registry();
@@ -87,9 +89,8 @@ CallBoundary::CallBoundary() {
 }
 
 CallBoundary::~CallBoundary() {
-  ThreadGate& t = t_gate.get();
-  --t.depth;
-  if (outermost_) t.inside.store(false);
+  --gate_->depth;
+  if (outermost_) gate_->inside.store(false);
 }
 
 bool MoveGate::stop_calls(std::chrono::milliseconds limit) {

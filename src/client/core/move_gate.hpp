@@ -10,6 +10,8 @@
 
 namespace rgpu::client {
 
+struct ThreadGate;  // a thread's place at the gate (move_gate.cpp)
+
 // Held for the length of an exported call; only the outermost one of a
 // thread counts (calls nest: the driver API runs the runtime's).
 class CallBoundary {
@@ -20,6 +22,7 @@ class CallBoundary {
   CallBoundary& operator=(const CallBoundary&) = delete;
 
  private:
+  ThreadGate* gate_;  // the calling thread's, looked up once per call
   bool outermost_;
 };
 
