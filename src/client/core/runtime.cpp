@@ -129,22 +129,22 @@ cudaError_t Runtime::properties(int index, const cudaDeviceProp** out) {
   VirtualDevice* d = device(index);
   if (!d) return cudaErrorInvalidDevice;
   std::call_once(d->props_once, [d] {
-    proto::Writer w;
-    w.put<int32_t>(d->remote);
-    std::vector<uint8_t> reply;
-    d->props_status =
-        d->session->call(proto::kOpGetDeviceProperties, d->remote, w.bytes(), {}, reply, false);
-    if (d->props_status == cudaSuccess) {
-      if (reply.size() != sizeof(cudaDeviceProp)) {
-        d->props_status = cudaErrorUnknown;
-        return;
-      }
-      std::memcpy(&d->props, reply.data(), sizeof d->props);
-      adjust_host_memory_facts(d->props, d->session->shares_memory());
-    }
+    d->props_status = server_device_properties(*d->session, d->remote, &d->props);
+    if (d->props_status == cudaSuccess) adjust_host_memory_facts(d->props, d->session->shares_memory());
   });
   *out = &d->props;
   return d->props_status;
+}
+
+cudaError_t server_device_properties(Session& session, int gpu, cudaDeviceProp* out) {
+  proto::Writer w;
+  w.put<int32_t>(gpu);
+  std::vector<uint8_t> reply;
+  if (cudaError_t e = session.call(proto::kOpGetDeviceProperties, static_cast<uint16_t>(gpu), w.bytes(), {}, reply, false))
+    return e;
+  if (reply.size() != sizeof(cudaDeviceProp)) return cudaErrorUnknown;
+  std::memcpy(out, reply.data(), sizeof *out);
+  return cudaSuccess;
 }
 
 bool same_server(int a, int b) { return Runtime::get().device(a)->session == Runtime::get().device(b)->session; }

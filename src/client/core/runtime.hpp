@@ -77,6 +77,9 @@ class Runtime {
   std::vector<std::unique_ptr<VirtualDevice>> devices_;
 };
 
+// GPU `gpu`'s properties as `session`'s server reports them.
+cudaError_t server_device_properties(Session& session, int gpu, cudaDeviceProp* out);
+
 // Whether devices a and b (both existing) are GPUs of one server.
 bool same_server(int a, int b);
 

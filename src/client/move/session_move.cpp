@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -98,13 +97,8 @@ std::vector<Allocation> ask_worker(Session& from, int remote) {
 }
 
 void same_kind_of_gpu(Session& to, int gpu, const cudaDeviceProp& source) {
-  proto::Writer w;
-  w.put<int32_t>(gpu);
-  std::vector<uint8_t> reply;
-  check(to.call(proto::kOpGetDeviceProperties, static_cast<uint16_t>(gpu), w.bytes(), {}, reply), "the target's GPU");
-  if (reply.size() != sizeof(cudaDeviceProp)) throw Refusal("the target's GPU answered no properties");
   cudaDeviceProp p;
-  std::memcpy(&p, reply.data(), sizeof p);
+  check(server_device_properties(to, gpu, &p), "the target's GPU");
   if (p.major != source.major || p.minor != source.minor)
     throw Refusal("the target's GPU (" + std::string(p.name) + ", sm_" + std::to_string(p.major * 10 + p.minor) +
                   ") is not the kind the session's kernels were loaded for (sm_" +
@@ -194,40 +188,40 @@ std::vector<VarContents> read_vars(Session& from, int remote, int device) {
   return out;
 }
 
-// A context setting (a limit, or the cache preference) read on `s`'s GPU;
-// nullopt where the server has none to give.
-template <typename T>
-std::optional<T> read_setting(Session& s, int gpu, uint16_t op, std::span<const uint8_t> args) {
-  std::vector<uint8_t> reply;
-  if (s.call(op, static_cast<uint16_t>(gpu), args, {}, reply, false) != cudaSuccess) return std::nullopt;
-  proto::Reader r(reply);
-  return r.get<T>();
+// A context setting's value as `s`'s server answers its get call (`key`
+// names which, a limit); nullopt where it has none to give.
+std::optional<std::vector<uint8_t>> read_setting(Session& s, int gpu, uint16_t get, std::span<const uint8_t> key) {
+  std::vector<uint8_t> value;
+  if (s.call(get, static_cast<uint16_t>(gpu), key, {}, value, false) != cudaSuccess) return std::nullopt;
+  return value;
 }
 
-// The context's limits and cache preference as the application left them
-// on the source, set on the target where its own differ.
+// A context setting as the application left it on the source, set on the
+// target where the target's differs: the set call takes the key, then the
+// value as the get call answered it.
+void carry_setting(Session& from, int remote, Session& to, int gpu, uint16_t get, uint16_t set,
+                   std::span<const uint8_t> key, const std::string& what) {
+  auto was = read_setting(from, remote, get, key);
+  if (!was || read_setting(to, gpu, get, key) == was) return;
+  std::vector<uint8_t> args(key.begin(), key.end());
+  args.insert(args.end(), was->begin(), was->end());
+  std::vector<uint8_t> reply;
+  check(to.call(set, static_cast<uint16_t>(gpu), args, {}, reply), "the target does not take the session's " + what);
+}
+
+// The context's limits and cache preference.
 void carry_context_settings(Session& from, int remote, Session& to, int gpu) {
   constexpr cudaLimit kLimits[] = {cudaLimitStackSize, cudaLimitPrintfFifoSize, cudaLimitMallocHeapSize,
                                    cudaLimitDevRuntimeSyncDepth, cudaLimitDevRuntimePendingLaunchCount,
                                    cudaLimitMaxL2FetchGranularity, cudaLimitPersistingL2CacheSize};
   for (cudaLimit limit : kLimits) {
-    proto::Writer w;
-    w.put(limit);
-    auto was = read_setting<size_t>(from, remote, proto::kOp_cudaDeviceGetLimit, w.bytes());
-    if (!was || read_setting<size_t>(to, gpu, proto::kOp_cudaDeviceGetLimit, w.bytes()) == was) continue;
-    w.put(*was);
-    std::vector<uint8_t> reply;
-    check(to.call(proto::kOp_cudaDeviceSetLimit, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
-          "the target does not take the session's limit " + std::to_string(limit) + " of " + std::to_string(*was));
+    proto::Writer key;
+    key.put(limit);
+    carry_setting(from, remote, to, gpu, proto::kOp_cudaDeviceGetLimit, proto::kOp_cudaDeviceSetLimit, key.bytes(),
+                  "limit " + std::to_string(limit));
   }
-  auto cache = read_setting<cudaFuncCache>(from, remote, proto::kOp_cudaDeviceGetCacheConfig, {});
-  if (cache && read_setting<cudaFuncCache>(to, gpu, proto::kOp_cudaDeviceGetCacheConfig, {}) != cache) {
-    proto::Writer w;
-    w.put(*cache);
-    std::vector<uint8_t> reply;
-    check(to.call(proto::kOp_cudaDeviceSetCacheConfig, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
-          "the target does not take the session's cache preference");
-  }
+  carry_setting(from, remote, to, gpu, proto::kOp_cudaDeviceGetCacheConfig, proto::kOp_cudaDeviceSetCacheConfig, {},
+                "cache preference");
 }
 
 // Page-locked memory shared with the old worker (shm), shared with the new.
@@ -248,9 +242,10 @@ void share_page_locked(Session& to, int gpu) {
 void forget_old_server(int device, const std::vector<Allocation>& allocations,
                        const std::map<uint64_t, uint64_t>& streams_now, const std::map<uint64_t, uint64_t>& events_now) {
   // The device's other ranges are its modules' variables, which load again
-  // elsewhere.
+  // elsewhere. Both lists are in address order.
   for (const DeviceRange& r : MemoryMap::get().device_ranges(device))
-    if (std::none_of(allocations.begin(), allocations.end(), [&](const Allocation& a) { return a.base == r.base; }))
+    if (!std::binary_search(allocations.begin(), allocations.end(), Allocation{r.base, 0},
+                            [](const Allocation& a, const Allocation& b) { return a.base < b.base; }))
       MemoryMap::get().remove_device(r.base);
   streams().rewrite(device, streams_now);
   events().rewrite(device, events_now);
