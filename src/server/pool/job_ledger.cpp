@@ -47,8 +47,8 @@ struct JobLedger::Region {
     uint32_t client_pid;
     char host[64];
     char process[64];
-    char move_to[256];    // a move asked by the scheduler, until the session's worker takes it
-    char move_note[256];  // what came of the last move asked (a refusal's reason)
+    char move_to[kMaxMoveTarget + 1];  // a move asked by the scheduler, until the session's worker takes it
+    char move_note[256];               // what came of the last move asked (a refusal's reason)
   };
   pthread_mutex_t mutex;
   Job jobs[kJobs];

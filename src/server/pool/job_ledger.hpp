@@ -16,6 +16,8 @@ namespace rgpu::server {
 enum class GpuMode : uint8_t { shared, exclusive };
 // GPU ordinals the ledger tracks: 0 to kLedgerGpus - 1.
 constexpr int kLedgerGpus = 64;
+// The longest place a move may name (HOST:PORT/GPU) that the ledger keeps.
+constexpr size_t kMaxMoveTarget = 255;
 
 // A session asking to be admitted.
 struct SessionClaim {

@@ -54,7 +54,7 @@ void answer_end_job(const SessionLimits& limits, const proto::Hello& hello, cons
 void answer_move_session(const SessionLimits& limits, const proto::Hello& hello, const proto::Nonce& nonce,
                          proto::HelloReply& reply) {
   if (!from_scheduler(limits, hello, nonce, "moving a session", reply)) return;
-  if (hello.move_to.empty() || hello.move_to.size() > 255) {
+  if (hello.move_to.empty() || hello.move_to.size() > kMaxMoveTarget) {
     reply.status = cudaErrorInvalidValue;
     reply.message = "no place to move the session to";
   } else if (!limits.pool.ledger->ask_move(static_cast<pid_t>(hello.session), hello.move_to)) {

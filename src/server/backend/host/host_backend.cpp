@@ -1426,14 +1426,20 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     *stream = reinterpret_cast<Handle>(new StreamState{green, flags, std::clamp(priority, greatest, least)});
     return cudaSuccess;
   }
-  // The default streams (handles 0 to 2) have the default flags and priority.
   int32_t cudaStreamGetFlags(cudaStream_t stream, unsigned* flags) override {
-    *flags = reinterpret_cast<Handle>(stream) <= 2 ? 0 : as<StreamState>(reinterpret_cast<Handle>(stream))->flags;
+    *flags = made_with(stream).flags;
     return cudaSuccess;
   }
   int32_t cudaStreamGetPriority(cudaStream_t stream, int* priority) override {
-    *priority = reinterpret_cast<Handle>(stream) <= 2 ? 0 : as<StreamState>(reinterpret_cast<Handle>(stream))->priority;
+    *priority = made_with(stream).priority;
     return cudaSuccess;
+  }
+  // What a stream was made with; the default streams (handles 0 to 2) have
+  // the default flags and priority.
+  static const StreamState& made_with(cudaStream_t stream) {
+    static const StreamState kDefault{};
+    const auto h = reinterpret_cast<Handle>(stream);
+    return h <= 2 ? kDefault : *as<StreamState>(h);
   }
   uint64_t stream_context(uint64_t stream) override { return as<StreamState>(stream)->green; }
   int32_t record_event_now(uint64_t event) override {
