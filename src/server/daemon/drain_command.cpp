@@ -93,10 +93,6 @@ std::vector<pid_t> holders(const std::set<std::string>& inodes) {
   return found;
 }
 
-}  // namespace
-
-namespace {
-
 // `rgpu migrate --all` (the CLI beside this program) on the server: its exit status.
 int move_every_session(int port, const std::string& address, const std::string& move_to,
                        const std::string& job_key_file) {
