@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -121,10 +122,9 @@ cudaError_t write_device(Session& to, int gpu, uint64_t address, const void* src
   return to.call(proto::kOpMemcpyHtoD, static_cast<uint16_t>(gpu), w.bytes(), {&payload, 1}, reply);
 }
 
-// The allocations made at their addresses on the target, their contents
-// copied; the bytes copied.
-uint64_t move_memory(Session& from, int remote, Session& to, int gpu, const std::vector<Allocation>& ranges) {
-  if (ranges.empty()) return 0;
+// The allocations made at their addresses on the target.
+void make_memory(Session& to, int gpu, const std::vector<Allocation>& ranges) {
+  if (ranges.empty()) return;
   proto::Writer w;
   w.put<uint32_t>(static_cast<uint32_t>(ranges.size()));
   for (const auto& r : ranges) w.put<uint64_t>(r.base).put<uint64_t>(r.size);
@@ -135,16 +135,35 @@ uint64_t move_memory(Session& from, int remote, Session& to, int gpu, const std:
                 static_cast<unsigned long long>(ranges.back().base + ranges.back().size));
   check(to.call(proto::kOpMallocAt, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
         std::string("the target cannot make the session's memory at its addresses") + span);
-  std::vector<uint8_t> piece;
-  uint64_t bytes = 0;
+}
+
+// The allocations' contents copied to the target; the bytes copied. The
+// next piece is read from the source while the last is written to the
+// target, so the copy takes about the longer of the two, not their sum.
+uint64_t copy_memory(Session& from, int remote, Session& to, int gpu, const std::vector<Allocation>& ranges) {
+  struct Piece {
+    uint64_t address;
+    size_t size;
+  };
+  std::vector<Piece> pieces;
   for (const auto& r : ranges)
-    for (size_t off = 0; off < r.size; off += kCopyPiece) {
-      const size_t n = std::min(kCopyPiece, r.size - off);
-      if (piece.size() < n) piece.resize(n);
-      read_device(from, remote, r.base + off, piece.data(), n);
-      check(write_device(to, gpu, r.base + off, piece.data(), n), "writing device memory on the target");
-      bytes += n;
-    }
+    for (size_t off = 0; off < r.size; off += kCopyPiece) pieces.push_back({r.base + off, std::min(kCopyPiece, r.size - off)});
+  if (pieces.empty()) return 0;
+  std::vector<uint8_t> buffers[2];
+  const auto read = [&](size_t i) {
+    std::vector<uint8_t>& b = buffers[i % 2];
+    if (b.size() < pieces[i].size) b.resize(pieces[i].size);
+    read_device(from, remote, pieces[i].address, b.data(), pieces[i].size);
+  };
+  uint64_t bytes = 0;
+  std::future<void> next = std::async(std::launch::async, read, 0);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    next.get();
+    if (i + 1 < pieces.size()) next = std::async(std::launch::async, read, i + 1);
+    check(write_device(to, gpu, pieces[i].address, buffers[i % 2].data(), pieces[i].size),
+          "writing device memory on the target");
+    bytes += pieces[i].size;
+  }
   return bytes;
 }
 
@@ -224,7 +243,9 @@ void carry_context_settings(Session& from, int remote, Session& to, int gpu) {
                 "cache preference");
 }
 
-// Page-locked memory shared with the old worker (shm), shared with the new.
+// Page-locked memory shared with the old worker (shm), shared with the new,
+// where the GPU must reach it at the application's own address as it did
+// (the old worker's check lets only such mapped memory move).
 void share_page_locked(Session& to, int gpu) {
   if (!to.shares_memory()) return;
   for (const HostRange& r : MemoryMap::get().page_locked_ranges()) {
@@ -234,6 +255,16 @@ void share_page_locked(Session& to, int gpu) {
     std::vector<uint8_t> reply;
     check(to.call_with_fd(proto::kOpHostRegisterShared, static_cast<uint16_t>(gpu), w.bytes(), r.shared_fd, reply),
           "sharing page-locked memory with the target");
+    proto::Writer at;
+    at.put<uint64_t>(r.base);
+    check(to.call(proto::kOpHostGetDevicePointer, static_cast<uint16_t>(gpu), at.bytes(), {}, reply),
+          "the target's address for page-locked memory");
+    if (proto::Reader(reply).get<uint64_t>() != r.base) {
+      char text[96];
+      std::snprintf(text, sizeof text, "the target cannot map page-locked memory at 0x%llx, its address here",
+                    static_cast<unsigned long long>(r.base));
+      throw Refusal(text);
+    }
   }
 }
 
@@ -242,10 +273,18 @@ void share_page_locked(Session& to, int gpu) {
 void forget_old_server(int device, const std::vector<Allocation>& allocations,
                        const std::map<uint64_t, uint64_t>& streams_now, const std::map<uint64_t, uint64_t>& events_now) {
   // The device's other ranges are its modules' variables, which load again
-  // elsewhere. Both lists are in address order.
+  // elsewhere, and its page-locked memory's device addresses, which
+  // share_page_locked kept. Both lists are in address order.
+  const auto page_locked = MemoryMap::get().page_locked_ranges();
+  const auto kept_mapped = [&](const DeviceRange& r) {
+    return std::any_of(page_locked.begin(), page_locked.end(), [&](const HostRange& h) {
+      return h.shared_fd >= 0 && r.base < h.base + h.size && h.base < r.base + r.size;
+    });
+  };
   for (const DeviceRange& r : MemoryMap::get().device_ranges(device))
     if (!std::binary_search(allocations.begin(), allocations.end(), Allocation{r.base, 0},
-                            [](const Allocation& a, const Allocation& b) { return a.base < b.base; }))
+                            [](const Allocation& a, const Allocation& b) { return a.base < b.base; }) &&
+        !kept_mapped(r))
       MemoryMap::get().remove_device(r.base);
   streams().rewrite(device, streams_now);
   events().rewrite(device, events_now);
@@ -315,13 +354,16 @@ MoveOutcome move_session(Session& from, const std::string& target) {
       throw Refusal("a host callback did not return within 10 s");
     const auto synchronized = std::chrono::steady_clock::now();
     const auto allocations = ask_worker(from, remote);
-
-    outcome.bytes = move_memory(from, remote, *to, spec.gpu, allocations);
+    make_memory(*to, spec.gpu, allocations);
+    const auto made = std::chrono::steady_clock::now();
+    outcome.bytes = copy_memory(from, remote, *to, spec.gpu, allocations);
+    const auto copied = std::chrono::steady_clock::now();
     auto streams_now = remake(streams(), device, *to, spec.gpu, false);
     auto events_now = remake(events(), device, *to, spec.gpu, true);
     auto vars = read_vars(from, remote, device);
     share_page_locked(*to, spec.gpu);
     carry_context_settings(from, remote, *to, spec.gpu);
+    const auto remade = std::chrono::steady_clock::now();
 
     // Committed: from here the session is the target's.
     Session& moved = *to;
@@ -333,9 +375,10 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     outcome.pause_ms = ms(asked, done);
     RGPU_LOG(info,
              "session moved to %s: %.1f MB of device memory, paused %.1f ms (%.1f ms until the calls stopped, %.1f ms "
-             "until the GPU's work was done, %.1f ms moving)",
+             "until the GPU's work was done, %.1f ms making memory, %.1f ms copying it, %.1f ms remaking streams, "
+             "events, page-locked memory and settings, %.1f ms switching and restoring %zu module variables)",
              target.c_str(), outcome.bytes / 1e6, outcome.pause_ms, ms(asked, stopped), ms(stopped, synchronized),
-             ms(synchronized, done));
+             ms(synchronized, made), ms(made, copied), ms(copied, remade), ms(remade, done), vars.size());
   } catch (const std::exception& e) {
     outcome.refused = e.what();
     RGPU_LOG(warn, "the session stays where it is: %s", e.what());

@@ -1,5 +1,7 @@
 #include "server/worker/fixed_address_memory.hpp"
 
+#include "common/log.hpp"
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -43,12 +45,20 @@ bool reserve_span(Backend& backend, uint64_t lo, uint64_t hi, size_t page, uint6
     const uint64_t b = lo / align * align, e = (hi + align - 1) / align * align;
     if (e - b > max_span) break;
     DevPtr got = 0;
-    if (backend.vmm_reserve(&got, e - b, align, b) != 0) continue;
+    if (int32_t r = backend.vmm_reserve(&got, e - b, align, b)) {
+      RGPU_LOG(info, "fixed-address span %#llx-%#llx (alignment %#llx): reservation refused, error %d",
+               static_cast<unsigned long long>(b), static_cast<unsigned long long>(e),
+               static_cast<unsigned long long>(align), r);
+      continue;
+    }
     if (got == b) {
       *base = b;
       *size = e - b;
       return true;
     }
+    RGPU_LOG(info, "fixed-address span %#llx-%#llx (alignment %#llx): the driver placed it at %#llx",
+             static_cast<unsigned long long>(b), static_cast<unsigned long long>(e),
+             static_cast<unsigned long long>(align), static_cast<unsigned long long>(got));
     backend.vmm_free(got, e - b);
   }
   return false;

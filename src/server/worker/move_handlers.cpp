@@ -17,6 +17,16 @@ struct Held {
   const char* what;
 };
 
+// Mapped memory that does not move: all but the application's page-locked
+// memory shared over shm and mapped here at the application's own address,
+// which the target maps at that address too, so the GPU reaches it where it
+// did (the client checks).
+size_t mapped_that_stays(const SessionContext& s) {
+  size_t n = 0;
+  for (const auto& [base, size] : s.mapped.list()) n += s.shared_client(base, size) != base;
+  return n;
+}
+
 int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   const Held held[] = {
@@ -28,7 +38,7 @@ int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
       {s.pools.size(), "memory pools it made"},
       {s.ipc_exports.size() + s.descriptor_exports.size(), "memory or events exported to other processes (IPC, shareable handles)"},
       {s.ipc_imports.size(), "memory opened from another process (IPC)"},
-      {s.mapped.size(), "mapped memory (managed memory over shm, page-locked memory given a device address, opened IPC memory)"},
+      {mapped_that_stays(s), "mapped memory (managed memory over shm, opened IPC memory)"},
       {s.external_memories.size() + s.external_semaphores.size(), "external memory or semaphores"},
       {s.nccl_comms.size(), "NCCL communicators (their peers are other sessions)"},
       {s.green.size(), "green contexts"},

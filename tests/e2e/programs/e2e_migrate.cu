@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
   // Page-locked memory (shared with the server over shm), used after the move.
   unsigned char* pinned = nullptr;
   OK(cudaMallocHost(&pinned, sizes[3]));
+  // Mapped page-locked memory whose device address the application keeps:
+  // the GPU must reach it there after the move.
+  unsigned char* mapped = nullptr;
+  void* mapped_on_device = nullptr;
+  OK(cudaHostAlloc(&mapped, 1 << 20, cudaHostAllocMapped));
+  OK(cudaHostGetDevicePointer(&mapped_on_device, mapped, 0));
   // Context settings the application changed.
   size_t stack = 0;
   OK(cudaDeviceGetLimit(&stack, cudaLimitStackSize));
@@ -157,6 +163,16 @@ int main(int argc, char** argv) {
   OK(cudaStreamSynchronize(nonblocking));
   CHECK(pinned[0] == 0x2e && pinned[99] == 0x2e && pinned[100] == 0x6b && pinned[sizes[3] - 1] == 0x6b);
   OK(cudaFreeHost(pinned));
+  void* mapped_now = nullptr;
+  OK(cudaHostGetDevicePointer(&mapped_now, mapped, 0));
+  CHECK(mapped_now == mapped_on_device);
+  std::memset(mapped, 0x3c, 1 << 20);
+  OK(cudaMemcpy(buffers[4], mapped_on_device, 1 << 20, cudaMemcpyDeviceToDevice));
+  OK(cudaMemsetAsync(mapped_on_device, 0x4d, 64, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  CHECK(read_back(buffers[4], 1 << 20) == std::vector<unsigned char>(1 << 20, 0x3c));
+  CHECK(mapped[0] == 0x4d && mapped[63] == 0x4d && mapped[64] == 0x3c);
+  OK(cudaFreeHost(mapped));
   bump<<<1, 1, 0, urgent>>>(counter);
   OK(cudaGetLastError());
   OK(cudaDeviceSynchronize());

@@ -48,7 +48,7 @@ for s in json.load(sys.stdin)["servers"]:
                 print(x["worker"]); sys.exit(0)' "$2"
 }
 steps=200 at=40
-rows=()
+rows=() phases=()
 for t in $transports; do
   export RGPU_TRANSPORT=$t RGPU_DEVICES=$a:0
   floor=$("$rgpu" run -- python3 "$here/copy_floor.py" 2>/dev/null | awk '/FLOOR/ {print $3, $5}')
@@ -67,12 +67,13 @@ for t in $transports; do
     wait $app; rc=$?
     same=no
     cmp -s <(grep '^STEP' "$base") <(grep '^STEP' "$run") && [ "$(grep -c '^STEP' "$run")" = $steps ] && same=yes
-    moved=$(grep -o 'session moved to [^:]*: [0-9.]* MB of device memory, paused [0-9.]* ms[^)]*)' "$run" | head -1)
+    moved=$(grep -o 'session moved to [^ ]*: [0-9.]* MB of device memory, paused [0-9.]* ms[^)]*)' "$run" | head -1)
     mb=$(sed -n 's/.*: \([0-9.]*\) MB.*/\1/p' <<<"$moved") ms=$(sed -n 's/.*paused \([0-9.]*\) ms.*/\1/p' <<<"$moved")
     floor_ms=$(python3 -c "import sys; mb, r, w = sys.argv[1:]; print(f'{float(mb) / 1e3 / float(r) * 1e3 + float(mb) / 1e3 / float(w) * 1e3:.1f}')" \
                "${mb:-0}" $floor 2>/dev/null)
     refusal=$(grep -o 'stays: .*' <<<"$migrate" | head -1)
     rows+=("| $t | $model | ${rc} | $same | ${mb:--} | ${ms:--} | ${floor_ms:--} | ${refusal:-} |")
+    [ -n "$moved" ] && phases+=("- $t $model: $moved")
     echo "$t $model: rc $rc, losses equal: $same, ${moved:-not moved} ${refusal}"
   done
   rows+=("| $t | (floor: read / write GB/s) | | | | | $floor | |")
@@ -88,5 +89,9 @@ done
   echo "| transport | model | exit | losses equal | MB moved | pause ms | floor ms | refused |"
   echo "|---|---|---:|---|---:|---:|---:|---|"
   printf '%s\n' "${rows[@]}"
+  echo
+  echo "Where each pause went (the client's log):"
+  echo
+  printf '%s\n' "${phases[@]}"
 } >"$out/migration.md"
 cat "$out/migration.md"
