@@ -8,6 +8,7 @@
 #include "client/core/function_attribute_cache.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/runtime.hpp"
+#include "common/log.hpp"
 #include "fatbin/fatbin_container.hpp"
 #include "fatbin/fatbin_hash.hpp"
 #include "protocol/ops.hpp"
@@ -90,6 +91,7 @@ void ModuleRegistry::remove_fatbin(void** handle) {
   }
   for (VarEntry* v : fb->vars) {
     vars_.erase(v->host_var);
+    std::erase_if(moved_contents_, [&](const auto& c) { return c.first.second == v; });
     for (const auto& [device, loaded] : v->loaded) vars_.erase(reinterpret_cast<const void*>(loaded.address));
   }
 }
@@ -138,6 +140,40 @@ void ModuleRegistry::set_max_dynamic_shared(KernelEntry* k, int device, int32_t 
 
 void ModuleRegistry::forget_device(int device) {
   std::lock_guard lock(mutex_);
+  forget_loaded(device);
+  std::erase_if(moved_contents_, [&](const auto& c) { return c.first.first == device; });
+}
+
+void ModuleRegistry::moved_device(int device, std::vector<std::pair<VarEntry*, std::vector<uint8_t>>> contents) {
+  std::lock_guard lock(mutex_);
+  forget_loaded(device);
+  for (auto& [var, bytes] : contents) moved_contents_[{device, var}] = std::move(bytes);
+}
+
+void ModuleRegistry::restore_moved(FatBinary* fb, int device) {
+  for (VarEntry* v : fb->vars) {
+    auto c = moved_contents_.find({device, v});
+    if (c == moved_contents_.end()) continue;
+    const LoadedVar& lv = v->loaded[device];
+    cudaError_t e = lv.address ? cudaSuccess : cudaErrorInvalidSymbol;
+    if (!e && !c->second.empty()) {
+      Call call(proto::kOpMemcpyHtoD);
+      int32_t remote;
+      e = call.to_device(device, &remote);
+      call.args()
+          .put<uint64_t>(lv.address)
+          .put<uint64_t>(reinterpret_cast<uint64_t>(cudaStreamPerThread))
+          .put<uint8_t>(1);
+      iovec data{c->second.data(), std::min(c->second.size(), lv.size)};
+      if (!e) e = call.run({&data, 1});
+    }
+    if (e) RGPU_LOG(error, "moved session: the module variable %s lost its contents (%s)", v->name.c_str(),
+                    cudaGetErrorName(e));
+    moved_contents_.erase(c);
+  }
+}
+
+void ModuleRegistry::forget_loaded(int device) {
   for (auto& fb : fatbins_) fb->load_status.erase(device);
   for (auto& k : kernel_store_) k->loaded.erase(device);
   for (auto& v : var_store_) {
@@ -206,6 +242,7 @@ cudaError_t ModuleRegistry::load(FatBinary* fb, int device) {
     break;
   }
   fb->load_status[device] = status;
+  if (status == cudaSuccess) restore_moved(fb, device);
   return status;
 }
 

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -102,11 +103,18 @@ class ModuleRegistry {
   void set_max_dynamic_shared(KernelEntry* k, int device, int32_t bytes);
   // After cudaDeviceReset the device's modules are gone.
   void forget_device(int device);
+  // The device's session moved to another server (docs/migration.md): its
+  // modules load there at their next use, and then their variables get the
+  // contents they had (`contents`, or an earlier move's not yet loaded).
+  void moved_device(int device, std::vector<std::pair<VarEntry*, std::vector<uint8_t>>> contents);
   // The variables loaded on `device`, with where they are there.
   std::vector<std::pair<VarEntry*, LoadedVar>> loaded_vars(int device);
 
  private:
   cudaError_t load(FatBinary* fb, int device);
+  void forget_loaded(int device);
+  // The moved contents of fb's variables, written where they now are.
+  void restore_moved(FatBinary* fb, int device);
   // A variable the server reported managed on `device`: reachable by the
   // host at its address, and known by it.
   void take_managed(VarEntry* v, int device, LoadedVar* lv);
@@ -118,6 +126,7 @@ class ModuleRegistry {
   std::unordered_map<const void*, KernelEntry*> kernels_;  // host stub and cudaKernel_t
   std::unordered_map<const void*, VarEntry*> vars_;
   ManagedVariableHooks managed_hooks_;
+  std::map<std::pair<int, VarEntry*>, std::vector<uint8_t>> moved_contents_;  // by device and variable
 };
 
 }  // namespace rgpu::client

@@ -26,6 +26,7 @@
 #include "client/cudart/event_reserve.hpp"
 #include "client/cudart/staging_ring.hpp"
 #include "client/graph/staging_blocks.hpp"
+#include "client/move/content_copy.hpp"
 #include "common/log.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/generated/ops_generated.hpp"
@@ -35,8 +36,6 @@ namespace rgpu::client {
 namespace {
 
 constexpr auto kBoundaryWait = std::chrono::seconds(10);
-// Device memory moves through this process in pieces of this size.
-constexpr size_t kCopyPiece = size_t{64} << 20;
 
 struct Refusal : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -76,10 +75,7 @@ void check(cudaError_t e, const std::string& what) {
   if (e != cudaSuccess) throw Refusal(what + ": " + cuda_error(e));
 }
 
-struct Allocation {
-  uint64_t base;
-  uint64_t size;
-};
+using Allocation = MovedRange;
 
 // The session's allocations, in address order, as its worker lists them
 // (kOpMoveCheck); refused with the worker's reasons when it holds state
@@ -106,22 +102,6 @@ void same_kind_of_gpu(Session& to, int gpu, const cudaDeviceProp& source) {
                   std::to_string(source.major * 10 + source.minor) + ")");
 }
 
-void read_device(Session& from, int remote, uint64_t address, void* dst, size_t n) {
-  proto::Writer w;
-  w.put<uint64_t>(address).put<uint64_t>(n).put<uint64_t>(0);
-  std::vector<uint8_t> reply;
-  check(from.call_into(proto::kOpMemcpyDtoH, static_cast<uint16_t>(remote), w.bytes(), dst, n, reply),
-        "reading device memory to move");
-}
-
-cudaError_t write_device(Session& to, int gpu, uint64_t address, const void* src, size_t n) {
-  proto::Writer w;
-  w.put<uint64_t>(address).put<uint64_t>(0).put<uint8_t>(1);
-  iovec payload{const_cast<void*>(src), n};
-  std::vector<uint8_t> reply;
-  return to.call(proto::kOpMemcpyHtoD, static_cast<uint16_t>(gpu), w.bytes(), {&payload, 1}, reply);
-}
-
 // The allocations made at their addresses on the target.
 void make_memory(Session& to, int gpu, const std::vector<Allocation>& ranges) {
   if (ranges.empty()) return;
@@ -135,36 +115,6 @@ void make_memory(Session& to, int gpu, const std::vector<Allocation>& ranges) {
                 static_cast<unsigned long long>(ranges.back().base + ranges.back().size));
   check(to.call(proto::kOpMallocAt, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
         std::string("the target cannot make the session's memory at its addresses") + span);
-}
-
-// The allocations' contents copied to the target; the bytes copied. The
-// next piece is read from the source while the last is written to the
-// target, so the copy takes about the longer of the two, not their sum.
-uint64_t copy_memory(Session& from, int remote, Session& to, int gpu, const std::vector<Allocation>& ranges) {
-  struct Piece {
-    uint64_t address;
-    size_t size;
-  };
-  std::vector<Piece> pieces;
-  for (const auto& r : ranges)
-    for (size_t off = 0; off < r.size; off += kCopyPiece) pieces.push_back({r.base + off, std::min(kCopyPiece, r.size - off)});
-  if (pieces.empty()) return 0;
-  std::vector<uint8_t> buffers[2];
-  const auto read = [&](size_t i) {
-    std::vector<uint8_t>& b = buffers[i % 2];
-    if (b.size() < pieces[i].size) b.resize(pieces[i].size);
-    read_device(from, remote, pieces[i].address, b.data(), pieces[i].size);
-  };
-  uint64_t bytes = 0;
-  std::future<void> next = std::async(std::launch::async, read, 0);
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    next.get();
-    if (i + 1 < pieces.size()) next = std::async(std::launch::async, read, i + 1);
-    check(write_device(to, gpu, pieces[i].address, buffers[i % 2].data(), pieces[i].size),
-          "writing device memory on the target");
-    bytes += pieces[i].size;
-  }
-  return bytes;
 }
 
 // Each of the device's streams and events made again on the target: old
@@ -189,20 +139,25 @@ std::map<uint64_t, uint64_t> remake(HandleRegistry<H>& table, int device, Sessio
   return fresh;
 }
 
-struct VarContents {
-  VarEntry* var;
-  std::vector<uint8_t> bytes;
-};
+using VarContents = std::vector<std::pair<VarEntry*, std::vector<uint8_t>>>;
 
-// The device's module variables as the application left them: loaded again
-// on the target at their next use would give their initial values.
-std::vector<VarContents> read_vars(Session& from, int remote, int device) {
-  std::vector<VarContents> out;
-  for (auto& [var, loaded] : ModuleRegistry::get().loaded_vars(device)) {
+// The device's module variables; refused for a managed one, whose memory
+// the host reaches too.
+std::vector<std::pair<VarEntry*, LoadedVar>> movable_vars(int device) {
+  auto vars = ModuleRegistry::get().loaded_vars(device);
+  for (const auto& [var, loaded] : vars)
     if (var->managed_pointer) throw Refusal("the session's modules hold managed variables (" + var->name + ")");
-    VarContents c{var, std::vector<uint8_t>(loaded.size)};
-    if (loaded.size) read_device(from, remote, loaded.address, c.bytes.data(), loaded.size);
-    out.push_back(std::move(c));
+  return vars;
+}
+
+// The variables' contents as the application left them: loaded again on
+// the target they would have their initial values.
+VarContents read_vars(Session& from, int remote, const std::vector<std::pair<VarEntry*, LoadedVar>>& vars) {
+  VarContents out;
+  for (const auto& [var, loaded] : vars) {
+    std::vector<uint8_t> bytes(loaded.size);
+    if (loaded.size) read_device(from, remote, loaded.address, bytes.data(), loaded.size);
+    out.emplace_back(var, std::move(bytes));
   }
   return out;
 }
@@ -269,9 +224,11 @@ void share_page_locked(Session& to, int gpu) {
 }
 
 // What the client keeps of the device's old server: dropped, to be made
-// again at next use, or rewritten to the target's handles.
+// again at next use, or rewritten to the target's handles; the module
+// variables' contents wait for their modules' next load.
 void forget_old_server(int device, const std::vector<Allocation>& allocations,
-                       const std::map<uint64_t, uint64_t>& streams_now, const std::map<uint64_t, uint64_t>& events_now) {
+                       const std::map<uint64_t, uint64_t>& streams_now, const std::map<uint64_t, uint64_t>& events_now,
+                       VarContents vars) {
   // The device's other ranges are its modules' variables, which load again
   // elsewhere, and its page-locked memory's device addresses, which
   // share_page_locked kept. Both lists are in address order.
@@ -288,25 +245,13 @@ void forget_old_server(int device, const std::vector<Allocation>& allocations,
       MemoryMap::get().remove_device(r.base);
   streams().rewrite(device, streams_now);
   events().rewrite(device, events_now);
-  ModuleRegistry::get().forget_device(device);
+  ModuleRegistry::get().moved_device(device, std::move(vars));
   DriverHandles::get().reload_on_next_use(device);
   FunctionAttributeCache::get().forget_device(device);
   ContextConstants::get().forget_device(device);
   EventReserve::get().forget_device(device);
   forget_staging_rings(device);
   graph_staging(device).forget();
-}
-
-// The variables loaded on the target, their contents written back.
-void restore_vars(const std::vector<VarContents>& vars, Session& to, int gpu, int device) {
-  for (const auto& c : vars) {
-    const LoadedVar* lv = nullptr;
-    cudaError_t e = ModuleRegistry::get().var_on(c.var, device, &lv);
-    if (e == cudaSuccess && !c.bytes.empty()) e = write_device(to, gpu, lv->address, c.bytes.data(), c.bytes.size());
-    if (e != cudaSuccess)
-      RGPU_LOG(error, "moved session: the module variable %s lost its contents (%s)", c.var->name.c_str(),
-               cuda_error(e).c_str());
-  }
 }
 
 std::string move_asked_by_scheduler(Session& from, const std::string& target) {
@@ -354,31 +299,32 @@ MoveOutcome move_session(Session& from, const std::string& target) {
       throw Refusal("a host callback did not return within 10 s");
     const auto synchronized = std::chrono::steady_clock::now();
     const auto allocations = ask_worker(from, remote);
+    const auto loaded_vars = movable_vars(device);
     make_memory(*to, spec.gpu, allocations);
     const auto made = std::chrono::steady_clock::now();
-    outcome.bytes = copy_memory(from, remote, *to, spec.gpu, allocations);
+    // The variables are read beside the copy, on a connection of their own.
+    auto vars_read = std::async(std::launch::async, [&] { return read_vars(from, remote, loaded_vars); });
+    outcome.bytes = copy_contents(from, remote, *to, spec.gpu, allocations);
+    VarContents vars = vars_read.get();
     const auto copied = std::chrono::steady_clock::now();
     auto streams_now = remake(streams(), device, *to, spec.gpu, false);
     auto events_now = remake(events(), device, *to, spec.gpu, true);
-    auto vars = read_vars(from, remote, device);
     share_page_locked(*to, spec.gpu);
     carry_context_settings(from, remote, *to, spec.gpu);
     const auto remade = std::chrono::steady_clock::now();
 
     // Committed: from here the session is the target's.
-    Session& moved = *to;
-    forget_old_server(device, allocations, streams_now, events_now);
+    forget_old_server(device, allocations, streams_now, events_now, std::move(vars));
     rt.replace_session(&from, std::move(to), spec.gpu);
-    restore_vars(vars, moved, spec.gpu, device);
     const auto done = std::chrono::steady_clock::now();
     const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
     outcome.pause_ms = ms(asked, done);
     RGPU_LOG(info,
              "session moved to %s: %.1f MB of device memory, paused %.1f ms (%.1f ms until the calls stopped, %.1f ms "
              "until the GPU's work was done, %.1f ms making memory, %.1f ms copying it, %.1f ms remaking streams, "
-             "events, page-locked memory and settings, %.1f ms switching and restoring %zu module variables)",
+             "events, page-locked memory and settings, %.1f ms switching; %zu module variables carried)",
              target.c_str(), outcome.bytes / 1e6, outcome.pause_ms, ms(asked, stopped), ms(stopped, synchronized),
-             ms(synchronized, made), ms(made, copied), ms(copied, remade), ms(remade, done), vars.size());
+             ms(synchronized, made), ms(made, copied), ms(copied, remade), ms(remade, done), loaded_vars.size());
   } catch (const std::exception& e) {
     outcome.refused = e.what();
     RGPU_LOG(warn, "the session stays where it is: %s", e.what());

@@ -1,0 +1,153 @@
+#include "client/move/content_copy.hpp"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/core/session.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/ops.hpp"
+#include "transport/shm/shared_memory.hpp"
+
+namespace rgpu::client {
+namespace {
+
+// A piece is large enough that its round trips cost little beside its
+// bytes; four movers keep both workers and a tcp session's connections busy.
+constexpr size_t kPiece = size_t{16} << 20;
+constexpr unsigned kMovers = 4;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
+}
+
+// A side that shares memory copies between its GPU and the buffer itself.
+void copy_shared(Session& s, int device, uint64_t address, void* buffer, size_t n, bool to_device) {
+  proto::Writer w;
+  w.put<uint64_t>(address)
+      .put<uint64_t>(reinterpret_cast<uint64_t>(buffer))
+      .put<uint64_t>(n)
+      .put<uint8_t>(to_device)
+      .put<uint64_t>(0)
+      .put<uint8_t>(1)
+      .put<uint8_t>(0);
+  std::vector<uint8_t> reply;
+  check(s.call(proto::kOpMemcpyShared, static_cast<uint16_t>(device), w.bytes(), {}, reply),
+        to_device ? "writing device memory on the target" : "reading device memory to move");
+}
+
+// One thread's buffer, shared with whichever side shares memory, and the
+// pieces it moves.
+class Mover {
+ public:
+  Mover(Session& from, int remote, Session& to, int gpu)
+      : from_(from), to_(to), remote_(remote), gpu_(gpu) {
+    if (from.shares_memory() || to.shares_memory()) {
+      shared_ = transport::create_shared_memory(kPiece);
+      buffer_ = static_cast<char*>(shared_.base);
+      from_shares_ = from.shares_memory() && share_with(from, remote);
+      to_shares_ = to.shares_memory() && share_with(to, gpu);
+    } else {
+      heap_.reset(new char[kPiece]);  // not zeroed: every byte is copied over
+      buffer_ = heap_.get();
+    }
+  }
+  ~Mover() {
+    if (from_shares_) unshare(from_, remote_);
+    if (to_shares_) unshare(to_, gpu_);
+    if (shared_.base) transport::release_shared_memory(shared_);
+  }
+  Mover(const Mover&) = delete;
+  Mover& operator=(const Mover&) = delete;
+
+  void move(uint64_t address, size_t n) {
+    if (from_shares_)
+      copy_shared(from_, remote_, address, buffer_, n, false);
+    else
+      read_device(from_, remote_, address, buffer_, n);
+    if (to_shares_)
+      copy_shared(to_, gpu_, address, buffer_, n, true);
+    else
+      write_device(to_, gpu_, address, buffer_, n);
+  }
+
+ private:
+  // False when the worker does not take it (its page-locked memory limit):
+  // the copy then goes through the connection.
+  bool share_with(Session& s, int device) {
+    proto::Writer w;
+    w.put<uint64_t>(reinterpret_cast<uint64_t>(shared_.base)).put<uint64_t>(shared_.size);
+    std::vector<uint8_t> reply;
+    return s.call_with_fd(proto::kOpHostRegisterShared, static_cast<uint16_t>(device), w.bytes(), shared_.fd,
+                          reply) == cudaSuccess;
+  }
+  void unshare(Session& s, int device) {
+    proto::Writer w;
+    w.put<uint64_t>(reinterpret_cast<uint64_t>(shared_.base));
+    std::vector<uint8_t> reply;
+    s.call(proto::kOpHostUnregisterShared, static_cast<uint16_t>(device), w.bytes(), {}, reply, false);
+  }
+
+  Session& from_;
+  Session& to_;
+  const int remote_, gpu_;
+  transport::SharedMemory shared_;
+  std::unique_ptr<char[]> heap_;
+  char* buffer_ = nullptr;
+  bool from_shares_ = false, to_shares_ = false;
+};
+
+}  // namespace
+
+void read_device(Session& from, int remote, uint64_t address, void* dst, size_t n) {
+  proto::Writer w;
+  w.put<uint64_t>(address).put<uint64_t>(n).put<uint64_t>(0);
+  std::vector<uint8_t> reply;
+  check(from.call_into(proto::kOpMemcpyDtoH, static_cast<uint16_t>(remote), w.bytes(), dst, n, reply),
+        "reading device memory to move");
+}
+
+void write_device(Session& to, int gpu, uint64_t address, const void* src, size_t n) {
+  proto::Writer w;
+  w.put<uint64_t>(address).put<uint64_t>(0).put<uint8_t>(1);
+  iovec payload{const_cast<void*>(src), n};
+  std::vector<uint8_t> reply;
+  check(to.call(proto::kOpMemcpyHtoD, static_cast<uint16_t>(gpu), w.bytes(), {&payload, 1}, reply),
+        "writing device memory on the target");
+}
+
+uint64_t copy_contents(Session& from, int remote, Session& to, int gpu, std::span<const MovedRange> ranges) {
+  std::vector<MovedRange> pieces;
+  uint64_t bytes = 0;
+  for (const MovedRange& r : ranges) {
+    for (uint64_t off = 0; off < r.size; off += kPiece) pieces.push_back({r.base + off, std::min<uint64_t>(kPiece, r.size - off)});
+    bytes += r.size;
+  }
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  std::string failed;  // the first mover's error
+  const auto run = [&] {
+    try {
+      Mover mover(from, remote, to, gpu);
+      for (size_t i; (i = next++) < pieces.size();) mover.move(pieces[i].base, pieces[i].size);
+    } catch (const std::exception& e) {
+      next = pieces.size();
+      std::lock_guard lock(mutex);
+      if (failed.empty()) failed = e.what();
+    }
+  };
+  std::vector<std::thread> movers;
+  for (unsigned i = 0; i < std::min<size_t>(kMovers, pieces.size()); ++i) movers.emplace_back(run);
+  for (std::thread& t : movers) t.join();
+  if (!failed.empty()) throw std::runtime_error(failed);
+  return bytes;
+}
+
+}  // namespace rgpu::client
