@@ -3,12 +3,9 @@
 #include <sys/uio.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "client/core/session.hpp"
@@ -123,30 +120,74 @@ void write_device(Session& to, int gpu, uint64_t address, const void* src, size_
         "writing device memory on the target");
 }
 
-uint64_t copy_contents(Session& from, int remote, Session& to, int gpu, std::span<const MovedRange> ranges) {
-  std::vector<MovedRange> pieces;
+ContentMovers::ContentMovers(Session& from, int remote, Session& to, int gpu, std::span<const MovedRange> warm_up)
+    : from_(from), to_(to), remote_(remote), gpu_(gpu) {
+  for (unsigned i = 0; i < kMovers; ++i) threads_.emplace_back([this, warm_up] { serve(warm_up); });
+}
+
+ContentMovers::~ContentMovers() {
+  {
+    std::lock_guard lock(mutex_);
+    started_ = true;  // a copy never asked for: the movers stop
+  }
+  changed_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void ContentMovers::failed(const std::string& why) {
+  next_ = SIZE_MAX / 2;
+  std::lock_guard lock(mutex_);
+  if (failed_.empty()) failed_ = why;
+}
+
+void ContentMovers::serve(std::span<const MovedRange> warm_up) {
+  std::unique_ptr<Mover> mover;
+  try {
+    mover = std::make_unique<Mover>(from_, remote_, to_, gpu_);
+  } catch (const std::exception& e) {
+    failed(e.what());
+  }
+  // The warm-up's bytes are copied again in the pause; one that fails (the
+  // application freed that memory meanwhile) only warmed less.
+  if (mover && !warm_up.empty()) try {
+      mover->move(warm_up.front().base, std::min<uint64_t>(kPiece, warm_up.front().size));
+    } catch (const std::exception&) {
+    }
+  {
+    std::unique_lock lock(mutex_);
+    ++prepared_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return started_; });
+  }
+  try {
+    for (size_t i; mover && (i = next_++) < pieces_.size();) mover->move(pieces_[i].base, pieces_[i].size);
+  } catch (const std::exception& e) {
+    failed(e.what());
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ++done_;
+  }
+  changed_.notify_all();
+}
+
+void ContentMovers::wait_ready() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return prepared_ == threads_.size(); });
+}
+
+uint64_t ContentMovers::copy(std::span<const MovedRange> ranges) {
   uint64_t bytes = 0;
+  std::unique_lock lock(mutex_);
   for (const MovedRange& r : ranges) {
-    for (uint64_t off = 0; off < r.size; off += kPiece) pieces.push_back({r.base + off, std::min<uint64_t>(kPiece, r.size - off)});
+    for (uint64_t off = 0; off < r.size; off += kPiece)
+      pieces_.push_back({r.base + off, std::min<uint64_t>(kPiece, r.size - off)});
     bytes += r.size;
   }
-  std::atomic<size_t> next{0};
-  std::mutex mutex;
-  std::string failed;  // the first mover's error
-  const auto run = [&] {
-    try {
-      Mover mover(from, remote, to, gpu);
-      for (size_t i; (i = next++) < pieces.size();) mover.move(pieces[i].base, pieces[i].size);
-    } catch (const std::exception& e) {
-      next = pieces.size();
-      std::lock_guard lock(mutex);
-      if (failed.empty()) failed = e.what();
-    }
-  };
-  std::vector<std::thread> movers;
-  for (unsigned i = 0; i < std::min<size_t>(kMovers, pieces.size()); ++i) movers.emplace_back(run);
-  for (std::thread& t : movers) t.join();
-  if (!failed.empty()) throw std::runtime_error(failed);
+  started_ = true;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return done_ == threads_.size(); });
+  if (!failed_.empty()) throw std::runtime_error(failed_);
   return bytes;
 }
 

@@ -8,7 +8,13 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <span>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace rgpu::client {
 
@@ -17,11 +23,42 @@ class Session;
 struct MovedRange {
   uint64_t base;
   uint64_t size;
+  bool operator==(const MovedRange&) const = default;
 };
 
-// Copies every range from `from` (its device `remote`) to `to` (its GPU
-// `gpu`); the bytes copied. Throws std::runtime_error, saying what failed.
-uint64_t copy_contents(Session& from, int remote, Session& to, int gpu, std::span<const MovedRange> ranges);
+// The movers, made ready before the session's calls stop: their threads,
+// buffers, connections, and the workers' staging for them (each moves
+// `warm_up`, memory both workers have, once), so the pause holds the copy
+// alone. Destroyed after the pause: the movers let go of their buffers then.
+class ContentMovers {
+ public:
+  ContentMovers(Session& from, int remote, Session& to, int gpu, std::span<const MovedRange> warm_up);
+  ~ContentMovers();
+  ContentMovers(const ContentMovers&) = delete;
+  ContentMovers& operator=(const ContentMovers&) = delete;
+
+  // Returns once every mover is ready.
+  void wait_ready();
+  // Copies every range from `from` to `to`; the bytes copied. Once only.
+  // Throws std::runtime_error, saying what failed.
+  uint64_t copy(std::span<const MovedRange> ranges);
+
+ private:
+  void serve(std::span<const MovedRange> warm_up);
+  void failed(const std::string& why);
+
+  Session& from_;
+  Session& to_;
+  const int remote_, gpu_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<MovedRange> pieces_;
+  bool started_ = false;
+  std::atomic<size_t> next_{0};
+  unsigned prepared_ = 0, done_ = 0;
+  std::string failed_;  // the first mover's error
+  std::vector<std::thread> threads_;
+};
 
 // One read or write of device memory through a session's connection.
 void read_device(Session& from, int remote, uint64_t address, void* dst, size_t n);

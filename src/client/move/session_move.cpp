@@ -1,5 +1,7 @@
 #include "client/move/session_move.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -117,6 +119,18 @@ void make_memory(Session& to, int gpu, const std::vector<Allocation>& ranges) {
         std::string("the target cannot make the session's memory at its addresses") + span);
 }
 
+// The allocations made early freed on the target again: the session's
+// changed before its calls stopped.
+void free_memory(Session& to, int gpu, const std::vector<Allocation>& ranges) {
+  for (const auto& r : ranges) {
+    proto::Writer w;
+    w.put<uint64_t>(r.base);
+    std::vector<uint8_t> reply;
+    check(to.call(proto::kOpFree, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
+          "freeing memory made early on the target");
+  }
+}
+
 // Each of the device's streams and events made again on the target: old
 // server handle -> new.
 template <typename H>
@@ -198,17 +212,47 @@ void carry_context_settings(Session& from, int remote, Session& to, int gpu) {
                 "cache preference");
 }
 
-// Page-locked memory shared with the old worker (shm), shared with the new,
-// where the GPU must reach it at the application's own address as it did
-// (the old worker's check lets only such mapped memory move).
-void share_page_locked(Session& to, int gpu) {
-  if (!to.shares_memory()) return;
+// Page-locked memory shared with the worker over shm, and which memory
+// file it is (a freed range's address and descriptor number may come back
+// with another file).
+struct SharedRange {
+  uint64_t base;
+  size_t size;
+  int fd;
+  ino_t file;
+  bool operator==(const SharedRange&) const = default;
+};
+
+std::vector<SharedRange> shared_page_locked() {
+  std::vector<SharedRange> out;
   for (const HostRange& r : MemoryMap::get().page_locked_ranges()) {
-    if (r.shared_fd < 0) continue;
+    struct stat st {};
+    if (r.shared_fd >= 0 && fstat(r.shared_fd, &st) == 0) out.push_back({r.base, r.size, r.shared_fd, st.st_ino});
+  }
+  return out;
+}
+
+// The page-locked memory shared with the old worker (shm) shared with the
+// new, where the GPU must reach it at the application's own address as it
+// did (the old worker's check lets only such mapped memory move). `before`:
+// what an earlier call shared; what was freed since is let go there. What
+// is shared now.
+std::vector<SharedRange> share_page_locked(Session& to, int gpu, const std::vector<SharedRange>& before) {
+  if (!to.shares_memory()) return {};
+  const std::vector<SharedRange> now = shared_page_locked();
+  std::vector<uint8_t> reply;
+  for (const SharedRange& r : before) {
+    if (std::find(now.begin(), now.end(), r) != now.end()) continue;
+    proto::Writer w;
+    w.put<uint64_t>(r.base);
+    check(to.call(proto::kOpHostUnregisterShared, static_cast<uint16_t>(gpu), w.bytes(), {}, reply),
+          "letting go of freed page-locked memory on the target");
+  }
+  for (const SharedRange& r : now) {
+    if (std::find(before.begin(), before.end(), r) != before.end()) continue;
     proto::Writer w;
     w.put<uint64_t>(r.base).put<uint64_t>(r.size);
-    std::vector<uint8_t> reply;
-    check(to.call_with_fd(proto::kOpHostRegisterShared, static_cast<uint16_t>(gpu), w.bytes(), r.shared_fd, reply),
+    check(to.call_with_fd(proto::kOpHostRegisterShared, static_cast<uint16_t>(gpu), w.bytes(), r.fd, reply),
           "sharing page-locked memory with the target");
     proto::Writer at;
     at.put<uint64_t>(r.base);
@@ -221,6 +265,7 @@ void share_page_locked(Session& to, int gpu) {
       throw Refusal(text);
     }
   }
+  return now;
 }
 
 // What the client keeps of the device's old server: dropped, to be made
@@ -286,6 +331,15 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     if (!to) throw Refusal(why);
     same_kind_of_gpu(*to, spec.gpu, *source_props);
 
+    // Made ready while the application runs: what cannot move refuses
+    // before any pause; the target's memory at the session's addresses,
+    // the movers and the shared page-locked memory wait for the pause.
+    auto allocations = ask_worker(from, remote);
+    make_memory(*to, spec.gpu, allocations);
+    ContentMovers movers(from, remote, *to, spec.gpu, allocations);
+    auto page_locked = share_page_locked(*to, spec.gpu, {});
+    movers.wait_ready();
+
     const auto asked = std::chrono::steady_clock::now();
     if (!MoveGate::stop_calls(kBoundaryWait))
       throw Refusal("the application's threads did not reach a call boundary within 10 s");
@@ -298,18 +352,22 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     if (!MoveGate::stop_callbacks(kBoundaryWait))
       throw Refusal("a host callback did not return within 10 s");
     const auto synchronized = std::chrono::steady_clock::now();
-    const auto allocations = ask_worker(from, remote);
+    if (auto held = ask_worker(from, remote); held != allocations) {
+      RGPU_LOG(info, "the session's memory changed while the move got ready: made again on the target");
+      free_memory(*to, spec.gpu, allocations);
+      allocations = std::move(held);
+      make_memory(*to, spec.gpu, allocations);
+    }
     const auto loaded_vars = movable_vars(device);
-    make_memory(*to, spec.gpu, allocations);
     const auto made = std::chrono::steady_clock::now();
     // The variables are read beside the copy, on a connection of their own.
     auto vars_read = std::async(std::launch::async, [&] { return read_vars(from, remote, loaded_vars); });
-    outcome.bytes = copy_contents(from, remote, *to, spec.gpu, allocations);
+    outcome.bytes = movers.copy(allocations);
     VarContents vars = vars_read.get();
     const auto copied = std::chrono::steady_clock::now();
     auto streams_now = remake(streams(), device, *to, spec.gpu, false);
     auto events_now = remake(events(), device, *to, spec.gpu, true);
-    share_page_locked(*to, spec.gpu);
+    share_page_locked(*to, spec.gpu, page_locked);
     carry_context_settings(from, remote, *to, spec.gpu);
     const auto remade = std::chrono::steady_clock::now();
 
@@ -321,7 +379,7 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     outcome.pause_ms = ms(asked, done);
     RGPU_LOG(info,
              "session moved to %s: %.1f MB of device memory, paused %.1f ms (%.1f ms until the calls stopped, %.1f ms "
-             "until the GPU's work was done, %.1f ms making memory, %.1f ms copying it, %.1f ms remaking streams, "
+             "until the GPU's work was done, %.1f ms checking memory, %.1f ms copying it, %.1f ms remaking streams, "
              "events, page-locked memory and settings, %.1f ms switching; %zu module variables carried)",
              target.c_str(), outcome.bytes / 1e6, outcome.pause_ms, ms(asked, stopped), ms(stopped, synchronized),
              ms(synchronized, made), ms(made, copied), ms(copied, remade), ms(remade, done), loaded_vars.size());

@@ -96,15 +96,27 @@ int main(int argc, char** argv) {
       return;
     }
     std::vector<unsigned char> out(1 << 16), in(1 << 16);
+    // It also makes and frees memory every round, so the session's memory
+    // changes while the move gets ready.
+    void* latest = nullptr;
+    unsigned char mark = 0;
     for (long r = 0; !signalled(signal); ++r) {
       std::memset(out.data(), static_cast<int>(r & 0xff), out.size());
+      void* fresh = nullptr;
       if (cudaMemcpy(own, out.data(), out.size(), cudaMemcpyHostToDevice) != cudaSuccess ||
-          cudaMemcpy(in.data(), own, in.size(), cudaMemcpyDeviceToHost) != cudaSuccess || in != out) {
+          cudaMemcpy(in.data(), own, in.size(), cudaMemcpyDeviceToHost) != cudaSuccess || in != out ||
+          cudaMalloc(&fresh, 4096 + (r % 7) * 512) != cudaSuccess ||
+          cudaMemset(fresh, static_cast<int>(r & 0xff), 4096) != cudaSuccess ||
+          (latest && cudaFree(latest) != cudaSuccess)) {
         thread_ok = false;
         break;
       }
+      latest = fresh;
+      mark = static_cast<unsigned char>(r & 0xff);
       rounds = r + 1;
     }
+    if (latest && (read_back(latest, 4096) != std::vector<unsigned char>(4096, mark) || cudaFree(latest) != cudaSuccess))
+      thread_ok = false;
     if (cudaFree(own) != cudaSuccess) thread_ok = false;
   });
   std::printf("READY %d\n", static_cast<int>(getpid()));
