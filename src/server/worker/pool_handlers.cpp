@@ -38,6 +38,12 @@ int32_t free_async(SessionContext& s, Request& req, proto::Writer&) {
   if (!s.valid_stream(stream)) return cudaErrorInvalidResourceHandle;
   if (!s.take_allocation(p)) return cudaErrorInvalidValue;
   s.quota.freed(SessionQuota::Kind::memory, p);
+  // Memory a move made at its address (docs/migration.md) is no pool's: it
+  // goes once the stream's work before the free is done.
+  if (s.fixed_address.holds(p)) {
+    if (int32_t e = s.backend().stream_synchronize(stream)) return e;
+    return s.fixed_address.free(s.backend(), s.quota, p);
+  }
   return s.backend().free_async(p, stream);
 }
 

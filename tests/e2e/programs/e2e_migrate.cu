@@ -1,8 +1,9 @@
 // A session moved to another server while the application runs (`rgpu
 // migrate`, docs/migration.md), driven by tests/e2e/migrate_test.sh: the
 // program makes device memory of several sizes, pitched memory, streams with
-// flags and a priority, events with flags, page-locked memory, a module
-// variable and context settings (a limit, the cache preference), then keeps
+// flags and a priority, events with flags, stream-ordered memory,
+// page-locked memory (mapped too), a module variable and context settings
+// (a limit, the cache preference), then keeps
 // two threads calling until SIGNAL_FILE appears (the script has moved the
 // session by then). Everything must hold its contents and keep working on
 // the new server: the application's pointers and handles are the same.
@@ -78,6 +79,11 @@ int main(int argc, char** argv) {
   OK(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared));
   int* counter = nullptr;
   OK(cudaMalloc(&counter, sizeof(int)));
+  // Stream-ordered memory, freed in stream order after the move.
+  void* ordered = nullptr;
+  OK(cudaMallocAsync(&ordered, 3 << 20, nonblocking));
+  OK(cudaMemsetAsync(ordered, 0x77, 3 << 20, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
   bump<<<1, 1, 0, nonblocking>>>(counter);
   OK(cudaGetLastError());
   cudaArray_t array = nullptr;
@@ -185,6 +191,9 @@ int main(int argc, char** argv) {
   CHECK(read_back(buffers[4], 1 << 20) == std::vector<unsigned char>(1 << 20, 0x3c));
   CHECK(mapped[0] == 0x4d && mapped[63] == 0x4d && mapped[64] == 0x3c);
   OK(cudaFreeHost(mapped));
+  CHECK(read_back(ordered, 3 << 20) == std::vector<unsigned char>(3 << 20, 0x77));
+  OK(cudaFreeAsync(ordered, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
   bump<<<1, 1, 0, urgent>>>(counter);
   OK(cudaGetLastError());
   OK(cudaDeviceSynchronize());
