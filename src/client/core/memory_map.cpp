@@ -50,6 +50,11 @@ bool MemoryMap::add_graph_memory(uint64_t base, size_t size, int device, uint64_
   return insert_device(r);
 }
 
+void MemoryMap::give_address(uint64_t base) {
+  std::lock_guard lock(mutex_);
+  if (auto it = device_.find(base); it != device_.end()) it->second.address_given = true;
+}
+
 void MemoryMap::graph_frees(uint64_t base, uint64_t graph) {
   std::lock_guard lock(mutex_);
   auto it = device_.find(base);

@@ -26,6 +26,10 @@ struct DeviceRange {
   bool graph_memory = false;
   uint64_t graph = 0;           // that graph (an opaque tag) until it is destroyed
   bool freed_in_graph = false;  // the same graph frees it: only that graph may use and free it
+  // A module variable whose address the application was handed
+  // (cudaGetSymbolAddress, cuModuleGetGlobal): a move, which loads the
+  // module elsewhere, cannot keep that address valid.
+  bool address_given = false;
 };
 
 struct HostRange {
@@ -54,6 +58,8 @@ class MemoryMap {
   bool add_device(uint64_t base, size_t size, int device);
   // A graph allocation node's range, tagged with its graph.
   bool add_graph_memory(uint64_t base, size_t size, int device, uint64_t graph);
+  // The application holds the address of the module variable at base.
+  void give_address(uint64_t base);
   // A free node of `graph` frees the allocation at base.
   void graph_frees(uint64_t base, uint64_t graph);
   // `graph` is destroyed: what it allocated and frees itself is gone; what it

@@ -269,7 +269,10 @@ cudaError_t variable(uint16_t op, CUdeviceptr* dptr, size_t* bytes, DriverModule
     if (cudaError_t e = add_managed_variable(ptr, size, device)) return e;
     DriverHandles::get().add_managed_variable(m, ptr, device);
   }
-  if (dptr) *dptr = ptr;
+  if (dptr) {
+    *dptr = ptr;
+    MemoryMap::get().give_address(ptr);
+  }
   if (bytes) *bytes = size;
   return cudaSuccess;
 }

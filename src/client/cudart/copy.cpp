@@ -159,6 +159,7 @@ extern "C" cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
     const LoadedVar* v;
     if (cudaError_t e = symbol_on_current(symbol, &v)) return e;
     *devPtr = reinterpret_cast<void*>(v->address);
+    MemoryMap::get().give_address(v->address);
     return cudaSuccess;
   });
 }

@@ -323,6 +323,10 @@ MoveOutcome move_session(Session& from, const std::string& target) {
       }
     if (device < 0) throw Refusal("the session serves no GPU of this application");
     const int remote = rt.device(device)->remote;
+    for (const DeviceRange& r : MemoryMap::get().device_ranges(device))
+      if (r.address_given)
+        throw Refusal("the application holds the address of a module variable (cudaGetSymbolAddress, "
+                      "cuModuleGetGlobal), which its module, loaded again on the target, would not keep");
     const cudaDeviceProp* source_props = nullptr;
     check(rt.properties(device, &source_props), "the source GPU's properties");
 
