@@ -1,5 +1,6 @@
 // The client's memory map: graph allocations' ranges, whose lifetime the
-// client sees only through graph destruction and frees.
+// client sees only through graph destruction and frees; module variables a
+// session move loaded elsewhere, whose old address the application holds.
 #include "client/core/memory_map.hpp"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,25 @@ TEST(MemoryMapTest, PageLockedMemoryOutOfAGpusReachIsCounted) {
   m.remove_host(0x30000);
   m.remove_host(0x20000);
   EXPECT_FALSE(m.may_hold_unreachable_host(false));
+}
+
+TEST(MemoryMapTest, AMovedVariablesOldAddressStandsForItsNewOneInCopiesAndKernelArguments) {
+  MemoryMap m;
+  EXPECT_FALSE(m.device_side(0x50010));
+  ASSERT_TRUE(m.add_device(0x90000, 0x40, 0));  // where the variable lies on the target
+  ASSERT_TRUE(m.add_moved_variable(0x50000, 0x40, 0, 0x90000));
+  EXPECT_EQ(m.device_side(0x50010), 0x90010u);
+  EXPECT_FALSE(m.device_side(0x50040));  // past its end
+  uint64_t words[3] = {0x50008, 0x1234, 0x5003f};
+  std::span<uint8_t> args(reinterpret_cast<uint8_t*>(words), sizeof words);
+  m.follow_moved_variables(args);
+  EXPECT_EQ(words[0], 0x90008u);
+  EXPECT_EQ(words[1], 0x1234u);
+  EXPECT_EQ(words[2], 0x9003fu);
+  // A second move replaces where it lies; an allocation cannot take the old address.
+  ASSERT_TRUE(m.add_moved_variable(0x50000, 0x40, 0, 0xa0000));
+  EXPECT_EQ(m.device_side(0x50000), 0xa0000u);
+  EXPECT_FALSE(m.add_device(0x50020, 0x100, 0));
 }
 
 }  // namespace

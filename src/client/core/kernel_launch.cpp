@@ -72,6 +72,7 @@ void set_page_locked_reach(PageLockedReach reach) { g_reach.store(reach, std::me
 
 cudaError_t reach_host_pointer_args(const MemoryMap& map, std::vector<uint8_t>* packed, int device,
                                     bool shares_memory) {
+  map.follow_moved_variables(*packed);
   if (!map.may_hold_host_args(shares_memory)) return cudaSuccess;
   // Reached here, by base: later words still carry the range as it was.
   std::map<uint64_t, uint64_t> reached;

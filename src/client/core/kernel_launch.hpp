@@ -35,7 +35,8 @@ void set_page_locked_reach(PageLockedReach reach);
 // memory is rewritten to its device address. Registered memory cannot be
 // promoted (it is the application's own): cudaErrorNotSupported, logged. One
 // check when no such memory exists; else a map look-up per word and a reach
-// per allocation named.
+// per allocation named. Words naming a module variable a session move loaded
+// elsewhere are rewritten to where it lies now (MemoryMap::follow_moved_variables).
 cudaError_t reach_host_pointer_args(const MemoryMap& map, std::vector<uint8_t>* packed, int device,
                                     bool shares_memory);
 

@@ -50,9 +50,26 @@ bool MemoryMap::add_graph_memory(uint64_t base, size_t size, int device, uint64_
   return insert_device(r);
 }
 
-void MemoryMap::give_address(uint64_t base) {
+bool MemoryMap::add_moved_variable(uint64_t base, size_t size, int device, uint64_t now_at) {
+  DeviceRange r{base, size, device};
+  r.moved_to = now_at;
+  remove_device(base);  // an earlier move's
+  if (!insert_device(r)) return false;
+  moved_variables_.store(true, std::memory_order_release);
+  return true;
+}
+
+void MemoryMap::follow_moved_variables(std::span<uint8_t> args) const {
+  if (!moved_variables_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
-  if (auto it = device_.find(base); it != device_.end()) it->second.address_given = true;
+  for (size_t offset = 0; offset + sizeof(uint64_t) <= args.size(); offset += sizeof(uint64_t)) {
+    uint64_t word;
+    std::memcpy(&word, args.data() + offset, sizeof word);
+    auto r = find_range(device_, word, 1);
+    if (!r || !r->moved_to) continue;
+    word = r->moved_to + (word - r->base);
+    std::memcpy(args.data() + offset, &word, sizeof word);
+  }
 }
 
 void MemoryMap::graph_frees(uint64_t base, uint64_t graph) {
@@ -212,6 +229,8 @@ std::optional<HostRange> MemoryMap::find_relocated(uint64_t device_ptr) const {
 }
 
 std::optional<uint64_t> MemoryMap::device_side(uint64_t ptr) const {
+  if (moved_variables_.load(std::memory_order_acquire))
+    if (auto moved = find_device(ptr); moved && moved->moved_to) return moved->moved_to + (ptr - moved->base);
   if (relocated_host_.load(std::memory_order_acquire) == 0) return std::nullopt;
   auto r = find_host(ptr);
   if (!r || !r->device_address) return std::nullopt;

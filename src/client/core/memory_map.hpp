@@ -26,10 +26,9 @@ struct DeviceRange {
   bool graph_memory = false;
   uint64_t graph = 0;           // that graph (an opaque tag) until it is destroyed
   bool freed_in_graph = false;  // the same graph frees it: only that graph may use and free it
-  // A module variable whose address the application was handed
-  // (cudaGetSymbolAddress, cuModuleGetGlobal): a move, which loads the
-  // module elsewhere, cannot keep that address valid.
-  bool address_given = false;
+  // The address the application holds of a module variable that a session
+  // move loaded elsewhere (given_variables.hpp): where the variable lies now.
+  uint64_t moved_to = 0;
 };
 
 struct HostRange {
@@ -58,8 +57,13 @@ class MemoryMap {
   bool add_device(uint64_t base, size_t size, int device);
   // A graph allocation node's range, tagged with its graph.
   bool add_graph_memory(uint64_t base, size_t size, int device, uint64_t graph);
-  // The application holds the address of the module variable at base.
-  void give_address(uint64_t base);
+  // The application's address of a moved module variable stands for
+  // `now_at`, where the variable lies on its device's server now; false
+  // when the address is other memory's.
+  bool add_moved_variable(uint64_t base, size_t size, int device, uint64_t now_at);
+  // Rewrites the 8-byte-aligned words of kernel arguments that hold an
+  // address of a moved variable to where it lies now.
+  void follow_moved_variables(std::span<uint8_t> args) const;
   // A free node of `graph` frees the allocation at base.
   void graph_frees(uint64_t base, uint64_t graph);
   // `graph` is destroyed: what it allocated and frees itself is gone; what it
@@ -100,8 +104,8 @@ class MemoryMap {
   std::vector<std::pair<size_t, HostRange>> host_ranges_named(std::span<const uint8_t> bytes) const;
   // The coherent range whose device memory holds `device_ptr` (relocated).
   std::optional<HostRange> find_relocated(uint64_t device_ptr) const;
-  // Where the GPU has `ptr` when it lies in relocated page-locked memory, or
-  // nothing; one check while there is none.
+  // Where the GPU has `ptr` when it lies in relocated page-locked memory or
+  // in a moved module variable, or nothing; one check while there is none.
   std::optional<uint64_t> device_side(uint64_t ptr) const;
   // The page-locked range shared with shm servers that holds [ptr, ptr + n).
   std::optional<HostRange> find_shared(uint64_t ptr, size_t n) const;
@@ -121,6 +125,7 @@ class MemoryMap {
   std::map<uint64_t, HostRange> host_;
   std::atomic<int> unshared_host_{0}, shared_host_{0};  // host_'s ranges of each kind
   std::atomic<int> relocated_host_{0};                  // and its ranges with a device_address
+  std::atomic<bool> moved_variables_{false};            // device_ has held a moved variable
   std::map<uint64_t, std::vector<DeviceRange>> exec_memory_;  // by executable graph
 };
 

@@ -6,6 +6,7 @@
 
 #include "client/core/call.hpp"
 #include "client/core/function_attribute_cache.hpp"
+#include "client/core/given_variables.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/runtime.hpp"
 #include "common/log.hpp"
@@ -92,6 +93,7 @@ void ModuleRegistry::remove_fatbin(void** handle) {
   for (VarEntry* v : fb->vars) {
     vars_.erase(v->host_var);
     std::erase_if(moved_contents_, [&](const auto& c) { return c.first.second == v; });
+    GivenVariables::get().forget(v);
     for (const auto& [device, loaded] : v->loaded) vars_.erase(reinterpret_cast<const void*>(loaded.address));
   }
 }

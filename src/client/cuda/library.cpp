@@ -116,7 +116,7 @@ extern "C" CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes,
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   DriverModule* m = DriverHandles::get().find(reinterpret_cast<CUmodule>(library));
   if (!m) return CUDA_ERROR_INVALID_HANDLE;
-  cudaError_t e = api([&] { return get_global(dptr, bytes, m, name, Runtime::current_device()); });
+  cudaError_t e = api([&] { return hand_out_global(dptr, bytes, m, name, Runtime::current_device()); });
   return e == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND : to_cu(e);
 }
 

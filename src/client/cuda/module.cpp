@@ -17,6 +17,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/given_variables.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/cuda/driver_errors.hpp"
 #include "client/cuda/module_handles.hpp"
@@ -269,10 +270,7 @@ cudaError_t variable(uint16_t op, CUdeviceptr* dptr, size_t* bytes, DriverModule
     if (cudaError_t e = add_managed_variable(ptr, size, device)) return e;
     DriverHandles::get().add_managed_variable(m, ptr, device);
   }
-  if (dptr) {
-    *dptr = ptr;
-    MemoryMap::get().give_address(ptr);
-  }
+  if (dptr) *dptr = ptr;
   if (bytes) *bytes = size;
   return cudaSuccess;
 }
@@ -281,6 +279,20 @@ cudaError_t variable(uint16_t op, CUdeviceptr* dptr, size_t* bytes, DriverModule
 
 cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
   return variable(proto::kOpModuleGetGlobal, dptr, bytes, m, name, device);
+}
+
+cudaError_t hand_out_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
+  size_t size = 0;
+  if (cudaError_t e = get_global(dptr, &size, m, name, device)) return e;
+  if (bytes) *bytes = size;
+  if (dptr)
+    GivenVariables::get().add({device, *dptr, size, m, [m, variable = std::string(name), device](uint64_t* at) {
+                                 CUdeviceptr p = 0;
+                                 cudaError_t e = get_global(&p, nullptr, m, variable.c_str(), device);
+                                 *at = p;
+                                 return e;
+                               }});
+  return cudaSuccess;
 }
 
 cudaError_t get_managed(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device) {
@@ -370,6 +382,6 @@ extern "C" CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* byte
   if (!driver_initialized()) return CUDA_ERROR_NOT_INITIALIZED;
   DriverModule* m = DriverHandles::get().find(hmod);
   if (!m) return CUDA_ERROR_INVALID_HANDLE;
-  cudaError_t e = api([&] { return get_global(dptr, bytes, m, name, m->device); });
+  cudaError_t e = api([&] { return hand_out_global(dptr, bytes, m, name, m->device); });
   return e == cudaErrorInvalidSymbol ? CUDA_ERROR_NOT_FOUND : to_cu(e);
 }

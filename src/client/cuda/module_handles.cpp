@@ -1,6 +1,7 @@
 #include "client/cuda/module_handles.hpp"
 
 #include "client/core/function_attribute_cache.hpp"
+#include "client/core/given_variables.hpp"
 #include "client/cudart/managed_memory.hpp"
 
 namespace rgpu::client {
@@ -100,6 +101,7 @@ bool DriverHandles::remove(CUmodule m) {
     return true;
   });
   for (const auto& [address, device] : it->first->managed_variables) remove_managed_variable(address);
+  GivenVariables::get().forget(it->first);
   modules_.erase(it);
   return true;
 }

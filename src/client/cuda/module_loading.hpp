@@ -37,6 +37,9 @@ cudaError_t enumerate_functions(DriverModule* m, std::vector<CUfunction>* out);
 // reaches it here at the same address, kept coherent (managed_memory.hpp),
 // until the module is unloaded.
 cudaError_t get_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device);
+// get_global for the application: the address it is handed, a session move
+// keeps standing for the variable (given_variables.hpp).
+cudaError_t hand_out_global(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device);
 // A library's managed variable (cuLibraryGetManaged), as get_global gives
 // it: cudaErrorSymbolNotFound when it has no managed variable of that name.
 cudaError_t get_managed(CUdeviceptr* dptr, size_t* bytes, DriverModule* m, const char* name, int device);

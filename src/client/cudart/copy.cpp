@@ -5,6 +5,7 @@
 
 #include "client/core/api_guard.hpp"
 #include "client/core/call.hpp"
+#include "client/core/given_variables.hpp"
 #include "client/core/memory_map.hpp"
 #include "client/core/module_registry.hpp"
 #include "client/cudart/copy_engine.hpp"
@@ -159,7 +160,16 @@ extern "C" cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) {
     const LoadedVar* v;
     if (cudaError_t e = symbol_on_current(symbol, &v)) return e;
     *devPtr = reinterpret_cast<void*>(v->address);
-    MemoryMap::get().give_address(v->address);
+    // The application holds the address: a session move keeps it standing
+    // for the variable (given_variables.hpp).
+    VarEntry* entry = ModuleRegistry::get().find_var(symbol);
+    const int device = Runtime::current_device();
+    GivenVariables::get().add({device, v->address, v->size, entry, [entry, device](uint64_t* at) {
+                                 const LoadedVar* now = nullptr;
+                                 cudaError_t e = ModuleRegistry::get().var_on(entry, device, &now);
+                                 *at = e ? 0 : now->address;
+                                 return e;
+                               }});
     return cudaSuccess;
   });
 }

@@ -124,7 +124,7 @@ extern "C" cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* bytes, cudaLibr
     DriverModule* m;
     if (cudaError_t e = find_library(library, &m)) return e;
     CUdeviceptr p = 0;
-    if (cudaError_t e = get_global(&p, bytes, m, name, Runtime::current_device()))
+    if (cudaError_t e = hand_out_global(dptr ? &p : nullptr, bytes, m, name, Runtime::current_device()))
       return e == cudaErrorInvalidSymbol ? cudaErrorSymbolNotFound : e;
     if (dptr) *dptr = reinterpret_cast<void*>(p);
     return cudaSuccess;

@@ -17,6 +17,7 @@
 #include "client/core/context_constants.hpp"
 #include "client/core/device_list.hpp"
 #include "client/core/function_attribute_cache.hpp"
+#include "client/core/given_variables.hpp"
 #include "client/core/handles.hpp"
 #include "client/core/heartbeat.hpp"
 #include "client/core/memory_map.hpp"
@@ -176,6 +177,49 @@ VarContents read_vars(Session& from, int remote, const std::vector<std::pair<Var
   return out;
 }
 
+struct GivenContents {
+  GivenVariable var;
+  std::vector<uint8_t> bytes;
+};
+
+// The variables whose address the application holds, with their contents
+// where they lie now (an earlier move's target, for one moved before).
+std::vector<GivenContents> read_given(Session& from, int remote, int device) {
+  std::vector<GivenContents> out;
+  for (GivenVariable& g : GivenVariables::get().on_device(device)) {
+    std::vector<uint8_t> bytes(g.size);
+    const uint64_t at = MemoryMap::get().device_side(g.address).value_or(g.address);
+    if (g.size) read_device(from, remote, at, bytes.data(), g.size);
+    out.push_back({std::move(g), std::move(bytes)});
+  }
+  return out;
+}
+
+// After the commit: each variable found again where its module loads on the
+// target, its contents written there, and the application's address made to
+// stand for it there.
+void keep_given(const std::vector<GivenContents>& given, Session& to, int gpu) {
+  for (const GivenContents& g : given) {
+    uint64_t now = 0;
+    std::string failed;
+    if (cudaError_t e = g.var.find_again(&now)) {
+      failed = cuda_error(e);
+    } else {
+      try {
+        if (!g.bytes.empty()) write_device(to, gpu, now, g.bytes.data(), g.bytes.size());
+      } catch (const std::exception& e) {
+        failed = e.what();
+      }
+      if (failed.empty() && now != g.var.address &&
+          !MemoryMap::get().add_moved_variable(g.var.address, g.var.size, g.var.device, now))
+        failed = "its address names other memory of the application";
+    }
+    if (!failed.empty())
+      RGPU_LOG(error, "moved session: the module variable at 0x%llx, whose address the application holds, is lost (%s)",
+               static_cast<unsigned long long>(g.var.address), failed.c_str());
+  }
+}
+
 // A context setting's value as `s`'s server answers its get call (`key`
 // names which, a limit); nullopt where it has none to give.
 std::optional<std::vector<uint8_t>> read_setting(Session& s, int gpu, uint16_t get, std::span<const uint8_t> key) {
@@ -323,10 +367,6 @@ MoveOutcome move_session(Session& from, const std::string& target) {
       }
     if (device < 0) throw Refusal("the session serves no GPU of this application");
     const int remote = rt.device(device)->remote;
-    for (const DeviceRange& r : MemoryMap::get().device_ranges(device))
-      if (r.address_given)
-        throw Refusal("the application holds the address of a module variable (cudaGetSymbolAddress, "
-                      "cuModuleGetGlobal), which its module, loaded again on the target, would not keep");
     const cudaDeviceProp* source_props = nullptr;
     check(rt.properties(device, &source_props), "the source GPU's properties");
 
@@ -365,9 +405,11 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     const auto loaded_vars = movable_vars(device);
     const auto made = std::chrono::steady_clock::now();
     // The variables are read beside the copy, on a connection of their own.
-    auto vars_read = std::async(std::launch::async, [&] { return read_vars(from, remote, loaded_vars); });
+    auto vars_read = std::async(std::launch::async, [&] {
+      return std::make_pair(read_vars(from, remote, loaded_vars), read_given(from, remote, device));
+    });
     outcome.bytes = movers.copy(allocations);
-    VarContents vars = vars_read.get();
+    auto [vars, given] = vars_read.get();
     const auto copied = std::chrono::steady_clock::now();
     auto streams_now = remake(streams(), device, *to, spec.gpu, false);
     auto events_now = remake(events(), device, *to, spec.gpu, true);
@@ -376,8 +418,10 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     const auto remade = std::chrono::steady_clock::now();
 
     // Committed: from here the session is the target's.
+    Session& target_session = *to;
     forget_old_server(device, allocations, streams_now, events_now, std::move(vars));
     rt.replace_session(&from, std::move(to), spec.gpu);
+    keep_given(given, target_session, spec.gpu);
     const auto done = std::chrono::steady_clock::now();
     const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
     outcome.pause_ms = ms(asked, done);

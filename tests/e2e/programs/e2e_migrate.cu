@@ -7,10 +7,11 @@
 // two threads calling until SIGNAL_FILE appears (the script has moved the
 // session by then). Everything must hold its contents and keep working on
 // the new server: the application's pointers and handles are the same.
-// With `array` it also holds a CUDA array, with `symbol` the address of its
-// module variable, either of which a move refuses: the session stays and
-// keeps working.
-//   usage: e2e_migrate SIGNAL_FILE [array|symbol]
+// The program also holds its module variable's address, which must still
+// name the variable after the move, though the module loads elsewhere.
+// With `array` it also holds a CUDA array, which a move refuses: the session
+// stays and keeps working.
+//   usage: e2e_migrate SIGNAL_FILE [array]
 #include <unistd.h>
 
 #include <atomic>
@@ -43,7 +44,6 @@ int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* signal = argv[1];
   const bool hold_array = argc > 2 && std::string(argv[2]) == "array";
-  const bool hold_symbol = argc > 2 && std::string(argv[2]) == "symbol";
 
   const std::vector<size_t> sizes = {512, 4096, size_t{1} << 20, (size_t{3} << 20) + 17, size_t{16} << 20};
   std::vector<void*> buffers(sizes.size());
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   OK(cudaGetLastError());
   cudaArray_t array = nullptr;
   int* symbol_address = nullptr;
-  if (hold_symbol) OK(cudaGetSymbolAddress(reinterpret_cast<void**>(&symbol_address), g_values));
+  OK(cudaGetSymbolAddress(reinterpret_cast<void**>(&symbol_address), g_values));
   if (hold_array) {
     cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
     OK(cudaMallocArray(&array, &desc, 64, 4));
@@ -201,11 +201,16 @@ int main(int argc, char** argv) {
   bump<<<1, 1, 0, urgent>>>(counter);
   OK(cudaGetLastError());
   OK(cudaDeviceSynchronize());
-  if (hold_symbol) {
-    int through_address[4] = {};
-    OK(cudaMemcpy(through_address, symbol_address, sizeof through_address, cudaMemcpyDeviceToHost));
-    CHECK(std::memcmp(through_address, values, sizeof values) == 0);
-  }
+  // The variable's address as the application held it before the move.
+  int through_address[4] = {};
+  OK(cudaMemcpy(through_address, symbol_address, sizeof through_address, cudaMemcpyDeviceToHost));
+  CHECK(std::memcmp(through_address, values, sizeof values) == 0);
+  const int written[4] = {21, 22, 23, 24};
+  OK(cudaMemcpy(symbol_address, written, sizeof written, cudaMemcpyHostToDevice));
+  OK(cudaMemsetAsync(symbol_address + 3, 0, sizeof(int), nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  OK(cudaMemcpyFromSymbol(now, g_values, sizeof now));
+  CHECK(now[0] == 21 && now[2] == 23 && now[3] == 0);
   if (hold_array) {
     std::vector<float> cells(64 * 4, 2.5f), got(64 * 4);
     OK(cudaMemcpy2DToArray(array, 0, 0, cells.data(), 64 * sizeof(float), 64 * sizeof(float), 4, cudaMemcpyHostToDevice));
