@@ -39,7 +39,10 @@ TEST(HandleRegistry, RewriteGivesAMovedDevicesObjectsTheirNewServerHandles) {
   cudaStream_t a = r.add(0, 10, cudaStreamNonBlocking, -2), b = r.add(0, 11), other = r.add(1, 10);
   auto listed = r.on_device(0);
   ASSERT_EQ(listed.size(), 2u);
-  for (const auto& o : listed) EXPECT_EQ(o.device, 0);
+  for (const auto& [handle, listed_object] : listed) {
+    EXPECT_EQ(listed_object.device, 0);
+    EXPECT_TRUE(handle == a || handle == b);
+  }
   r.rewrite(0, {{10, 110}, {11, 111}});
   RemoteObject o;
   ASSERT_TRUE(r.find(a, &o));

@@ -56,12 +56,12 @@ class HandleRegistry {
     }
     return reinterpret_cast<Handle>(o);
   }
-  // The live objects of `device`, copied out.
-  std::vector<RemoteObject> on_device(int device) const {
+  // The live objects of `device` with their handles, copied out.
+  std::vector<std::pair<Handle, RemoteObject>> on_device(int device) const {
     std::lock_guard lock(mutex_);
-    std::vector<RemoteObject> out;
-    for (const RemoteObject* o : live_)
-      if (o->device == device) out.push_back(*o);
+    std::vector<std::pair<Handle, RemoteObject>> out;
+    for (RemoteObject* o : live_)
+      if (o->device == device) out.emplace_back(reinterpret_cast<Handle>(o), *o);
     return out;
   }
   // A session moved (docs/migration.md): each object of `device` takes the

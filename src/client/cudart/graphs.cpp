@@ -7,6 +7,7 @@
 #include "client/graph/node_calls.hpp"
 #include "client/core/module_registry.hpp"
 #include "client/graph/semaphore_nodes.hpp"
+#include "client/move/moved_event_times.hpp"
 
 using namespace rgpu::client;
 
@@ -384,7 +385,10 @@ extern "C" cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
 }
 
 extern "C" cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
-  return api([&] { return graph_launch(graphExec, stream); });
+  return api([&] {
+    MovedEventTimes::get().graph_launched();
+    return graph_launch(graphExec, stream);
+  });
 }
 
 extern "C" cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {

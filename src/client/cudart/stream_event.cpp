@@ -11,6 +11,7 @@
 #include "client/core/session.hpp"
 #include "client/cudart/cross_server_wait.hpp"
 #include "client/cudart/event_reserve.hpp"
+#include "client/move/moved_event_times.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -151,6 +152,7 @@ extern "C" cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     if (cudaError_t e = call.to_stream(stream, &s)) return e;
     if (call.device_index() != e_obj.device) return cudaErrorInvalidResourceHandle;
     call.args().put<uint64_t>(e_obj.remote).put<uint64_t>(s);
+    MovedEventTimes::get().recorded(event);
     return call.post();
   });
 }
@@ -176,17 +178,46 @@ extern "C" cudaError_t cudaEventDestroy(cudaEvent_t event) {
   });
 }
 
+namespace {
+
+// The server's elapsed time between two events of one device.
+cudaError_t server_elapsed(cudaEvent_t start, const RemoteObject& a, const RemoteObject& b, float* ms) {
+  Call call(proto::kOpEventElapsedTime);
+  uint64_t ev;
+  if (cudaError_t e = call.to_event(start, &ev)) return e;
+  call.args().put<uint64_t>(a.remote).put<uint64_t>(b.remote);
+  if (cudaError_t e = call.run()) return e;
+  *ms = call.reply().get<float>();
+  return cudaSuccess;
+}
+
+// When an event happened, in ms after its device's last move's anchor: a
+// moved time, or the server's reckoning from the anchor.
+cudaError_t after_anchor(cudaEvent_t event, const RemoteObject& o, cudaEvent_t anchor, float* ms) {
+  if (auto before = MovedEventTimes::get().before_anchor(event)) {
+    *ms = -*before;
+    return cudaSuccess;
+  }
+  RemoteObject a;
+  if (!events().find(anchor, &a)) return cudaErrorInvalidResourceHandle;
+  return server_elapsed(anchor, a, o, ms);
+}
+
+}  // namespace
+
 extern "C" cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
   return api([&]() -> cudaError_t {
     if (!ms) return cudaErrorInvalidValue;
     RemoteObject a, b;
     if (!events().find(start, &a) || !events().find(end, &b)) return cudaErrorInvalidResourceHandle;
-    Call call(proto::kOpEventElapsedTime);
-    uint64_t ev;
-    if (cudaError_t e = call.to_event(start, &ev)) return e;
-    call.args().put<uint64_t>(a.remote).put<uint64_t>(b.remote);
-    if (cudaError_t e = call.run()) return e;
-    *ms = call.reply().get<float>();
+    const MovedEventTimes& moved = MovedEventTimes::get();
+    if (!moved.before_anchor(start) && !moved.before_anchor(end)) return server_elapsed(start, a, b, ms);
+    auto anchor = moved.anchor(a.device);
+    if (a.device != b.device || !anchor) return cudaErrorInvalidResourceHandle;
+    float from = 0, to = 0;
+    if (cudaError_t e = after_anchor(start, a, *anchor, &from)) return e;
+    if (cudaError_t e = after_anchor(end, b, *anchor, &to)) return e;
+    *ms = to - from;
     return cudaSuccess;
   });
 }

@@ -6,6 +6,7 @@
 #include "client/core/call.hpp"
 #include "client/core/handles.hpp"
 #include "client/core/per_thread_stream.hpp"
+#include "client/move/moved_event_times.hpp"
 #include "protocol/ops.hpp"
 
 using namespace rgpu;
@@ -39,6 +40,7 @@ extern "C" cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t 
     if (cudaError_t e = call.to_stream(stream, &s)) return e;
     if (call.device_index() != e_obj.device) return cudaErrorInvalidResourceHandle;
     call.args().put<uint64_t>(e_obj.remote).put<uint64_t>(s).put<uint32_t>(flags);
+    MovedEventTimes::get().recorded(event);
     return call.post();
   });
 }

@@ -30,6 +30,7 @@
 #include "client/cudart/staging_ring.hpp"
 #include "client/graph/staging_blocks.hpp"
 #include "client/move/content_copy.hpp"
+#include "client/move/moved_event_times.hpp"
 #include "common/log.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/generated/ops_generated.hpp"
@@ -137,7 +138,8 @@ void free_memory(Session& to, int gpu, const std::vector<Allocation>& ranges) {
 template <typename H>
 std::map<uint64_t, uint64_t> remake(HandleRegistry<H>& table, int device, Session& to, int gpu, bool events) {
   std::map<uint64_t, uint64_t> fresh;
-  for (const RemoteObject& o : table.on_device(device)) {
+  for (const auto& entry : table.on_device(device)) {
+    const RemoteObject& o = entry.second;
     proto::Writer w;
     if (events)
       w.put<uint32_t>(o.flags).put<uint32_t>(1);
@@ -175,6 +177,80 @@ VarContents read_vars(Session& from, int remote, const std::vector<std::pair<Var
     out.emplace_back(var, std::move(bytes));
   }
   return out;
+}
+
+// An event made and recorded on `s`'s legacy stream, its work done (the
+// device is idle during the pause): its server handle.
+uint64_t record_now(Session& s, int gpu) {
+  std::vector<uint8_t> reply;
+  proto::Writer made;
+  made.put<uint32_t>(cudaEventDefault).put<uint32_t>(1);
+  check(s.call(proto::kOpEventCreate, static_cast<uint16_t>(gpu), made.bytes(), {}, reply), "making an event to time the move");
+  proto::Reader r(reply);
+  if (r.get<uint32_t>() != 1) throw Refusal("no event to time the move");
+  const uint64_t event = r.get<uint64_t>();
+  proto::Writer at;
+  at.put<uint64_t>(event).put<uint64_t>(0);
+  check(s.call(proto::kOpEventRecord, static_cast<uint16_t>(gpu), at.bytes(), {}, reply), "timing the move");
+  proto::Writer sync;
+  sync.put<uint64_t>(event);
+  check(s.call(proto::kOpEventSynchronize, static_cast<uint16_t>(gpu), sync.bytes(), {}, reply), "timing the move");
+  return event;
+}
+
+std::optional<float> elapsed(Session& s, int gpu, uint64_t from, uint64_t to) {
+  proto::Writer w;
+  w.put<uint64_t>(from).put<uint64_t>(to);
+  std::vector<uint8_t> reply;
+  if (s.call(proto::kOpEventElapsedTime, static_cast<uint16_t>(gpu), w.bytes(), {}, reply, false) != cudaSuccess)
+    return std::nullopt;
+  return proto::Reader(reply).get<float>();
+}
+
+void destroy_event(Session& s, int gpu, uint64_t event) {
+  proto::Writer w;
+  w.put<uint64_t>(event);
+  std::vector<uint8_t> reply;
+  s.call(proto::kOpEventDestroy, static_cast<uint16_t>(gpu), w.bytes(), {}, reply, false);
+}
+
+// How long before the move point (an event recorded on the old server now)
+// each timed event of the device happened: from the server's clock, or for
+// a time an earlier move left, from that move's anchor. Events never
+// recorded have none.
+std::map<cudaEvent_t, float> times_before(Session& from, int remote, int device, uint64_t point) {
+  const MovedEventTimes& moved = MovedEventTimes::get();
+  std::optional<float> anchor_before;  // the last move's anchor, before the point
+  if (auto anchor = moved.anchor(device)) {
+    RemoteObject a;
+    if (events().find(*anchor, &a)) anchor_before = elapsed(from, remote, a.remote, point);
+  }
+  std::map<cudaEvent_t, float> out;
+  for (const auto& [handle, o] : events().on_device(device)) {
+    if (o.flags & cudaEventDisableTiming) continue;
+    if (auto earlier = moved.before_anchor(handle)) {
+      if (anchor_before) out[handle] = *earlier + *anchor_before;
+    } else if (auto ms = elapsed(from, remote, o.remote, point)) {
+      out[handle] = *ms;
+    }
+  }
+  return out;
+}
+
+// After the commit: an anchor recorded on the target, and each event's time
+// counted from it, the pause between the two reckoned by this process.
+void anchor_event_times(Session& to, int gpu, int device, std::map<cudaEvent_t, float> times,
+                        std::chrono::steady_clock::time_point point_at) {
+  const uint64_t remote = record_now(to, gpu);
+  const float gap = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - point_at).count();
+  for (auto& [event, ms] : times) ms += gap;
+  const auto old = MovedEventTimes::get().anchor(device);
+  MovedEventTimes::get().moved(device, events().add(device, remote, cudaEventDefault), std::move(times));
+  RemoteObject o;
+  if (old && events().find(*old, &o)) {
+    destroy_event(to, gpu, o.remote);
+    events().remove(*old);
+  }
 }
 
 struct GivenContents {
@@ -395,6 +471,10 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     from.finish_background_copies();
     if (!MoveGate::stop_callbacks(kBoundaryWait))
       throw Refusal("a host callback did not return within 10 s");
+    const uint64_t point = record_now(from, remote);
+    const auto point_at = std::chrono::steady_clock::now();
+    auto event_times = times_before(from, remote, device, point);
+    destroy_event(from, remote, point);
     const auto synchronized = std::chrono::steady_clock::now();
     if (auto held = ask_worker(from, remote); held != allocations) {
       RGPU_LOG(info, "the session's memory changed while the move got ready: made again on the target");
@@ -422,6 +502,7 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     forget_old_server(device, allocations, streams_now, events_now, std::move(vars));
     rt.replace_session(&from, std::move(to), spec.gpu);
     keep_given(given, target_session, spec.gpu);
+    anchor_event_times(target_session, spec.gpu, device, std::move(event_times), point_at);
     const auto done = std::chrono::steady_clock::now();
     const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
     outcome.pause_ms = ms(asked, done);

@@ -1,10 +1,10 @@
 // A session moved to another server while the application runs (`rgpu
 // migrate`, docs/migration.md), driven by tests/e2e/migrate_test.sh: the
 // program makes device memory of several sizes, pitched memory, streams with
-// flags and a priority, events with flags, stream-ordered memory,
-// page-locked memory (mapped too), a module variable and context settings
-// (a limit, the cache preference), then keeps
-// two threads calling until SIGNAL_FILE appears (the script has moved the
+// flags and a priority, events with flags (timed ones keep their times),
+// stream-ordered memory, page-locked memory (mapped too), a module variable
+// and context settings (a limit, the cache preference), then keeps two
+// threads calling until SIGNAL_FILE appears (the script has moved the
 // session by then). Everything must hold its contents and keep working on
 // the new server: the application's pointers and handles are the same.
 // The program also holds its module variable's address, which must still
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -63,6 +64,16 @@ int main(int argc, char** argv) {
   cudaEvent_t timed, untimed;
   OK(cudaEventCreate(&timed));
   OK(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming));
+  // Events recorded before the move keep their times: elapsed times with
+  // them hold across it.
+  cudaEvent_t started, also_before;
+  OK(cudaEventCreate(&started));
+  OK(cudaEventCreate(&also_before));
+  const auto started_at = std::chrono::steady_clock::now();
+  OK(cudaEventRecord(started, nonblocking));
+  usleep(20000);
+  OK(cudaEventRecord(also_before, nonblocking));
+  OK(cudaEventSynchronize(also_before));
   const int values[4] = {7, 8, 9, 10};
   OK(cudaMemcpyToSymbol(g_values, values, sizeof values));
   // Page-locked memory (shared with the server over shm), used after the move.
@@ -178,6 +189,18 @@ int main(int argc, char** argv) {
   OK(cudaEventElapsedTime(&ms, timed, after));
   CHECK(ms >= 0);
   OK(cudaEventQuery(untimed));
+  cudaEvent_t finished;
+  OK(cudaEventCreate(&finished));
+  OK(cudaEventRecord(finished, nonblocking));
+  OK(cudaEventSynchronize(finished));
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_at).count();
+  float across = -1, between = -1;
+  OK(cudaEventElapsedTime(&across, started, finished));
+  CHECK(across > 0.5 * wall_ms && across < wall_ms + 200);
+  OK(cudaEventElapsedTime(&between, started, also_before));
+  CHECK(between >= 19 && between < 1000);
+  std::printf("elapsed across the move %.1f ms (wall %.1f ms), between two earlier events %.1f ms\n", across, wall_ms,
+              between);
   std::memset(pinned, 0x6b, sizes[3]);
   OK(cudaMemcpyAsync(buffers[3], pinned, sizes[3], cudaMemcpyHostToDevice, nonblocking));
   OK(cudaMemsetAsync(buffers[3], 0x2e, 100, nonblocking));
@@ -229,6 +252,9 @@ int main(int argc, char** argv) {
   OK(cudaEventDestroy(timed));
   OK(cudaEventDestroy(untimed));
   OK(cudaEventDestroy(after));
+  OK(cudaEventDestroy(started));
+  OK(cudaEventDestroy(also_before));
+  OK(cudaEventDestroy(finished));
   std::printf("RESULT %s\n", g_failures ? "FAIL" : "PASS");
   return g_failures ? 1 : 0;
 }
