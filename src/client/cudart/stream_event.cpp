@@ -173,7 +173,10 @@ extern "C" cudaError_t cudaEventDestroy(cudaEvent_t event) {
     if (cudaError_t e = call.to_event(event, &ev)) return e;
     call.args().put<uint64_t>(ev);
     cudaError_t e = call.post();
-    if (e == cudaSuccess) events().remove(event);
+    if (e == cudaSuccess) {
+      events().remove(event);
+      MovedEventTimes::get().recorded(event);  // its handle may name a new event next
+    }
     return e;
   });
 }

@@ -28,7 +28,7 @@ class MovedEventTimes {
   std::optional<float> before_anchor(cudaEvent_t event) const;
   // The device's anchor, if a move left one.
   std::optional<cudaEvent_t> anchor(int device) const;
-  // The event was recorded again.
+  // The event was recorded again, or destroyed.
   void recorded(cudaEvent_t event);
   // Lock-free while no move left a time.
   void graph_launched();
