@@ -304,14 +304,17 @@ std::optional<std::vector<uint8_t>> read_setting(Session& s, int gpu, uint16_t g
   return value;
 }
 
-// A context setting as the application left it on the source, set on the
-// target where the target's differs: the set call takes the key, then the
-// value as the get call answered it.
+// A setting as the application left it on the source, set on the target
+// where the target's differs: the set call takes the key, then the value as
+// the get call answered it. `target_key` names it on the target where its
+// object has another handle there.
 void carry_setting(Session& from, int remote, Session& to, int gpu, uint16_t get, uint16_t set,
-                   std::span<const uint8_t> key, const std::string& what) {
+                   std::span<const uint8_t> key, const std::string& what,
+                   std::optional<std::span<const uint8_t>> target_key = std::nullopt) {
+  const std::span<const uint8_t> there = target_key.value_or(key);
   auto was = read_setting(from, remote, get, key);
-  if (!was || read_setting(to, gpu, get, key) == was) return;
-  std::vector<uint8_t> args(key.begin(), key.end());
+  if (!was || read_setting(to, gpu, get, there) == was) return;
+  std::vector<uint8_t> args(there.begin(), there.end());
   args.insert(args.end(), was->begin(), was->end());
   std::vector<uint8_t> reply;
   check(to.call(set, static_cast<uint16_t>(gpu), args, {}, reply), "the target does not take the session's " + what);
@@ -330,6 +333,37 @@ void carry_context_settings(Session& from, int remote, Session& to, int gpu) {
   }
   carry_setting(from, remote, to, gpu, proto::kOp_cudaDeviceGetCacheConfig, proto::kOp_cudaDeviceSetCacheConfig, {},
                 "cache preference");
+}
+
+std::optional<uint64_t> default_pool(Session& s, int gpu) {
+  proto::Writer w;
+  w.put<int32_t>(gpu);
+  std::vector<uint8_t> reply;
+  if (s.call(proto::kOpDeviceGetDefaultMemPool, static_cast<uint16_t>(gpu), w.bytes(), {}, reply, false) != cudaSuccess)
+    return std::nullopt;
+  return proto::Reader(reply).get<uint64_t>();
+}
+
+// The GPU's default memory pool, where the application named it
+// (cudaDeviceGetDefaultMemPool): the target's stands in for the source's,
+// with the reuse policies and release threshold the application gave it.
+// Old handle -> new, for the client's records.
+std::map<uint64_t, uint64_t> carry_default_pool(Session& from, int remote, Session& to, int gpu, int device) {
+  const auto source = default_pool(from, remote);
+  const auto named = mem_pools().on_device(device);
+  if (!source || std::none_of(named.begin(), named.end(), [&](const auto& p) { return p.second.remote == *source; }))
+    return {};
+  const auto target = default_pool(to, gpu);
+  if (!target) throw Refusal("the target's GPU has no default memory pool");
+  for (cudaMemPoolAttr attr : {cudaMemPoolReuseFollowEventDependencies, cudaMemPoolReuseAllowOpportunistic,
+                               cudaMemPoolReuseAllowInternalDependencies, cudaMemPoolAttrReleaseThreshold}) {
+    proto::Writer key, target_key;
+    key.put<uint64_t>(*source).put<int32_t>(attr);
+    target_key.put<uint64_t>(*target).put<int32_t>(attr);
+    carry_setting(from, remote, to, gpu, proto::kOpMemPoolGetAttribute, proto::kOpMemPoolSetAttribute, key.bytes(),
+                  "default memory pool's attribute " + std::to_string(attr), target_key.bytes());
+  }
+  return {{*source, *target}};
 }
 
 // Page-locked memory shared with the worker over shm, and which memory
@@ -493,12 +527,14 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     const auto copied = std::chrono::steady_clock::now();
     auto streams_now = remake(streams(), device, *to, spec.gpu, false);
     auto events_now = remake(events(), device, *to, spec.gpu, true);
+    auto pools_now = carry_default_pool(from, remote, *to, spec.gpu, device);
     share_page_locked(*to, spec.gpu, page_locked);
     carry_context_settings(from, remote, *to, spec.gpu);
     const auto remade = std::chrono::steady_clock::now();
 
     // Committed: from here the session is the target's.
     Session& target_session = *to;
+    mem_pools().rewrite(device, pools_now);
     forget_old_server(device, allocations, streams_now, events_now, std::move(vars));
     rt.replace_session(&from, std::move(to), spec.gpu);
     keep_given(given, target_session, spec.gpu);

@@ -27,6 +27,18 @@ size_t mapped_that_stays(const SessionContext& s) {
   return n;
 }
 
+// Pools the application made: the session's pools but its GPUs' default
+// ones, which it may have named (cudaDeviceGetDefaultMemPool) and whose
+// counterparts on the target the client names instead.
+size_t pools_made(SessionContext& s) {
+  size_t n = s.pools.size();
+  for (int gpu : s.gpus()) {
+    Handle pool = 0;
+    if (s.backend().device_get_default_mem_pool(&pool, gpu) == cudaSuccess && s.pools.contains(pool)) --n;
+  }
+  return n;
+}
+
 int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   const Held held[] = {
@@ -35,7 +47,7 @@ int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
       {s.arrays.size() + s.mipmaps.size(), "CUDA arrays"},
       {s.textures.size() + s.surfaces.size() + s.texrefs.size(), "texture or surface objects"},
       {s.graphs.size(), "CUDA graphs, or a stream capture in progress"},
-      {s.pools.size(), "memory pools it made"},
+      {pools_made(s), "memory pools it made"},
       {s.ipc_exports.size() + s.descriptor_exports.size(), "memory or events exported to other processes (IPC, shareable handles)"},
       {s.ipc_imports.size(), "memory opened from another process (IPC)"},
       {mapped_that_stays(s), "mapped memory (managed memory over shm, opened IPC memory)"},

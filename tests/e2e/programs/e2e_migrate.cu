@@ -2,10 +2,10 @@
 // migrate`, docs/migration.md), driven by tests/e2e/migrate_test.sh: the
 // program makes device memory of several sizes, pitched memory, streams with
 // flags and a priority, events with flags (timed ones keep their times),
-// stream-ordered memory, page-locked memory (mapped too), a module variable
-// and context settings (a limit, the cache preference), then keeps two
-// threads calling until SIGNAL_FILE appears (the script has moved the
-// session by then). Everything must hold its contents and keep working on
+// stream-ordered memory and the default pool's setting, page-locked memory
+// (mapped too), a module variable and context settings (a limit, the cache
+// preference), then keeps two threads calling until SIGNAL_FILE appears (the
+// script has moved the session by then). Everything must hold its contents and keep working on
 // the new server: the application's pointers and handles are the same.
 // The program also holds its module variable's address, which must still
 // name the variable after the move, though the module loads elsewhere.
@@ -92,6 +92,12 @@ int main(int argc, char** argv) {
   OK(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared));
   int* counter = nullptr;
   OK(cudaMalloc(&counter, sizeof(int)));
+  // The GPU's default pool, named and given a release threshold: the
+  // target's stands in for it, with the same handle and setting.
+  cudaMemPool_t pool = nullptr;
+  OK(cudaDeviceGetDefaultMemPool(&pool, 0));
+  uint64_t threshold = uint64_t{64} << 20;
+  OK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   // Stream-ordered memory, freed in stream order after the move.
   void* ordered = nullptr;
   OK(cudaMallocAsync(&ordered, 3 << 20, nonblocking));
@@ -220,6 +226,16 @@ int main(int argc, char** argv) {
   OK(cudaFreeHost(mapped));
   CHECK(read_back(ordered, 3 << 20) == std::vector<unsigned char>(3 << 20, 0x77));
   OK(cudaFreeAsync(ordered, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  cudaMemPool_t pool_now = nullptr;
+  OK(cudaDeviceGetDefaultMemPool(&pool_now, 0));
+  CHECK(pool_now == pool);
+  uint64_t threshold_now = 0;
+  OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold_now));
+  CHECK(threshold_now == threshold);
+  void* from_pool = nullptr;
+  OK(cudaMallocFromPoolAsync(&from_pool, 1 << 20, pool, nonblocking));
+  OK(cudaFreeAsync(from_pool, nonblocking));
   OK(cudaStreamSynchronize(nonblocking));
   bump<<<1, 1, 0, urgent>>>(counter);
   OK(cudaGetLastError());
