@@ -174,6 +174,7 @@ void ContentMovers::serve(std::span<const MovedRange> warm_up) {
 void ContentMovers::wait_ready() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return prepared_ == threads_.size(); });
+  if (!failed_.empty()) throw std::runtime_error(failed_);
 }
 
 uint64_t ContentMovers::copy(std::span<const MovedRange> ranges) {

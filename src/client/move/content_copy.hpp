@@ -37,7 +37,8 @@ class ContentMovers {
   ContentMovers(const ContentMovers&) = delete;
   ContentMovers& operator=(const ContentMovers&) = delete;
 
-  // Returns once every mover is ready.
+  // Returns once every mover is ready; throws std::runtime_error when one
+  // could not be made, before any pause.
   void wait_ready();
   // Copies every range from `from` to `to`; the bytes copied. Once only.
   // Throws std::runtime_error, saying what failed.

@@ -239,9 +239,18 @@ std::map<cudaEvent_t, float> times_before(Session& from, int remote, int device,
 
 // After the commit: an anchor recorded on the target, and each event's time
 // counted from it, the pause between the two reckoned by this process.
+// Nothing after the commit may refuse: without an anchor the times are lost,
+// and elapsed times with those events fail as for events never recorded.
 void anchor_event_times(Session& to, int gpu, int device, std::map<cudaEvent_t, float> times,
                         std::chrono::steady_clock::time_point point_at) {
-  const uint64_t remote = record_now(to, gpu);
+  uint64_t remote = 0;
+  try {
+    remote = record_now(to, gpu);
+  } catch (const std::exception& e) {
+    RGPU_LOG(error, "moved session: the times of events recorded before the move are lost (%s)", e.what());
+    MovedEventTimes::get().moved(device, nullptr, {});
+    return;
+  }
   const float gap = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - point_at).count();
   for (auto& [event, ms] : times) ms += gap;
   const auto old = MovedEventTimes::get().anchor(device);
