@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client/core/session.hpp"
+#include "client/move/move_refusal.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/ops.hpp"
 #include "transport/shm/shared_memory.hpp"
@@ -21,10 +22,6 @@ namespace {
 constexpr size_t kPiece = size_t{16} << 20;
 constexpr unsigned kMovers = 4;
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(e));
-}
-
 // A side that shares memory copies between its GPU and the buffer itself.
 void copy_shared(Session& s, int device, uint64_t address, void* buffer, size_t n, bool to_device) {
   proto::Writer w;
@@ -36,16 +33,15 @@ void copy_shared(Session& s, int device, uint64_t address, void* buffer, size_t 
       .put<uint8_t>(1)
       .put<uint8_t>(0);
   std::vector<uint8_t> reply;
-  check(s.call(proto::kOpMemcpyShared, static_cast<uint16_t>(device), w.bytes(), {}, reply),
-        to_device ? "writing device memory on the target" : "reading device memory to move");
+  check_step(s.call(proto::kOpMemcpyShared, static_cast<uint16_t>(device), w.bytes(), {}, reply),
+             to_device ? "writing device memory on the target" : "reading device memory to move");
 }
 
 // One thread's buffer, shared with whichever side shares memory, and the
 // pieces it moves.
 class Mover {
  public:
-  Mover(Session& from, int remote, Session& to, int gpu)
-      : from_(from), to_(to), remote_(remote), gpu_(gpu) {
+  Mover(Session& from, int remote, Session& to, int gpu) : from_(from), to_(to), remote_(remote), gpu_(gpu) {
     if (from.shares_memory() || to.shares_memory()) {
       shared_ = transport::create_shared_memory(kPiece);
       buffer_ = static_cast<char*>(shared_.base);
@@ -82,8 +78,8 @@ class Mover {
     proto::Writer w;
     w.put<uint64_t>(reinterpret_cast<uint64_t>(shared_.base)).put<uint64_t>(shared_.size);
     std::vector<uint8_t> reply;
-    return s.call_with_fd(proto::kOpHostRegisterShared, static_cast<uint16_t>(device), w.bytes(), shared_.fd,
-                          reply) == cudaSuccess;
+    return s.call_with_fd(proto::kOpHostRegisterShared, static_cast<uint16_t>(device), w.bytes(), shared_.fd, reply) ==
+           cudaSuccess;
   }
   void unshare(Session& s, int device) {
     proto::Writer w;
@@ -107,8 +103,8 @@ void read_device(Session& from, int remote, uint64_t address, void* dst, size_t 
   proto::Writer w;
   w.put<uint64_t>(address).put<uint64_t>(n).put<uint64_t>(0);
   std::vector<uint8_t> reply;
-  check(from.call_into(proto::kOpMemcpyDtoH, static_cast<uint16_t>(remote), w.bytes(), dst, n, reply),
-        "reading device memory to move");
+  check_step(from.call_into(proto::kOpMemcpyDtoH, static_cast<uint16_t>(remote), w.bytes(), dst, n, reply),
+             "reading device memory to move");
 }
 
 void write_device(Session& to, int gpu, uint64_t address, const void* src, size_t n) {
@@ -116,8 +112,8 @@ void write_device(Session& to, int gpu, uint64_t address, const void* src, size_
   w.put<uint64_t>(address).put<uint64_t>(0).put<uint8_t>(1);
   iovec payload{const_cast<void*>(src), n};
   std::vector<uint8_t> reply;
-  check(to.call(proto::kOpMemcpyHtoD, static_cast<uint16_t>(gpu), w.bytes(), {&payload, 1}, reply),
-        "writing device memory on the target");
+  check_step(to.call(proto::kOpMemcpyHtoD, static_cast<uint16_t>(gpu), w.bytes(), {&payload, 1}, reply),
+             "writing device memory on the target");
 }
 
 ContentMovers::ContentMovers(Session& from, int remote, Session& to, int gpu, std::span<const MovedRange> warm_up)

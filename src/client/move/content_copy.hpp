@@ -6,10 +6,10 @@
 // copy. A side that shares memory with this process (shm) copies by its
 // GPU's own DMA into or out of a buffer it maps, nothing on its socket.
 #pragma once
-#include <cstddef>
-#include <cstdint>
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <span>
 #include <string>

@@ -1,6 +1,14 @@
 #include "client/move/moved_event_times.hpp"
 
-#include <iterator>
+#include <optional>
+#include <vector>
+
+#include "client/core/handles.hpp"
+#include "client/core/session.hpp"
+#include "client/move/move_refusal.hpp"
+#include "common/log.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/ops.hpp"
 
 namespace rgpu::client {
 
@@ -42,6 +50,98 @@ void MovedEventTimes::graph_launched() {
   if (!any_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
   times_.clear();
+}
+
+namespace {
+
+// An event made and recorded on `s`'s legacy stream, its work done (the
+// device is idle during the pause): its server handle.
+uint64_t record_now(Session& s, int gpu) {
+  std::vector<uint8_t> reply;
+  proto::Writer made;
+  made.put<uint32_t>(cudaEventDefault).put<uint32_t>(1);
+  check_step(s.call(proto::kOpEventCreate, static_cast<uint16_t>(gpu), made.bytes(), {}, reply),
+             "making an event to time the move");
+  proto::Reader r(reply);
+  if (r.get<uint32_t>() != 1) throw MoveRefusal("no event to time the move");
+  const uint64_t event = r.get<uint64_t>();
+  proto::Writer at;
+  at.put<uint64_t>(event).put<uint64_t>(0);
+  check_step(s.call(proto::kOpEventRecord, static_cast<uint16_t>(gpu), at.bytes(), {}, reply), "timing the move");
+  proto::Writer sync;
+  sync.put<uint64_t>(event);
+  check_step(s.call(proto::kOpEventSynchronize, static_cast<uint16_t>(gpu), sync.bytes(), {}, reply),
+             "timing the move");
+  return event;
+}
+
+std::optional<float> elapsed(Session& s, int gpu, uint64_t from, uint64_t to) {
+  proto::Writer w;
+  w.put<uint64_t>(from).put<uint64_t>(to);
+  std::vector<uint8_t> reply;
+  if (s.call(proto::kOpEventElapsedTime, static_cast<uint16_t>(gpu), w.bytes(), {}, reply, false) != cudaSuccess)
+    return std::nullopt;
+  return proto::Reader(reply).get<float>();
+}
+
+void destroy_event(Session& s, int gpu, uint64_t event) {
+  proto::Writer w;
+  w.put<uint64_t>(event);
+  std::vector<uint8_t> reply;
+  s.call(proto::kOpEventDestroy, static_cast<uint16_t>(gpu), w.bytes(), {}, reply, false);
+}
+
+// How long before `point` each timed event of the device happened: from the
+// server's clock, or for a time an earlier move left, from that move's
+// anchor. Events never recorded have none.
+std::map<cudaEvent_t, float> times_before(Session& from, int remote, int device, uint64_t point) {
+  const MovedEventTimes& moved = MovedEventTimes::get();
+  std::optional<float> anchor_before;  // the last move's anchor, before the point
+  if (auto anchor = moved.anchor(device)) {
+    RemoteObject a;
+    if (events().find(*anchor, &a)) anchor_before = elapsed(from, remote, a.remote, point);
+  }
+  std::map<cudaEvent_t, float> out;
+  for (const auto& [handle, o] : events().on_device(device)) {
+    if (o.flags & cudaEventDisableTiming) continue;
+    if (auto earlier = moved.before_anchor(handle)) {
+      if (anchor_before) out[handle] = *earlier + *anchor_before;
+    } else if (auto ms = elapsed(from, remote, o.remote, point)) {
+      out[handle] = *ms;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+MovePoint measure_event_times(Session& from, int remote, int device) {
+  const uint64_t point = record_now(from, remote);
+  MovePoint out{std::chrono::steady_clock::now(), times_before(from, remote, device, point)};
+  destroy_event(from, remote, point);
+  return out;
+}
+
+void anchor_event_times(Session& to, int gpu, int device, MovePoint point) {
+  std::map<cudaEvent_t, float>& times = point.ms_before;
+  const std::chrono::steady_clock::time_point point_at = point.at;
+  uint64_t remote = 0;
+  try {
+    remote = record_now(to, gpu);
+  } catch (const std::exception& e) {
+    RGPU_LOG(error, "moved session: the times of events recorded before the move are lost (%s)", e.what());
+    MovedEventTimes::get().moved(device, nullptr, {});
+    return;
+  }
+  const float gap = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - point_at).count();
+  for (auto& [event, ms] : times) ms += gap;
+  const auto old = MovedEventTimes::get().anchor(device);
+  MovedEventTimes::get().moved(device, events().add(device, remote, cudaEventDefault), std::move(times));
+  RemoteObject o;
+  if (old && events().find(*old, &o)) {
+    destroy_event(to, gpu, o.remote);
+    events().remove(*old);
+  }
 }
 
 }  // namespace rgpu::client

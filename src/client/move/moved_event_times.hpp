@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -43,5 +44,21 @@ class MovedEventTimes {
   std::map<int, cudaEvent_t> anchors_;
   std::atomic<bool> any_{false};
 };
+
+class Session;
+
+// The move point: an event recorded on the old server once the pause has
+// stopped its work, when, and how long before it each timed event of the
+// device happened.
+struct MovePoint {
+  std::chrono::steady_clock::time_point at;
+  std::map<cudaEvent_t, float> ms_before;
+};
+MovePoint measure_event_times(Session& from, int remote, int device);
+// After the commit: an anchor recorded on the target, and each event's time
+// counted from it, the pause between the two reckoned by this process.
+// Never refuses: without an anchor the times are lost, and elapsed times
+// with those events fail as for events never recorded.
+void anchor_event_times(Session& to, int gpu, int device, MovePoint point);
 
 }  // namespace rgpu::client
