@@ -120,27 +120,57 @@ void free_memory(Session& to, int gpu, const std::vector<Allocation>& ranges) {
   }
 }
 
-// Each of the device's streams and events made again on the target: old
-// server handle -> new.
+// A stream or event made on the target, and what it was made with.
+struct Remade {
+  uint64_t target;
+  uint32_t flags;
+  int32_t priority;
+};
+using RemadeObjects = std::map<uint64_t, Remade>;  // by the source's handle
+
+// Each of the device's streams or events made again on the target. `early`:
+// those made before the pause; one the application still has (the same
+// handle, made with the same flags and priority) is kept, the others are
+// destroyed there.
 template <typename H>
-std::map<uint64_t, uint64_t> remake(HandleRegistry<H>& table, int device, Session& to, int gpu, bool events) {
-  std::map<uint64_t, uint64_t> fresh;
+RemadeObjects remake(HandleRegistry<H>& table, int device, Session& to, int gpu, bool events,
+                     RemadeObjects early = {}) {
+  RemadeObjects out;
+  std::vector<uint8_t> reply;
   for (const auto& entry : table.on_device(device)) {
     const RemoteObject& o = entry.second;
+    if (auto it = early.find(o.remote);
+        it != early.end() && it->second.flags == o.flags && it->second.priority == o.priority) {
+      out[o.remote] = it->second;
+      early.erase(it);
+      continue;
+    }
     proto::Writer w;
     if (events)
       w.put<uint32_t>(o.flags).put<uint32_t>(1);
     else
       w.put<uint32_t>(o.flags).put<int32_t>(o.priority);
-    std::vector<uint8_t> reply;
     check_step(to.call(events ? proto::kOpEventCreate : proto::kOpStreamCreate, static_cast<uint16_t>(gpu), w.bytes(),
                        {}, reply),
                events ? "making the session's events on the target" : "making the session's streams on the target");
     proto::Reader r(reply);
     if (events && r.get<uint32_t>() != 1) throw MoveRefusal("the target made no event");
-    fresh[o.remote] = r.get<uint64_t>();
+    out[o.remote] = {r.get<uint64_t>(), o.flags, o.priority};
   }
-  return fresh;
+  for (const auto& [source, made] : early) {
+    proto::Writer w;
+    w.put<uint64_t>(made.target);
+    to.call(events ? proto::kOpEventDestroy : proto::kOpStreamDestroy, static_cast<uint16_t>(gpu), w.bytes(), {},
+            reply, false);
+  }
+  return out;
+}
+
+// Source handle -> target handle, for the client's records.
+std::map<uint64_t, uint64_t> targets(const RemadeObjects& remade) {
+  std::map<uint64_t, uint64_t> out;
+  for (const auto& [source, made] : remade) out[source] = made.target;
+  return out;
 }
 
 // What the client keeps of the device's old server: dropped, to be made
@@ -213,6 +243,8 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     make_memory(*to, spec.gpu, allocations);
     ContentMovers movers(from, remote, *to, spec.gpu, allocations);
     auto page_locked = share_page_locked(*to, spec.gpu, {});
+    auto streams_early = remake(streams(), device, *to, spec.gpu, false);
+    auto events_early = remake(events(), device, *to, spec.gpu, true);
     movers.wait_ready();
 
     const auto asked = std::chrono::steady_clock::now();
@@ -242,8 +274,8 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     outcome.bytes = movers.copy(allocations);
     auto [vars, given] = vars_read.get();
     const auto copied = std::chrono::steady_clock::now();
-    auto streams_now = remake(streams(), device, *to, spec.gpu, false);
-    auto events_now = remake(events(), device, *to, spec.gpu, true);
+    const auto streams_now = targets(remake(streams(), device, *to, spec.gpu, false, std::move(streams_early)));
+    const auto events_now = targets(remake(events(), device, *to, spec.gpu, true, std::move(events_early)));
     auto pools_now = carry_default_pool(from, remote, *to, spec.gpu, device);
     share_page_locked(*to, spec.gpu, page_locked);
     carry_context_settings(from, remote, *to, spec.gpu);

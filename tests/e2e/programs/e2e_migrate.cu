@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -74,6 +75,8 @@ int main(int argc, char** argv) {
   usleep(20000);
   OK(cudaEventRecord(also_before, nonblocking));
   OK(cudaEventSynchronize(also_before));
+  float between_before = -1;
+  OK(cudaEventElapsedTime(&between_before, started, also_before));
   const int values[4] = {7, 8, 9, 10};
   OK(cudaMemcpyToSymbol(g_values, values, sizeof values));
   // Page-locked memory (shared with the server over shm), used after the move.
@@ -123,14 +126,20 @@ int main(int argc, char** argv) {
       return;
     }
     std::vector<unsigned char> out(1 << 16), in(1 << 16);
-    // It also makes and frees memory every round, so the session's memory
-    // changes while the move gets ready.
+    // It also makes and frees memory, a stream and an event every round, so
+    // the session's memory and objects change while the move gets ready.
     void* latest = nullptr;
     unsigned char mark = 0;
     for (long r = 0; !signalled(signal); ++r) {
       std::memset(out.data(), static_cast<int>(r & 0xff), out.size());
       void* fresh = nullptr;
-      if (cudaMemcpy(own, out.data(), out.size(), cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaStream_t passing = nullptr;
+      cudaEvent_t passed = nullptr;
+      if (cudaStreamCreateWithFlags(&passing, (r & 1) ? cudaStreamNonBlocking : cudaStreamDefault) != cudaSuccess ||
+          cudaEventCreateWithFlags(&passed, (r & 1) ? cudaEventDisableTiming : cudaEventDefault) != cudaSuccess ||
+          cudaEventRecord(passed, passing) != cudaSuccess || cudaEventSynchronize(passed) != cudaSuccess ||
+          cudaEventDestroy(passed) != cudaSuccess || cudaStreamDestroy(passing) != cudaSuccess ||
+          cudaMemcpy(own, out.data(), out.size(), cudaMemcpyHostToDevice) != cudaSuccess ||
           cudaMemcpy(in.data(), own, in.size(), cudaMemcpyDeviceToHost) != cudaSuccess || in != out ||
           cudaMalloc(&fresh, 4096 + (r % 7) * 512) != cudaSuccess ||
           cudaMemset(fresh, static_cast<int>(r & 0xff), 4096) != cudaSuccess ||
@@ -202,11 +211,11 @@ int main(int argc, char** argv) {
   const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_at).count();
   float across = -1, between = -1;
   OK(cudaEventElapsedTime(&across, started, finished));
-  CHECK(across > 0.5 * wall_ms && across < wall_ms + 200);
   OK(cudaEventElapsedTime(&between, started, also_before));
-  CHECK(between >= 19 && between < 1000);
   std::printf("elapsed across the move %.1f ms (wall %.1f ms), between two earlier events %.1f ms\n", across, wall_ms,
               between);
+  CHECK(across > 0.5 * wall_ms && across < wall_ms + 200);
+  CHECK(std::fabs(between - between_before) < 0.1f);  // the old server's measure, kept
   std::memset(pinned, 0x6b, sizes[3]);
   OK(cudaMemcpyAsync(buffers[3], pinned, sizes[3], cudaMemcpyHostToDevice, nonblocking));
   OK(cudaMemsetAsync(buffers[3], 0x2e, 100, nonblocking));
