@@ -29,6 +29,16 @@ std::vector<uint8_t> auth_proof(const std::string& token, const Nonce& challenge
   return mac;
 }
 
+std::vector<uint8_t> request_proof(const std::string& token, const Nonce& challenge, const std::string& request) {
+  std::vector<uint8_t> message(challenge.begin(), challenge.end());
+  message.insert(message.end(), request.begin(), request.end());
+  std::vector<uint8_t> mac(EVP_MAX_MD_SIZE);
+  unsigned len = 0;
+  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()), message.data(), message.size(), mac.data(), &len);
+  mac.resize(len);
+  return mac;
+}
+
 bool same_secret(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }

@@ -13,6 +13,9 @@ using Nonce = std::array<uint8_t, 32>;
 
 Nonce random_nonce();
 std::vector<uint8_t> auth_proof(const std::string& token, const Nonce& challenge);
+// HMAC-SHA256(token, challenge || request): a proof bound to what it asks
+// (the admin endpoint's requests, whose channel may be plain HTTP).
+std::vector<uint8_t> request_proof(const std::string& token, const Nonce& challenge, const std::string& request);
 // Constant-time comparison of two secrets.
 bool same_secret(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b);
 // Constant-time comparison with the expected proof.

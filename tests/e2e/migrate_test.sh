@@ -5,11 +5,12 @@
 # events and module variable hold and work there (e2e_migrate checks), A no
 # longer lists it and B does. Then a session holding a CUDA array is
 # refused with the reason, stays on A and keeps working; a move to an absent
-# server and one without the job key are refused. Last, `rgpu-server --drain
-# --move-to` moves a session off A before A stops. CI runs it on the
-# host-test backend.
+# server and one without the job key are refused. A session is then moved
+# through A's admin endpoint (HTTP, the job key proven over a challenge).
+# Last, `rgpu-server --drain --move-to` moves a session off A before A
+# stops. CI runs it on the host-test backend.
 #   usage: migrate_test.sh RGPU RGPU_SERVER PORT PROGRAM TRANSPORT [BACKEND]
-#   (ports PORT and PORT+1; PORT+2 must be free)
+#   (ports PORT and PORT+1; PORT+2 must be free; PORT+3: A's admin endpoint)
 set -euo pipefail
 rgpu=$1 server=$2 port=$3 program=$4 transport=$5 backend=${6:-host-test}
 dir=$(mktemp -d)
@@ -22,15 +23,15 @@ fail() {
 }
 "$rgpu" token "$dir/key" >/dev/null
 "$rgpu" token "$dir/other-key" >/dev/null
-start_server() {  # NAME PORT
+start_server() {  # NAME PORT [OPTIONS...]
   "$server" --backend "$backend" --listen 127.0.0.1 --port "$2" --gpus 0 --workers 2 \
-    --job-key-file "$dir/key" --module-cache "$dir/modules-$1" 2>"$dir/server-$1.log" &
+    --job-key-file "$dir/key" --module-cache "$dir/modules-$1" "${@:3}" 2>"$dir/server-$1.log" &
   pids+=($!)
   for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/"$2") 2>/dev/null && return; sleep 0.1; done
   fail "server $1 did not start"
 }
 a=127.0.0.1:$port b=127.0.0.1:$((port + 1))
-start_server A "$port"
+start_server A "$port" --metrics-port $((port + 3))
 start_server B $((port + 1))
 # Servers with a job key admit jobs: the program's job may use GPU 0 of both.
 credential=$("$rgpu" credential --key-file "$dir/key" --job move-test --user tester --expires 600 --gpu "$a:0" --gpu "$b:0")
@@ -102,6 +103,44 @@ fi
 grep -q "needs this server's job key" <<<"$out" || fail "the refusal without the key says: $out"
 finish_program refused
 echo "refusals: named their reasons; the session stayed and worked"
+
+# The same through A's admin endpoint, proving the job key over a challenge:
+# a request with the wrong key, and one sent again, are refused.
+start_program http-moved
+http_move() {  # KEY_FILE WORKER TARGET: prints the HTTP status and answer
+  python3 - "$1" "$2" "$3" "http://127.0.0.1:$((port + 3))" <<'PY'
+import hmac, sys, urllib.error, urllib.request
+key, worker, target, base = open(sys.argv[1]).read().strip(), sys.argv[2], sys.argv[3], sys.argv[4]
+challenge = urllib.request.urlopen(base + "/v1/challenge").read().decode().strip()
+proof = hmac.new(key.encode(), bytes.fromhex(challenge) + f"move {worker} {target}".encode(), "sha256").hexdigest()
+def post():
+    req = urllib.request.Request(f"{base}/v1/sessions/{worker}/move", data=target.encode(), method="POST",
+                                 headers={"Authorization": f"RGPU-Job {challenge} {proof}"})
+    try:
+        with urllib.request.urlopen(req) as r:
+            return r.status, r.read().decode().strip()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode().strip()
+status, answer = post()
+print(status, answer)
+if status == 202:
+    print("again:", *post())  # the challenge served once
+PY
+}
+out=$(http_move "$dir/other-key" "$worker" "$b/0")
+grep -q "^401" <<<"$out" || fail "a move with the wrong key over HTTP was not refused: $out"
+out=$(http_move "$dir/key" "$worker" "$b/0")
+grep -q "^202" <<<"$out" || fail "the admin endpoint did not take the move: $out"
+grep -q "^again: 401" <<<"$out" || fail "a move request sent again was taken: $out"
+for _ in $(seq 300); do [ -n "$(worker_of "$b" "$app_pid")" ] && break; sleep 0.1; done
+[ -n "$(worker_of "$b" "$app_pid")" ] || fail "the session asked over HTTP did not reach B"
+[ -z "$(worker_of "$a" "$app_pid")" ] || fail "server A still lists the session moved over HTTP"
+status=$(python3 -c 'import sys, urllib.request, urllib.error
+try: urllib.request.urlopen(sys.argv[1])
+except urllib.error.HTTPError as e: print(e.code)' "http://127.0.0.1:$((port + 3))/v1/sessions/$worker/move")
+[ "$status" = 404 ] || fail "the moved session's status on A is not 404: $status"
+finish_program http-moved
+echo "admin endpoint: the move taken by the job key's proof, refused without it and when replayed"
 
 # Draining A with --move-to: its session moves to B first, then A stops.
 start_program drained

@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
 #ifdef RGPU_METRICS
   if (config.metrics_port)
     metrics =
-        server::start_metrics_endpoint(config.listen, config.metrics_port, config.metrics_token, ledger, counters);
+        server::start_metrics_endpoint(config.listen, config.metrics_port, config.metrics_token, config.job_key, ledger,
+                                       counters);
 #else
   if (config.metrics_port) {
     RGPU_LOG(error, "--metrics-port: this rgpu-server was built without cpp-httplib");

@@ -11,10 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <vector>
 
 #include "common/log.hpp"
-#include "protocol/auth.hpp"
+#include "server/daemon/admin_routes.hpp"
 #include "server/pool/prometheus_text.hpp"
 
 namespace rgpu::server {
@@ -36,20 +35,10 @@ void bound_descriptors() {
   setrlimit(RLIMIT_NOFILE, &lim);
 }
 
-// Whether the request carries "Authorization: Bearer <token>" (compared in
-// constant time).
-bool authorized(const httplib::Request& req, const std::string& token) {
-  const std::string header = req.get_header_value("Authorization");
-  const std::string prefix = "Bearer ";
-  if (header.compare(0, prefix.size(), prefix) != 0) return false;
-  std::vector<uint8_t> given(header.begin() + prefix.size(), header.end());
-  return proto::same_secret(given, std::vector<uint8_t>(token.begin(), token.end()));
-}
-
 }  // namespace
 
-pid_t start_metrics_endpoint(const std::string& address, int port, const std::string& token, JobLedger& ledger,
-                             ServerCounters& counters) {
+pid_t start_metrics_endpoint(const std::string& address, int port, const std::string& token,
+                             const std::string& job_key, JobLedger& ledger, ServerCounters& counters) {
   pid_t pid = fork();
   if (pid < 0) RGPU_LOG(error, "metrics: fork failed");
   if (pid != 0) return pid;
@@ -74,13 +63,14 @@ pid_t start_metrics_endpoint(const std::string& address, int port, const std::st
     listener = sock;
   });
   http.Get("/metrics", [&](const httplib::Request& req, httplib::Response& res) {
-    if (!token.empty() && !authorized(req, token)) {
+    if (!bearer_token_matches(req, token)) {
       res.status = 401;
       res.set_header("WWW-Authenticate", "Bearer");
       return;
     }
     res.set_content(prometheus_text(ledger, counters), "text/plain; version=0.0.4");
   });
+  add_admin_routes(http, job_key, token, ledger);
   if (!http.bind_to_port(address, port)) {
     RGPU_LOG(error, "metrics: cannot listen on %s:%d", address.c_str(), port);
     _exit(1);

@@ -14,6 +14,7 @@ namespace rgpu::server {
 // Starts the metrics process, which listens on address:port (and logs why
 // not, then exits); its pid, or -1 when it could not be forked. With a
 // token, a scrape must send it as "Authorization: Bearer TOKEN" (else 401).
-pid_t start_metrics_endpoint(const std::string& address, int port, const std::string& token, JobLedger& ledger,
-                             ServerCounters& counters);
+// With a job key it also takes the scheduler's requests (admin_routes.hpp).
+pid_t start_metrics_endpoint(const std::string& address, int port, const std::string& token,
+                             const std::string& job_key, JobLedger& ledger, ServerCounters& counters);
 }
