@@ -26,6 +26,8 @@ namespace {
 // kernel's queue until one ends.
 constexpr size_t kMaxConnections = 1024;
 constexpr time_t kTimeoutS = 2;
+// The admin requests' bodies are a move target: nothing larger is read.
+constexpr size_t kMaxBody = 4096;
 
 // At most kMaxConnections accepted at once (and a few for the process's own).
 void bound_descriptors() {
@@ -53,6 +55,7 @@ pid_t start_metrics_endpoint(const std::string& address, int port, const std::st
   http.set_read_timeout(kTimeoutS);
   http.set_write_timeout(kTimeoutS);
   http.set_keep_alive_timeout(kTimeoutS);
+  http.set_payload_max_length(kMaxBody);
   int listener = -1;
   http.set_socket_options([&listener](socket_t sock) {
     httplib::default_socket_options(sock);
