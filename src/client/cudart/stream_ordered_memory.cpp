@@ -13,6 +13,7 @@
 #include "client/core/memory_map.hpp"
 #include "client/core/shareable_handle.hpp"
 #include "client/cudart/device_allocation.hpp"
+#include "client/cudart/made_pools.hpp"
 #include "common/log.hpp"
 #include "protocol/mem_pool_attr.hpp"
 #include "protocol/ops.hpp"
@@ -120,6 +121,7 @@ extern "C" cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool, const cudaMemPo
     call.args().put(props);
     if (cudaError_t e = call.run()) return e;
     *memPool = mem_pools().add(call.device_index(), call.reply().get<uint64_t>());
+    made_pools::remember(*memPool, props);
     return cudaSuccess;
   });
 }
@@ -130,6 +132,7 @@ extern "C" cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
     if (cudaError_t e = to_pool(call, memPool)) return e;
     if (cudaError_t e = call.run()) return e;
     mem_pools().remove(memPool);
+    made_pools::forget(memPool);
     return cudaSuccess;
   });
 }

@@ -11,10 +11,13 @@ class Session;
 
 // The context's limits and cache preference.
 void carry_context_settings(Session& from, int remote, Session& to, int gpu);
-// The GPU's default memory pool, where the application named it
-// (cudaDeviceGetDefaultMemPool): the target's stands in for the source's,
-// with the reuse policies and release threshold the application gave it.
-// Old handle -> new, for the client's records.
-std::map<uint64_t, uint64_t> carry_default_pool(Session& from, int remote, Session& to, int gpu, int device);
+// The memory pools the application named: for the GPU's default one
+// (cudaDeviceGetDefaultMemPool) the target's stands in; each it made
+// (cudaMemPoolCreate) is made again there with its properties, and is the
+// GPU's current pool there if it was here. Each keeps the reuse policies
+// and release threshold the application gave it. Refused for a pool
+// imported from another process. Old handle -> new, for the client's
+// records. The pools' allocations move with the rest of the memory.
+std::map<uint64_t, uint64_t> carry_pools(Session& from, int remote, Session& to, int gpu, int device);
 
 }  // namespace rgpu::client

@@ -276,7 +276,7 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     const auto copied = std::chrono::steady_clock::now();
     const auto streams_now = targets(remake(streams(), device, *to, spec.gpu, false, std::move(streams_early)));
     const auto events_now = targets(remake(events(), device, *to, spec.gpu, true, std::move(events_early)));
-    auto pools_now = carry_default_pool(from, remote, *to, spec.gpu, device);
+    auto pools_now = carry_pools(from, remote, *to, spec.gpu, device);
     share_page_locked(*to, spec.gpu, page_locked);
     carry_context_settings(from, remote, *to, spec.gpu);
     const auto remade = std::chrono::steady_clock::now();

@@ -121,6 +121,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.events.clear();
   s.modules.clear();
   s.pools.clear();
+  s.pools_made_here.clear();
   s.functions.clear();
   s.arrays.clear();
   s.mipmaps.clear();

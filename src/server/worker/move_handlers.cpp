@@ -1,6 +1,7 @@
 // What keeps a session from moving to another worker (docs/migration.md):
 // the state a move does not carry. The worker's tables are the authority, so
 // a kind of state the client does not track still refuses the move.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,16 +28,20 @@ size_t mapped_that_stays(const SessionContext& s) {
   return n;
 }
 
-// Pools the application made: the session's pools but its GPUs' default
+// Pools imported from another process: the session's pools but those it
+// made, which the client makes again on the target, and its GPUs' default
 // ones, which it may have named (cudaDeviceGetDefaultMemPool) and whose
 // counterparts on the target the client names instead.
-size_t pools_made(SessionContext& s) {
-  size_t n = s.pools.size();
+// Counted while calls may run (the move's early check): never below none.
+size_t pools_imported(SessionContext& s) {
+  long n = static_cast<long>(s.pools.size()) - static_cast<long>(s.pools_made_here.size());
   for (int gpu : s.gpus()) {
     Handle pool = 0;
-    if (s.backend().device_get_default_mem_pool(&pool, gpu) == cudaSuccess && s.pools.contains(pool)) --n;
+    if (s.backend().device_get_default_mem_pool(&pool, gpu) == cudaSuccess && s.pools.contains(pool) &&
+        !s.pools_made_here.contains(pool))
+      --n;
   }
-  return n;
+  return static_cast<size_t>(std::max(n, 0L));
 }
 
 int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
@@ -47,7 +52,7 @@ int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
       {s.arrays.size() + s.mipmaps.size(), "CUDA arrays"},
       {s.textures.size() + s.surfaces.size() + s.texrefs.size(), "texture or surface objects"},
       {s.graphs.size(), "CUDA graphs, or a stream capture in progress"},
-      {pools_made(s), "memory pools it made"},
+      {pools_imported(s), "memory pools imported from another process"},
       {s.ipc_exports.size() + s.descriptor_exports.size(), "memory or events exported to other processes (IPC, shareable handles)"},
       {s.ipc_imports.size(), "memory opened from another process (IPC)"},
       {mapped_that_stays(s), "mapped memory (managed memory over shm, opened IPC memory)"},

@@ -66,6 +66,7 @@ int32_t mem_pool_create(SessionContext& s, Request& req, proto::Writer& out) {
   Handle pool = 0;
   if (int32_t e = s.backend().mem_pool_create(&pool, props)) return e;
   s.pools.add(pool);
+  s.pools_made_here.add(pool);
   out.put<uint64_t>(pool);
   return cudaSuccess;
 }
@@ -76,6 +77,7 @@ int32_t mem_pool_destroy(SessionContext& s, Request& req, proto::Writer&) {
   int32_t e = s.backend().mem_pool_destroy(pool);
   if (e != cudaSuccess) return e;
   s.pools.remove(pool);
+  s.pools_made_here.remove(pool);
   s.descriptor_exports.drop(proto::DescriptorKind::pool, pool);
   return e;
 }

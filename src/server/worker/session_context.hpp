@@ -160,6 +160,7 @@ class SessionContext {
   HandleSet events{"events", "max-session-events"};
   HandleSet modules{"modules", "max-session-modules"};
   HandleSet pools{"memory pools", "max-session-objects"};
+  HandleSet pools_made_here;  // of `pools`, those cudaMemPoolCreate made (not imported, not a GPU's own)
   // The session as its IPC records name it, and who may open what it exports.
   IpcOwner ipc_owner;
   IpcSharing ipc_sharing = IpcSharing::owner;

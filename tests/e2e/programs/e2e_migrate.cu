@@ -2,11 +2,12 @@
 // migrate`, docs/migration.md), driven by tests/e2e/migrate_test.sh: the
 // program makes device memory of several sizes, pitched memory, streams with
 // flags and a priority, events with flags (timed ones keep their times),
-// stream-ordered memory and the default pool's setting, page-locked memory
-// (mapped too), a module variable and context settings (a limit, the cache
-// preference), then keeps two threads calling until SIGNAL_FILE appears (the
-// script has moved the session by then). Everything must hold its contents and keep working on
-// the new server: the application's pointers and handles are the same.
+// stream-ordered memory, the default pool's setting and a pool of its own,
+// page-locked memory (mapped too), a module variable and context settings
+// (a limit, the cache preference), then keeps two threads calling until
+// SIGNAL_FILE appears (the script has moved the session by then). Everything
+// must hold its contents and keep working on the new server: the
+// application's pointers and handles are the same.
 // The program also holds its module variable's address, which must still
 // name the variable after the move, though the module loads elsewhere.
 // With `array` it also holds a CUDA array, which a move refuses: the session
@@ -106,6 +107,21 @@ int main(int argc, char** argv) {
   OK(cudaMallocAsync(&ordered, 3 << 20, nonblocking));
   OK(cudaMemsetAsync(ordered, 0x77, 3 << 20, nonblocking));
   OK(cudaStreamSynchronize(nonblocking));
+  // A pool of its own, with a threshold, memory from it, and the GPU's
+  // current pool: made again on the target.
+  cudaMemPoolProps own_props{};
+  own_props.allocType = cudaMemAllocationTypePinned;
+  own_props.location.type = cudaMemLocationTypeDevice;
+  own_props.location.id = 0;
+  cudaMemPool_t own_pool = nullptr;
+  OK(cudaMemPoolCreate(&own_pool, &own_props));
+  uint64_t own_threshold = uint64_t{8} << 20;
+  OK(cudaMemPoolSetAttribute(own_pool, cudaMemPoolAttrReleaseThreshold, &own_threshold));
+  void* pooled = nullptr;
+  OK(cudaMallocFromPoolAsync(&pooled, 1 << 20, own_pool, nonblocking));
+  OK(cudaMemsetAsync(pooled, 0x19, 1 << 20, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  OK(cudaDeviceSetMemPool(0, own_pool));
   bump<<<1, 1, 0, nonblocking>>>(counter);
   OK(cudaGetLastError());
   cudaArray_t array = nullptr;
@@ -246,6 +262,20 @@ int main(int argc, char** argv) {
   OK(cudaMallocFromPoolAsync(&from_pool, 1 << 20, pool, nonblocking));
   OK(cudaFreeAsync(from_pool, nonblocking));
   OK(cudaStreamSynchronize(nonblocking));
+  CHECK(read_back(pooled, 1 << 20) == std::vector<unsigned char>(1 << 20, 0x19));
+  OK(cudaFreeAsync(pooled, nonblocking));
+  cudaMemPool_t current = nullptr;
+  OK(cudaDeviceGetMemPool(&current, 0));
+  CHECK(current == own_pool);
+  uint64_t own_threshold_now = 0;
+  OK(cudaMemPoolGetAttribute(own_pool, cudaMemPoolAttrReleaseThreshold, &own_threshold_now));
+  CHECK(own_threshold_now == own_threshold);
+  void* again_pooled = nullptr;
+  OK(cudaMallocAsync(&again_pooled, 1 << 20, nonblocking));  // from the current pool: its own
+  OK(cudaFreeAsync(again_pooled, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  OK(cudaDeviceSetMemPool(0, pool));
+  OK(cudaMemPoolDestroy(own_pool));
   bump<<<1, 1, 0, urgent>>>(counter);
   OK(cudaGetLastError());
   OK(cudaDeviceSynchronize());
