@@ -32,18 +32,6 @@ T to_number(const std::string& s, const char* what) {
   return v;
 }
 
-std::optional<std::vector<uint8_t>> from_hex(const std::string& s) {
-  if (s.size() % 2) return std::nullopt;
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i < s.size(); i += 2) {
-    uint8_t b = 0;
-    auto [end, ec] = std::from_chars(s.data() + i, s.data() + i + 2, b, 16);
-    if (ec != std::errc() || end != s.data() + i + 2) return std::nullopt;
-    out.push_back(b);
-  }
-  return out;
-}
-
 std::string gpu_text(const CredentialGpu& g) {
   std::string s = g.host + ":" + std::to_string(g.port) + ":" + std::to_string(g.gpu);
   if (g.amount) s += "=" + std::to_string(g.amount);

@@ -3,30 +3,16 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <vector>
 
+#include "common/hex.hpp"
 #include "protocol/auth.hpp"
 #include "server/daemon/challenge_book.hpp"
 
 namespace rgpu::server {
 namespace {
-
-// Hex text as bytes; empty when it is not hex.
-std::vector<uint8_t> from_hex(const std::string& text) {
-  std::vector<uint8_t> out;
-  if (text.size() % 2) return {};
-  for (size_t i = 0; i < text.size(); i += 2) {
-    char* end = nullptr;
-    const std::string pair = text.substr(i, 2);
-    const long b = std::strtol(pair.c_str(), &end, 16);
-    if (end != pair.c_str() + 2) return {};
-    out.push_back(static_cast<uint8_t>(b));
-  }
-  return out;
-}
 
 // Whether the request proves the job key over an open challenge and `what`.
 bool proves_job_key(const httplib::Request& req, const std::string& job_key, ChallengeBook& book,
@@ -36,7 +22,8 @@ bool proves_job_key(const httplib::Request& req, const std::string& job_key, Cha
   if (!(header >> scheme >> challenge >> proof) || scheme != "RGPU-Job") return false;
   const auto nonce = book.take(challenge);
   if (!nonce) return false;
-  return proto::same_secret(from_hex(proof), proto::request_proof(job_key, *nonce, what));
+  const auto given = from_hex(proof);
+  return given && proto::same_secret(*given, proto::request_proof(job_key, *nonce, what));
 }
 
 void refuse(httplib::Response& res, int status, const std::string& why) {
