@@ -6,6 +6,7 @@
 #include "client/core/handles.hpp"
 #include "client/core/session.hpp"
 #include "client/move/move_refusal.hpp"
+#include "client/move/target_objects.hpp"
 #include "common/log.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/ops.hpp"
@@ -57,14 +58,9 @@ namespace {
 // An event made and recorded on `s`'s legacy stream, its work done (the
 // device is idle during the pause): its server handle.
 uint64_t record_now(Session& s, int gpu) {
+  const uint64_t event =
+      make_object(s, gpu, ObjectKind::event, cudaEventDefault, 0, "making an event to time the move");
   std::vector<uint8_t> reply;
-  proto::Writer made;
-  made.put<uint32_t>(cudaEventDefault).put<uint32_t>(1);
-  check_step(s.call(proto::kOpEventCreate, static_cast<uint16_t>(gpu), made.bytes(), {}, reply),
-             "making an event to time the move");
-  proto::Reader r(reply);
-  if (r.get<uint32_t>() != 1) throw MoveRefusal("no event to time the move");
-  const uint64_t event = r.get<uint64_t>();
   proto::Writer at;
   at.put<uint64_t>(event).put<uint64_t>(0);
   check_step(s.call(proto::kOpEventRecord, static_cast<uint16_t>(gpu), at.bytes(), {}, reply), "timing the move");
@@ -82,13 +78,6 @@ std::optional<float> elapsed(Session& s, int gpu, uint64_t from, uint64_t to) {
   if (s.call(proto::kOpEventElapsedTime, static_cast<uint16_t>(gpu), w.bytes(), {}, reply, false) != cudaSuccess)
     return std::nullopt;
   return proto::Reader(reply).get<float>();
-}
-
-void destroy_event(Session& s, int gpu, uint64_t event) {
-  proto::Writer w;
-  w.put<uint64_t>(event);
-  std::vector<uint8_t> reply;
-  s.call(proto::kOpEventDestroy, static_cast<uint16_t>(gpu), w.bytes(), {}, reply, false);
 }
 
 // How long before `point` each timed event of the device happened: from the
@@ -118,7 +107,7 @@ std::map<cudaEvent_t, float> times_before(Session& from, int remote, int device,
 MovePoint measure_event_times(Session& from, int remote, int device) {
   const uint64_t point = record_now(from, remote);
   MovePoint out{std::chrono::steady_clock::now(), times_before(from, remote, device, point)};
-  destroy_event(from, remote, point);
+  destroy_object(from, remote, ObjectKind::event, point);
   return out;
 }
 
@@ -139,7 +128,7 @@ void anchor_event_times(Session& to, int gpu, int device, MovePoint point) {
   MovedEventTimes::get().moved(device, events().add(device, remote, cudaEventDefault), std::move(times));
   RemoteObject o;
   if (old && events().find(*old, &o)) {
-    destroy_event(to, gpu, o.remote);
+    destroy_object(to, gpu, ObjectKind::event, o.remote);
     events().remove(*old);
   }
 }

@@ -29,6 +29,7 @@
 #include "client/move/move_refusal.hpp"
 #include "client/move/moved_event_times.hpp"
 #include "client/move/page_locked_share.hpp"
+#include "client/move/target_objects.hpp"
 #include "common/log.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/ops.hpp"
@@ -133,10 +134,11 @@ using RemadeObjects = std::map<uint64_t, Remade>;  // by the source's handle
 // handle, made with the same flags and priority) is kept, the others are
 // destroyed there.
 template <typename H>
-RemadeObjects remake(HandleRegistry<H>& table, int device, Session& to, int gpu, bool events,
+RemadeObjects remake(HandleRegistry<H>& table, int device, Session& to, int gpu, ObjectKind kind,
                      RemadeObjects early = {}) {
   RemadeObjects out;
-  std::vector<uint8_t> reply;
+  const std::string what = kind == ObjectKind::event ? "making the session's events on the target"
+                                                     : "making the session's streams on the target";
   for (const auto& entry : table.on_device(device)) {
     const RemoteObject& o = entry.second;
     if (auto it = early.find(o.remote);
@@ -145,24 +147,9 @@ RemadeObjects remake(HandleRegistry<H>& table, int device, Session& to, int gpu,
       early.erase(it);
       continue;
     }
-    proto::Writer w;
-    if (events)
-      w.put<uint32_t>(o.flags).put<uint32_t>(1);
-    else
-      w.put<uint32_t>(o.flags).put<int32_t>(o.priority);
-    check_step(to.call(events ? proto::kOpEventCreate : proto::kOpStreamCreate, static_cast<uint16_t>(gpu), w.bytes(),
-                       {}, reply),
-               events ? "making the session's events on the target" : "making the session's streams on the target");
-    proto::Reader r(reply);
-    if (events && r.get<uint32_t>() != 1) throw MoveRefusal("the target made no event");
-    out[o.remote] = {r.get<uint64_t>(), o.flags, o.priority};
+    out[o.remote] = {make_object(to, gpu, kind, o.flags, o.priority, what), o.flags, o.priority};
   }
-  for (const auto& [source, made] : early) {
-    proto::Writer w;
-    w.put<uint64_t>(made.target);
-    to.call(events ? proto::kOpEventDestroy : proto::kOpStreamDestroy, static_cast<uint16_t>(gpu), w.bytes(), {},
-            reply, false);
-  }
+  for (const auto& [source, made] : early) destroy_object(to, gpu, kind, made.target);
   return out;
 }
 
@@ -243,8 +230,8 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     make_memory(*to, spec.gpu, allocations);
     ContentMovers movers(from, remote, *to, spec.gpu, allocations);
     auto page_locked = share_page_locked(*to, spec.gpu, {});
-    auto streams_early = remake(streams(), device, *to, spec.gpu, false);
-    auto events_early = remake(events(), device, *to, spec.gpu, true);
+    auto streams_early = remake(streams(), device, *to, spec.gpu, ObjectKind::stream);
+    auto events_early = remake(events(), device, *to, spec.gpu, ObjectKind::event);
     movers.wait_ready();
 
     const auto asked = std::chrono::steady_clock::now();
@@ -274,8 +261,10 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     outcome.bytes = movers.copy(allocations);
     auto [vars, given] = vars_read.get();
     const auto copied = std::chrono::steady_clock::now();
-    const auto streams_now = targets(remake(streams(), device, *to, spec.gpu, false, std::move(streams_early)));
-    const auto events_now = targets(remake(events(), device, *to, spec.gpu, true, std::move(events_early)));
+    const auto streams_now =
+        targets(remake(streams(), device, *to, spec.gpu, ObjectKind::stream, std::move(streams_early)));
+    const auto events_now =
+        targets(remake(events(), device, *to, spec.gpu, ObjectKind::event, std::move(events_early)));
     auto pools_now = carry_pools(from, remote, *to, spec.gpu, device);
     share_page_locked(*to, spec.gpu, page_locked);
     carry_context_settings(from, remote, *to, spec.gpu);
