@@ -192,6 +192,13 @@ enum Op : uint16_t {
   // bytes -> the worker's address of a slab of its page-locked memory, where
   // graph copies of pageable application memory are staged (tcp, ucx)
   kOpGraphStagingAlloc = 248,
+  // A session's graphs as a move carries them (docs/migration.md): reply:
+  // count, then each reason they cannot move; count, then each graph or
+  // executable graph with its image (protocol/graph_image.hpp).
+  kOpMoveGraphs = 249,
+  // A moved graph built from its image: args: whether it is an executable
+  // graph, its flags, its source graph, the image -> the handle, its nodes.
+  kOpGraphBuild = 250,
   // Driver API breadth: 400-499.
   kOpStreamMemOps = 400,  // cuStreamBatchMemOp and the wait/write-value calls: posted
   kOpLink = 401,          // JIT-link inputs (payload) -> the linked image

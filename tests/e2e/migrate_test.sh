@@ -2,11 +2,12 @@
 # `rgpu migrate` (issue 25, docs/migration.md) between two servers with one
 # job key, over TRANSPORT: a running program's session moves from server A
 # to server B while two of its threads keep calling; its memory, streams,
-# events and module variable hold and work there (e2e_migrate checks), A no
-# longer lists it and B does. Then a session holding a CUDA array is
-# refused with the reason, stays on A and keeps working; a move to an absent
+# events, graphs and module variable hold and work there (e2e_migrate
+# checks), A no longer lists it and B does. Then a session holding a CUDA
+# array and a graph with a host node is refused with the reasons, stays on A and keeps working; a move to an absent
 # server and one without the job key are refused. A session is then moved
-# through A's admin endpoint (HTTP, the job key proven over a challenge).
+# through A's admin endpoint (HTTP, the job key proven over a challenge),
+# and back from B to A.
 # Last, `rgpu-server --drain --move-to` moves a session off A before A
 # stops. CI runs it on the host-test backend.
 #   usage: migrate_test.sh RGPU RGPU_SERVER PORT PROGRAM TRANSPORT [BACKEND]
@@ -89,6 +90,7 @@ if out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker" --to "$b/0" "
   fail "a session holding an array moved: $out"
 fi
 grep -q "CUDA arrays" <<<"$out" || fail "the refusal does not name the array: $out"
+grep -q "host nodes" <<<"$out" || fail "the refusal does not name the graph's host node: $out"
 [ "$(worker_of "$a" "$app_pid")" = "$worker" ] || fail "the refused session left A"
 # A target that does not answer: refused, the session stays.
 if out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker" --to "127.0.0.1:$((port + 2))/0" "$a" 2>&1); then
@@ -139,6 +141,10 @@ status=$(python3 -c 'import sys, urllib.request, urllib.error
 try: urllib.request.urlopen(sys.argv[1])
 except urllib.error.HTTPError as e: print(e.code)' "http://127.0.0.1:$((port + 3))/v1/sessions/$worker/move")
 [ "$status" = 404 ] || fail "the moved session's status on A is not 404: $status"
+# And back from B to A: its graphs, made on B from their copies, move again.
+worker_b=$(worker_of "$b" "$app_pid")
+out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker_b" --to "$a/0" "$b" 2>&1) || fail "the move back failed: $out"
+[ -n "$(worker_of "$a" "$app_pid")" ] || fail "server A does not list the session moved back"
 finish_program http-moved
 echo "admin endpoint: the move taken by the job key's proof, refused without it and when replayed"
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "protocol/codec.hpp"
+#include "protocol/graph_image.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/wire.hpp"
 
@@ -81,4 +82,81 @@ TEST(Handshake, AbsurdGpuCountIsMalformed) {
   w.put<uint32_t>(kProtocolVersion).put<int32_t>(13000).put<uint32_t>(1u << 30);
   Reader r(w.bytes());
   EXPECT_THROW(Hello::decode(r), DecodeError);
+}
+
+namespace {
+
+rgpu::proto::GraphImage image_of(size_t nodes) {
+  rgpu::proto::GraphImage g;
+  g.nodes.resize(nodes);
+  for (uint32_t i = 0; i < nodes; ++i) {
+    g.nodes[i].handle = 100 + i;
+    if (i) g.nodes[i].deps = {i - 1};
+  }
+  return g;
+}
+
+rgpu::proto::GraphImage read_image(const std::vector<uint8_t>& bytes) {
+  rgpu::proto::Reader r(bytes);
+  auto g = rgpu::proto::get_graph_image(r);
+  r.expect_end();
+  return g;
+}
+
+}  // namespace
+
+TEST(GraphImage, RoundTripsNodesAttributesAndChildGraphs) {
+  auto g = image_of(3);
+  g.nodes[0].params.type = cudaGraphNodeTypeKernel;
+  g.nodes[0].params.args = {1, 2, 3, 4};
+  cudaLaunchAttributeValue v{};
+  v.priority = 3;
+  g.nodes[0].attributes.push_back({cudaLaunchAttributePriority, v});
+  g.nodes[1].enabled = 0;
+  g.nodes[1].original = 77;
+  g.nodes[2].params.type = cudaGraphNodeTypeGraph;
+  g.nodes[2].child.push_back(image_of(2));
+  rgpu::proto::Writer w;
+  rgpu::proto::put_graph_image(w, g);
+  auto back = read_image(w.bytes());
+  ASSERT_EQ(back.nodes.size(), 3u);
+  EXPECT_EQ(back.nodes[0].params.args, (std::vector<uint8_t>{1, 2, 3, 4}));
+  ASSERT_EQ(back.nodes[0].attributes.size(), 1u);
+  EXPECT_EQ(back.nodes[0].attributes[0].value.priority, 3);
+  EXPECT_EQ(back.nodes[1].enabled, 0u);
+  EXPECT_EQ(back.nodes[1].original, 77u);
+  EXPECT_EQ(back.nodes[2].deps, (std::vector<uint32_t>{1}));
+  ASSERT_EQ(back.nodes[2].child.size(), 1u);
+  EXPECT_EQ(back.nodes[2].child[0].nodes.size(), 2u);
+}
+
+TEST(GraphImage, MalformedImagesAreRefused) {
+  auto encode = [](const rgpu::proto::GraphImage& g) {
+    rgpu::proto::Writer w;
+    rgpu::proto::put_graph_image(w, g);
+    return w.bytes();
+  };
+  auto later = image_of(2);
+  later.nodes[0].deps = {1};  // a dependency on a later node
+  EXPECT_THROW(read_image(encode(later)), rgpu::proto::DecodeError);
+  auto itself = image_of(2);
+  itself.nodes[1].deps = {1};
+  EXPECT_THROW(read_image(encode(itself)), rgpu::proto::DecodeError);
+  auto childless = image_of(1);
+  childless.nodes[0].params.type = cudaGraphNodeTypeGraph;  // a child graph node without its graph
+  EXPECT_THROW(read_image(encode(childless)), rgpu::proto::DecodeError);
+  rgpu::proto::GraphImage deep = image_of(1);
+  for (uint32_t i = 0; i <= rgpu::proto::kMaxGraphImageDepth; ++i) {
+    rgpu::proto::GraphImage outer = image_of(1);
+    outer.nodes[0].params.type = cudaGraphNodeTypeGraph;
+    outer.nodes[0].child.push_back(std::move(deep));
+    deep = std::move(outer);
+  }
+  EXPECT_THROW(read_image(encode(deep)), rgpu::proto::DecodeError);
+  // Every truncation of a good image is an error, never a read past it.
+  auto good = encode(image_of(3));
+  for (size_t n = 0; n < good.size(); ++n) {
+    std::vector<uint8_t> cut(good.begin(), good.begin() + n);
+    EXPECT_THROW(read_image(cut), rgpu::proto::DecodeError) << n;
+  }
 }

@@ -1,6 +1,7 @@
 // The host-test backend's graphs: replay order, capture, instantiation,
 // update, enabling, user objects and checks at replay.
 #include "server/backend/host/host_graphs.hpp"
+#include "server/worker/exec_graph_copies.hpp"
 
 #include <gtest/gtest.h>
 
@@ -496,4 +497,50 @@ TEST(HostGraphs, ArrayCopyNodes) {
   EXPECT_EQ(result, cudaGraphExecUpdateErrorParametersChanged);
   ASSERT_EQ(g.launch_graph(exec, 0), cudaSuccess);
   EXPECT_EQ(h.array_copies.back().dst_array, first_array);
+}
+
+// What a move rebuilds an executable graph from (exec_graph_copies.hpp): a
+// copy of its graph that outlives the graph and follows the executable
+// graph's own updates.
+TEST(ExecGraphCopies, TheCopyOutlivesItsGraphAndFollowsTheExecutableGraphsUpdates) {
+  FakeHooks h;
+  HostGraphs g(h);
+  ExecGraphCopies copies;
+  uint64_t graph, set, exec;
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  ASSERT_EQ(g.add_node(&set, graph, {}, memset_node(at(h, 0), 1, 4)), cudaSuccess);
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  const uint64_t graph_nodes[] = {set};
+  ASSERT_TRUE(copies.keep(g, exec, graph, 0, graph_nodes));
+  ASSERT_EQ(g.graph_destroy(graph), cudaSuccess);
+
+  ExecGraphCopies::Copy copy;
+  ASSERT_TRUE(copies.find(exec, &copy));
+  ASSERT_EQ(copy.nodes.count(set), 1u);
+  const uint64_t copied = copy.nodes[set];
+  copies.set_params(g, exec, set, memset_node(at(h, 0), 9, 4));
+  copies.set_enabled(exec, set, 0);
+  GraphNodeParams p;
+  ASSERT_EQ(g.node_params(copied, &p), cudaSuccess);
+  EXPECT_EQ(p.value, 9u);
+  ASSERT_TRUE(copies.find(exec, &copy));
+  EXPECT_EQ(copy.enabled[copied], 0u);
+  EXPECT_FALSE(copy.stale);
+  // Executable graphs made from their graph take the application's nodes as they are.
+  EXPECT_EQ(copies.exec_node(exec, set), set);
+
+  // An update in a node the copy does not map: it no longer runs as the executable graph does.
+  copies.set_params(g, exec, 12345, memset_node(at(h, 0), 7, 4));
+  ASSERT_TRUE(copies.find(exec, &copy));
+  EXPECT_TRUE(copy.stale);
+
+  // One a move built from the copy: the application's nodes stand for the copy's.
+  uint64_t rebuilt_graph, rebuilt;
+  ASSERT_EQ(g.graph_clone(&rebuilt_graph, copy.graph), cudaSuccess);
+  ASSERT_EQ(g.instantiate(&rebuilt, rebuilt_graph, 0), cudaSuccess);
+  copies.adopt(rebuilt, {rebuilt_graph, 0, {{set, copied}}, {}, true});
+  EXPECT_EQ(copies.exec_node(rebuilt, set), copied);
+  EXPECT_EQ(copies.exec_node(rebuilt, 777), 777u);
+  copies.drop(g, exec);
+  EXPECT_FALSE(copies.find(exec, &copy));
 }

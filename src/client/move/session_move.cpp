@@ -25,6 +25,7 @@
 #include "client/graph/staging_blocks.hpp"
 #include "client/move/content_copy.hpp"
 #include "client/move/context_settings.hpp"
+#include "client/move/graph_rebuild.hpp"
 #include "client/move/module_variables.hpp"
 #include "client/move/move_refusal.hpp"
 #include "client/move/moved_event_times.hpp"
@@ -266,6 +267,7 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     const auto events_now =
         targets(remake(events(), device, *to, spec.gpu, ObjectKind::event, std::move(events_early)));
     auto pools_now = carry_pools(from, remote, *to, spec.gpu, device);
+    auto graphs = read_graphs(from, remote, device, events_now, loaded_vars);
     share_page_locked(*to, spec.gpu, page_locked);
     carry_context_settings(from, remote, *to, spec.gpu);
     const auto remade = std::chrono::steady_clock::now();
@@ -277,15 +279,19 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     rt.replace_session(&from, std::move(to), spec.gpu);
     keep_given(given, target_session, spec.gpu);
     anchor_event_times(target_session, spec.gpu, device, std::move(point));
+    const auto switched = std::chrono::steady_clock::now();
+    build_graphs(std::move(graphs), target_session, spec.gpu, device);
     const auto done = std::chrono::steady_clock::now();
     const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
     outcome.pause_ms = ms(asked, done);
     RGPU_LOG(info,
              "session moved to %s: %.1f MB of device memory, paused %.1f ms (%.1f ms until the calls stopped, %.1f ms "
              "until the GPU's work was done, %.1f ms checking memory, %.1f ms copying it, %.1f ms remaking streams, "
-             "events, page-locked memory and settings, %.1f ms switching; %zu module variables carried)",
+             "events, page-locked memory and settings, %.1f ms switching, %.1f ms making graphs again; %zu module variables "
+             "carried)",
              target.c_str(), outcome.bytes / 1e6, outcome.pause_ms, ms(asked, stopped), ms(stopped, synchronized),
-             ms(synchronized, made), ms(made, copied), ms(copied, remade), ms(remade, done), loaded_vars.size());
+             ms(synchronized, made), ms(made, copied), ms(copied, remade), ms(remade, switched), ms(switched, done),
+             loaded_vars.size());
   } catch (const std::exception& e) {
     outcome.refused = e.what();
     RGPU_LOG(warn, "the session stays where it is: %s", e.what());

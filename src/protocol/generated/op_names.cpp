@@ -167,6 +167,8 @@ const char* op_name(uint16_t op) {
     case kOpGraphKernelNodeSetAttribute: return "GraphKernelNodeSetAttribute";
     case kOpGraphKernelNodeCopyAttributes: return "GraphKernelNodeCopyAttributes";
     case kOpGraphStagingAlloc: return "GraphStagingAlloc";
+    case kOpMoveGraphs: return "MoveGraphs";
+    case kOpGraphBuild: return "GraphBuild";
     case kOpStreamMemOps: return "StreamMemOps";
     case kOpLink: return "Link";
     case kOpVmmExport: return "VmmExport";

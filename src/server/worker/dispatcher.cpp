@@ -51,6 +51,7 @@ Dispatcher::Dispatcher() : handlers_(1u << 16, nullptr) {
   register_ipc_handlers(*this);
   register_shareable_handle_handlers(*this);
   register_graph_handlers(*this);
+  register_graph_move_handlers(*this);
   register_green_context_handlers(*this);
   register_external_handlers(*this);
   register_nccl_handlers(*this);

@@ -58,6 +58,7 @@ void register_vmm_handlers(Dispatcher& d);
 void register_ipc_handlers(Dispatcher& d);
 void register_shareable_handle_handlers(Dispatcher& d);
 void register_graph_handlers(Dispatcher& d);
+void register_graph_move_handlers(Dispatcher& d);
 void register_external_handlers(Dispatcher& d);
 void register_nccl_handlers(Dispatcher& d);
 

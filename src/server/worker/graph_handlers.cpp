@@ -5,6 +5,7 @@
 #include "protocol/ops.hpp"
 #include "common/log.hpp"
 #include "server/worker/dispatcher.hpp"
+#include "server/worker/graph_nodes.hpp"
 #include "server/worker/session_context.hpp"
 
 namespace rgpu::server {
@@ -51,6 +52,37 @@ constexpr uint64_t kMaxConditionalBodies = 1 << 16;
 uint64_t side_span(uint64_t pitch, uint64_t slice, const GraphNodeParams& p) {
   uint64_t span = 0;
   return proto::copy_span(pitch, slice, p, &span) ? span : 0;
+}
+
+}  // namespace
+
+// The launch attributes a kernel node takes: none naming an event or
+// handing out a device-side handle.
+bool kernel_node_attribute(int32_t attr) {
+  switch (attr) {
+    case cudaLaunchAttributeAccessPolicyWindow:
+    case cudaLaunchAttributeCooperative:
+    case cudaLaunchAttributeClusterDimension:
+    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+    case cudaLaunchAttributePriority:
+    case cudaLaunchAttributeMemSyncDomainMap:
+    case cudaLaunchAttributeMemSyncDomain:
+    case cudaLaunchAttributePreferredClusterDimension:
+    case cudaLaunchAttributePreferredSharedMemoryCarveout:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int32_t check_kernel_node_attribute(SessionContext& s, int32_t attr, const cudaLaunchAttributeValue& value) {
+  if (!kernel_node_attribute(attr)) return cudaErrorInvalidValue;
+  if (attr == cudaLaunchAttributeAccessPolicyWindow) {
+    // The window names device memory: it must be the session's own.
+    const auto& w = value.accessPolicyWindow;
+    if (w.num_bytes && !s.owns(reinterpret_cast<uint64_t>(w.base_ptr), w.num_bytes)) return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
 }
 
 // What a node may hold: this session's kernels, memory, events, graphs and conditional handles.
@@ -194,6 +226,8 @@ void from_backend_copy(SessionContext& s, GraphNodeParams* p) {
   if (!p->dst_array) side(&p->dst, side_span(p->dst_pitch, p->dst_slice, *p), proto::kHostDst, proto::kStagingDst);
   if (!p->src_array) side(&p->src, side_span(p->src_pitch, p->src_slice, *p), proto::kHostSrc, proto::kStagingSrc);
 }
+
+namespace {
 
 #define RGPU_GRAPH(name)                             \
   auto name = req.args.get<uint64_t>();              \
@@ -437,6 +471,15 @@ GraphMemoryEffect graph_memory_effect(SessionContext& s, uint64_t g) {
   return memory_effect(memory);
 }
 
+// A copy of the graph the executable graph runs, for a move (exec_graph_copies.hpp).
+void keep_copy(SessionContext& s, uint64_t exec, uint64_t graph, uint64_t flags) {
+  std::vector<uint64_t> nodes;
+  graphs(s).nodes(graph, &nodes);
+  if (!s.exec_copies.keep(graphs(s), exec, graph, flags, nodes))
+    RGPU_LOG(debug, "executable graph %#llx: its graph could not be copied; it cannot move",
+             static_cast<unsigned long long>(exec));
+}
+
 int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_GRAPH(g);
   auto flags = req.args.get<uint64_t>();
@@ -446,6 +489,7 @@ int32_t graph_instantiate(SessionContext& s, Request& req, proto::Writer& out) {
   if (int32_t e = graphs(s).instantiate(&x, g, flags)) return e;
   s.graphs.add_exec(x, g);
   s.graphs.set_exec_memory(x, graph_memory_effect(s, g));
+  keep_copy(s, x, g, flags);
   out.put(x);
   return cudaSuccess;
 }
@@ -454,6 +498,7 @@ int32_t graph_exec_destroy(SessionContext& s, Request& req, proto::Writer&) {
   auto x = req.args.get<uint64_t>();
   req.args.expect_end();
   if (!s.graphs.remove_exec(x)) return cudaErrorInvalidValue;
+  s.exec_copies.drop(graphs(s), x);
   return graphs(s).exec_destroy(x);
 }
 
@@ -496,6 +541,11 @@ int32_t graph_exec_update(SessionContext& s, Request& req, proto::Writer& out) {
   uint64_t error_node = 0;
   int32_t e = graphs(s).exec_update(x, g, &result, &error_node);
   if (error_node) s.graphs.add_node(error_node, g);
+  if (e == cudaSuccess) {
+    uint64_t flags = 0;
+    graphs(s).exec_flags(x, &flags);
+    keep_copy(s, x, g, flags);
+  }
   out.put(result).put(error_node);
   // The outcome travels with the error: the client reports both.
   return e == cudaErrorGraphExecUpdateFailure ? cudaSuccess : e;
@@ -525,7 +575,9 @@ int32_t graph_exec_node_set_params(SessionContext& s, Request& req, proto::Write
              static_cast<unsigned long long>(x), static_cast<unsigned long long>(n), p.type, e);
     return e;
   }
-  int32_t e = graphs(s).exec_set_params(x, n, to_backend(s, p));
+  const GraphNodeParams backend_params = to_backend(s, p);
+  int32_t e = graphs(s).exec_set_params(x, s.exec_copies.exec_node(x, n), backend_params);
+  if (e == cudaSuccess) s.exec_copies.set_params(graphs(s), x, n, backend_params);
   if (e)
     RGPU_LOG(debug,
              "executable graph %#llx: the driver refused new parameters of node %#llx (type %d: dst %#llx pitch %llu, "
@@ -542,14 +594,16 @@ int32_t node_set_enabled(SessionContext& s, Request& req, proto::Writer&) {
   RGPU_EXEC_NODE(x, n);
   auto enabled = req.args.get<uint32_t>();
   req.args.expect_end();
-  return graphs(s).set_enabled(x, n, enabled);
+  if (int32_t e = graphs(s).set_enabled(x, s.exec_copies.exec_node(x, n), enabled)) return e;
+  s.exec_copies.set_enabled(x, n, enabled);
+  return cudaSuccess;
 }
 
 int32_t node_get_enabled(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_EXEC_NODE(x, n);
   req.args.expect_end();
   uint32_t enabled = 0;
-  if (int32_t e = graphs(s).get_enabled(x, n, &enabled)) return e;
+  if (int32_t e = graphs(s).get_enabled(x, s.exec_copies.exec_node(x, n), &enabled)) return e;
   out.put(enabled);
   return cudaSuccess;
 }
@@ -686,25 +740,6 @@ int32_t device_set_graph_mem_attribute(SessionContext& s, Request& req, proto::W
   return graphs(s).set_graph_mem_attribute(device, attr, value);
 }
 
-// The launch attributes a kernel node takes: none naming an event or
-// handing out a device-side handle.
-bool kernel_node_attribute(int32_t attr) {
-  switch (attr) {
-    case cudaLaunchAttributeAccessPolicyWindow:
-    case cudaLaunchAttributeCooperative:
-    case cudaLaunchAttributeClusterDimension:
-    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
-    case cudaLaunchAttributePriority:
-    case cudaLaunchAttributeMemSyncDomainMap:
-    case cudaLaunchAttributeMemSyncDomain:
-    case cudaLaunchAttributePreferredClusterDimension:
-    case cudaLaunchAttributePreferredSharedMemoryCarveout:
-      return true;
-    default:
-      return false;
-  }
-}
-
 int32_t kernel_node_get_attribute(SessionContext& s, Request& req, proto::Writer& out) {
   RGPU_NODE(n);
   auto attr = req.args.get<int32_t>();
@@ -721,12 +756,7 @@ int32_t kernel_node_set_attribute(SessionContext& s, Request& req, proto::Writer
   auto attr = req.args.get<int32_t>();
   auto value = req.args.get<cudaLaunchAttributeValue>();
   req.args.expect_end();
-  if (!kernel_node_attribute(attr)) return cudaErrorInvalidValue;
-  if (attr == cudaLaunchAttributeAccessPolicyWindow) {
-    // The window names device memory: it must be the session's own.
-    const auto& w = value.accessPolicyWindow;
-    if (w.num_bytes && !s.owns(reinterpret_cast<uint64_t>(w.base_ptr), w.num_bytes)) return cudaErrorInvalidValue;
-  }
+  if (int32_t e = check_kernel_node_attribute(s, attr, value)) return e;
   return graphs(s).kernel_node_set_attribute(n, attr, value);
 }
 

@@ -193,6 +193,33 @@ GraphMemoryEffect GraphTable::exec_memory(uint64_t exec) const {
   return it == exec_memory_.end() ? GraphMemoryEffect{} : it->second;
 }
 
+std::vector<uint64_t> GraphTable::own_graphs() const {
+  std::lock_guard lock(mutex_);
+  std::vector<uint64_t> out;
+  for (const auto& [graph, entry] : graphs_)
+    if (entry.owner == 0) out.push_back(graph);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> GraphTable::execs() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<uint64_t, uint64_t>> out(execs_.begin(), execs_.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+size_t GraphTable::capturing() const {
+  std::lock_guard lock(mutex_);
+  return std::count_if(graphs_.begin(), graphs_.end(),
+                       [](const auto& kv) { return kv.second.owner == kCapturing || kv.second.owner == kCapturedInto; });
+}
+
+size_t GraphTable::user_objects() const {
+  std::lock_guard lock(mutex_);
+  return user_refs_.size();
+}
+
 void GraphTable::add_conditional(uint64_t handle, uint64_t graph) {
   std::lock_guard lock(mutex_);
   conditionals_[handle] = graph;

@@ -117,6 +117,15 @@ class GraphTable {
   // The allocations `graph` frees itself (they go with it).
   std::vector<uint64_t> self_freed_allocations(uint64_t graph) const;
 
+  // What a move carries (graph_move_handlers.cpp): the application's own
+  // graphs (neither child graphs, bodies nor captures), its executable
+  // graphs with the graph each came from (0 once destroyed), the graphs of
+  // captures in progress and the user objects it holds.
+  std::vector<uint64_t> own_graphs() const;
+  std::vector<std::pair<uint64_t, uint64_t>> execs() const;
+  size_t capturing() const;
+  size_t user_objects() const;
+
   // A device reset destroyed them all.
   void clear();
 

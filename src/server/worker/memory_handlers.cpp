@@ -131,6 +131,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.module_texrefs.clear();
   s.surfrefs.clear();
   s.graphs.clear();
+  s.exec_copies.clear();
   s.external_memories.clear();
   s.external_semaphores.clear();
   return cudaSuccess;

@@ -1,5 +1,5 @@
 // What keeps a session from moving to another worker (docs/migration.md):
-// the state a move does not carry. The worker's tables are the authority, so
+// the state a move does not carry (and what of its graphs cannot move). The worker's tables are the authority, so
 // a kind of state the client does not track still refuses the move.
 #include <algorithm>
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "protocol/ops.hpp"
 #include "server/worker/dispatcher.hpp"
+#include "server/worker/graph_move.hpp"
 #include "server/worker/request.hpp"
 #include "server/worker/session_context.hpp"
 
@@ -51,7 +52,6 @@ int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
       {s.multicast.size(), "multicast objects"},
       {s.arrays.size() + s.mipmaps.size(), "CUDA arrays"},
       {s.textures.size() + s.surfaces.size() + s.texrefs.size(), "texture or surface objects"},
-      {s.graphs.size(), "CUDA graphs, or a stream capture in progress"},
       {pools_imported(s), "memory pools imported from another process"},
       {s.ipc_exports.size() + s.descriptor_exports.size(), "memory or events exported to other processes (IPC, shareable handles)"},
       {s.ipc_imports.size(), "memory opened from another process (IPC)"},
@@ -63,6 +63,7 @@ int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
   std::vector<std::string> reasons;
   for (const auto& h : held)
     if (h.count) reasons.push_back("the session holds " + std::to_string(h.count) + " " + h.what);
+  for (const auto& why : graph_move_reasons(s)) reasons.push_back("the session holds " + why);
   out.put<uint32_t>(static_cast<uint32_t>(reasons.size()));
   for (const auto& r : reasons) out.put_string(r);
   // What the move makes again at the same addresses: the session's

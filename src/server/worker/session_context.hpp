@@ -22,6 +22,7 @@
 #include "server/worker/device_object_set.hpp"
 #include "server/worker/external_memory_table.hpp"
 #include "server/worker/fixed_address_memory.hpp"
+#include "server/worker/exec_graph_copies.hpp"
 #include "server/worker/graph_staging_slabs.hpp"
 #include "server/worker/graph_table.hpp"
 #include "server/worker/green_context_table.hpp"
@@ -186,6 +187,7 @@ class SessionContext {
   HandleSet module_texrefs;
   HandleSet surfrefs;
   GraphTable graphs;
+  ExecGraphCopies exec_copies;  // what a move rebuilds executable graphs from
   GreenContextTable green;
   HostNodeRecords host_nodes{host_callbacks};
   // Where graph copies of pageable application memory are staged over tcp and ucx.

@@ -10,8 +10,11 @@
 // application's pointers and handles are the same.
 // The program also holds its module variable's address, which must still
 // name the variable after the move, though the module loads elsewhere.
-// With `array` it also holds a CUDA array, which a move refuses: the session
-// stays and keeps working.
+// Its graphs move too: a captured step instantiated and its graph destroyed
+// (as PyTorch does), and a graph it keeps, with a child graph, a node it
+// updates in the executable graph after the move and one disabled there.
+// With `array` it also holds a CUDA array and a graph with a host node,
+// which a move refuses: the session stays and keeps working.
 //   usage: e2e_migrate SIGNAL_FILE [array]
 #include <unistd.h>
 
@@ -26,6 +29,7 @@
 #include "check.h"
 
 __device__ int g_values[4];
+__device__ int g_graph_values[2];
 
 __global__ void bump(int* p) { p[0] += 1; }
 
@@ -40,6 +44,20 @@ std::vector<unsigned char> expected(size_t buffer, size_t n) {
 }
 
 bool signalled(const char* path) { return access(path, F_OK) == 0; }
+
+constexpr size_t kGraphBytes = 1 << 16;
+
+void nothing(void*) {}
+
+cudaMemsetParams fill_params(void* dst, unsigned char value, size_t bytes) {
+  cudaMemsetParams p{};
+  p.dst = dst;
+  p.value = value;
+  p.elementSize = 1;
+  p.width = bytes;
+  p.height = 1;
+  return p;
+}
 
 }  // namespace
 
@@ -127,10 +145,54 @@ int main(int argc, char** argv) {
   cudaArray_t array = nullptr;
   int* symbol_address = nullptr;
   OK(cudaGetSymbolAddress(reinterpret_cast<void**>(&symbol_address), g_values));
+  cudaGraph_t with_host_node = nullptr;
   if (hold_array) {
     cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
     OK(cudaMallocArray(&array, &desc, 64, 4));
+    cudaHostNodeParams host{nothing, nullptr};
+    cudaGraphNode_t host_node;
+    OK(cudaGraphCreate(&with_host_node, 0));
+    OK(cudaGraphAddHostNode(&host_node, with_host_node, nullptr, 0, &host));
   }
+  // A step captured, instantiated and its graph destroyed, as PyTorch does.
+  unsigned char *graph_in = nullptr, *graph_out = nullptr;
+  OK(cudaMalloc(&graph_in, kGraphBytes));
+  OK(cudaMalloc(&graph_out, kGraphBytes));
+  cudaEvent_t graph_done;
+  OK(cudaEventCreateWithFlags(&graph_done, cudaEventDisableTiming));
+  cudaGraph_t captured = nullptr;
+  cudaGraphExec_t step = nullptr;
+  OK(cudaStreamBeginCapture(nonblocking, cudaStreamCaptureModeThreadLocal));
+  OK(cudaMemsetAsync(graph_in, 0x11, kGraphBytes, nonblocking));
+  bump<<<1, 1, 0, nonblocking>>>(counter);
+  OK(cudaMemcpyAsync(graph_out, graph_in, kGraphBytes, cudaMemcpyDeviceToDevice, nonblocking));
+  OK(cudaMemcpyToSymbolAsync(g_graph_values, graph_in, sizeof(int) * 2, 0, cudaMemcpyDeviceToDevice, nonblocking));
+  OK(cudaEventRecordWithFlags(graph_done, nonblocking, cudaEventRecordExternal));
+  OK(cudaStreamEndCapture(nonblocking, &captured));
+  OK(cudaGraphInstantiate(&step, captured, 0));
+  OK(cudaGraphDestroy(captured));
+  OK(cudaGraphLaunch(step, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  CHECK(all(read_back(graph_out, kGraphBytes), 0x11));
+  // A graph it keeps: a fill, a child graph copying, and a fill disabled in
+  // the executable graph.
+  cudaGraph_t kept = nullptr, child = nullptr;
+  OK(cudaGraphCreate(&kept, 0));
+  OK(cudaGraphCreate(&child, 0));
+  cudaGraphNode_t fill, child_copy, child_node, skipped;
+  cudaMemsetParams fill_with = fill_params(graph_in, 0x22, kGraphBytes);
+  OK(cudaGraphAddMemsetNode(&fill, kept, nullptr, 0, &fill_with));
+  OK(cudaGraphAddMemcpyNode1D(&child_copy, child, nullptr, 0, graph_out, graph_in, kGraphBytes,
+                              cudaMemcpyDeviceToDevice));
+  OK(cudaGraphAddChildGraphNode(&child_node, kept, &fill, 1, child));
+  const cudaMemsetParams skip_with = fill_params(graph_out, 0xee, 16);
+  OK(cudaGraphAddMemsetNode(&skipped, kept, &child_node, 1, &skip_with));
+  cudaGraphExec_t kept_exec = nullptr;
+  OK(cudaGraphInstantiate(&kept_exec, kept, 0));
+  OK(cudaGraphNodeSetEnabled(kept_exec, skipped, 0));
+  OK(cudaGraphLaunch(kept_exec, nonblocking));
+  OK(cudaStreamSynchronize(nonblocking));
+  CHECK(all(read_back(graph_out, kGraphBytes), 0x22));
 
   // A second thread keeps copying through its own buffer while the session moves.
   std::atomic<bool> thread_ok{true};
@@ -289,7 +351,46 @@ int main(int argc, char** argv) {
   OK(cudaStreamSynchronize(nonblocking));
   OK(cudaMemcpyFromSymbol(now, g_values, sizeof now));
   CHECK(now[0] == 21 && now[2] == 23 && now[3] == 0);
+  // The graphs, made again on the new server: each runs there, on memory
+  // and a module variable reset after the move.
+  const int graph_values_reset[2] = {};
+  OK(cudaMemcpyToSymbol(g_graph_values, graph_values_reset, sizeof graph_values_reset));
+  OK(cudaMemset(graph_in, 0, kGraphBytes));
+  OK(cudaMemset(graph_out, 0, kGraphBytes));
+  OK(cudaGraphLaunch(step, urgent));
+  OK(cudaEventSynchronize(graph_done));
+  OK(cudaStreamSynchronize(urgent));
+  CHECK(all(read_back(graph_out, kGraphBytes), 0x11));
+  int graph_values[2] = {};
+  OK(cudaMemcpyFromSymbol(graph_values, g_graph_values, sizeof graph_values));
+  CHECK(graph_values[0] == 0x11111111 && graph_values[1] == 0x11111111);
+  cudaMemsetParams fill_now{};
+  OK(cudaGraphMemsetNodeGetParams(fill, &fill_now));
+  CHECK(fill_now.dst == graph_in && fill_now.value == 0x22);
+  fill_with.value = 0x33;
+  OK(cudaGraphExecMemsetNodeSetParams(kept_exec, fill, &fill_with));
+  OK(cudaGraphLaunch(kept_exec, urgent));
+  OK(cudaStreamSynchronize(urgent));
+  CHECK(all(read_back(graph_out, kGraphBytes), 0x33));  // the disabled fill still is
+  unsigned enabled = 1;
+  OK(cudaGraphNodeGetEnabled(kept_exec, skipped, &enabled));
+  CHECK(enabled == 0);
+  cudaGraphExec_t kept_again = nullptr;  // the kept graph, as it was: its own fill, the skipped one too
+  OK(cudaGraphInstantiate(&kept_again, kept, 0));
+  OK(cudaGraphLaunch(kept_again, urgent));
+  OK(cudaStreamSynchronize(urgent));
+  std::vector<unsigned char> graph_result = read_back(graph_out, kGraphBytes);
+  CHECK(graph_result[0] == 0xee && graph_result[15] == 0xee && graph_result[16] == 0x22);
+  OK(cudaGraphExecDestroy(kept_again));
+  OK(cudaGraphExecDestroy(kept_exec));
+  OK(cudaGraphExecDestroy(step));
+  OK(cudaGraphDestroy(kept));
+  OK(cudaGraphDestroy(child));
+  OK(cudaEventDestroy(graph_done));
+  OK(cudaFree(graph_in));
+  OK(cudaFree(graph_out));
   if (hold_array) {
+    OK(cudaGraphDestroy(with_host_node));
     std::vector<float> cells(64 * 4, 2.5f), got(64 * 4);
     OK(cudaMemcpy2DToArray(array, 0, 0, cells.data(), 64 * sizeof(float), 64 * sizeof(float), 4, cudaMemcpyHostToDevice));
     OK(cudaMemcpy2DFromArray(got.data(), 64 * sizeof(float), array, 0, 0, 64 * sizeof(float), 4, cudaMemcpyDeviceToHost));

@@ -1484,7 +1484,12 @@ class HostTestBackend final : public Backend, private HostGraphHooks, private Ho
     std::lock_guard lock(mutex_);
     for (const auto& memory : memory_)
       if (inside(memory, ptr, n)) return true;
-    return inside(globals_, ptr, n) || inside(pool_imports_, ptr, n) || external_.holds_buffer(ptr, n);
+    if (inside(globals_, ptr, n) || inside(pool_imports_, ptr, n) || external_.holds_buffer(ptr, n)) return true;
+    // Virtual memory mapped with access (a moved session's memory is).
+    auto it = vmm_access_.upper_bound(ptr);
+    if (it == vmm_access_.begin()) return false;
+    --it;
+    return ptr - it->first <= it->second.first && n <= it->second.first - (ptr - it->first);
   }
   void host_node_running(bool running) override { running ? fence_.began(t_device) : fence_.ended(t_device); }
   bool host_live(uint64_t ptr, size_t n) override {
