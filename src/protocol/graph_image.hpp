@@ -75,7 +75,7 @@ inline GraphImage get_graph_image(Reader& r, uint32_t depth = 0) {
       if ((d = r.get<uint32_t>()) >= i) throw DecodeError("a dependency on a later node");
     n.params = get_node(r);
     const auto attributes = r.get<uint32_t>();
-    if (attributes > r.remaining() / sizeof(KernelNodeAttribute)) throw DecodeError("more attributes than the message holds");
+    if (attributes > r.remaining() / (sizeof(int32_t) + sizeof(cudaLaunchAttributeValue))) throw DecodeError("more attributes than the message holds");
     n.attributes.resize(attributes);
     for (auto& a : n.attributes) a = {r.get<int32_t>(), r.get<cudaLaunchAttributeValue>()};
     if (r.get<uint8_t>()) n.child.push_back(get_graph_image(r, depth + 1));

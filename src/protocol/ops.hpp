@@ -194,7 +194,8 @@ enum Op : uint16_t {
   kOpGraphStagingAlloc = 248,
   // A session's graphs as a move carries them (docs/migration.md): reply:
   // count, then each reason they cannot move; count, then each graph or
-  // executable graph with its image (protocol/graph_image.hpp).
+  // executable graph with its image (protocol/graph_image.hpp); count, then
+  // each kernel they launch with the attributes set of it.
   kOpMoveGraphs = 249,
   // A moved graph built from its image: args: whether it is an executable
   // graph, its flags, its source graph, the image -> the handle, its nodes.

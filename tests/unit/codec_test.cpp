@@ -106,7 +106,9 @@ rgpu::proto::GraphImage read_image(const std::vector<uint8_t>& bytes) {
 }  // namespace
 
 TEST(GraphImage, RoundTripsNodesAttributesAndChildGraphs) {
-  auto g = image_of(3);
+  auto g = image_of(4);
+  g.nodes[3].params.type = cudaGraphNodeTypeKernel;  // an attribute last in the message
+  g.nodes[3].attributes.push_back({cudaLaunchAttributePriority, cudaLaunchAttributeValue{}});
   g.nodes[0].params.type = cudaGraphNodeTypeKernel;
   g.nodes[0].params.args = {1, 2, 3, 4};
   cudaLaunchAttributeValue v{};
@@ -119,7 +121,8 @@ TEST(GraphImage, RoundTripsNodesAttributesAndChildGraphs) {
   rgpu::proto::Writer w;
   rgpu::proto::put_graph_image(w, g);
   auto back = read_image(w.bytes());
-  ASSERT_EQ(back.nodes.size(), 3u);
+  ASSERT_EQ(back.nodes.size(), 4u);
+  EXPECT_EQ(back.nodes[3].attributes.size(), 1u);
   EXPECT_EQ(back.nodes[0].params.args, (std::vector<uint8_t>{1, 2, 3, 4}));
   ASSERT_EQ(back.nodes[0].attributes.size(), 1u);
   EXPECT_EQ(back.nodes[0].attributes[0].value.priority, 3);

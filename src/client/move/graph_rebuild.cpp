@@ -1,6 +1,7 @@
 #include "client/move/graph_rebuild.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "client/core/memory_map.hpp"
@@ -17,7 +18,9 @@ namespace {
 
 using proto::GraphImage;
 
-std::vector<MovedGraph> ask_worker(Session& from, int remote) {
+using KernelAttributes = std::map<uint64_t, std::vector<std::pair<int32_t, int32_t>>>;
+
+std::vector<MovedGraph> ask_worker(Session& from, int remote, KernelAttributes* attributes) {
   std::vector<uint8_t> reply;
   check_step(from.call(proto::kOpMoveGraphs, static_cast<uint16_t>(remote), {}, {}, reply), "the session's graphs");
   proto::Reader r(reply);
@@ -31,6 +34,11 @@ std::vector<MovedGraph> ask_worker(Session& from, int remote) {
     g.flags = r.get<uint64_t>();
     g.source = r.get<uint64_t>();
     g.image = proto::get_graph_image(r);
+  }
+  for (uint32_t n = r.get<uint32_t>(); n > 0; --n) {
+    auto& set = (*attributes)[r.get<uint64_t>()];
+    set.resize(r.get<uint32_t>());
+    for (auto& [id, value] : set) id = r.get<int32_t>(), value = r.get<int32_t>();
   }
   r.expect_end();
   return graphs;
@@ -56,19 +64,32 @@ void name_as_known(GraphImage& image, int device, const std::map<uint64_t, uint6
   }
 }
 
-// The kernel's function on the device's new server, its module loaded there.
-cudaError_t function_now(const GraphKernel& k, int device, uint64_t* function) {
+// The kernel's function on the device's new server, its module loaded
+// there, with the attributes it had set.
+cudaError_t function_now(const GraphKernel& k, Session& to, int gpu, int device, uint64_t* function) {
+  int32_t max_dynamic_shared = -1;
+  for (const auto& [id, value] : k.attributes) {
+    if (id == cudaFuncAttributeMaxDynamicSharedMemorySize) max_dynamic_shared = value;
+  }
   if (k.runtime) {
     const LoadedKernel* lk = nullptr;
     if (cudaError_t e = ModuleRegistry::get().kernel_on(k.runtime, device, &lk)) return e;
     *function = lk->function;
-    return cudaSuccess;
+    if (max_dynamic_shared >= 0) ModuleRegistry::get().set_max_dynamic_shared(k.runtime, device, max_dynamic_shared);
+  } else {
+    DriverFunction* f = DriverHandles::get().find(k.driver);
+    if (!f) return cudaErrorInvalidResourceHandle;
+    LoadedKernel* lk = nullptr;
+    if (cudaError_t e = function_on(f, device, &lk)) return e;
+    *function = lk->function;
+    if (max_dynamic_shared >= 0) lk->max_dynamic_shared = max_dynamic_shared;
   }
-  DriverFunction* f = DriverHandles::get().find(k.driver);
-  if (!f) return cudaErrorInvalidResourceHandle;
-  LoadedKernel* lk = nullptr;
-  if (cudaError_t e = function_on(f, device, &lk)) return e;
-  *function = lk->function;
+  for (const auto& [id, value] : k.attributes) {
+    proto::Writer w;
+    w.put(*function).put(id).put(value);
+    std::vector<uint8_t> reply;
+    if (cudaError_t e = to.call(proto::kOpFuncSetAttribute, static_cast<uint16_t>(gpu), w.bytes(), {}, reply)) return e;
+  }
   return cudaSuccess;
 }
 
@@ -121,19 +142,32 @@ void point_at_target(GraphImage& image, const std::map<uint64_t, uint64_t>& func
   }
 }
 
-// The graph or executable graph built on the target, and its nodes there.
-cudaError_t build(Session& to, int gpu, const MovedGraph& g, uint64_t source, uint64_t* made,
-                  std::vector<uint64_t>* nodes) {
+// The graph or executable graph built on the target, and its nodes there;
+// else why not ("node 3 (type 0), adding it: cudaErrorInvalidValue").
+bool build(Session& to, int gpu, const MovedGraph& g, uint64_t source, uint64_t* made, std::vector<uint64_t>* nodes,
+           std::string* why) {
   proto::Writer w;
   w.put<uint8_t>(g.exec).put(g.flags).put(source);
   proto::put_graph_image(w, g.image);
   std::vector<uint8_t> reply;
-  if (cudaError_t e = to.call(proto::kOpGraphBuild, static_cast<uint16_t>(gpu), w.bytes(), {}, reply)) return e;
+  if (cudaError_t e = to.call(proto::kOpGraphBuild, static_cast<uint16_t>(gpu), w.bytes(), {}, reply)) {
+    *why = cudaGetErrorName(e);
+    return false;
+  }
   proto::Reader r(reply);
+  const auto e = static_cast<cudaError_t>(r.get<int32_t>());
+  const auto node = r.get<uint32_t>();
+  const auto type = r.get<int32_t>();
+  const auto step = r.get_string();
+  if (e != cudaSuccess) {
+    *why = (type < 0 ? step : "node " + std::to_string(node) + " (type " + std::to_string(type) + "), " + step) +
+           ": " + cudaGetErrorName(e);
+    return false;
+  }
   *made = r.get<uint64_t>();
   nodes->resize(r.get<uint32_t>());
   for (auto& n : *nodes) n = r.get<uint64_t>();
-  return cudaSuccess;
+  return true;
 }
 
 }  // namespace
@@ -141,22 +175,26 @@ cudaError_t build(Session& to, int gpu, const MovedGraph& g, uint64_t source, ui
 MovedGraphs read_graphs(Session& from, int remote, int device, const std::map<uint64_t, uint64_t>& events_now,
                         std::vector<std::pair<VarEntry*, LoadedVar>> vars) {
   MovedGraphs moved;
-  moved.graphs = ask_worker(from, remote);
+  KernelAttributes attributes;
+  moved.graphs = ask_worker(from, remote, &attributes);
   for (auto& g : moved.graphs) name_as_known(g.image, device, events_now, &moved.kernels);
+  for (auto& [function, kernel] : moved.kernels) kernel.attributes = std::move(attributes[function]);
   moved.vars = std::move(vars);
   return moved;
 }
 
 void build_graphs(MovedGraphs moved, Session& to, int gpu, int device) {
   if (moved.graphs.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
   std::map<uint64_t, uint64_t> functions;
   for (const auto& [was, kernel] : moved.kernels) {
     uint64_t now = 0;
-    if (cudaError_t e = function_now(kernel, device, &now))
+    if (cudaError_t e = function_now(kernel, to, gpu, device, &now))
       RGPU_LOG(error, "moved session: a graph's kernel did not load again (%s)", cudaGetErrorName(e));
     else
       functions[was] = now;
   }
+  const auto loaded = std::chrono::steady_clock::now();
   const AddressesNow addresses(std::move(moved.vars), device);
   std::map<uint64_t, uint64_t> graphs_now, nodes_now, execs_now;
   // The application's graphs first: executable graphs name their nodes.
@@ -174,10 +212,10 @@ void build_graphs(MovedGraphs moved, Session& to, int gpu, int device) {
     }
     uint64_t made = 0;
     std::vector<uint64_t> nodes;
-    if (cudaError_t e = build(to, gpu, g, source, &made, &nodes)) {
+    if (std::string why; !build(to, gpu, g, source, &made, &nodes, &why)) {
       RGPU_LOG(error, "moved session: %s 0x%llx of %zu nodes could not be made again on the target (%s)",
                g.exec ? "the executable graph" : "the graph", static_cast<unsigned long long>(g.handle),
-               g.image.nodes.size(), cudaGetErrorName(e));
+               g.image.nodes.size(), why.c_str());
       continue;
     }
     (g.exec ? execs_now : graphs_now)[g.handle] = made;
@@ -186,7 +224,12 @@ void build_graphs(MovedGraphs moved, Session& to, int gpu, int device) {
   graph_handles().rewrite(device, graphs_now);
   graph_node_handles().rewrite(device, nodes_now);
   graph_exec_handles().rewrite(device, execs_now);
-  RGPU_LOG(info, "moved session: %zu graphs and %zu executable graphs made again", graphs_now.size(), execs_now.size());
+  const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
+  RGPU_LOG(info,
+           "moved session: %zu graphs and %zu executable graphs made again (%.1f ms loading their %zu kernels' modules, "
+           "%.1f ms making them)",
+           graphs_now.size(), execs_now.size(), ms(start, loaded), moved.kernels.size(),
+           ms(loaded, std::chrono::steady_clock::now()));
 }
 
 }  // namespace rgpu::client

@@ -31,6 +31,8 @@ struct MovedGraph {
 struct GraphKernel {
   KernelEntry* runtime = nullptr;
   CUfunction driver = nullptr;
+  // Its attributes the graphs rely on (cudaFuncAttribute, value), set on the target too.
+  std::vector<std::pair<int32_t, int32_t>> attributes;
 };
 
 struct MovedGraphs {

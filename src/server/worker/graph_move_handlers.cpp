@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -169,6 +170,29 @@ std::vector<Written> write_graphs(SessionContext& s, std::set<std::string>& reas
 // Reply: count, then each reason it cannot move; count, then each graph:
 // its handle, whether it is an executable graph, the executable graph's
 // instantiation flags and the graph it came from (0: gone), its image.
+void kernels_of(const GraphImage& image, std::set<uint64_t>* out) {
+  for (const auto& node : image.nodes) {
+    if (node.params.type == cudaGraphNodeTypeKernel) out->insert(node.params.function);
+    for (const auto& child : node.child) kernels_of(child, out);
+  }
+}
+
+// What the application set of a kernel's attributes, which its graph's nodes
+// rely on (a launch past 48 KB of shared memory needs the larger limit set).
+std::vector<std::pair<int32_t, int32_t>> set_attributes(SessionContext& s, uint64_t fn) {
+  cudaFuncAttributes a{};
+  if (s.backend().func_get_attributes(&a, fn) != cudaSuccess) return {};
+  std::vector<std::pair<int32_t, int32_t>> out;
+  if (a.maxDynamicSharedSizeBytes > 0) out.emplace_back(cudaFuncAttributeMaxDynamicSharedMemorySize, a.maxDynamicSharedSizeBytes);
+  if (a.preferredShmemCarveout >= 0) out.emplace_back(cudaFuncAttributePreferredSharedMemoryCarveout, a.preferredShmemCarveout);
+  if (a.nonPortableClusterSizeAllowed) out.emplace_back(cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  if (a.clusterSchedulingPolicyPreference)
+    out.emplace_back(cudaFuncAttributeClusterSchedulingPolicyPreference, a.clusterSchedulingPolicyPreference);
+  return out;
+}
+
+// Then: count, then each kernel the graphs launch, with count and each
+// attribute the application may have set (cudaFuncAttribute, value).
 int32_t move_graphs(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   std::set<std::string> reasons;
@@ -176,57 +200,112 @@ int32_t move_graphs(SessionContext& s, Request& req, proto::Writer& out) {
   out.put<uint32_t>(static_cast<uint32_t>(reasons.size()));
   for (const auto& r : reasons) out.put_string("the session holds " + r);
   out.put<uint32_t>(static_cast<uint32_t>(written.size()));
+  std::set<uint64_t> kernels;
   for (const auto& w : written) {
     out.put(w.handle).put<uint8_t>(w.exec).put(w.flags).put(w.source);
     proto::put_graph_image(out, w.image);
+    kernels_of(w.image, &kernels);
+  }
+  out.put<uint32_t>(static_cast<uint32_t>(kernels.size()));
+  for (uint64_t fn : kernels) {
+    const auto attributes = set_attributes(s, fn);
+    out.put(fn).put<uint32_t>(static_cast<uint32_t>(attributes.size()));
+    for (const auto& [id, value] : attributes) out.put(id).put(value);
   }
   return cudaSuccess;
 }
 
+// Where a build failed: the node (by index at the top level), its type and
+// the step.
+struct BuildFailure {
+  uint32_t node = 0;
+  int32_t type = 0;
+  std::string step;
+};
+
+int32_t build(SessionContext& s, const GraphImage& image, uint64_t* graph, std::vector<uint64_t>* nodes,
+              BuildFailure* failed);
+
+// A node added to `graph` after `deps`, checked as the graph calls check it,
+// with the launch attributes it had; *step says what failed.
+int32_t add_checked(SessionContext& s, uint64_t graph, const GraphNodeParams& p,
+                    std::span<const proto::KernelNodeAttribute> attributes, std::span<const uint64_t> deps, uint64_t* n,
+                    std::string* step) {
+  *step = "its parameters";
+  if (int32_t e = check_node(s, p)) {
+    if (const FunctionInfo* f = p.type == cudaGraphNodeTypeKernel ? s.functions.find(p.function) : nullptr)
+      *step += " (" + std::to_string(p.args.size()) + " bytes of arguments, the kernel takes " +
+               std::to_string(f->args_size) + ")";
+    return e;
+  }
+  *step = "adding it";
+  if (!s.graphs.room_for_node()) return cudaErrorMemoryAllocation;
+  if (int32_t e = graphs(s).add_node(n, graph, deps, to_backend(s, p))) return e;
+  s.graphs.add_node(*n, graph);
+  // The attributes the node had that a new node lacks (the source writes
+  // those that are not zero; some are not zero on every node).
+  for (const auto& a : attributes) {
+    *step = "launch attribute " + std::to_string(a.id);
+    cudaLaunchAttributeValue now{};
+    if (int32_t e = check_kernel_node_attribute(s, a.id, a.value)) return e;
+    if (graphs(s).kernel_node_get_attribute(*n, a.id, &now) == cudaSuccess && std::memcmp(&now, &a.value, sizeof now) == 0)
+      continue;
+    if (int32_t e = graphs(s).kernel_node_set_attribute(*n, a.id, a.value)) return e;
+  }
+  return cudaSuccess;
+}
+
+// One node of an image added to `graph` after `deps`; *step says what failed.
+int32_t add_from_image(SessionContext& s, uint64_t graph, const GraphImageNode& node, std::span<const uint64_t> deps,
+                       uint64_t* n, std::string* step) {
+  GraphNodeParams p = node.params;
+  switch (p.type) {
+    case cudaGraphNodeTypeKernel:
+    case cudaGraphNodeTypeMemcpy:
+    case cudaGraphNodeTypeMemset:
+    case cudaGraphNodeTypeEmpty:
+    case cudaGraphNodeTypeEventRecord:
+    case cudaGraphNodeTypeWaitEvent: break;
+    case cudaGraphNodeTypeGraph: {  // the node takes a copy of the child graph
+      uint64_t child = 0;
+      std::vector<uint64_t> child_nodes;
+      BuildFailure inner;
+      if (int32_t e = build(s, node.child.front(), &child, &child_nodes, &inner)) {
+        *step = "its child graph's node " + std::to_string(inner.node) + ": " + inner.step;
+        return e;
+      }
+      p.handle = child;
+      p.value = cudaGraphChildGraphOwnershipClone;
+      int32_t e = add_checked(s, graph, p, {}, deps, n, step);
+      s.graphs.remove_graph(child);
+      graphs(s).graph_destroy(child);
+      return e;
+    }
+    default: *step = "its type"; return cudaErrorNotSupported;  // what a source never writes
+  }
+  if (p.type != cudaGraphNodeTypeKernel && !node.attributes.empty()) {
+    *step = "its launch attributes";
+    return cudaErrorInvalidValue;
+  }
+  return add_checked(s, graph, p, node.attributes, deps, n, step);
+}
+
 // A graph built from its image, the application's own (in the session's
 // table) while it is built; its nodes in the image's order.
-int32_t build(SessionContext& s, const GraphImage& image, uint64_t* graph, std::vector<uint64_t>* nodes) {
+int32_t build(SessionContext& s, const GraphImage& image, uint64_t* graph, std::vector<uint64_t>* nodes,
+              BuildFailure* failed) {
   if (!s.graphs.room_for_graph()) return cudaErrorMemoryAllocation;
   if (int32_t e = graphs(s).graph_create(graph)) return e;
   s.graphs.add_graph(*graph, 0);
-  auto destroy = [&](uint64_t g) {
-    s.graphs.remove_graph(g);
-    graphs(s).graph_destroy(g);
-  };
   for (const GraphImageNode& node : image.nodes) {
-    GraphNodeParams p = node.params;
     std::vector<uint64_t> deps;
     for (uint32_t d : node.deps) deps.push_back((*nodes)[d]);
-    uint64_t child = 0;
-    std::vector<uint64_t> child_nodes;
-    int32_t e = cudaSuccess;
-    switch (p.type) {
-      case cudaGraphNodeTypeKernel:
-      case cudaGraphNodeTypeMemcpy:
-      case cudaGraphNodeTypeMemset:
-      case cudaGraphNodeTypeEmpty:
-      case cudaGraphNodeTypeEventRecord:
-      case cudaGraphNodeTypeWaitEvent: break;
-      case cudaGraphNodeTypeGraph:  // the node takes a copy of the child graph
-        e = build(s, node.child.front(), &child, &child_nodes);
-        p.handle = child;
-        p.value = cudaGraphChildGraphOwnershipClone;
-        break;
-      default: e = cudaErrorNotSupported;  // what a source never writes
-    }
-    if (p.type != cudaGraphNodeTypeKernel && !node.attributes.empty()) e = cudaErrorInvalidValue;
-    if (!e) e = check_node(s, p);
-    for (const auto& a : node.attributes)
-      if (!e) e = check_kernel_node_attribute(s, a.id, a.value);
-    if (!e && !s.graphs.room_for_node()) e = cudaErrorMemoryAllocation;
     uint64_t n = 0;
-    if (!e) e = graphs(s).add_node(&n, *graph, deps, to_backend(s, p));
-    if (!e) s.graphs.add_node(n, *graph);
-    for (const auto& a : node.attributes)
-      if (!e) e = graphs(s).kernel_node_set_attribute(n, a.id, a.value);
-    if (child) destroy(child);
-    if (e) {
-      destroy(*graph);
+    std::string step;
+    if (int32_t e = add_from_image(s, *graph, node, deps, &n, &step)) {
+      s.graphs.remove_graph(*graph);
+      graphs(s).graph_destroy(*graph);
+      *failed = {static_cast<uint32_t>(nodes->size()), node.params.type, std::move(step)};
       return e;
     }
     nodes->push_back(n);
@@ -237,8 +316,9 @@ int32_t build(SessionContext& s, const GraphImage& image, uint64_t* graph, std::
 // Args: whether it is an executable graph, its instantiation flags, the
 // graph it came from (this worker's, rebuilt before; 0: none), the image
 // (an executable graph's: its nodes' originals this worker's nodes of that
-// graph). Reply: the graph or executable graph, then count and each node.
-int32_t graph_build(SessionContext& s, Request& req, proto::Writer& out) {
+// graph). Reply: the outcome (a CUDA error), the node it failed at, that
+// node's type and the step that failed; then the graph or executable graph, count and each node.
+int32_t build_graph(SessionContext& s, Request& req, proto::Writer& out, BuildFailure* failed) {
   const bool exec = req.args.get<uint8_t>();
   const auto flags = req.args.get<uint64_t>();
   const auto source = req.args.get<uint64_t>();
@@ -250,7 +330,7 @@ int32_t graph_build(SessionContext& s, Request& req, proto::Writer& out) {
   if (exec && !s.graphs.room_for_exec()) return cudaErrorMemoryAllocation;
   uint64_t graph = 0;
   std::vector<uint64_t> nodes;
-  if (int32_t e = build(s, image, &graph, &nodes)) return e;
+  if (int32_t e = build(s, image, &graph, &nodes, failed)) return e;
   if (exec) {
     // The graph is the executable graph's copy, which the application never names.
     s.graphs.remove_graph(graph);
@@ -267,14 +347,28 @@ int32_t graph_build(SessionContext& s, Request& req, proto::Writer& out) {
     if (e) {
       if (x) graphs(s).exec_destroy(x);
       graphs(s).graph_destroy(graph);
+      *failed = {static_cast<uint32_t>(nodes.size()), -1, "instantiating it"};
       return e;
     }
     s.graphs.add_exec(x, source);
     s.exec_copies.adopt(x, std::move(copy));
     graph = x;
   }
+  out.put<int32_t>(cudaSuccess).put<uint32_t>(0).put<int32_t>(0).put_string("");
   out.put(graph).put<uint32_t>(static_cast<uint32_t>(nodes.size()));
   for (uint64_t n : nodes) out.put(n);
+  return cudaSuccess;
+}
+
+int32_t graph_build(SessionContext& s, Request& req, proto::Writer& out) {
+  BuildFailure failed;
+  proto::Writer built;
+  const int32_t e = build_graph(s, req, built, &failed);
+  if (e == cudaSuccess) {
+    out.put_raw(built.bytes().data(), built.bytes().size());
+  } else {
+    out.put<int32_t>(e).put(failed.node).put(failed.type).put_string(failed.step);
+  }
   return cudaSuccess;
 }
 

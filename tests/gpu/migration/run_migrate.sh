@@ -5,7 +5,7 @@
 # same run unmoved: losses must be equal, step for step. Pause time (the
 # client's log) against its floor (copy_floor.py: the bytes moved over the
 # measured read and write bandwidths of the same transport). A training step
-# captured in a CUDA graph is refused (graphs do not move yet) and runs on.
+# captured in a CUDA graph moves too: its graph is made again on B.
 # Writes OUT/migration.md.
 #   usage: run_migrate.sh OUT_DIR [BUILD_DIR] [TRANSPORTS] [MODELS]   (ports RGPU_PORT+40, +41)
 set -uo pipefail
