@@ -175,6 +175,15 @@ void ModuleRegistry::restore_moved(FatBinary* fb, int device) {
   }
 }
 
+std::vector<std::pair<const void*, size_t>> ModuleRegistry::loaded_images(int device) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<const void*, size_t>> out;
+  for (const auto& fb : fatbins_)
+    if (auto it = fb->load_status.find(device); it != fb->load_status.end() && it->second == cudaSuccess)
+      out.emplace_back(fb->image, fb->size);
+  return out;
+}
+
 void ModuleRegistry::forget_loaded(int device) {
   for (auto& fb : fatbins_) fb->load_status.erase(device);
   for (auto& k : kernel_store_) k->loaded.erase(device);

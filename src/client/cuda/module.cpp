@@ -94,7 +94,7 @@ cudaError_t load(CUmodule* module, const void* image, bool library) {
   m->device = Runtime::current_device();
   if (cudaError_t e = load_on(m->device, image, size, &m->remote)) return e;
   const auto* bytes = static_cast<const uint8_t*>(image);
-  m->image.assign(bytes, bytes + size);
+  m->image = std::make_shared<const std::vector<uint8_t>>(bytes, bytes + size);
   m->library = library;
   *module = DriverHandles::get().add(std::move(m));
   return cudaSuccess;
@@ -107,7 +107,7 @@ std::mutex g_elsewhere_mutex;
 cudaError_t module_on(DriverModule* m, int device, uint64_t* remote) {
   if (device == m->device) {
     if (m->remote == 0)  // a library's device was reset, or the session moved
-      if (cudaError_t e = load_on(device, m->image.data(), m->image.size(), &m->remote)) return e;
+      if (cudaError_t e = load_on(device, m->image->data(), m->image->size(), &m->remote)) return e;
     *remote = m->remote;
     return cudaSuccess;
   }
@@ -116,7 +116,7 @@ cudaError_t module_on(DriverModule* m, int device, uint64_t* remote) {
     *remote = it->second;
     return cudaSuccess;
   }
-  if (cudaError_t e = load_on(device, m->image.data(), m->image.size(), remote)) return e;
+  if (cudaError_t e = load_on(device, m->image->data(), m->image->size(), remote)) return e;
   m->elsewhere[device] = *remote;
   return cudaSuccess;
 }

@@ -73,6 +73,14 @@ void DriverHandles::forget_device(int device) { drop_device(device, false); }
 
 void DriverHandles::reload_on_next_use(int device) { drop_device(device, true); }
 
+std::vector<std::shared_ptr<const std::vector<uint8_t>>> DriverHandles::images_on(int device) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> out;
+  for (const auto& [p, m] : modules_)
+    if ((m->device == device && m->remote) || m->elsewhere.count(device)) out.push_back(m->image);
+  return out;
+}
+
 void DriverHandles::drop_device(int device, bool modules) {
   std::lock_guard lock(mutex_);
   for (const auto& [p, m] : modules_) {

@@ -22,7 +22,7 @@ struct DriverModule {
   // A library (cuLibrary*, cudaLibrary*) is not bound to a context: it is
   // loaded on another device at its first use there, from this copy of its
   // image. A module is loaded again from it when its session moves.
-  std::vector<uint8_t> image;
+  std::shared_ptr<const std::vector<uint8_t>> image;
   bool library = false;
   std::unordered_map<int, uint64_t> elsewhere;  // device -> server handle
   // Its managed variables the host reaches (address -> device), under
@@ -70,6 +70,9 @@ class DriverHandles {
   // module and library there is loaded again from its image at its next
   // use, and its functions looked up again.
   void reload_on_next_use(int device);
+  // The images of the modules and libraries loaded on `device` (a move
+  // loads them on its target ahead of the pause).
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> images_on(int device);
 
  private:
   // Forgets the device's server handles; a module's too when `modules`.

@@ -26,6 +26,7 @@
 #include "client/move/content_copy.hpp"
 #include "client/move/context_settings.hpp"
 #include "client/move/graph_rebuild.hpp"
+#include "client/move/module_preload.hpp"
 #include "client/move/module_variables.hpp"
 #include "client/move/move_refusal.hpp"
 #include "client/move/moved_event_times.hpp"
@@ -231,6 +232,9 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     make_memory(*to, spec.gpu, allocations);
     ContentMovers movers(from, remote, *to, spec.gpu, allocations);
     auto page_locked = share_page_locked(*to, spec.gpu, {});
+    const PreloadOutcome preloaded = preload_modules(*to, spec.gpu, device);
+    RGPU_LOG(info, "moving session: %zu modules loaded on the target ahead (%.1f MB of images sent), %.1f ms",
+             preloaded.modules, preloaded.bytes_sent / 1e6, preloaded.ms);
     auto streams_early = remake(streams(), device, *to, spec.gpu, ObjectKind::stream);
     auto events_early = remake(events(), device, *to, spec.gpu, ObjectKind::event);
     movers.wait_ready();

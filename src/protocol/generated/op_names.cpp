@@ -34,6 +34,7 @@ const char* op_name(uint16_t op) {
     case kOpMemcpyShared: return "MemcpyShared";
     case kOpMallocAt: return "MallocAt";
     case kOpMoveCheck: return "MoveCheck";
+    case kOpModulePreload: return "ModulePreload";
     case kOpStreamCreate: return "StreamCreate";
     case kOpStreamDestroy: return "StreamDestroy";
     case kOpStreamSynchronize: return "StreamSynchronize";

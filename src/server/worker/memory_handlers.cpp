@@ -132,6 +132,7 @@ int32_t device_reset(SessionContext& s, Request& req, proto::Writer&) {
   s.surfrefs.clear();
   s.graphs.clear();
   s.exec_copies.clear();
+  s.preloaded_modules.clear();
   s.external_memories.clear();
   s.external_semaphores.clear();
   return cudaSuccess;

@@ -19,9 +19,11 @@ struct Request;
 // *missing (and no module) when neither, and the client must send it. The
 // image counts against max-session-host-memory while the worker holds it,
 // and reaches the cache (under the hash the server computes) only once the
-// backend has loaded it: nothing invalid is kept.
+// backend has loaded it: nothing invalid is kept. A module preloaded from
+// that image (kOpModulePreload) is taken instead. *verified, when given:
+// the hash this worker computed of the image (or found it cached under).
 int32_t load_module(SessionContext& s, Request& req, const std::string& hash, bool with_image, Handle* module,
-                    bool* missing);
+                    bool* missing, std::string* verified = nullptr);
 
 // Writes the description and records the function in the session; on error
 // writes nothing.

@@ -17,8 +17,10 @@ constexpr uint32_t kMaxNames = 1u << 20;
 }  // namespace
 
 int32_t load_module(SessionContext& s, Request& req, const std::string& hash, bool with_image, Handle* module,
-                    bool* missing) {
+                    bool* missing, std::string* verified) {
   *missing = false;
+  if (!with_image && !verified)
+    if ((*module = s.preloaded_modules.take(hash))) return cudaSuccess;
   if (!s.modules.room_for_one_more()) return cudaErrorMemoryAllocation;
   ModuleCache cache(s.module_cache_dir(), s.bounds().module_cache_max);
   MemoryHold held(s.host_memory);
@@ -38,7 +40,8 @@ int32_t load_module(SessionContext& s, Request& req, const std::string& hash, bo
   }
   if (int32_t e = s.backend().module_load(image, module)) return e;
   s.modules.add(*module);
-  if (with_image) cache.store(image);
+  const std::string stored = with_image ? cache.store(image) : hash;
+  if (verified) *verified = stored;
   return cudaSuccess;
 }
 
@@ -79,6 +82,22 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
+
+// A module loaded ahead of a session moving here (docs/migration.md): hash,
+// with_image -> needs_image. The session's next load of that image by hash
+// takes it (PreloadedModules).
+int32_t module_preload(SessionContext& s, Request& req, proto::Writer& out) {
+  std::string hash = req.args.get_string();
+  bool with_image = req.args.get<uint8_t>();
+  req.args.expect_end();
+  Handle module = 0;
+  bool missing = false;
+  std::string verified;
+  if (int32_t e = load_module(s, req, hash, with_image, &module, &missing, &verified)) return e;
+  out.put<uint8_t>(missing);
+  if (!missing) s.preloaded_modules.put(verified, module);
+  return cudaSuccess;
+}
 
 enum class LaunchKind { plain, cooperative, with_attributes };
 
@@ -183,6 +202,7 @@ void put_variable(SessionContext& s, Handle module, const std::string& name, Dev
 
 void register_module_handlers(Dispatcher& d) {
   d.add(proto::kOpModuleLoad, module_load);
+  d.add(proto::kOpModulePreload, module_preload);
   d.add(proto::kOpLaunchKernel, launch_kernel<LaunchKind::plain>);
   d.add(proto::kOpLaunchCooperativeKernel, launch_kernel<LaunchKind::cooperative>);
   d.add(proto::kOpLaunchKernelEx, launch_kernel<LaunchKind::with_attributes>);

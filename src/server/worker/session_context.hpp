@@ -23,6 +23,7 @@
 #include "server/worker/external_memory_table.hpp"
 #include "server/worker/fixed_address_memory.hpp"
 #include "server/worker/exec_graph_copies.hpp"
+#include "server/worker/preloaded_modules.hpp"
 #include "server/worker/graph_staging_slabs.hpp"
 #include "server/worker/graph_table.hpp"
 #include "server/worker/green_context_table.hpp"
@@ -160,6 +161,7 @@ class SessionContext {
   HandleSet streams{"streams", "max-session-streams"};
   HandleSet events{"events", "max-session-events"};
   HandleSet modules{"modules", "max-session-modules"};
+  PreloadedModules preloaded_modules;  // ahead of a move here (kOpModulePreload)
   HandleSet pools{"memory pools", "max-session-objects"};
   HandleSet pools_made_here;  // of `pools`, those cudaMemPoolCreate made (not imported, not a GPU's own)
   // The session as its IPC records name it, and who may open what it exports.
