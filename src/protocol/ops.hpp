@@ -42,9 +42,9 @@ enum Op : uint16_t {
   // count, then each reason (none: it can move); count, then each
   // allocation's base and size, in address order.
   kOpMoveCheck = 27,
-  // A module loaded ahead of a session that moves here: hash, with_image
-  // (payload: the image) -> whether the image is needed. The session's next
-  // load of that image by hash takes it.
+  // A module loaded ahead of a session that moves here: hash, with_image,
+  // the kernels to look up (payload: the image) -> whether the image is
+  // needed. The session's next load of that image by hash takes it.
   kOpModulePreload = 28,
 
   kOpStreamCreate = 30,

@@ -175,12 +175,14 @@ void ModuleRegistry::restore_moved(FatBinary* fb, int device) {
   }
 }
 
-std::vector<std::pair<const void*, size_t>> ModuleRegistry::loaded_images(int device) {
+std::vector<ModuleRegistry::LoadedImage> ModuleRegistry::loaded_images(int device) {
   std::lock_guard lock(mutex_);
-  std::vector<std::pair<const void*, size_t>> out;
-  for (const auto& fb : fatbins_)
-    if (auto it = fb->load_status.find(device); it != fb->load_status.end() && it->second == cudaSuccess)
-      out.emplace_back(fb->image, fb->size);
+  std::vector<LoadedImage> out;
+  for (const auto& fb : fatbins_) {
+    if (auto it = fb->load_status.find(device); it == fb->load_status.end() || it->second != cudaSuccess) continue;
+    LoadedImage& loaded = out.emplace_back(LoadedImage{fb->image, fb->size, {}});
+    for (const KernelEntry* k : fb->kernels) loaded.kernels.push_back(k->name);
+  }
   return out;
 }
 

@@ -109,8 +109,13 @@ class ModuleRegistry {
   void moved_device(int device, std::vector<std::pair<VarEntry*, std::vector<uint8_t>>> contents);
   // The variables loaded on `device`, with where they are there.
   std::vector<std::pair<VarEntry*, LoadedVar>> loaded_vars(int device);
-  // The fat binaries loaded on `device` (image, size).
-  std::vector<std::pair<const void*, size_t>> loaded_images(int device);
+  // The fat binaries loaded on `device`, with their kernels' names.
+  struct LoadedImage {
+    const void* image;
+    size_t size;
+    std::vector<std::string> kernels;
+  };
+  std::vector<LoadedImage> loaded_images(int device);
 
  private:
   cudaError_t load(FatBinary* fb, int device);

@@ -73,12 +73,16 @@ void DriverHandles::forget_device(int device) { drop_device(device, false); }
 
 void DriverHandles::reload_on_next_use(int device) { drop_device(device, true); }
 
-std::vector<std::shared_ptr<const std::vector<uint8_t>>> DriverHandles::images_on(int device) {
+std::vector<DriverHandles::LoadedImage> DriverHandles::images_on(int device) {
   std::lock_guard lock(mutex_);
-  std::vector<std::shared_ptr<const std::vector<uint8_t>>> out;
+  std::map<const DriverModule*, LoadedImage> out;
   for (const auto& [p, m] : modules_)
-    if ((m->device == device && m->remote) || m->elsewhere.count(device)) out.push_back(m->image);
-  return out;
+    if ((m->device == device && m->remote) || m->elsewhere.count(device)) out[p].image = m->image;
+  for (const auto& [p, f] : functions_)
+    if (auto it = out.find(f->module); it != out.end()) it->second.functions.push_back(f->name);
+  std::vector<LoadedImage> images;
+  for (auto& [m, image] : out) images.push_back(std::move(image));
+  return images;
 }
 
 void DriverHandles::drop_device(int device, bool modules) {

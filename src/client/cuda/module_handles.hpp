@@ -70,9 +70,14 @@ class DriverHandles {
   // module and library there is loaded again from its image at its next
   // use, and its functions looked up again.
   void reload_on_next_use(int device);
-  // The images of the modules and libraries loaded on `device` (a move
-  // loads them on its target ahead of the pause).
-  std::vector<std::shared_ptr<const std::vector<uint8_t>>> images_on(int device);
+  // The images of the modules and libraries loaded on `device`, with the
+  // names of the functions handed out of each (a move loads them on its
+  // target ahead of the pause).
+  struct LoadedImage {
+    std::shared_ptr<const std::vector<uint8_t>> image;
+    std::vector<std::string> functions;
+  };
+  std::vector<LoadedImage> images_on(int device);
 
  private:
   // Forgets the device's server handles; a module's too when `modules`.

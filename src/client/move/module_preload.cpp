@@ -19,11 +19,13 @@ namespace rgpu::client {
 namespace {
 
 // By hash first (the target may have it cached), with the image if it asks.
-bool preload(Session& to, int gpu, const void* image, size_t size, size_t* sent) {
+bool preload(Session& to, int gpu, const void* image, size_t size, const std::vector<std::string>& kernels,
+             size_t* sent) {
   const std::string hash = fatbin::fatbin_hash({static_cast<const std::byte*>(image), size});
   for (uint8_t with_image = 0; with_image < 2; ++with_image) {
     proto::Writer w;
-    w.put_string(hash).put(with_image);
+    w.put_string(hash).put(with_image).put<uint32_t>(static_cast<uint32_t>(kernels.size()));
+    for (const auto& k : kernels) w.put_string(k);
     iovec payload{const_cast<void*>(image), size};
     std::vector<uint8_t> reply;
     if (cudaError_t e = to.call(proto::kOpModulePreload, static_cast<uint16_t>(gpu), w.bytes(),
@@ -45,10 +47,10 @@ bool preload(Session& to, int gpu, const void* image, size_t size, size_t* sent)
 PreloadOutcome preload_modules(Session& to, int gpu, int device) {
   const auto start = std::chrono::steady_clock::now();
   PreloadOutcome outcome;
-  for (const auto& [image, size] : ModuleRegistry::get().loaded_images(device))
-    outcome.modules += preload(to, gpu, image, size, &outcome.bytes_sent);
-  for (const auto& image : DriverHandles::get().images_on(device))
-    outcome.modules += preload(to, gpu, image->data(), image->size(), &outcome.bytes_sent);
+  for (const auto& m : ModuleRegistry::get().loaded_images(device))
+    outcome.modules += preload(to, gpu, m.image, m.size, m.kernels, &outcome.bytes_sent);
+  for (const auto& m : DriverHandles::get().images_on(device))
+    outcome.modules += preload(to, gpu, m.image->data(), m.image->size(), m.functions, &outcome.bytes_sent);
   outcome.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return outcome;
 }

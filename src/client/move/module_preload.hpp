@@ -1,8 +1,8 @@
 // The session's modules loaded on a move's target ahead of the pause
 // (docs/migration.md): NVIDIA's libraries hand over images of hundreds of
-// megabytes, each taking hundreds of milliseconds to load. The target keeps
-// them (kOpModulePreload); the session's loads there after the move, as
-// ever lazy, take them at once.
+// megabytes, and the driver loads each kernel's code at its first lookup. The
+// target keeps them, their kernels looked up (kOpModulePreload); the
+// session's loads there after the move, as ever lazy, take them at once.
 #pragma once
 #include <cstddef>
 

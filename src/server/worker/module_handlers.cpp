@@ -84,18 +84,30 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
 
 
 // A module loaded ahead of a session moving here (docs/migration.md): hash,
-// with_image -> needs_image. The session's next load of that image by hash
-// takes it (PreloadedModules).
+// with_image, count, then each kernel the session used of it -> needs_image.
+// The kernels are looked up too: the driver loads each kernel's code at its
+// first lookup, which would otherwise fall in the session's pause. The
+// session's next load of that image by hash takes the module (PreloadedModules).
 int32_t module_preload(SessionContext& s, Request& req, proto::Writer& out) {
   std::string hash = req.args.get_string();
   bool with_image = req.args.get<uint8_t>();
+  auto nk = req.args.get<uint32_t>();
+  if (nk > kMaxNames) return cudaErrorInvalidValue;
+  std::vector<std::string> kernels(nk);
+  for (auto& k : kernels) k = req.args.get_string();
   req.args.expect_end();
   Handle module = 0;
   bool missing = false;
   std::string verified;
   if (int32_t e = load_module(s, req, hash, with_image, &module, &missing, &verified)) return e;
   out.put<uint8_t>(missing);
-  if (!missing) s.preloaded_modules.put(verified, module);
+  if (missing) return cudaSuccess;
+  for (const auto& name : kernels) {
+    Handle fn = 0;
+    std::vector<KernelParam> params;
+    s.backend().module_get_function(module, name, &fn, &params);
+  }
+  s.preloaded_modules.put(verified, module);
   return cudaSuccess;
 }
 
