@@ -47,13 +47,23 @@ int32_t load_module(SessionContext& s, Request& req, const std::string& hash, bo
 
 namespace {
 
+// A module load's head: the image's hash, whether the image comes with the
+// request, and the kernels to look up; false when it names too many.
+bool get_module_head(proto::Reader& r, std::string* hash, bool* with_image, std::vector<std::string>* kernels) {
+  *hash = r.get_string();
+  *with_image = r.get<uint8_t>();
+  auto n = r.get<uint32_t>();
+  if (n > kMaxNames) return false;
+  kernels->resize(n);
+  for (auto& k : *kernels) k = r.get_string();
+  return true;
+}
+
 int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
-  std::string hash = req.args.get_string();
-  bool with_image = req.args.get<uint8_t>();
-  auto nk = req.args.get<uint32_t>();
-  if (nk > kMaxNames) return cudaErrorInvalidValue;
-  std::vector<std::string> kernels(nk);
-  for (auto& k : kernels) k = req.args.get_string();
+  std::string hash;
+  bool with_image;
+  std::vector<std::string> kernels;
+  if (!get_module_head(req.args, &hash, &with_image, &kernels)) return cudaErrorInvalidValue;
   auto nv = req.args.get<uint32_t>();
   if (nv > kMaxNames) return cudaErrorInvalidValue;
   std::vector<std::pair<std::string, uint64_t>> vars(nv);
@@ -82,19 +92,16 @@ int32_t module_load(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
-
 // A module loaded ahead of a session moving here (docs/migration.md): hash,
 // with_image, count, then each kernel the session used of it -> needs_image.
 // The kernels are looked up too: the driver loads each kernel's code at its
 // first lookup, which would otherwise fall in the session's pause. The
 // session's next load of that image by hash takes the module (PreloadedModules).
 int32_t module_preload(SessionContext& s, Request& req, proto::Writer& out) {
-  std::string hash = req.args.get_string();
-  bool with_image = req.args.get<uint8_t>();
-  auto nk = req.args.get<uint32_t>();
-  if (nk > kMaxNames) return cudaErrorInvalidValue;
-  std::vector<std::string> kernels(nk);
-  for (auto& k : kernels) k = req.args.get_string();
+  std::string hash;
+  bool with_image;
+  std::vector<std::string> kernels;
+  if (!get_module_head(req.args, &hash, &with_image, &kernels)) return cudaErrorInvalidValue;
   req.args.expect_end();
   Handle module = 0;
   bool missing = false;
