@@ -4,7 +4,7 @@
 # to server B while two of its threads keep calling; its memory, streams,
 # events, graphs and module variable hold and work there (e2e_migrate
 # checks), A no longer lists it and B does. Then a session holding a CUDA
-# array and a graph with a host node is refused with the reasons, stays on A and keeps working; a move to an absent
+# array and a graph with a memory node is refused with the reasons, stays on A and keeps working; a move to an absent
 # server and one without the job key are refused. A session is then moved
 # through A's admin endpoint (HTTP, the job key proven over a challenge),
 # and back from B to A.
@@ -90,7 +90,7 @@ if out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker" --to "$b/0" "
   fail "a session holding an array moved: $out"
 fi
 grep -q "CUDA arrays" <<<"$out" || fail "the refusal does not name the array: $out"
-grep -q "host nodes" <<<"$out" || fail "the refusal does not name the graph's host node: $out"
+grep -q "memory nodes" <<<"$out" || fail "the refusal does not name the graph's memory node: $out"
 [ "$(worker_of "$a" "$app_pid")" = "$worker" ] || fail "the refused session left A"
 # A target that does not answer: refused, the session stays.
 if out=$("$rgpu" migrate --key-file "$dir/key" --session "$worker" --to "127.0.0.1:$((port + 2))/0" "$a" 2>&1); then

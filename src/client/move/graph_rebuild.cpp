@@ -9,6 +9,7 @@
 #include "client/cuda/module_handles.hpp"
 #include "client/cuda/module_loading.hpp"
 #include "client/graph/handles.hpp"
+#include "client/graph/node_params.hpp"
 #include "client/move/move_refusal.hpp"
 #include "common/log.hpp"
 #include "protocol/ops.hpp"
@@ -44,9 +45,10 @@ std::vector<MovedGraph> ask_worker(Session& from, int remote, KernelAttributes* 
   return graphs;
 }
 
-// The image's kernels as the client knows them, its events the target's.
-void name_as_known(GraphImage& image, int device, const std::map<uint64_t, uint64_t>& events_now,
-                   std::map<uint64_t, GraphKernel>* kernels) {
+// The image's kernels and host functions as the client knows them, its
+// events the target's.
+void name_as_known(GraphImage& image, int device, const std::map<uint64_t, uint64_t>& events_now, MovedGraphs* moved) {
+  auto* kernels = &moved->kernels;
   for (auto& node : image.nodes) {
     auto& p = node.params;
     if (p.type == cudaGraphNodeTypeKernel && !kernels->count(p.function)) {
@@ -60,7 +62,13 @@ void name_as_known(GraphImage& image, int device, const std::map<uint64_t, uint6
       if (it == events_now.end()) throw MoveRefusal("a graph records or waits for an event the application destroyed");
       p.handle = it->second;
     }
-    for (auto& child : node.child) name_as_known(child, device, events_now, kernels);
+    if (p.type == cudaGraphNodeTypeHost && !moved->host_functions.count(p.handle)) {
+      GraphHostFunction f{};
+      if (!node_host_function(p, &f.fn, &f.user_data))
+        throw MoveRefusal("a graph's host node runs a function the client does not know");
+      moved->host_functions[p.handle] = f;
+    }
+    for (auto& child : node.child) name_as_known(child, device, events_now, moved);
   }
 }
 
@@ -125,9 +133,14 @@ class AddressesNow {
   int device_;
 };
 
-void point_at_target(GraphImage& image, const std::map<uint64_t, uint64_t>& functions, const AddressesNow& now) {
+void point_at_target(GraphImage& image, const std::map<uint64_t, uint64_t>& functions,
+                     const std::map<uint64_t, uint64_t>& host_functions, const AddressesNow& now) {
   for (auto& node : image.nodes) {
     auto& p = node.params;
+    if (p.type == cudaGraphNodeTypeHost) {
+      auto it = host_functions.find(p.handle);
+      p.handle = it == host_functions.end() ? 0 : it->second;
+    }
     if (p.type == cudaGraphNodeTypeKernel) {
       auto it = functions.find(p.function);
       p.function = it == functions.end() ? 0 : it->second;
@@ -138,7 +151,7 @@ void point_at_target(GraphImage& image, const std::map<uint64_t, uint64_t>& func
       if (!(p.host_sides & proto::kHostDst)) p.dst = now(p.dst);
       if (!(p.host_sides & proto::kHostSrc)) p.src = now(p.src);
     }
-    for (auto& child : node.child) point_at_target(child, functions, now);
+    for (auto& child : node.child) point_at_target(child, functions, host_functions, now);
   }
 }
 
@@ -177,7 +190,7 @@ MovedGraphs read_graphs(Session& from, int remote, int device, const std::map<ui
   MovedGraphs moved;
   KernelAttributes attributes;
   moved.graphs = ask_worker(from, remote, &attributes);
-  for (auto& g : moved.graphs) name_as_known(g.image, device, events_now, &moved.kernels);
+  for (auto& g : moved.graphs) name_as_known(g.image, device, events_now, &moved);
   for (auto& [function, kernel] : moved.kernels) kernel.attributes = std::move(attributes[function]);
   moved.vars = std::move(vars);
   return moved;
@@ -194,13 +207,21 @@ void build_graphs(MovedGraphs moved, Session& to, int gpu, int device) {
     else
       functions[was] = now;
   }
+  std::map<uint64_t, uint64_t> host_functions;  // the old session's callback number -> the target's
+  for (const auto& [was, f] : moved.host_functions) {
+    GraphNodeParams p;
+    if (cudaError_t e = host_node(device, f.fn, f.user_data, &p))
+      RGPU_LOG(error, "moved session: a graph's host function is lost (%s)", cudaGetErrorName(e));
+    else
+      host_functions[was] = p.handle;
+  }
   const auto loaded = std::chrono::steady_clock::now();
   const AddressesNow addresses(std::move(moved.vars), device);
   std::map<uint64_t, uint64_t> graphs_now, nodes_now, execs_now;
   // The application's graphs first: executable graphs name their nodes.
   std::stable_partition(moved.graphs.begin(), moved.graphs.end(), [](const MovedGraph& g) { return !g.exec; });
   for (MovedGraph& g : moved.graphs) {
-    point_at_target(g.image, functions, addresses);
+    point_at_target(g.image, functions, host_functions, addresses);
     uint64_t source = 0;
     if (g.exec) {
       auto it = graphs_now.find(g.source);

@@ -35,9 +35,16 @@ struct GraphKernel {
   std::vector<std::pair<int32_t, int32_t>> attributes;
 };
 
+// A host node's function, registered again with the target's session.
+struct GraphHostFunction {
+  cudaHostFn_t fn;
+  void* user_data;
+};
+
 struct MovedGraphs {
   std::vector<MovedGraph> graphs;
   std::map<uint64_t, GraphKernel> kernels;  // by the old server's function
+  std::map<uint64_t, GraphHostFunction> host_functions;  // by the old session's callback number
   // The module variables by their old addresses: copies in graphs name them.
   std::vector<std::pair<VarEntry*, LoadedVar>> vars;
 };

@@ -124,7 +124,10 @@ class ImageWriter {
         node->child.push_back(write(child, {}, {}, depth + 1));
         return true;
       }
-      case cudaGraphNodeTypeHost: return refuse("a graph with host nodes (cudaLaunchHostFunc, cudaGraphAddHostNode)");
+      case cudaGraphNodeTypeHost:  // by the client's number of its callback
+        if (p.host_sides) return refuse("a graph copying pageable host memory (staged by rgpu over tcp)");
+        p.handle = HostNodeRecords::id(p.handle);
+        return true;
       case cudaGraphNodeTypeMemAlloc:
       case cudaGraphNodeTypeMemFree: return refuse("a graph with memory nodes (cudaMallocAsync in a graph)");
       case cudaGraphNodeTypeConditional: return refuse("a graph with conditional nodes");
@@ -265,7 +268,8 @@ int32_t add_from_image(SessionContext& s, uint64_t graph, const GraphImageNode& 
     case cudaGraphNodeTypeMemset:
     case cudaGraphNodeTypeEmpty:
     case cudaGraphNodeTypeEventRecord:
-    case cudaGraphNodeTypeWaitEvent: break;
+    case cudaGraphNodeTypeWaitEvent:
+    case cudaGraphNodeTypeHost: break;
     case cudaGraphNodeTypeGraph: {  // the node takes a copy of the child graph
       uint64_t child = 0;
       std::vector<uint64_t> child_nodes;

@@ -11,10 +11,10 @@
 // The program also holds its module variable's address, which must still
 // name the variable after the move, though the module loads elsewhere.
 // Its graphs move too: a captured step instantiated and its graph destroyed
-// (as PyTorch does), and a graph it keeps, with a child graph, a node it
-// updates in the executable graph after the move and one disabled there.
-// With `array` it also holds a CUDA array and a graph with a host node,
-// which a move refuses: the session stays and keeps working.
+// (as PyTorch does), and a graph it keeps, with a child graph, a host node,
+// a node it updates in the executable graph after the move and one disabled
+// there. With `array` it also holds a CUDA array and a graph with a memory
+// node, which a move refuses: the session stays and keeps working.
 //   usage: e2e_migrate SIGNAL_FILE [array]
 #include <unistd.h>
 
@@ -47,7 +47,8 @@ bool signalled(const char* path) { return access(path, F_OK) == 0; }
 
 constexpr size_t kGraphBytes = 1 << 16;
 
-void nothing(void*) {}
+std::atomic<int> g_host_runs{0};
+void count_run(void*) { ++g_host_runs; }
 
 cudaMemsetParams fill_params(void* dst, unsigned char value, size_t bytes) {
   cudaMemsetParams p{};
@@ -145,14 +146,17 @@ int main(int argc, char** argv) {
   cudaArray_t array = nullptr;
   int* symbol_address = nullptr;
   OK(cudaGetSymbolAddress(reinterpret_cast<void**>(&symbol_address), g_values));
-  cudaGraph_t with_host_node = nullptr;
+  cudaGraph_t with_memory_node = nullptr;
   if (hold_array) {
     cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
     OK(cudaMallocArray(&array, &desc, 64, 4));
-    cudaHostNodeParams host{nothing, nullptr};
-    cudaGraphNode_t host_node;
-    OK(cudaGraphCreate(&with_host_node, 0));
-    OK(cudaGraphAddHostNode(&host_node, with_host_node, nullptr, 0, &host));
+    cudaMemAllocNodeParams alloc{};
+    alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+    alloc.poolProps.location = {cudaMemLocationTypeDevice, 0};
+    alloc.bytesize = 1 << 20;
+    cudaGraphNode_t alloc_node;
+    OK(cudaGraphCreate(&with_memory_node, 0));
+    OK(cudaGraphAddMemAllocNode(&alloc_node, with_memory_node, nullptr, 0, &alloc));
   }
   // A step captured, instantiated and its graph destroyed, as PyTorch does.
   unsigned char *graph_in = nullptr, *graph_out = nullptr;
@@ -174,8 +178,8 @@ int main(int argc, char** argv) {
   OK(cudaGraphLaunch(step, nonblocking));
   OK(cudaStreamSynchronize(nonblocking));
   CHECK(all(read_back(graph_out, kGraphBytes), 0x11));
-  // A graph it keeps: a fill, a child graph copying, and a fill disabled in
-  // the executable graph.
+  // A graph it keeps: a fill, a child graph copying, a host node counting
+  // its runs, and a fill disabled in the executable graph.
   cudaGraph_t kept = nullptr, child = nullptr;
   OK(cudaGraphCreate(&kept, 0));
   OK(cudaGraphCreate(&child, 0));
@@ -187,12 +191,16 @@ int main(int argc, char** argv) {
   OK(cudaGraphAddChildGraphNode(&child_node, kept, &fill, 1, child));
   const cudaMemsetParams skip_with = fill_params(graph_out, 0xee, 16);
   OK(cudaGraphAddMemsetNode(&skipped, kept, &child_node, 1, &skip_with));
+  cudaGraphNode_t counted;
+  const cudaHostNodeParams count_with{count_run, nullptr};
+  OK(cudaGraphAddHostNode(&counted, kept, &skipped, 1, &count_with));
   cudaGraphExec_t kept_exec = nullptr;
   OK(cudaGraphInstantiate(&kept_exec, kept, 0));
   OK(cudaGraphNodeSetEnabled(kept_exec, skipped, 0));
   OK(cudaGraphLaunch(kept_exec, nonblocking));
   OK(cudaStreamSynchronize(nonblocking));
   CHECK(all(read_back(graph_out, kGraphBytes), 0x22));
+  CHECK(g_host_runs == 1);
 
   // A second thread keeps copying through its own buffer while the session moves.
   std::atomic<bool> thread_ok{true};
@@ -372,6 +380,7 @@ int main(int argc, char** argv) {
   OK(cudaGraphLaunch(kept_exec, urgent));
   OK(cudaStreamSynchronize(urgent));
   CHECK(all(read_back(graph_out, kGraphBytes), 0x33));  // the disabled fill still is
+  CHECK(g_host_runs == 2);  // the host node runs on the new server too
   unsigned enabled = 1;
   OK(cudaGraphNodeGetEnabled(kept_exec, skipped, &enabled));
   CHECK(enabled == 0);
@@ -381,6 +390,7 @@ int main(int argc, char** argv) {
   OK(cudaStreamSynchronize(urgent));
   std::vector<unsigned char> graph_result = read_back(graph_out, kGraphBytes);
   CHECK(graph_result[0] == 0xee && graph_result[15] == 0xee && graph_result[16] == 0x22);
+  CHECK(g_host_runs == 3);
   OK(cudaGraphExecDestroy(kept_again));
   OK(cudaGraphExecDestroy(kept_exec));
   OK(cudaGraphExecDestroy(step));
@@ -390,7 +400,7 @@ int main(int argc, char** argv) {
   OK(cudaFree(graph_in));
   OK(cudaFree(graph_out));
   if (hold_array) {
-    OK(cudaGraphDestroy(with_host_node));
+    OK(cudaGraphDestroy(with_memory_node));
     std::vector<float> cells(64 * 4, 2.5f), got(64 * 4);
     OK(cudaMemcpy2DToArray(array, 0, 0, cells.data(), 64 * sizeof(float), 64 * sizeof(float), 4, cudaMemcpyHostToDevice));
     OK(cudaMemcpy2DFromArray(got.data(), 64 * sizeof(float), array, 0, 0, 64 * sizeof(float), 4, cudaMemcpyDeviceToHost));
