@@ -29,6 +29,7 @@
 #include "protocol/external_wire.hpp"
 #include "protocol/frame_io.hpp"
 #include "protocol/generated/ops_generated.hpp"
+#include "protocol/graph_image.hpp"
 #include "protocol/graph_node.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/ops.hpp"
@@ -670,6 +671,108 @@ TEST_F(ServerFault, GraphStagingIsCheckedPerSession) {
   host.host_sides = proto::kStagingDst;
   EXPECT_EQ(add_node(*a, after_reset, host), cudaErrorInvalidValue);
   expect_healthy();
+}
+
+// A moved session's graphs arrive as images (kOpGraphBuild): every node is
+// checked as the graph calls check it, so an image cannot reach another
+// session's memory or kernels, nor name nodes it does not hold; a malformed
+// image ends only its request; a graph built right runs. Modules preloaded
+// for a move (kOpModulePreload) must be real images.
+TEST_F(ServerFault, MovedGraphImagesAreCheckedAsGraphCalls) {
+  auto a = session();
+  auto b = session();
+  std::vector<uint8_t> reply;
+  proto::Writer m;
+  m.put<uint64_t>(256);
+  ASSERT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  const uint64_t ptr = proto::Reader(reply).get<uint64_t>();
+  auto fill = [](uint64_t dst, uint32_t value) {
+    proto::GraphImageNode n;
+    n.params.type = cudaGraphNodeTypeMemset;
+    n.params.dst = dst;
+    n.params.value = value;
+    n.params.element_size = 1;
+    n.params.width = n.params.dst_pitch = 256;
+    n.params.height = 1;
+    return n;
+  };
+  // Sends an image; the build's outcome (its own status in the reply).
+  auto build = [&](client::Session& s, const proto::GraphImage& image, bool exec, uint64_t* made = nullptr,
+                   std::string* step = nullptr) -> int32_t {
+    proto::Writer w;
+    w.put<uint8_t>(exec).put<uint64_t>(0).put<uint64_t>(0);
+    proto::put_graph_image(w, image);
+    if (int32_t e = s.call(proto::kOpGraphBuild, 0, w.bytes(), {}, reply)) return e;
+    proto::Reader r(reply);
+    const int32_t status = r.get<int32_t>();
+    r.get<uint32_t>();
+    r.get<int32_t>();
+    const std::string why = r.get_string();
+    if (step) *step = why;
+    if (!status && made) *made = r.get<uint64_t>();
+    return status;
+  };
+  proto::GraphImage foreign;
+  foreign.nodes.push_back(fill(ptr, 1));
+  std::string step;
+  EXPECT_EQ(build(*b, foreign, false, nullptr, &step), cudaErrorInvalidValue);  // a's memory
+  EXPECT_EQ(step, "its parameters");
+  proto::GraphImage kernel;
+  kernel.nodes.resize(1);
+  kernel.nodes[0].params.type = cudaGraphNodeTypeKernel;
+  kernel.nodes[0].params.function = 0x42;
+  EXPECT_EQ(build(*a, kernel, false), cudaErrorInvalidDeviceFunction);
+  proto::GraphImage host;  // a host node naming no callback
+  host.nodes.resize(1);
+  host.nodes[0].params.type = cudaGraphNodeTypeHost;
+  EXPECT_EQ(build(*a, host, false), cudaErrorInvalidValue);
+  proto::GraphImage alloc;  // node kinds a source never writes
+  alloc.nodes.resize(1);
+  alloc.nodes[0].params.type = cudaGraphNodeTypeMemAlloc;
+  alloc.nodes[0].params.width = 1 << 20;
+  EXPECT_EQ(build(*a, alloc, false), cudaErrorNotSupported);
+  proto::GraphImage claims = foreign;  // an executable graph's node standing for one it does not hold
+  claims.nodes[0].params.dst = ptr;
+  claims.nodes[0].original = 0x1234;
+  EXPECT_EQ(build(*a, claims, true), cudaErrorInvalidValue);
+  // Malformed: a dependency on a later node, a child graph node without its graph.
+  proto::Writer later;
+  later.put<uint8_t>(0).put<uint64_t>(0).put<uint64_t>(0).put<uint32_t>(1);
+  later.put<uint64_t>(1).put<uint64_t>(0).put<uint32_t>(1).put<uint32_t>(1).put<uint32_t>(0);
+  EXPECT_NE(a->call(proto::kOpGraphBuild, 0, later.bytes(), {}, reply), cudaSuccess);
+
+  // Built right, with a child graph and a disabled node: it runs.
+  proto::GraphImage good;
+  good.nodes.push_back(fill(ptr, 7));
+  proto::GraphImageNode child;
+  child.params.type = cudaGraphNodeTypeGraph;
+  child.child.resize(1);
+  child.child[0].nodes.push_back(fill(ptr, 9));
+  child.deps = {0};
+  good.nodes.push_back(child);
+  good.nodes.push_back(fill(ptr, 5));
+  good.nodes[2].deps = {1};
+  good.nodes[2].enabled = 0;
+  uint64_t exec = 0;
+  ASSERT_EQ(build(*a, good, true, &exec), cudaSuccess);
+  proto::Writer launch;
+  launch.put<uint64_t>(exec).put<uint64_t>(0);
+  ASSERT_EQ(a->call(proto::kOpGraphLaunch, 0, launch.bytes(), {}, reply), cudaSuccess);
+  std::vector<uint8_t> back(256);
+  proto::Writer d2h;
+  d2h.put<uint64_t>(ptr).put<uint64_t>(256).put<uint64_t>(0);
+  ASSERT_EQ(a->call_into(proto::kOpMemcpyDtoH, 0, d2h.bytes(), back.data(), back.size(), reply), cudaSuccess);
+  EXPECT_EQ(back, std::vector<uint8_t>(256, 9));  // the child graph's fill last: the disabled one did not run
+  EXPECT_EQ(b->call(proto::kOpGraphLaunch, 0, launch.bytes(), {}, reply), cudaErrorInvalidValue);
+
+  // A preload with an image that is none is refused; the sessions go on.
+  std::vector<uint8_t> junk(64, 0x5a);
+  iovec image{junk.data(), junk.size()};
+  proto::Writer preload;
+  preload.put_string(std::string(64, '0')).put<uint8_t>(1).put<uint32_t>(0);
+  EXPECT_NE(a->call(proto::kOpModulePreload, 0, preload.bytes(), {&image, 1}, reply), cudaSuccess);
+  EXPECT_EQ(b->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
+  EXPECT_EQ(a->call(proto::kOpMalloc, 0, m.bytes(), {}, reply), cudaSuccess);
 }
 
 TEST_F(ServerFault, GraphHandlesAreCheckedPerSession) {
