@@ -510,8 +510,7 @@ TEST(ExecGraphCopies, TheCopyOutlivesItsGraphAndFollowsTheExecutableGraphsUpdate
   ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
   ASSERT_EQ(g.add_node(&set, graph, {}, memset_node(at(h, 0), 1, 4)), cudaSuccess);
   ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
-  const uint64_t graph_nodes[] = {set};
-  ASSERT_TRUE(copies.keep(g, exec, graph, 0, graph_nodes));
+  ASSERT_TRUE(copies.keep(g, exec, graph, 0));
   ASSERT_EQ(g.graph_destroy(graph), cudaSuccess);
 
   ExecGraphCopies::Copy copy;
@@ -543,4 +542,35 @@ TEST(ExecGraphCopies, TheCopyOutlivesItsGraphAndFollowsTheExecutableGraphsUpdate
   EXPECT_EQ(copies.exec_node(rebuilt, 777), 777u);
   copies.drop(g, exec);
   EXPECT_FALSE(copies.find(exec, &copy));
+}
+
+// XLA updates nodes of child graphs in its executable graphs: the copy maps
+// those too, and follows their updates.
+TEST(ExecGraphCopies, NodesOfChildGraphsAreFollowed) {
+  FakeHooks h;
+  HostGraphs g(h);
+  ExecGraphCopies copies;
+  uint64_t inner, inner_set, graph, child_node, exec;
+  ASSERT_EQ(g.graph_create(&inner), cudaSuccess);
+  ASSERT_EQ(g.add_node(&inner_set, inner, {}, memset_node(at(h, 0), 1, 4)), cudaSuccess);
+  ASSERT_EQ(g.graph_create(&graph), cudaSuccess);
+  GraphNodeParams child;
+  child.type = cudaGraphNodeTypeGraph;
+  child.handle = inner;
+  ASSERT_EQ(g.add_node(&child_node, graph, {}, child), cudaSuccess);
+  uint64_t embedded = 0;
+  ASSERT_EQ(g.child_graph(child_node, &embedded), cudaSuccess);
+  const std::vector<uint64_t> embedded_nodes = nodes_of(g, embedded);
+  ASSERT_EQ(embedded_nodes.size(), 1u);
+  ASSERT_EQ(g.instantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_TRUE(copies.keep(g, exec, graph, 0));
+  ExecGraphCopies::Copy copy;
+  ASSERT_TRUE(copies.find(exec, &copy));
+  ASSERT_EQ(copy.nodes.count(embedded_nodes[0]), 1u);
+  copies.set_params(g, exec, embedded_nodes[0], memset_node(at(h, 0), 6, 4));
+  ASSERT_TRUE(copies.find(exec, &copy));
+  EXPECT_FALSE(copy.stale);
+  GraphNodeParams p;
+  ASSERT_EQ(g.node_params(copy.nodes[embedded_nodes[0]], &p), cudaSuccess);
+  EXPECT_EQ(p.value, 6u);
 }

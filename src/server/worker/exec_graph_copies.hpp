@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -26,19 +25,20 @@ class ExecGraphCopies {
   struct Copy {
     uint64_t graph = 0;  // the backend's copy
     uint64_t flags = 0;  // the instantiation's
-    // A node of the graph the application made the executable graph from -> the copy's node.
+    // A node of the graph the application made the executable graph from (or
+    // of its child graphs) -> the copy's node.
     std::unordered_map<uint64_t, uint64_t> nodes;
     std::unordered_map<uint64_t, uint32_t> enabled;  // the copy's node -> as set on the executable graph
     bool made_from_copy = false;                     // built here by a move
-    // Updated in a node the copy does not map (a child graph's): it no longer
-    // runs as the executable graph does.
+    // Updated in a node the copy does not map: it no longer runs as the
+    // executable graph does.
     bool stale = false;
   };
 
-  // `exec` was made from (or updated to) `graph`, whose nodes are
-  // `graph_nodes`: a copy of it replaces the one kept. False when the
+  // `exec` was made from (or updated to) `graph`: a copy of it replaces the
+  // one kept, its nodes mapped to the graph's at every depth. False when the
   // backend cannot copy the graph: the executable graph then cannot move.
-  bool keep(GraphBackend& b, uint64_t exec, uint64_t graph, uint64_t flags, std::span<const uint64_t> graph_nodes);
+  bool keep(GraphBackend& b, uint64_t exec, uint64_t graph, uint64_t flags);
   // A move built `exec` here from `copy` (the copy's now).
   void adopt(uint64_t exec, Copy copy);
   void drop(GraphBackend& b, uint64_t exec);

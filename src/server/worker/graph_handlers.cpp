@@ -473,9 +473,7 @@ GraphMemoryEffect graph_memory_effect(SessionContext& s, uint64_t g) {
 
 // A copy of the graph the executable graph runs, for a move (exec_graph_copies.hpp).
 void keep_copy(SessionContext& s, uint64_t exec, uint64_t graph, uint64_t flags) {
-  std::vector<uint64_t> nodes;
-  graphs(s).nodes(graph, &nodes);
-  if (!s.exec_copies.keep(graphs(s), exec, graph, flags, nodes))
+  if (!s.exec_copies.keep(graphs(s), exec, graph, flags))
     RGPU_LOG(debug, "executable graph %#llx: its graph could not be copied; it cannot move",
              static_cast<unsigned long long>(exec));
 }

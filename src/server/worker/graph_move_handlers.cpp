@@ -161,7 +161,7 @@ std::vector<Written> write_graphs(SessionContext& s, std::set<std::string>& reas
       reasons.insert("an executable graph whose graph the worker could not copy");
       continue;
     }
-    if (copy.stale) reasons.insert("an executable graph updated in a node of its child graphs");
+    if (copy.stale) reasons.insert("an executable graph updated in a node its copy does not follow");
     std::unordered_map<uint64_t, uint64_t> originals;  // the copy's node -> the application's
     for (const auto& [named, copied] : copy.nodes) originals[copied] = named;
     written.push_back({exec, true, copy.flags, source, writer.write(copy.graph, originals, copy.enabled)});

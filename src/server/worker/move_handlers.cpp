@@ -22,10 +22,10 @@ struct Held {
 // Mapped memory that does not move: all but the application's page-locked
 // memory shared over shm and mapped here at the application's own address,
 // which the target maps at that address too, so the GPU reaches it where it
-// did (the client checks).
+// did (the client checks); virtual memory counts as such.
 size_t mapped_that_stays(const SessionContext& s) {
   size_t n = 0;
-  for (const auto& [base, size] : s.mapped.list()) n += s.shared_client(base, size) != base;
+  for (const auto& [base, size] : s.mapped.list()) n += s.shared_client(base, size) != base && !s.vmm.accessible(base, size);
   return n;
 }
 

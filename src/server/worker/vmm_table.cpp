@@ -95,3 +95,15 @@ std::vector<std::pair<uint64_t, size_t>> VmmTable::take_access(uint64_t base, si
 }
 
 }  // namespace rgpu::server
+
+namespace rgpu::server {
+
+bool VmmTable::accessible(uint64_t base, size_t size) const {
+  std::lock_guard lock(mutex_);
+  auto it = access_.upper_bound(base);
+  if (it == access_.begin()) return false;
+  --it;
+  return base - it->first <= it->second && size <= it->second - (base - it->first);
+}
+
+}  // namespace rgpu::server

@@ -50,6 +50,8 @@ class VmmTable {
   // Takes out the ranges that overlap [base, +size), or also those that only
   // touch it; each as {base, size}.
   std::vector<std::pair<uint64_t, size_t>> take_access(uint64_t base, size_t size, bool touching);
+  // [base, +size) lies in a range made accessible.
+  bool accessible(uint64_t base, size_t size) const;
 
  private:
   mutable std::mutex mutex_;

@@ -5,11 +5,12 @@
 # same run unmoved: losses must be equal, step for step. Pause time (the
 # client's log) against its floor (copy_floor.py: the bytes moved over the
 # measured read and write bandwidths of the same transport). A training step
-# captured in a CUDA graph moves too: its graph is made again on B.
+# captured in a CUDA graph moves too: its graph is made again on B. Model
+# "jax" trains an MLP with JAX instead (train_moved_jax.py: XLA's command buffers).
 # Writes OUT/migration.md.
 #   usage: run_migrate.sh OUT_DIR [BUILD_DIR] [TRANSPORTS] [MODELS]   (ports RGPU_PORT+40, +41)
 set -uo pipefail
-out=$1 build=${2:-build-gpu} transports=${3:-"tcp shm"} models=${4:-"cnn transformer graphed"}
+out=$1 build=${2:-build-gpu} transports=${3:-"tcp shm"} models=${4:-"cnn transformer graphed jax"}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/migration"
 out=$(cd "$out" && pwd)
@@ -54,9 +55,11 @@ for t in $transports; do
   floor=$("$rgpu" run -- python3 "$here/copy_floor.py" 2>/dev/null | awk '/FLOOR/ {print $3, $5}')
   for model in $models; do
     base=$dir/$t-$model-unmoved.log run=$dir/$t-$model-moved.log
-    "$rgpu" run -- python3 "$here/train_moved.py" "$model" $steps >"$base" 2>&1
+    trainer=$here/train_moved.py
+    [ "$model" = jax ] && trainer=$here/train_moved_jax.py
+    "$rgpu" run -- python3 "$trainer" "$model" $steps >"$base" 2>&1
     rm -f "$dir/ready" "$dir/moved"
-    "$rgpu" run -- python3 "$here/train_moved.py" "$model" $steps $at "$dir/ready" "$dir/moved" >"$run" 2>&1 &
+    "$rgpu" run -- python3 "$trainer" "$model" $steps $at "$dir/ready" "$dir/moved" >"$run" 2>&1 &
     app=$!
     for _ in $(seq 1200); do [ -e "$dir/ready" ] && break; sleep 0.05; done
     app_pid=$(cat "$dir/ready" 2>/dev/null)
