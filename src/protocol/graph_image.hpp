@@ -21,13 +21,13 @@ struct KernelNodeAttribute {
 struct GraphImage;
 
 struct GraphImageNode {
-  uint64_t handle = 0;    // the node on the worker that wrote the image
+  uint64_t handle = 0;  // the node on the worker that wrote the image
   // In an executable graph's image: the node of the graph it was made from
   // that this one stands for (the application names that one in updates), or 0.
   uint64_t original = 0;
-  uint32_t enabled = 1;         // as set on the executable graph
-  std::vector<uint32_t> deps;   // earlier nodes, by index
-  GraphNodeParams params;       // a child graph node's handle is unused: see child
+  uint32_t enabled = 1;        // as set on the executable graph
+  std::vector<uint32_t> deps;  // earlier nodes, by index
+  GraphNodeParams params;      // a child graph node's handle is unused: see child
   std::vector<KernelNodeAttribute> attributes;
   std::vector<GraphImage> child;  // a child graph node's graph: exactly one
 };
@@ -75,11 +75,13 @@ inline GraphImage get_graph_image(Reader& r, uint32_t depth = 0) {
       if ((d = r.get<uint32_t>()) >= i) throw DecodeError("a dependency on a later node");
     n.params = get_node(r);
     const auto attributes = r.get<uint32_t>();
-    if (attributes > r.remaining() / (sizeof(int32_t) + sizeof(cudaLaunchAttributeValue))) throw DecodeError("more attributes than the message holds");
+    if (attributes > r.remaining() / (sizeof(int32_t) + sizeof(cudaLaunchAttributeValue)))
+      throw DecodeError("more attributes than the message holds");
     n.attributes.resize(attributes);
     for (auto& a : n.attributes) a = {r.get<int32_t>(), r.get<cudaLaunchAttributeValue>()};
     if (r.get<uint8_t>()) n.child.push_back(get_graph_image(r, depth + 1));
-    if (n.child.empty() != (n.params.type != cudaGraphNodeTypeGraph)) throw DecodeError("a child graph node without its graph");
+    if (n.child.empty() != (n.params.type != cudaGraphNodeTypeGraph))
+      throw DecodeError("a child graph node without its graph");
   }
   return g;
 }

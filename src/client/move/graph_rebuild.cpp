@@ -39,7 +39,10 @@ std::vector<MovedGraph> ask_worker(Session& from, int remote, KernelAttributes* 
   for (uint32_t n = r.get<uint32_t>(); n > 0; --n) {
     auto& set = (*attributes)[r.get<uint64_t>()];
     set.resize(r.get<uint32_t>());
-    for (auto& [id, value] : set) id = r.get<int32_t>(), value = r.get<int32_t>();
+    for (auto& [id, value] : set) {
+      id = r.get<int32_t>();
+      value = r.get<int32_t>();
+    }
   }
   r.expect_end();
   return graphs;
@@ -48,14 +51,13 @@ std::vector<MovedGraph> ask_worker(Session& from, int remote, KernelAttributes* 
 // The image's kernels and host functions as the client knows them, its
 // events the target's.
 void name_as_known(GraphImage& image, int device, const std::map<uint64_t, uint64_t>& events_now, MovedGraphs* moved) {
-  auto* kernels = &moved->kernels;
   for (auto& node : image.nodes) {
     auto& p = node.params;
-    if (p.type == cudaGraphNodeTypeKernel && !kernels->count(p.function)) {
+    if (p.type == cudaGraphNodeTypeKernel && !moved->kernels.count(p.function)) {
       GraphKernel k{ModuleRegistry::get().find_loaded(device, p.function), nullptr};
       if (!k.runtime) k.driver = DriverHandles::get().find_function(device, p.function);
       if (!k.runtime && !k.driver) throw MoveRefusal("a graph holds a kernel the client does not know");
-      (*kernels)[p.function] = k;
+      moved->kernels[p.function] = k;
     }
     if (p.type == cudaGraphNodeTypeEventRecord || p.type == cudaGraphNodeTypeWaitEvent) {
       auto it = events_now.find(p.handle);
@@ -107,7 +109,8 @@ cudaError_t function_now(const GraphKernel& k, Session& to, int gpu, int device,
 // application holds is followed as everywhere.
 class AddressesNow {
  public:
-  AddressesNow(std::vector<std::pair<VarEntry*, LoadedVar>> vars, int device) : vars_(std::move(vars)), device_(device) {
+  AddressesNow(std::vector<std::pair<VarEntry*, LoadedVar>> vars, int device)
+      : vars_(std::move(vars)), device_(device) {
     std::sort(vars_.begin(), vars_.end(),
               [](const auto& a, const auto& b) { return a.second.address < b.second.address; });
   }
@@ -173,8 +176,8 @@ bool build(Session& to, int gpu, const MovedGraph& g, uint64_t source, uint64_t*
   const auto type = r.get<int32_t>();
   const auto step = r.get_string();
   if (e != cudaSuccess) {
-    *why = (type < 0 ? step : "node " + std::to_string(node) + " (type " + std::to_string(type) + "), " + step) +
-           ": " + cudaGetErrorName(e);
+    *why = (type < 0 ? step : "node " + std::to_string(node) + " (type " + std::to_string(type) + "), " + step) + ": " +
+           cudaGetErrorName(e);
     return false;
   }
   *made = r.get<uint64_t>();
@@ -240,17 +243,19 @@ void build_graphs(MovedGraphs moved, Session& to, int gpu, int device) {
       continue;
     }
     (g.exec ? execs_now : graphs_now)[g.handle] = made;
-    for (size_t i = 0; i < nodes.size() && i < g.image.nodes.size() && !g.exec; ++i) nodes_now[g.image.nodes[i].handle] = nodes[i];
+    for (size_t i = 0; i < nodes.size() && i < g.image.nodes.size() && !g.exec; ++i)
+      nodes_now[g.image.nodes[i].handle] = nodes[i];
   }
   graph_handles().rewrite(device, graphs_now);
   graph_node_handles().rewrite(device, nodes_now);
   graph_exec_handles().rewrite(device, execs_now);
   const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
-  RGPU_LOG(info,
-           "moved session: %zu graphs and %zu executable graphs made again (%.1f ms loading their %zu kernels' modules, "
-           "%.1f ms making them)",
-           graphs_now.size(), execs_now.size(), ms(start, loaded), moved.kernels.size(),
-           ms(loaded, std::chrono::steady_clock::now()));
+  RGPU_LOG(
+      info,
+      "moved session: %zu graphs and %zu executable graphs made again (%.1f ms loading their %zu kernels' modules, "
+      "%.1f ms making them)",
+      graphs_now.size(), execs_now.size(), ms(start, loaded), moved.kernels.size(),
+      ms(loaded, std::chrono::steady_clock::now()));
 }
 
 }  // namespace rgpu::client

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "client/cuda/cuda_api.hpp"
 #include "client/core/module_registry.hpp"
+#include "client/cuda/cuda_api.hpp"
 #include "protocol/graph_image.hpp"
 
 namespace rgpu::client {
@@ -43,7 +43,7 @@ struct GraphHostFunction {
 
 struct MovedGraphs {
   std::vector<MovedGraph> graphs;
-  std::map<uint64_t, GraphKernel> kernels;  // by the old server's function
+  std::map<uint64_t, GraphKernel> kernels;               // by the old server's function
   std::map<uint64_t, GraphHostFunction> host_functions;  // by the old session's callback number
   // The module variables by their old addresses: copies in graphs name them.
   std::vector<std::pair<VarEntry*, LoadedVar>> vars;

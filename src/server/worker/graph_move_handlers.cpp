@@ -27,10 +27,14 @@ using proto::GraphImageNode;
 GraphBackend& graphs(SessionContext& s) { return s.backend().graphs(); }
 
 constexpr int32_t kKernelNodeAttributes[] = {
-    cudaLaunchAttributeAccessPolicyWindow,       cudaLaunchAttributeCooperative,
-    cudaLaunchAttributeClusterDimension,         cudaLaunchAttributeClusterSchedulingPolicyPreference,
-    cudaLaunchAttributePriority,                 cudaLaunchAttributeMemSyncDomainMap,
-    cudaLaunchAttributeMemSyncDomain,            cudaLaunchAttributePreferredClusterDimension,
+    cudaLaunchAttributeAccessPolicyWindow,
+    cudaLaunchAttributeCooperative,
+    cudaLaunchAttributeClusterDimension,
+    cudaLaunchAttributeClusterSchedulingPolicyPreference,
+    cudaLaunchAttributePriority,
+    cudaLaunchAttributeMemSyncDomainMap,
+    cudaLaunchAttributeMemSyncDomain,
+    cudaLaunchAttributePreferredClusterDimension,
     cudaLaunchAttributePreferredSharedMemoryCarveout,
 };
 
@@ -109,13 +113,16 @@ class ImageWriter {
         if (proto::copies_array(p)) return refuse("a graph copying to or from a CUDA array");
         if (p.host_sides & (proto::kStagingDst | proto::kStagingSrc))
           return refuse("a graph copying pageable host memory (staged by rgpu over tcp)");
-        if (!(p.host_sides & proto::kHostDst) && !s_.owns(p.dst, 1)) return refuse("a graph copying memory not the session's");
-        if (!(p.host_sides & proto::kHostSrc) && !s_.owns(p.src, 1)) return refuse("a graph copying memory not the session's");
+        if (!(p.host_sides & proto::kHostDst) && !s_.owns(p.dst, 1))
+          return refuse("a graph copying memory not the session's");
+        if (!(p.host_sides & proto::kHostSrc) && !s_.owns(p.src, 1))
+          return refuse("a graph copying memory not the session's");
         return true;
       case cudaGraphNodeTypeMemset:
       case cudaGraphNodeTypeEmpty:
       case cudaGraphNodeTypeEventRecord:
-      case cudaGraphNodeTypeWaitEvent: return true;
+      case cudaGraphNodeTypeWaitEvent:
+        return true;
       case cudaGraphNodeTypeGraph: {
         uint64_t child = 0;
         if (graphs(s_).child_graph(n, &child)) return refuse("a child graph the worker could not read");
@@ -129,11 +136,15 @@ class ImageWriter {
         p.handle = HostNodeRecords::id(p.handle);
         return true;
       case cudaGraphNodeTypeMemAlloc:
-      case cudaGraphNodeTypeMemFree: return refuse("a graph with memory nodes (cudaMallocAsync in a graph)");
-      case cudaGraphNodeTypeConditional: return refuse("a graph with conditional nodes");
+      case cudaGraphNodeTypeMemFree:
+        return refuse("a graph with memory nodes (cudaMallocAsync in a graph)");
+      case cudaGraphNodeTypeConditional:
+        return refuse("a graph with conditional nodes");
       case cudaGraphNodeTypeExtSemaphoreSignal:
-      case cudaGraphNodeTypeExtSemaphoreWait: return refuse("a graph with external semaphore nodes");
-      default: return refuse("a graph with nodes of type " + std::to_string(p.type));
+      case cudaGraphNodeTypeExtSemaphoreWait:
+        return refuse("a graph with external semaphore nodes");
+      default:
+        return refuse("a graph with nodes of type " + std::to_string(p.type));
     }
   }
 
@@ -186,8 +197,10 @@ std::vector<std::pair<int32_t, int32_t>> set_attributes(SessionContext& s, uint6
   cudaFuncAttributes a{};
   if (s.backend().func_get_attributes(&a, fn) != cudaSuccess) return {};
   std::vector<std::pair<int32_t, int32_t>> out;
-  if (a.maxDynamicSharedSizeBytes > 0) out.emplace_back(cudaFuncAttributeMaxDynamicSharedMemorySize, a.maxDynamicSharedSizeBytes);
-  if (a.preferredShmemCarveout >= 0) out.emplace_back(cudaFuncAttributePreferredSharedMemoryCarveout, a.preferredShmemCarveout);
+  if (a.maxDynamicSharedSizeBytes > 0)
+    out.emplace_back(cudaFuncAttributeMaxDynamicSharedMemorySize, a.maxDynamicSharedSizeBytes);
+  if (a.preferredShmemCarveout >= 0)
+    out.emplace_back(cudaFuncAttributePreferredSharedMemoryCarveout, a.preferredShmemCarveout);
   if (a.nonPortableClusterSizeAllowed) out.emplace_back(cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   if (a.clusterSchedulingPolicyPreference)
     out.emplace_back(cudaFuncAttributeClusterSchedulingPolicyPreference, a.clusterSchedulingPolicyPreference);
@@ -251,7 +264,8 @@ int32_t add_checked(SessionContext& s, uint64_t graph, const GraphNodeParams& p,
     *step = "launch attribute " + std::to_string(a.id);
     cudaLaunchAttributeValue now{};
     if (int32_t e = check_kernel_node_attribute(s, a.id, a.value)) return e;
-    if (graphs(s).kernel_node_get_attribute(*n, a.id, &now) == cudaSuccess && std::memcmp(&now, &a.value, sizeof now) == 0)
+    if (graphs(s).kernel_node_get_attribute(*n, a.id, &now) == cudaSuccess &&
+        std::memcmp(&now, &a.value, sizeof now) == 0)
       continue;
     if (int32_t e = graphs(s).kernel_node_set_attribute(*n, a.id, a.value)) return e;
   }
@@ -269,7 +283,8 @@ int32_t add_from_image(SessionContext& s, uint64_t graph, const GraphImageNode& 
     case cudaGraphNodeTypeEmpty:
     case cudaGraphNodeTypeEventRecord:
     case cudaGraphNodeTypeWaitEvent:
-    case cudaGraphNodeTypeHost: break;
+    case cudaGraphNodeTypeHost:
+      break;
     case cudaGraphNodeTypeGraph: {  // the node takes a copy of the child graph
       uint64_t child = 0;
       std::vector<uint64_t> child_nodes;
@@ -285,7 +300,9 @@ int32_t add_from_image(SessionContext& s, uint64_t graph, const GraphImageNode& 
       graphs(s).graph_destroy(child);
       return e;
     }
-    default: *step = "its type"; return cudaErrorNotSupported;  // what a source never writes
+    default:
+      *step = "its type";
+      return cudaErrorNotSupported;  // what a source never writes
   }
   if (p.type != cudaGraphNodeTypeKernel && !node.attributes.empty()) {
     *step = "its launch attributes";
