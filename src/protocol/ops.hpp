@@ -46,6 +46,9 @@ enum Op : uint16_t {
   // the kernels to look up (payload: the image) -> whether the image is
   // needed. The session's next load of that image by hash takes it.
   kOpModulePreload = 28,
+  // A virtual memory reservation at the address named, for a session moved
+  // here: base, size; cudaErrorAlreadyMapped where it cannot be there.
+  kOpVmmReserveAt = 29,
 
   kOpStreamCreate = 30,
   kOpStreamDestroy = 31,

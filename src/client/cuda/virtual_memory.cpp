@@ -32,6 +32,7 @@ struct Allocation {
   int device;
   uint64_t remote;
   CUmemAllocationProp prop;  // as the application gave it
+  size_t size = 0;           // 0: imported, only the driver knows
   int references = 1;
   bool multicast = false;    // a multicast object (cuMulticastCreate)
 };
@@ -92,16 +93,40 @@ int device_of(const Call& call, int ordinal) {
   return call.device_index();
 }
 
-CUmemGenericAllocationHandle remember(int device, uint64_t remote, const CUmemAllocationProp& prop) {
+CUmemGenericAllocationHandle remember(int device, uint64_t remote, const CUmemAllocationProp& prop, size_t size) {
   std::lock_guard lock(state().mutex);
   CUmemGenericAllocationHandle handle = state().next_handle++;
-  state().allocations[handle] = {device, remote, prop};
+  state().allocations[handle] = {device, remote, prop, size};
   return handle;
 }
 
 }  // namespace
 
 namespace rgpu::client {
+
+VirtualMemoryLayout virtual_memory_of(int device) {
+  std::lock_guard lock(state().mutex);
+  VirtualMemoryLayout out;
+  for (const auto& [base, r] : state().reservations)
+    if (r.device == device) out.reservations.emplace_back(base, r.size);
+  for (const auto& [handle, a] : state().allocations)
+    if (a.device == device && !a.multicast) out.allocations.push_back({a.remote, a.size, a.prop});
+  for (const auto& [base, m] : state().mappings)
+    if (m.device == device)
+      if (auto a = state().allocations.find(m.handle); a != state().allocations.end())
+        out.mappings.push_back({base, m.size, a->second.remote});
+  for (const auto& [base, size] : state().access)
+    if (auto range = MemoryMap::get().find_device(base); range && range->device == device)
+      out.access.emplace_back(base, size);
+  return out;
+}
+
+void virtual_memory_moved(int device, const std::map<uint64_t, uint64_t>& remote_now) {
+  std::lock_guard lock(state().mutex);
+  for (auto& [handle, a] : state().allocations)
+    if (a.device == device)
+      if (auto it = remote_now.find(a.remote); it != remote_now.end()) a.remote = it->second;
+}
 
 bool vmm_handle_remote(CUmemGenericAllocationHandle handle, bool multicast, int* device, uint64_t* remote) {
   std::lock_guard lock(state().mutex);
@@ -138,7 +163,7 @@ extern "C" CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, si
   if (CUresult e = route_prop(call, prop, &remote)) return e;
   call.args().put<uint64_t>(size).put(remote);
   if (CUresult e = run(call)) return e;
-  *handle = remember(call.device_index(), call.reply().get<uint64_t>(), *prop);
+  *handle = remember(call.device_index(), call.reply().get<uint64_t>(), *prop, size);
   return CUDA_SUCCESS;
 }
 
@@ -179,7 +204,7 @@ extern "C" CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocatio
   auto remote = call.reply().get<uint64_t>();
   auto prop = call.reply().get<CUmemAllocationProp>();
   prop.location.id = device_of(call, prop.location.id);
-  *handle = remember(prop.location.id, remote, prop);
+  *handle = remember(prop.location.id, remote, prop, 0);
   return CUDA_SUCCESS;
 }
 

@@ -20,6 +20,7 @@
 #include "client/core/runtime.hpp"
 #include "client/core/session.hpp"
 #include "client/cuda/module_handles.hpp"
+#include "client/cuda/vmm_handles.hpp"
 #include "client/cudart/event_reserve.hpp"
 #include "client/cudart/staging_ring.hpp"
 #include "client/graph/staging_blocks.hpp"
@@ -32,6 +33,7 @@
 #include "client/move/moved_event_times.hpp"
 #include "client/move/page_locked_share.hpp"
 #include "client/move/target_objects.hpp"
+#include "client/move/virtual_memory_carry.hpp"
 #include "common/log.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/ops.hpp"
@@ -164,8 +166,9 @@ std::map<uint64_t, uint64_t> targets(const RemadeObjects& remade) {
 
 // What the client keeps of the device's old server: dropped, to be made
 // again at next use, or rewritten to the target's handles; the module
-// variables' contents wait for their modules' next load.
-void forget_old_server(int device, const std::vector<Allocation>& allocations,
+// variables' contents wait for their modules' next load. `kept`: the memory
+// made again at its addresses (allocations, virtual memory), in address order.
+void forget_old_server(int device, const std::vector<Allocation>& kept,
                        const std::map<uint64_t, uint64_t>& streams_now, const std::map<uint64_t, uint64_t>& events_now,
                        VarContents vars) {
   // The device's other ranges are its modules' variables, which load again
@@ -178,7 +181,7 @@ void forget_old_server(int device, const std::vector<Allocation>& allocations,
     });
   };
   for (const DeviceRange& r : MemoryMap::get().device_ranges(device))
-    if (!std::binary_search(allocations.begin(), allocations.end(), Allocation{r.base, 0},
+    if (!std::binary_search(kept.begin(), kept.end(), Allocation{r.base, 0},
                             [](const Allocation& a, const Allocation& b) { return a.base < b.base; }) &&
         !kept_mapped(r))
       MemoryMap::get().remove_device(r.base);
@@ -257,13 +260,17 @@ MoveOutcome move_session(Session& from, const std::string& target) {
       allocations = std::move(held);
       make_memory(*to, spec.gpu, allocations);
     }
+    const CarriedVirtualMemory virtual_memory = carry_virtual_memory(*to, spec.gpu, device);
+    std::vector<Allocation> contents = allocations;
+    for (const auto& [base, size] : virtual_memory.contents) contents.push_back({base, size});
+    std::sort(contents.begin(), contents.end(), [](const Allocation& a, const Allocation& b) { return a.base < b.base; });
     const auto loaded_vars = movable_vars(device);
     const auto made = std::chrono::steady_clock::now();
     // The variables are read beside the copy, on a connection of their own.
     auto vars_read = std::async(std::launch::async, [&] {
       return std::make_pair(read_vars(from, remote, loaded_vars), read_given(from, remote, device));
     });
-    outcome.bytes = movers.copy(allocations);
+    outcome.bytes = movers.copy(contents);
     auto [vars, given] = vars_read.get();
     const auto copied = std::chrono::steady_clock::now();
     const auto streams_now =
@@ -279,7 +286,8 @@ MoveOutcome move_session(Session& from, const std::string& target) {
     // Committed: from here the session is the target's.
     Session& target_session = *to;
     mem_pools().rewrite(device, pools_now);
-    forget_old_server(device, allocations, streams_now, events_now, std::move(vars));
+    forget_old_server(device, contents, streams_now, events_now, std::move(vars));
+    virtual_memory_moved(device, virtual_memory.allocations);
     rt.replace_session(&from, std::move(to), spec.gpu);
     keep_given(given, target_session, spec.gpu);
     anchor_event_times(target_session, spec.gpu, device, std::move(point));

@@ -35,6 +35,7 @@ const char* op_name(uint16_t op) {
     case kOpMallocAt: return "MallocAt";
     case kOpMoveCheck: return "MoveCheck";
     case kOpModulePreload: return "ModulePreload";
+    case kOpVmmReserveAt: return "VmmReserveAt";
     case kOpStreamCreate: return "StreamCreate";
     case kOpStreamDestroy: return "StreamDestroy";
     case kOpStreamSynchronize: return "StreamSynchronize";

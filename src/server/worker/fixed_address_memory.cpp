@@ -14,6 +14,10 @@
 namespace rgpu::server {
 namespace {
 
+// Runs further apart than this get spans of their own: past the widening
+// reserve_span may do (1 GB each side), so that spans never meet.
+constexpr uint64_t kSpanGap = uint64_t{4} << 30;
+
 // What this process has mapped inside [base, base + size), from
 // /proc/self/maps: the first mapping and how many there are (a move whose
 // addresses are taken says by what: the driver's reservations, libraries,
@@ -92,38 +96,61 @@ int32_t FixedAddressMemory::allocate(Backend& backend, SessionQuota& quota, int 
     else
       runs.push_back({lo, hi});
   }
-  const uint64_t span = runs.front().base, span_size = runs.back().end - span;
-  if (span_size > max_span) return cudaErrorInvalidValue;
-  std::lock_guard lock(mutex_);
-  uint64_t reserved = 0, reserved_size = 0;
-  if (!reserve_span(backend, span, span + span_size, page, max_span, &reserved, &reserved_size)) {
-    char text[128];
-    std::snprintf(text, sizeof text, "device addresses 0x%llx-0x%llx are taken in this worker (",
-                  static_cast<unsigned long long>(span), static_cast<unsigned long long>(span + span_size));
-    *why = text + mappings_within(span, span_size) + ")";
-    return cudaErrorAlreadyMapped;
+  // Runs far apart get spans of their own (a session moved back holds
+  // allocations made on two servers, whose addresses lie apart).
+  std::vector<std::pair<size_t, size_t>> groups;  // [first run, last run)
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i == 0 || runs[i].base - runs[i - 1].end > kSpanGap)
+      groups.emplace_back(i, i + 1);
+    else
+      groups.back().second = i + 1;
   }
-  spans_[reserved] = {reserved_size, 0};
-  for (const Piece& r : runs) {
-    Handle memory = 0;
-    int32_t e = quota.allocate(device, r.end - r.base, SessionQuota::Kind::fixed_run, &r.base, [&] {
-      int32_t made = backend.vmm_create(&memory, r.end - r.base, prop);
-      if (!made && (made = backend.vmm_map(r.base, r.end - r.base, 0, memory))) backend.vmm_release(memory);
-      return made;
-    });
-    if (!e) {
-      runs_[r.base] = {r.end - r.base, memory, reserved, device, 0};
-      ++spans_[reserved].runs;
-      e = backend.vmm_set_access(r.base, r.end - r.base, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-    }
-    if (e) {  // none made: undo the runs mapped so far, and the span with the last
+  std::lock_guard lock(mutex_);
+  std::vector<uint64_t> made;  // spans reserved by this call
+  auto undo = [&] {  // none made: the runs mapped so far, and each span with its last
+    for (uint64_t reserved : made) {
       for (auto it = runs_.lower_bound(reserved); it != runs_.end() && it->second.span == reserved;)
         drop_run(backend, quota, it++);
-      if (spans_.contains(reserved)) {
-        backend.vmm_free(reserved, reserved_size);
-        spans_.erase(reserved);
+      if (auto span = spans_.find(reserved); span != spans_.end()) {
+        backend.vmm_free(reserved, span->second.size);
+        spans_.erase(span);
       }
-      return e;
+    }
+  };
+  for (const auto& [first, last] : groups) {
+    const uint64_t span = runs[first].base, span_size = runs[last - 1].end - span;
+    if (span_size > max_span) {
+      undo();
+      return cudaErrorInvalidValue;
+    }
+    uint64_t reserved = 0, reserved_size = 0;
+    if (!reserve_span(backend, span, span + span_size, page, max_span, &reserved, &reserved_size)) {
+      undo();
+      char text[128];
+      std::snprintf(text, sizeof text, "device addresses 0x%llx-0x%llx are taken in this worker (",
+                    static_cast<unsigned long long>(span), static_cast<unsigned long long>(span + span_size));
+      *why = text + mappings_within(span, span_size) + ")";
+      return cudaErrorAlreadyMapped;
+    }
+    spans_[reserved] = {reserved_size, 0};
+    made.push_back(reserved);
+    for (size_t i = first; i < last; ++i) {
+      const Piece& r = runs[i];
+      Handle memory = 0;
+      int32_t e = quota.allocate(device, r.end - r.base, SessionQuota::Kind::fixed_run, &r.base, [&] {
+        int32_t mapped = backend.vmm_create(&memory, r.end - r.base, prop);
+        if (!mapped && (mapped = backend.vmm_map(r.base, r.end - r.base, 0, memory))) backend.vmm_release(memory);
+        return mapped;
+      });
+      if (!e) {
+        runs_[r.base] = {r.end - r.base, memory, reserved, device, 0};
+        ++spans_[reserved].runs;
+        e = backend.vmm_set_access(r.base, r.end - r.base, device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+      }
+      if (e) {
+        undo();
+        return e;
+      }
     }
   }
   for (const Allocation& a : allocations) {
@@ -161,8 +188,57 @@ int32_t FixedAddressMemory::drop_run(Backend& backend, SessionQuota& quota, std:
   return e;
 }
 
+namespace {
+
+template <typename T>
+bool overlaps_any(const std::map<uint64_t, T>& ranges, uint64_t base, uint64_t size) {
+  auto it = ranges.lower_bound(base + size);
+  return it != ranges.begin() && std::prev(it)->first + std::prev(it)->second.size > base;
+}
+
+}  // namespace
+
+bool FixedAddressMemory::lend(uint64_t base, uint64_t size, int device) {
+  std::lock_guard lock(mutex_);
+  if (size == 0 || base + size < base || spans_.empty()) return false;
+  auto span = spans_.upper_bound(base);
+  if (span == spans_.begin()) return false;
+  --span;
+  if (base + size > span->first + span->second.size || overlaps_any(runs_, base, size) ||
+      overlaps_any(lent_, base, size))
+    return false;
+  lent_[base] = {size, span->first, device};
+  ++span->second.runs;
+  return true;
+}
+
+bool FixedAddressMemory::lent(uint64_t base) const {
+  std::lock_guard lock(mutex_);
+  return lent_.contains(base);
+}
+
+int32_t FixedAddressMemory::take_back(Backend& backend, uint64_t base) {
+  std::lock_guard lock(mutex_);
+  auto it = lent_.find(base);
+  if (it == lent_.end()) return cudaErrorInvalidValue;
+  auto span = spans_.find(it->second.span);
+  lent_.erase(it);
+  if (--span->second.runs) return cudaSuccess;
+  const int32_t e = backend.vmm_free(span->first, span->second.size);
+  spans_.erase(span);
+  return e;
+}
+
 void FixedAddressMemory::forget(int device) {
   std::lock_guard lock(mutex_);
+  for (auto it = lent_.begin(); it != lent_.end();) {
+    if (it->second.device != device) {
+      ++it;
+      continue;
+    }
+    if (auto span = spans_.find(it->second.span); --span->second.runs == 0) spans_.erase(span);
+    it = lent_.erase(it);
+  }
   for (auto run = runs_.begin(); run != runs_.end();) {
     if (run->second.device != device) {
       ++run;

@@ -48,7 +48,7 @@ size_t pools_imported(SessionContext& s) {
 int32_t move_check(SessionContext& s, Request& req, proto::Writer& out) {
   req.args.expect_end();
   const Held held[] = {
-      {s.vmm.size(), "virtual memory (cuMemCreate, cuMemAddressReserve)"},
+      {s.vmm.imported(), "virtual memory imported from another process"},
       {s.multicast.size(), "multicast objects"},
       {s.arrays.size() + s.mipmaps.size(), "CUDA arrays"},
       {s.textures.size() + s.surfaces.size() + s.texrefs.size(), "texture or surface objects"},

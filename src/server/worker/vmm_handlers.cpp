@@ -91,11 +91,34 @@ int32_t reserve(SessionContext& s, Request& req, proto::Writer& out) {
   return cudaSuccess;
 }
 
+// A reservation at the address named, for a session moved here (it keeps
+// its virtual memory's addresses, docs/migration.md): base, size. Where the
+// session's fixed-address memory reserved a span around it (the reservation
+// lay between its allocations), a hole of that span is lent to it; else it
+// is reserved there. Anywhere else is cudaErrorAlreadyMapped.
+int32_t reserve_at(SessionContext& s, Request& req, proto::Writer&) {
+  auto base = req.args.get<uint64_t>();
+  auto size = req.args.get<uint64_t>();
+  req.args.expect_end();
+  if (size == 0 || base + size < base || s.vmm.reserved_over(base, size)) return cudaErrorInvalidValue;
+  if (!s.fixed_address.lend(base, size, req.header().device)) {
+    DevPtr p = 0;
+    if (int32_t e = s.backend().vmm_reserve(&p, size, 0, base)) return e;
+    if (p != base) {
+      s.backend().vmm_free(p, size);
+      return cudaErrorAlreadyMapped;
+    }
+  }
+  s.vmm.add_reservation(base, size);
+  return cudaSuccess;
+}
+
 int32_t free_reservation(SessionContext& s, Request& req, proto::Writer&) {
   auto p = req.args.get<uint64_t>();
   auto size = req.args.get<uint64_t>();
   req.args.expect_end();
   if (!s.vmm.remove_reservation(p, size)) return cudaErrorInvalidValue;
+  if (s.fixed_address.lent(p)) return s.fixed_address.take_back(s.backend(), p);
   return s.backend().vmm_free(p, size);
 }
 
@@ -184,6 +207,7 @@ void register_vmm_handlers(Dispatcher& d) {
   d.add(proto::kOpMulticastCreate, multicast_create);
   d.add(proto::kOpVmmReserve, reserve);
   d.add(proto::kOpVmmFree, free_reservation);
+  d.add(proto::kOpVmmReserveAt, reserve_at);
   d.add(proto::kOpVmmMap, map);
   d.add(proto::kOpVmmUnmap, unmap);
   d.add(proto::kOpVmmSetAccess, set_access);

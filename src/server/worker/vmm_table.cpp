@@ -1,5 +1,8 @@
 #include "server/worker/vmm_table.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace rgpu::server {
 
 void VmmTable::add_allocation(uint64_t handle, size_t size) {
@@ -97,6 +100,17 @@ std::vector<std::pair<uint64_t, size_t>> VmmTable::take_access(uint64_t base, si
 }  // namespace rgpu::server
 
 namespace rgpu::server {
+
+bool VmmTable::reserved_over(uint64_t base, size_t size) const {
+  std::lock_guard lock(mutex_);
+  auto it = reservations_.lower_bound(base + size);
+  return it != reservations_.begin() && std::prev(it)->first + std::prev(it)->second > base;
+}
+
+size_t VmmTable::imported() const {
+  std::lock_guard lock(mutex_);
+  return std::count_if(allocations_.begin(), allocations_.end(), [](const auto& a) { return a.second == 0; });
+}
 
 bool VmmTable::accessible(uint64_t base, size_t size) const {
   std::lock_guard lock(mutex_);

@@ -32,6 +32,10 @@ class VmmTable {
   std::optional<size_t> allocation_size(uint64_t handle) const;
 
   void add_reservation(uint64_t base, size_t size);
+  // [base, +size) overlaps a reservation held.
+  bool reserved_over(uint64_t base, size_t size) const;
+  // Physical allocations imported from another process (their size unknown).
+  size_t imported() const;
   // False unless [base, +size) is exactly one reservation with nothing mapped.
   bool remove_reservation(uint64_t base, size_t size);
 

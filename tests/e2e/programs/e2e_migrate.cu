@@ -13,8 +13,10 @@
 // Its graphs move too: a captured step instantiated and its graph destroyed
 // (as PyTorch does), and a graph it keeps, with a child graph, a host node,
 // a node it updates in the executable graph after the move and one disabled
-// there. With `array` it also holds a CUDA array and a graph with a memory
-// node, which a move refuses: the session stays and keeps working.
+// there. Its virtual memory (cuMemCreate & co., as XLA and PyTorch's
+// expandable segments use it) keeps its addresses and contents. With `array`
+// it also holds a CUDA array and a graph with a memory node, which a move
+// refuses: the session stays and keeps working.
 //   usage: e2e_migrate SIGNAL_FILE [array]
 #include <unistd.h>
 
@@ -26,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "check.h"
+#include "driver_check.h"
 
 __device__ int g_values[4];
 __device__ int g_graph_values[2];
@@ -158,6 +160,24 @@ int main(int argc, char** argv) {
     OK(cudaGraphCreate(&with_memory_node, 0));
     OK(cudaGraphAddMemAllocNode(&alloc_node, with_memory_node, nullptr, 0, &alloc));
   }
+  // Virtual memory: two physical allocations mapped back to back in one
+  // reservation, open for reading and writing.
+  CUmemAllocationProp vm_prop{};
+  vm_prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  vm_prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  size_t granularity = 0;
+  CU_OK(cuMemGetAllocationGranularity(&granularity, &vm_prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  CUdeviceptr vm_base = 0;
+  CU_OK(cuMemAddressReserve(&vm_base, 4 * granularity, 0, 0, 0));
+  CUmemGenericAllocationHandle vm_chunks[3] = {};
+  for (int i = 0; i < 2; ++i) {
+    CU_OK(cuMemCreate(&vm_chunks[i], granularity, &vm_prop, 0));
+    CU_OK(cuMemMap(vm_base + i * granularity, granularity, 0, vm_chunks[i], 0));
+  }
+  const CUmemAccessDesc vm_access{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  CU_OK(cuMemSetAccess(vm_base, 2 * granularity, &vm_access, 1));
+  void* vm = reinterpret_cast<void*>(vm_base);
+  OK(cudaMemcpy(vm, expected(9, 2 * granularity).data(), 2 * granularity, cudaMemcpyHostToDevice));
   // A step captured, instantiated and its graph destroyed, as PyTorch does.
   unsigned char *graph_in = nullptr, *graph_out = nullptr;
   OK(cudaMalloc(&graph_in, kGraphBytes));
@@ -359,6 +379,21 @@ int main(int argc, char** argv) {
   OK(cudaStreamSynchronize(nonblocking));
   OK(cudaMemcpyFromSymbol(now, g_values, sizeof now));
   CHECK(now[0] == 21 && now[2] == 23 && now[3] == 0);
+  // The virtual memory, at its addresses with its contents; a third chunk
+  // mapped into its reservation after the move; then all of it undone.
+  CHECK(read_back(vm, 2 * granularity) == expected(9, 2 * granularity));
+  OK(cudaMemset(static_cast<char*>(vm) + granularity - 32, 0x61, 64));  // across the two chunks
+  std::vector<unsigned char> vm_now = read_back(vm, 2 * granularity);
+  CHECK(vm_now[granularity - 33] == expected(9, granularity)[granularity - 33] && vm_now[granularity - 32] == 0x61 &&
+        vm_now[granularity + 31] == 0x61);
+  CU_OK(cuMemCreate(&vm_chunks[2], granularity, &vm_prop, 0));
+  CU_OK(cuMemMap(vm_base + 2 * granularity, granularity, 0, vm_chunks[2], 0));
+  CU_OK(cuMemSetAccess(vm_base + 2 * granularity, granularity, &vm_access, 1));
+  OK(cudaMemset(reinterpret_cast<void*>(vm_base + 2 * granularity), 0x62, granularity));
+  CHECK(all(read_back(reinterpret_cast<void*>(vm_base + 2 * granularity), granularity), 0x62));
+  CU_OK(cuMemUnmap(vm_base, 3 * granularity));
+  for (auto chunk : vm_chunks) CU_OK(cuMemRelease(chunk));
+  CU_OK(cuMemAddressFree(vm_base, 4 * granularity));
   // The graphs, made again on the new server: each runs there, on memory
   // and a module variable reset after the move.
   const int graph_values_reset[2] = {};
