@@ -381,6 +381,41 @@ TEST(ServerLimits, MemoryAtFixedAddressesIsChargedByThePagesItMaps) {
   EXPECT_EQ(synchronize(*s), cudaSuccess);
 }
 
+// A moved session's virtual memory reservation that lay between its
+// allocations (kOpVmmReserveAt) takes a hole of the span kOpMallocAt reserved
+// around them; the span lasts until the reservation is freed too. Nothing
+// may take the same addresses twice.
+TEST(ServerLimits, AReservationBetweenFixedAllocationsBorrowsTheirSpan) {
+  Limited server({});
+  auto s = server.session("tcp");
+  ASSERT_TRUE(s);
+  auto reserve_at = [&](uint64_t base, uint64_t size) {
+    proto::Writer w;
+    w.put<uint64_t>(base).put<uint64_t>(size);
+    std::vector<uint8_t> reply;
+    return s->call(proto::kOpVmmReserveAt, 0, w.bytes(), {}, reply);
+  };
+  auto free_reservation = [&](uint64_t base, uint64_t size) {
+    proto::Writer w;
+    w.put<uint64_t>(base).put<uint64_t>(size);
+    std::vector<uint8_t> reply;
+    return s->call(proto::kOpVmmFree, 0, w.bytes(), {}, reply);
+  };
+  const uint64_t base = 0x6e0000000000ull, hole = base + 8 * kTwoMiB;
+  ASSERT_EQ(malloc_at_on(*s, {{base, 4096}, {base + 32 * kTwoMiB, 4096}}), cudaSuccess);
+  EXPECT_EQ(reserve_at(hole, 4 * kTwoMiB), cudaSuccess);
+  EXPECT_EQ(reserve_at(hole + kTwoMiB, kTwoMiB), cudaErrorInvalidValue);  // reserved already
+  EXPECT_NE(reserve_at(base, kTwoMiB), cudaSuccess);                      // an allocation's page
+  EXPECT_EQ(reserve_at(0, 0), cudaErrorInvalidValue);
+  ASSERT_EQ(free_on(*s, base), cudaSuccess);
+  ASSERT_EQ(free_on(*s, base + 32 * kTwoMiB), cudaSuccess);
+  EXPECT_NE(malloc_at_on(*s, {{base, 4096}}), cudaSuccess) << "the span lasts while its hole is lent";
+  ASSERT_EQ(free_reservation(hole, 4 * kTwoMiB), cudaSuccess);
+  EXPECT_EQ(malloc_at_on(*s, {{base, 4096}}), cudaSuccess) << "then it is gone";
+  EXPECT_EQ(free_on(*s, base), cudaSuccess);
+  EXPECT_EQ(synchronize(*s), cudaSuccess);
+}
+
 // The application's threads allocate over connections of their own, served
 // by threads of the worker at once: never may two pass the limit together.
 TEST(ServerLimits, ThreadsRacingToAllocateCannotBothPassTheSessionLimit) {
