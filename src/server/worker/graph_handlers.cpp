@@ -2,6 +2,9 @@
 // event, function and device range a request names is checked against the
 // session's tables before the backend sees it; handles the backend hands out
 // enter the tables as they reach the client.
+#include <algorithm>
+#include <iterator>
+
 #include "protocol/ops.hpp"
 #include "common/log.hpp"
 #include "server/worker/dispatcher.hpp"
@@ -56,23 +59,9 @@ uint64_t side_span(uint64_t pitch, uint64_t slice, const GraphNodeParams& p) {
 
 }  // namespace
 
-// The launch attributes a kernel node takes: none naming an event or
-// handing out a device-side handle.
 bool kernel_node_attribute(int32_t attr) {
-  switch (attr) {
-    case cudaLaunchAttributeAccessPolicyWindow:
-    case cudaLaunchAttributeCooperative:
-    case cudaLaunchAttributeClusterDimension:
-    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
-    case cudaLaunchAttributePriority:
-    case cudaLaunchAttributeMemSyncDomainMap:
-    case cudaLaunchAttributeMemSyncDomain:
-    case cudaLaunchAttributePreferredClusterDimension:
-    case cudaLaunchAttributePreferredSharedMemoryCarveout:
-      return true;
-    default:
-      return false;
-  }
+  return std::find(std::begin(kKernelNodeAttributes), std::end(kKernelNodeAttributes), attr) !=
+         std::end(kKernelNodeAttributes);
 }
 
 int32_t check_kernel_node_attribute(SessionContext& s, int32_t attr, const cudaLaunchAttributeValue& value) {

@@ -26,18 +26,6 @@ using proto::GraphImageNode;
 
 GraphBackend& graphs(SessionContext& s) { return s.backend().graphs(); }
 
-constexpr int32_t kKernelNodeAttributes[] = {
-    cudaLaunchAttributeAccessPolicyWindow,
-    cudaLaunchAttributeCooperative,
-    cudaLaunchAttributeClusterDimension,
-    cudaLaunchAttributeClusterSchedulingPolicyPreference,
-    cudaLaunchAttributePriority,
-    cudaLaunchAttributeMemSyncDomainMap,
-    cudaLaunchAttributeMemSyncDomain,
-    cudaLaunchAttributePreferredClusterDimension,
-    cudaLaunchAttributePreferredSharedMemoryCarveout,
-};
-
 // Writes graphs as images; what cannot move goes to `reasons`.
 class ImageWriter {
  public:

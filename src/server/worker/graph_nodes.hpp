@@ -17,6 +17,17 @@ GraphNodeParams to_backend(SessionContext& s, GraphNodeParams p);
 void from_backend_copy(SessionContext& s, GraphNodeParams* p);
 // The launch attributes a kernel node takes: none naming an event or handing
 // out a device-side handle; an access policy window on the session's memory.
+inline constexpr int32_t kKernelNodeAttributes[] = {
+    cudaLaunchAttributeAccessPolicyWindow,
+    cudaLaunchAttributeCooperative,
+    cudaLaunchAttributeClusterDimension,
+    cudaLaunchAttributeClusterSchedulingPolicyPreference,
+    cudaLaunchAttributePriority,
+    cudaLaunchAttributeMemSyncDomainMap,
+    cudaLaunchAttributeMemSyncDomain,
+    cudaLaunchAttributePreferredClusterDimension,
+    cudaLaunchAttributePreferredSharedMemoryCarveout,
+};
 bool kernel_node_attribute(int32_t attr);
 int32_t check_kernel_node_attribute(SessionContext& s, int32_t attr, const cudaLaunchAttributeValue& value);
 
