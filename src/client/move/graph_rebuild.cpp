@@ -25,9 +25,7 @@ std::vector<MovedGraph> ask_worker(Session& from, int remote, KernelAttributes* 
   std::vector<uint8_t> reply;
   check_step(from.call(proto::kOpMoveGraphs, static_cast<uint16_t>(remote), {}, {}, reply), "the session's graphs");
   proto::Reader r(reply);
-  std::string why;
-  for (uint32_t n = r.get<uint32_t>(); n > 0; --n) why += (why.empty() ? "" : "; ") + r.get_string();
-  if (!why.empty()) throw MoveRefusal(why);
+  refuse_for_reasons(r);
   std::vector<MovedGraph> graphs(r.get<uint32_t>());
   for (auto& g : graphs) {
     g.handle = r.get<uint64_t>();

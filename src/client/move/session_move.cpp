@@ -80,10 +80,7 @@ std::vector<Allocation> ask_worker(Session& from, int remote) {
   std::vector<uint8_t> reply;
   check_step(from.call(proto::kOpMoveCheck, static_cast<uint16_t>(remote), {}, {}, reply), "the worker's inventory");
   proto::Reader r(reply);
-  uint32_t n = r.get<uint32_t>();
-  std::string why;
-  for (uint32_t i = 0; i < n; ++i) why += (why.empty() ? "" : "; ") + r.get_string();
-  if (!why.empty()) throw MoveRefusal(why);
+  refuse_for_reasons(r);
   std::vector<Allocation> allocations(r.get<uint32_t>());
   for (auto& a : allocations) a = {r.get<uint64_t>(), r.get<uint64_t>()};
   return allocations;
