@@ -52,16 +52,6 @@ constexpr size_t kGraphBytes = 1 << 16;
 std::atomic<int> g_host_runs{0};
 void count_run(void*) { ++g_host_runs; }
 
-cudaMemsetParams fill_params(void* dst, unsigned char value, size_t bytes) {
-  cudaMemsetParams p{};
-  p.dst = dst;
-  p.value = value;
-  p.elementSize = 1;
-  p.width = bytes;
-  p.height = 1;
-  return p;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,12 +194,12 @@ int main(int argc, char** argv) {
   OK(cudaGraphCreate(&kept, 0));
   OK(cudaGraphCreate(&child, 0));
   cudaGraphNode_t fill, child_copy, child_node, skipped;
-  cudaMemsetParams fill_with = fill_params(graph_in, 0x22, kGraphBytes);
+  cudaMemsetParams fill_with = byte_memset(graph_in, 0x22, kGraphBytes);
   OK(cudaGraphAddMemsetNode(&fill, kept, nullptr, 0, &fill_with));
   OK(cudaGraphAddMemcpyNode1D(&child_copy, child, nullptr, 0, graph_out, graph_in, kGraphBytes,
                               cudaMemcpyDeviceToDevice));
   OK(cudaGraphAddChildGraphNode(&child_node, kept, &fill, 1, child));
-  const cudaMemsetParams skip_with = fill_params(graph_out, 0xee, 16);
+  const cudaMemsetParams skip_with = byte_memset(graph_out, 0xee, 16);
   OK(cudaGraphAddMemsetNode(&skipped, kept, &child_node, 1, &skip_with));
   cudaGraphNode_t counted;
   const cudaHostNodeParams count_with{count_run, nullptr};
