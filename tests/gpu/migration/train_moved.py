@@ -1,17 +1,11 @@
 # A deterministic PyTorch training run that a session move interrupts
-# (run_migrate.sh): prints each step's loss exactly (float.hex). At step AT
-# it writes its pid to READY_FILE and trains on; from AT + 20 on it waits (up to 60 s)
-# for MOVED_FILE, so the move always falls mid-run, between steps AT and
-# AT + 20, whatever the heartbeat's timing. Without READY_FILE it just trains.
+# (run_migrate.sh), its loop and protocol moved_run.py's.
 #   usage: train_moved.py cnn|transformer|graphed STEPS [AT READY_FILE MOVED_FILE]
-import os
-import sys
-import time
-
 import torch
 
-kind, steps = sys.argv[1], int(sys.argv[2])
-at, ready, moved = (int(sys.argv[3]), sys.argv[4], sys.argv[5]) if len(sys.argv) > 5 else (None, None, None)
+import moved_run
+
+kind, steps, at, ready, moved = moved_run.arguments()
 torch.manual_seed(0)
 torch.backends.cudnn.deterministic = True
 torch.backends.cudnn.benchmark = False
@@ -57,15 +51,4 @@ if kind == "graphed":
 else:
     run = step
 
-start = time.time()
-for i in range(steps):
-    loss = run()
-    print(f"STEP {i} {loss.item().hex()}", flush=True)
-    if at is not None and i == at:
-        with open(ready, "w") as f:
-            f.write(str(os.getpid()))
-    if at is not None and i >= at + 20 and not os.path.exists(moved):
-        deadline = time.time() + 60
-        while not os.path.exists(moved) and time.time() < deadline:
-            time.sleep(0.01)
-print(f"END {steps} steps in {time.time() - start:.2f} s", flush=True)
+moved_run.train(lambda: run().item(), steps, at, ready, moved)
